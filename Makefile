@@ -1,0 +1,106 @@
+# forge-roofline: one Makefile, objects under build/, dependency files via -MMD -MP.
+# Library code is compiled at -O3 for a baseline x86-64; SIMD paths live in *_avx2.c and *_avx512.c
+# files that get their own ISA flags and are chosen at run time, so the scalar path stays real.
+CC       ?= cc
+PREFIX   ?= /usr/local
+PKGS     := papi hwloc openblas libcjson
+BUILD    := build
+MODELS   := $(wildcard model/*/config.json)
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CRIT_FLAGS := $(shell pkg-config --cflags --libs criterion 2>/dev/null)
+
+WARN     := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
+CFLAGS   ?= -O3 -g
+BASEFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -fopenmp -I. $(PKG_CFLAGS) -MMD -MP
+LDLIBS   := $(PKG_LIBS) -fopenmp -ldl -lm
+SANITIZE := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+ISA_AVX2   := -mavx2 -mfma -mf16c
+ISA_AVX512 := -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512bf16 -mfma -mf16c
+
+LIB_SRC  := $(wildcard kernels/*.c model/*.c roofline/*.c bench/*.c)
+LIB_SRC  := $(filter-out bench/main.c,$(LIB_SRC))
+TEST_SRC := $(wildcard tests/test_*.c)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+SAN_OBJ  := $(LIB_SRC:%.c=$(BUILD)/san/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/san/%.o)
+BIN      := $(BUILD)/forge-roofline
+SAN_BIN  := $(BUILD)/tests/forge-roofline-san
+TEST_BIN := $(BUILD)/tests/unit
+
+.PHONY: all test bench plots fmt lint fuzz clean install deps
+all: deps $(BIN)
+
+# Installs missing packages (as root on Debian/Ubuntu) or says exactly what to run.
+deps:
+	@scripts/bootstrap.sh --check >/dev/null 2>&1 || scripts/bootstrap.sh
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(ISA) -c $< -o $@
+$(BUILD)/san/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(SANITIZE) $(ISA) -c $< -o $@
+$(BUILD)/obj/%_avx2.o $(BUILD)/san/%_avx2.o: ISA = $(ISA_AVX2)
+$(BUILD)/obj/%_avx512.o $(BUILD)/san/%_avx512.o: ISA = $(ISA_AVX512)
+
+$(BIN): $(LIB_OBJ) $(BUILD)/obj/bench/main.o
+	$(CC) -o $@ $^ $(LDLIBS)
+$(SAN_BIN): $(SAN_OBJ) $(BUILD)/san/bench/main.o
+	@mkdir -p $(@D)
+	$(CC) $(SANITIZE) -o $@ $^ $(LDLIBS)
+$(TEST_BIN): $(SAN_OBJ) $(TEST_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(SANITIZE) -o $@ $^ $(LDLIBS) $(CRIT_FLAGS)
+
+# Unit and end-to-end tests under AddressSanitizer and UBSan; Criterion prints the summary line.
+test: deps $(TEST_BIN) $(SAN_BIN) $(BIN)
+	FORGE_ROOFLINE_BIN=$(SAN_BIN) FORGE_ROOFLINE_FAST_BIN=$(BIN) ASAN_OPTIONS=detect_leaks=1 \
+	  $(TEST_BIN) --jobs 2
+
+bench: all
+	$(BIN) --model qwen3-0.6b
+
+RUN ?= $(lastword $(sort $(wildcard results/*/run.json)))
+plots: all
+	@test -n "$(RUN)" || { echo "make plots: no run found; pass RUN=results/<dir>" >&2; exit 2; }
+	scripts/plots.sh $(patsubst %/run.json,%,$(RUN))
+
+FMT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+fmt:
+	clang-format -i $(FMT_SRC)
+lint: deps
+	clang-format --dry-run --Werror $(FMT_SRC)
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
+	  --std=c11 -I. --suppress=missingIncludeSystem $(LIB_SRC) bench/main.c
+	clang-tidy --quiet $(LIB_SRC) bench/main.c -- -std=c11 -D_GNU_SOURCE -fopenmp -I. $(PKG_CFLAGS) \
+	  $(ISA_AVX512)
+
+# libFuzzer harnesses (clang); each runs for FUZZ_SECONDS.
+FUZZ_SECONDS ?= 20
+FUZZ_CC      ?= clang
+fuzz: deps
+	@mkdir -p $(BUILD)/fuzz
+	@set -e; for f in $(FUZZ_SRC); do \
+	  n=$$(basename $$f .c); \
+	  $(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fopenmp -I. \
+	    $(PKG_CFLAGS) $(ISA_AVX512) -o $(BUILD)/fuzz/$$n $$f $(LIB_SRC) $(LDLIBS); \
+	  mkdir -p $(BUILD)/fuzz/$$n-corpus; \
+	  echo "fuzz: $$n for $(FUZZ_SECONDS) s"; \
+	  $(BUILD)/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $(BUILD)/fuzz/$$n-corpus \
+	    tests/fuzz/corpus/$$n; \
+	done
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/forge-roofline
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/forge-roofline
+	cp -r model scripts $(DESTDIR)$(PREFIX)/share/forge-roofline/
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,80 @@
+/* Value parsers and error printers shared by the subcommands. */
+#include "bench/cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void vsay(const char *fmt, va_list ap) {
+    fputs("forge-roofline: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(fmt, ap);
+    va_end(ap);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_fail(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(fmt, ap);
+    va_end(ap);
+    return CLI_EXIT_FAIL;
+}
+
+int cli_parse_long(const char *s, long lo, long hi, long *out) {
+    if (!s || !*s) return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_u64(const char *s, unsigned long long *out) {
+    if (!s || !*s || *s == '-' || *s == '+') return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || *end) return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_double(const char *s, double *out) {
+    if (!s || !*s) return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_long_list(const char *s, long lo, long hi, long *out, int max_n) {
+    if (!s || !*s) return -1;
+    int n = 0;
+    const char *p = s;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char buf[32];
+        if (len == 0 || len >= sizeof buf || n >= max_n) return -1;
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        if (cli_parse_long(buf, lo, hi, &out[n]) != 0) return -1;
+        n++;
+        if (!comma) break;
+        p = comma + 1;
+    }
+    return n;
+}

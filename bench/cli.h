@@ -1,0 +1,39 @@
+/* Shared pieces of the forge-roofline command line: the subcommand table, exit codes, and strict parsers
+ * for option values (a bad value is a one-line usage error, exit status 2). */
+#ifndef FR_CLI_H
+#define FR_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define FR_VERSION "0.1.0"
+
+enum cli_exit {
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_FAIL = 1,  /* a measurement or validation failed, or a runtime error */
+    CLI_EXIT_USAGE = 2, /* bad option, bad value, bad input file */
+};
+
+/* Subcommands; each takes argv with argv[0] = the subcommand name. */
+int cmd_run(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+int cmd_decode(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_sample(int argc, char **argv);
+int cmd_machine(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+
+/* Prints "forge-roofline: <message>" to stderr and returns CLI_EXIT_USAGE. */
+__attribute__((format(printf, 1, 2))) int cli_usage_error(const char *fmt, ...);
+/* Prints "forge-roofline: <message>" to stderr and returns CLI_EXIT_FAIL. */
+__attribute__((format(printf, 1, 2))) int cli_fail(const char *fmt, ...);
+
+/* Strict parsers: the whole string must be the number, in [lo, hi]. Return 0 on success. */
+int cli_parse_long(const char *s, long lo, long hi, long *out);
+int cli_parse_u64(const char *s, unsigned long long *out);
+int cli_parse_double(const char *s, double *out); /* finite numbers only */
+/* "1,1024,4096" -> values in [lo, hi]; at most max_n. Returns the count, or -1 on a malformed list. */
+int cli_parse_long_list(const char *s, long lo, long hi, long *out, int max_n);
+
+#endif

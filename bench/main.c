@@ -1,0 +1,54 @@
+/* forge-roofline: the command-line entry point. Dispatches to the subcommands of bench/cli.h; with no
+ * subcommand, `forge-roofline --model M ...` is the full run (cmd_run). */
+#include "bench/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *what;
+};
+
+static const struct command commands[] = {
+    {"run", cmd_run, "full run: machine, verify, blocks, steps, sampler, report (the default)"},
+    {"predict", cmd_predict, "predicted FLOPs and bytes per block and per decode step"},
+    {"decode", cmd_decode, "run the Qwen3 decode loop on synthetic or safetensors weights"},
+    {"verify", cmd_verify, "check every optimized kernel against its reference"},
+    {"sample", cmd_sample, "sample token ids from rows of logits or probabilities"},
+    {"machine", cmd_machine, "topology (hwloc) and measured ceilings"},
+    {"compare", cmd_compare, "compare two runs for a pull request"},
+    {"list", cmd_list, "list blocks, models and counter events"},
+};
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: forge-roofline [COMMAND] [OPTIONS]\n"
+               "       forge-roofline --model qwen3-0.6b [run options]   (full run)\n\n"
+               "commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].what);
+    fprintf(f, "\n'forge-roofline COMMAND --help' shows a command's options.\n"
+               "  --help, -h     this text\n  --version      version\n  --list         same as 'list'\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *first = argv[1];
+    if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0) {
+        usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(first, "--version") == 0) {
+        printf("forge-roofline %s\n", FR_VERSION);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(first, "--list") == 0) return cmd_list(argc - 1, argv + 1);
+    if (first[0] == '-') return cmd_run(argc, argv); /* options only: the full run */
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(first, commands[i].name) == 0) return commands[i].fn(argc - 1, argv + 1);
+    return cli_usage_error("unknown command '%s' (try --help)", first);
+}

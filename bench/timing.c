@@ -1,0 +1,64 @@
+/* Timing harness over CLOCK_MONOTONIC. The median is the headline figure (robust to the noise of a shared
+ * machine); min and max travel with it and a coefficient of variation above TIMING_NOISY_CV flags it.
+ * Checked in tests/test_timing.c against hand-computed statistics. */
+#include "bench/timing.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+double timing_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double timing_resolution_s(void) {
+    struct timespec ts;
+    if (clock_getres(CLOCK_MONOTONIC, &ts) != 0) return NAN;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void timing_stats_from_samples(double *samples, int n, struct timing_stats *out) {
+    *out = (struct timing_stats){0};
+    if (n <= 0) return;
+    qsort(samples, (size_t)n, sizeof *samples, cmp_double);
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += samples[i];
+    double mean = sum / n, var = 0;
+    for (int i = 0; i < n; i++) var += (samples[i] - mean) * (samples[i] - mean);
+    out->reps = n;
+    out->min_s = samples[0];
+    out->max_s = samples[n - 1];
+    out->median_s = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+    out->mean_s = mean;
+    out->cv = (n > 1 && mean > 0) ? sqrt(var / (n - 1)) / mean : 0;
+    out->noisy = out->cv > TIMING_NOISY_CV;
+}
+
+int timing_measure(timing_fn fn, void *ctx, const struct timing_opts *opts, struct timing_stats *out) {
+    int max_reps = opts->max_reps > 0 ? opts->max_reps : 1000;
+    int min_reps = opts->min_reps > 0 ? opts->min_reps : 1;
+    if (min_reps > max_reps) min_reps = max_reps;
+    double *samples = malloc(sizeof *samples * (size_t)max_reps);
+    if (!samples) return -1;
+    long rep = 0;
+    for (int i = 0; i < opts->warmup; i++) fn(ctx, rep++);
+    int n = 0;
+    double timed = 0;
+    while (n < max_reps && (n < min_reps || timed < opts->min_time_s)) {
+        double t0 = timing_now_s();
+        fn(ctx, rep++);
+        double dt = timing_now_s() - t0;
+        samples[n++] = dt;
+        timed += dt;
+    }
+    timing_stats_from_samples(samples, n, out);
+    free(samples);
+    return 0;
+}
