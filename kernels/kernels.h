@@ -1,0 +1,66 @@
+/* The compute kernels of one Qwen3 decode step (the sampler has its own header, kernels/sampler.h).
+ * Contract: kernels never allocate, print or read files; callers pass every buffer. Each optimized kernel
+ * has a plain scalar `_ref` twin that tests compare against. SIMD paths (AVX-512, AVX2+FMA, scalar) are
+ * chosen at run time from the CPU's features; kernel_isa_force() pins one for tests and benchmarks.
+ * Layouts: matrices row-major [rows][cols]; KV cache per layer [position][n_kv_heads][head_dim]. */
+#ifndef FR_KERNELS_H
+#define FR_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/dtype.h"
+
+/* ---- instruction-set dispatch ---- */
+enum kernel_isa { KERNEL_ISA_SCALAR, KERNEL_ISA_AVX2, KERNEL_ISA_AVX512, KERNEL_ISA_COUNT };
+enum kernel_isa kernel_isa_best(void);    /* best the CPU supports */
+enum kernel_isa kernel_isa_active(void);  /* the one in use (best unless forced) */
+int kernel_isa_force(enum kernel_isa isa); /* -1 if the CPU lacks it; KERNEL_ISA_COUNT = back to best */
+const char *kernel_isa_name(enum kernel_isa isa);
+
+/* ---- matvec: y[rows] = W[rows][cols] . x[cols], W bf16 or f32, x and y f32, f32 accumulation ---- */
+enum matvec_backend { MATVEC_BACKEND_FORGE, MATVEC_BACKEND_OPENBLAS };
+/* Splits rows across the OpenMP threads of the caller's team. Returns -1 (and sets *why when non-NULL) if
+ * the backend cannot run this weight type here (e.g. an OpenBLAS build without cblas_sbgemv). */
+int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
+           enum matvec_backend backend, const char **why);
+bool matvec_backend_available(enum matvec_backend backend, enum fr_dtype wtype, const char **why);
+void matvec_ref(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols);
+
+/* ---- elementwise and norms (x, y, out f32; norm weights f32, widened at load) ---- */
+/* out[i] = x[i] / sqrt(mean(x^2) + eps) * w[i]; out may alias x. */
+void rmsnorm(float *out, const float *x, const float *w, int n, float eps);
+void rmsnorm_ref(float *out, const float *x, const float *w, int n, float eps);
+/* RMSNorm of each of n_heads contiguous vectors of head_dim, in place, sharing w[head_dim]. */
+void rmsnorm_heads(float *x, const float *w, int n_heads, int head_dim, float eps);
+void rmsnorm_heads_ref(float *x, const float *w, int n_heads, int head_dim, float eps);
+/* y[i] += x[i] (the residual add) */
+void vec_add(float *y, const float *x, int n);
+/* out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g)) */
+void swiglu(float *out, const float *gate, const float *up, int n);
+void swiglu_ref(float *out, const float *gate, const float *up, int n);
+
+/* ---- embedding: out[hidden] = f32(table[token][:]) ---- */
+void embed_gather(float *out, const void *table, enum fr_dtype ttype, int token, int hidden);
+
+/* ---- RoPE, Qwen3/NeoX half rotation: pairs (i, i + head_dim/2), angle pos * theta^(-2i/head_dim) ---- */
+/* cos_t, sin_t [head_dim/2] for one position (double-precision angles, stored f32). */
+void rope_tables(float *cos_t, float *sin_t, int head_dim, int pos, double theta);
+/* Rotates n_heads contiguous vectors of head_dim in place. */
+void rope_apply(float *x, const float *cos_t, const float *sin_t, int n_heads, int head_dim);
+void rope_apply_ref(float *x, int n_heads, int head_dim, int pos, double theta);
+
+/* ---- KV cache store: dst[n] = convert(src[n]) to the cache type ---- */
+void kv_store(void *dst, enum fr_dtype kvtype, const float *src, int n);
+
+/* ---- GQA attention for one new query over n_pos cached positions ----
+ * q[n_heads][head_dim]; k_cache, v_cache [n_pos][n_kv_heads][head_dim] of kvtype; out[n_heads][head_dim];
+ * query head h reads KV head h / (n_heads / n_kv_heads); scores scaled by 1/sqrt(head_dim); softmax in f32
+ * with the row max subtracted. scratch needs n_heads * n_pos floats. Splits heads across OpenMP threads. */
+void attention(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
+               int n_pos, int n_heads, int n_kv_heads, int head_dim, float *scratch);
+void attention_ref(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
+                   int n_pos, int n_heads, int n_kv_heads, int head_dim, float *scratch);
+
+#endif
