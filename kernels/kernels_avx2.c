@@ -19,6 +19,10 @@ typedef __m256 vf;
 #define vf_max(a, b)      _mm256_max_ps((a), (b))
 #define vf_fmadd(a, b, c) _mm256_fmadd_ps((a), (b), (c))
 #define vf_fmsub(a, b, c) _mm256_fmsub_ps((a), (b), (c))
+#define vf_fold256(v)     (v)
+
+/* attention: dims per register-accumulated chunk, in vectors (2 heads x 4 of the 16 ymm registers) */
+#define ATT_NV 4
 
 static inline float vf_hsum(vf v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

@@ -21,6 +21,10 @@ typedef __m512 vf;
 #define vf_fmsub(a, b, c) _mm512_fmsub_ps((a), (b), (c))
 #define vf_hsum(v)       _mm512_reduce_add_ps(v)
 #define vf_hmax(v)       _mm512_reduce_max_ps(v)
+#define vf_fold256(v)    _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps((v), 1))
+
+/* attention: dims per register-accumulated chunk, in vectors (2 heads x 8 of the 32 zmm registers) */
+#define ATT_NV 8
 
 static inline __mmask16 tail_mask(int n) { return (__mmask16)((1u << n) - 1u); }
 
