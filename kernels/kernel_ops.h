@@ -33,7 +33,8 @@ struct kernel_ops {
      * [n_kv * group][head_dim], m and l [n_kv * group]; the result is o[h] / l[h]. K and V are
      * [n_pos][n_kv][head_dim], bf16 (kv_bf16 != 0) or f32; each row is read from memory once. */
     void (*attn_partial)(float *o, float *m, float *l, float *sbuf, int pb, const float *q, const void *k,
-                         const void *v, int kv_bf16, int p0, int p1, int n_kv, int group, int head_dim, float scale);
+                         const void *v, int kv_bf16, int p0, int p1, int n_kv, int group, int head_dim,
+                         float scale);
 };
 
 extern const struct kernel_ops kernel_ops_scalar;

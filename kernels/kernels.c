@@ -33,10 +33,11 @@ static int kernel_isa_forced = -1;
 
 static enum kernel_isa kernel_isa_detect(void) {
     __builtin_cpu_init();
-    /* The AVX2 file is built with -mavx2 -mfma -mf16c; the AVX-512 file additionally with F/BW/VL/DQ (and
-     * BF16, whose instructions it does not use, so CPUs without AVX512_BF16 run it too). libgcc's checks
-     * include the OS's XSAVE state (XCR0), so a kernel that does not save zmm registers gets AVX2. */
-    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    /* The AVX2 file is built with -mavx2 -mfma (and -mf16c, whose instructions nothing here uses: every AVX2
+     * CPU has it, and clang's __builtin_cpu_supports does not know its name); the AVX-512 file also with
+     * F/BW/VL/DQ (and BF16, likewise unused, so CPUs without AVX512_BF16 run it too). The compiler's
+     * checks include the OS's XSAVE state (XCR0): a kernel that does not save zmm registers gets AVX2. */
+    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     int avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                  __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
     return avx512 ? KERNEL_ISA_AVX512 : avx2 ? KERNEL_ISA_AVX2 : KERNEL_ISA_SCALAR;
@@ -70,7 +71,9 @@ const char *kernel_isa_name(enum kernel_isa isa) {
     return (int)isa >= 0 && isa < KERNEL_ISA_COUNT ? kernel_isa_names[isa] : "unknown";
 }
 
-const struct kernel_ops *kernel_ops_active(void) { return kernel_ops_by_isa[kernel_isa_active()]; }
+const struct kernel_ops *kernel_ops_active(void) {
+    return kernel_ops_by_isa[kernel_isa_active()];
+}
 
 void kernel_vexp(float *y, const float *x, int n) {
     if (n > 0) kernel_ops_active()->vexp(y, x, n);
@@ -133,8 +136,8 @@ void rmsnorm(float *out, const float *x, const float *w, int n, float eps) {
 }
 
 void rmsnorm_heads(float *x, const float *w, int n_heads, int head_dim, float eps) {
-    for (int h = 0; h < n_heads; h++) rmsnorm(x + (size_t)h * (size_t)head_dim, x + (size_t)h * (size_t)head_dim,
-                                              w, head_dim, eps);
+    for (int h = 0; h < n_heads; h++)
+        rmsnorm(x + (size_t)h * (size_t)head_dim, x + (size_t)h * (size_t)head_dim, w, head_dim, eps);
 }
 
 void vec_add(float *y, const float *x, int n) {
@@ -210,6 +213,12 @@ static size_t attn_fit(const struct attn_args *a) {
     return (size_t)a->n_heads * (size_t)a->n_pos / attn_per_thread(a);
 }
 
+/* The team size: as many threads as there are, at most as many as the scratch holds. */
+static int attn_threads(size_t fit) {
+    int nt = omp_get_max_threads();
+    return (size_t)nt > fit ? (int)fit : nt;
+}
+
 /* One thread: the output accumulates in place; one block of scores fits scratch since block <= n_pos. */
 static void attention_single(const struct attn_args *a) {
     int H = a->n_heads, D = a->head_dim;
@@ -238,7 +247,8 @@ static void attention_team(const struct attn_args *a) {
     if (t < used) {
         int p0 = (int)(n_blk * t / used) * pb, p1 = (int)(n_blk * (t + 1) / used) * pb;
         if (p1 > a->n_pos) p1 = a->n_pos;
-        float *o = a->scratch + (size_t)t * per_thread, *m = o + (size_t)H * (size_t)D, *l = m + H, *sbuf = l + H;
+        float *o = a->scratch + (size_t)t * per_thread, *m = o + (size_t)H * (size_t)D, *l = m + H,
+              *sbuf = l + H;
         a->ops->attn_partial(o, m, l, sbuf, pb, a->q, a->k, a->v, a->kv_bf16, p0, p1, a->n_kv, group, D,
                              1.0f / sqrtf((float)D));
     }
@@ -259,7 +269,8 @@ static void attention_team(const struct attn_args *a) {
         float *oh = a->out + (size_t)h * (size_t)D;
         for (int d = 0; d < D; d++) {
             float acc = 0.0f;
-            for (int u = 0; u < used; u++) acc += w[u] * a->scratch[(size_t)u * per_thread + (size_t)h * (size_t)D + (size_t)d];
+            for (int u = 0; u < used; u++)
+                acc += w[u] * a->scratch[(size_t)u * per_thread + (size_t)h * (size_t)D + (size_t)d];
             oh[d] = acc;
         }
     }
@@ -294,8 +305,6 @@ void attention(float *out, const float *q, const void *k_cache, const void *v_ca
         attention_single(&a);
         return;
     }
-    int nt = omp_get_max_threads();
-    if ((size_t)nt > fit) nt = (int)fit;
-#pragma omp parallel num_threads(nt)
+#pragma omp parallel num_threads(attn_threads(fit))
     attention_team(&a);
 }

@@ -73,7 +73,9 @@ static inline __m128i bf16_round(vf v) {
     return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
 }
 
-static inline void vf_store_bf16(uint16_t *p, vf v) { _mm_storeu_si128((__m128i *)(void *)p, bf16_round(v)); }
+static inline void vf_store_bf16(uint16_t *p, vf v) {
+    _mm_storeu_si128((__m128i *)(void *)p, bf16_round(v));
+}
 
 static inline void vf_store_bf16_part(uint16_t *p, vf v, int n) {
     uint16_t b[VW];
@@ -88,7 +90,8 @@ static inline void vf_store_bf16_part(uint16_t *p, vf v, int n) {
  * tests/test_kernels_elementwise.c (vexp_relative_error_every_isa), bounded there by VEXP_MAX_REL_U. */
 static inline vf vf_exp(vf x) {
     vf xc = _mm256_min_ps(_mm256_max_ps(x, vf_set1(-104.0f)), vf_set1(89.0f));
-    vf n = _mm256_round_ps(vf_mul(xc, vf_set1(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    vf n = _mm256_round_ps(vf_mul(xc, vf_set1(1.44269504088896341f)),
+                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     vf r = _mm256_fnmadd_ps(n, vf_set1(0.693359375f), xc);
     r = _mm256_fnmadd_ps(n, vf_set1(-2.12194440e-4f), r);
     vf p = vf_set1(1.9875691500e-4f);
@@ -106,6 +109,6 @@ static inline vf vf_exp(vf x) {
     return _mm256_blendv_ps(e, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
 }
 
-#define KFN(name)   name##_avx2
+#define KFN(name)  name##_avx2
 #define KOPS_TABLE kernel_ops_avx2
 #include "kernels/kernels_simd_body.h"

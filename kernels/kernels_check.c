@@ -19,18 +19,19 @@
 #define AT_DIM   128
 #define NORM_N   1027
 
-#define TOL_MATVEC    (MV_COLS * U32)          /* relative to sum_c |w x| of the row */
+#define TOL_MATVEC    (MV_COLS * U32)            /* relative to sum_c |w x| of the row */
 #define TOL_RMSNORM   ((NORM_N / 2.0 + 4) * U32) /* relative to |ref| */
 #define TOL_HEADS     ((AT_DIM / 2.0 + 4) * U32) /* relative to |ref| */
-#define TOL_SWIGLU    (8 * U32)                /* relative to |ref| + 1e-30 */
-#define TOL_ROPE      (4 * U32)                /* relative to |a| + |b| of the rotated pair */
-#define TOL_ATTENTION 1e-4                     /* relative to |ref| + 0.2 (2e-5 absolute, 1e-4 relative) */
+#define TOL_SWIGLU    (8 * U32)                  /* relative to |ref| + 1e-30 */
+#define TOL_ROPE      (4 * U32)                  /* relative to |a| + |b| of the rotated pair */
+#define TOL_ATTENTION 1e-4                       /* relative to |ref| + 0.2 (2e-5 absolute, 1e-4 relative) */
 
 static float chk_w32[MV_ROWS * MV_COLS], chk_x[MV_COLS], chk_y[MV_ROWS], chk_ref[MV_ROWS];
 static uint16_t chk_w16[MV_ROWS * MV_COLS];
 static float chk_a[4096], chk_b[4096], chk_c[4096], chk_d[4096];
 static float chk_q[AT_HEADS * AT_DIM], chk_out[AT_HEADS * AT_DIM], chk_oref[AT_HEADS * AT_DIM];
-static float chk_scratch[AT_HEADS * AT_POS], chk_k32[AT_POS * AT_KV * AT_DIM], chk_v32[AT_POS * AT_KV * AT_DIM];
+static float chk_scratch[AT_HEADS * AT_POS], chk_k32[AT_POS * AT_KV * AT_DIM],
+    chk_v32[AT_POS * AT_KV * AT_DIM];
 static uint16_t chk_k16[AT_POS * AT_KV * AT_DIM], chk_v16[AT_POS * AT_KV * AT_DIM];
 
 /* splitmix64, uniform in [lo, hi) */
@@ -46,7 +47,9 @@ static void chk_fill(float *x, size_t n, uint64_t seed, float lo, float hi) {
     for (size_t i = 0; i < n; i++) x[i] = chk_uniform(&seed, lo, hi);
 }
 
-static double chk_rel(float got, float ref, double scale) { return fabs((double)got - (double)ref) / scale; }
+static double chk_rel(float got, float ref, double scale) {
+    return fabs((double)got - (double)ref) / scale;
+}
 
 static int chk_matvec(double *max_err, enum fr_dtype t) {
     chk_fill(chk_w32, MV_ROWS * MV_COLS, 1, -1.0f, 1.0f);
@@ -54,7 +57,8 @@ static int chk_matvec(double *max_err, enum fr_dtype t) {
     if (t == FR_DTYPE_BF16)
         for (size_t i = 0; i < MV_ROWS * MV_COLS; i++) chk_w16[i] = bf16_from_f32(chk_w32[i]);
     const void *w = t == FR_DTYPE_BF16 ? (const void *)chk_w16 : (const void *)chk_w32;
-    if (matvec(chk_y, w, t, chk_x, MV_ROWS, MV_COLS, MATVEC_BACKEND_FORGE, NULL) != 0) return *max_err = INFINITY, 1;
+    if (matvec(chk_y, w, t, chk_x, MV_ROWS, MV_COLS, MATVEC_BACKEND_FORGE, NULL) != 0)
+        return *max_err = INFINITY, 1;
     matvec_ref(chk_ref, w, t, chk_x, MV_ROWS, MV_COLS);
     *max_err = 0.0;
     for (int r = 0; r < MV_ROWS; r++) {
@@ -69,8 +73,12 @@ static int chk_matvec(double *max_err, enum fr_dtype t) {
     return !(*max_err <= TOL_MATVEC);
 }
 
-static int chk_matvec_bf16(double *e) { return chk_matvec(e, FR_DTYPE_BF16); }
-static int chk_matvec_f32(double *e) { return chk_matvec(e, FR_DTYPE_F32); }
+static int chk_matvec_bf16(double *e) {
+    return chk_matvec(e, FR_DTYPE_BF16);
+}
+static int chk_matvec_f32(double *e) {
+    return chk_matvec(e, FR_DTYPE_F32);
+}
 
 static int chk_rmsnorm(double *max_err) {
     chk_fill(chk_a, NORM_N, 3, -3.0f, 3.0f);
@@ -78,7 +86,8 @@ static int chk_rmsnorm(double *max_err) {
     rmsnorm(chk_c, chk_a, chk_b, NORM_N, 1e-6f);
     rmsnorm_ref(chk_d, chk_a, chk_b, NORM_N, 1e-6f);
     *max_err = 0.0;
-    for (int i = 0; i < NORM_N; i++) *max_err = fmax(*max_err, chk_rel(chk_c[i], chk_d[i], fabs(chk_d[i]) + 1e-30));
+    for (int i = 0; i < NORM_N; i++)
+        *max_err = fmax(*max_err, chk_rel(chk_c[i], chk_d[i], fabs(chk_d[i]) + 1e-30));
     return !(*max_err <= TOL_RMSNORM);
 }
 
@@ -91,7 +100,8 @@ static int chk_rmsnorm_heads(double *max_err) {
     rmsnorm_heads(chk_c, chk_b, AT_HEADS, AT_DIM, 1e-6f);
     rmsnorm_heads_ref(chk_d, chk_b, AT_HEADS, AT_DIM, 1e-6f);
     *max_err = 0.0;
-    for (int i = 0; i < N; i++) *max_err = fmax(*max_err, chk_rel(chk_c[i], chk_d[i], fabs(chk_d[i]) + 1e-30));
+    for (int i = 0; i < N; i++)
+        *max_err = fmax(*max_err, chk_rel(chk_c[i], chk_d[i], fabs(chk_d[i]) + 1e-30));
     return !(*max_err <= TOL_HEADS);
 }
 
@@ -102,7 +112,8 @@ static int chk_swiglu(double *max_err) {
     swiglu(chk_c, chk_a, chk_b, N);
     swiglu_ref(chk_d, chk_a, chk_b, N);
     *max_err = 0.0;
-    for (int i = 0; i < N; i++) *max_err = fmax(*max_err, chk_rel(chk_c[i], chk_d[i], fabs(chk_d[i]) + 1e-30));
+    for (int i = 0; i < N; i++)
+        *max_err = fmax(*max_err, chk_rel(chk_c[i], chk_d[i], fabs(chk_d[i]) + 1e-30));
     return !(*max_err <= TOL_SWIGLU);
 }
 
@@ -120,7 +131,8 @@ static int chk_rope(double *max_err) {
         for (int i = 0; i < HALF; i++) {
             int j = h * AT_DIM + i;
             double mag = fabs(chk_a[j]) + fabs(chk_a[j + HALF]) + 1e-30;
-            *max_err = fmax(*max_err, fmax(chk_rel(chk_c[j], chk_d[j], mag), chk_rel(chk_c[j + HALF], chk_d[j + HALF], mag)));
+            *max_err = fmax(*max_err, fmax(chk_rel(chk_c[j], chk_d[j], mag),
+                                           chk_rel(chk_c[j + HALF], chk_d[j + HALF], mag)));
         }
     return !(*max_err <= TOL_ROPE);
 }
@@ -144,8 +156,12 @@ static int chk_attention(double *max_err, enum fr_dtype t) {
     return !(*max_err <= TOL_ATTENTION);
 }
 
-static int chk_attention_bf16(double *e) { return chk_attention(e, FR_DTYPE_BF16); }
-static int chk_attention_f32(double *e) { return chk_attention(e, FR_DTYPE_F32); }
+static int chk_attention_bf16(double *e) {
+    return chk_attention(e, FR_DTYPE_BF16);
+}
+static int chk_attention_f32(double *e) {
+    return chk_attention(e, FR_DTYPE_F32);
+}
 
 /* Exact kernels: residual add, embedding gather, KV store; error 0 or 1 (mismatch). */
 static int chk_exact(double *max_err) {

@@ -10,10 +10,10 @@
 #define FR_KERNELS_CHECK_H
 
 struct kernels_check {
-    const char *name;             /* e.g. "matvec_bf16" */
-    const char *what;             /* one line: shape and reference */
-    int (*run)(double *max_err);  /* 0 pass, 1 fail; *max_err gets the error measure */
-    double tolerance;             /* pass bound on *max_err */
+    const char *name;            /* e.g. "matvec_bf16" */
+    const char *what;            /* one line: shape and reference */
+    int (*run)(double *max_err); /* 0 pass, 1 fail; *max_err gets the error measure */
+    double tolerance;            /* pass bound on *max_err */
 };
 
 /* The table; *count gets its length. */

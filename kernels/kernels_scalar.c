@@ -89,9 +89,9 @@ static float kv_at(const void *base, int kv_bf16, size_t idx) {
     return kv_bf16 ? bf16_to_f32(((const uint16_t *)base)[idx]) : ((const float *)base)[idx];
 }
 
-static void attn_partial_scalar(float *o, float *m, float *l, float *sbuf, int pb, const float *q, const void *k,
-                                const void *v, int kv_bf16, int p0, int p1, int n_kv, int group, int head_dim,
-                                float scale) {
+static void attn_partial_scalar(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
+                                const void *k, const void *v, int kv_bf16, int p0, int p1, int n_kv,
+                                int group, int head_dim, float scale) {
     int n_heads = n_kv * group;
     size_t hd = (size_t)head_dim, rs = (size_t)n_kv * hd;
     for (int h = 0; h < n_heads; h++) {

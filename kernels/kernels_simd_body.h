@@ -133,7 +133,8 @@ KF_ALWAYS_INLINE vf swiglu_v(vf g, vf u) {
 static void KFN(swiglu)(float *out, const float *gate, const float *up, int n) {
     int i = 0;
     for (; i + VW <= n; i += VW) vf_storeu(out + i, swiglu_v(vf_loadu(gate + i), vf_loadu(up + i)));
-    if (i < n) vf_store_part(out + i, swiglu_v(vf_load_part(gate + i, n - i), vf_load_part(up + i, n - i)), n - i);
+    if (i < n)
+        vf_store_part(out + i, swiglu_v(vf_load_part(gate + i, n - i), vf_load_part(up + i, n - i)), n - i);
 }
 
 static void KFN(vexp)(float *y, const float *x, int n) {
@@ -178,10 +179,13 @@ static void KFN(rope_apply)(float *x, const float *cos_t, const float *sin_t, in
 /* Sums of eight vectors, lane i of the result = sum of x_i's lanes: a tree of hadds instead of eight separate
  * horizontal reductions (about a third of the shuffles). */
 KF_ALWAYS_INLINE __m256 hsum8(vf x0, vf x1, vf x2, vf x3, vf x4, vf x5, vf x6, vf x7) {
-    __m256 h01 = _mm256_hadd_ps(vf_fold256(x0), vf_fold256(x1)), h23 = _mm256_hadd_ps(vf_fold256(x2), vf_fold256(x3));
-    __m256 h45 = _mm256_hadd_ps(vf_fold256(x4), vf_fold256(x5)), h67 = _mm256_hadd_ps(vf_fold256(x6), vf_fold256(x7));
+    __m256 h01 = _mm256_hadd_ps(vf_fold256(x0), vf_fold256(x1)),
+           h23 = _mm256_hadd_ps(vf_fold256(x2), vf_fold256(x3));
+    __m256 h45 = _mm256_hadd_ps(vf_fold256(x4), vf_fold256(x5)),
+           h67 = _mm256_hadd_ps(vf_fold256(x6), vf_fold256(x7));
     __m256 h0123 = _mm256_hadd_ps(h01, h23), h4567 = _mm256_hadd_ps(h45, h67);
-    return _mm256_add_ps(_mm256_permute2f128_ps(h0123, h4567, 0x20), _mm256_permute2f128_ps(h0123, h4567, 0x31));
+    return _mm256_add_ps(_mm256_permute2f128_ps(h0123, h4567, 0x20),
+                         _mm256_permute2f128_ps(h0123, h4567, 0x31));
 }
 
 /* Prefetches `bytes` bytes from `at` into L2, one line at a time. */
@@ -191,14 +195,16 @@ KF_ALWAYS_INLINE void pf_l2(uintptr_t at, size_t bytes) {
 
 /* Scores of one or two query heads (nh) against four consecutive positions. kb: element index of the first
  * K row; ks: elements between positions. */
-KF_ALWAYS_INLINE void score_tile(float *s0, float *s1, const float *q0, const float *q1, const void *k, size_t kb,
-                                 size_t ks, int d, int bf16, float scale, const int nh) {
+KF_ALWAYS_INLINE void score_tile(float *s0, float *s1, const float *q0, const float *q1, const void *k,
+                                 size_t kb, size_t ks, int d, int bf16, float scale, const int nh) {
     vf a0 = vf_zero(), a1 = vf_zero(), a2 = vf_zero(), a3 = vf_zero();
     vf a4 = vf_zero(), a5 = vf_zero(), a6 = vf_zero(), a7 = vf_zero();
     for (int i = 0; i < d; i += VW) {
         int n = d - i < VW ? d - i : VW;
         vf qa = n == VW ? vf_loadu(q0 + i) : vf_load_part(q0 + i, n);
-#define KROW(j) (n == VW ? mv_load_w(k, kb + (j) * ks + (size_t)i, bf16) : mv_load_w_part(k, kb + (j) * ks + (size_t)i, n, bf16))
+#define KROW(j)                                                                                              \
+    (n == VW ? mv_load_w(k, kb + (j)*ks + (size_t)i, bf16)                                                   \
+             : mv_load_w_part(k, kb + (j)*ks + (size_t)i, n, bf16))
         vf k0 = KROW(0), k1 = KROW(1), k2 = KROW(2), k3 = KROW(3);
 #undef KROW
         a0 = vf_fmadd(qa, k0, a0), a1 = vf_fmadd(qa, k1, a1);
@@ -226,8 +232,8 @@ KF_ALWAYS_INLINE float dot1_kv(const float *q0, const void *k, size_t kb, int d,
 /* Scaled scores of positions [b0, b0 + np) into s[h * ss + i], four positions at a time across all KV
  * heads, so K is read in address order; the same rows of the next block are prefetched into L2 meanwhile
  * (the hardware prefetchers stop at every 4 KiB page). */
-KF_ALWAYS_INLINE void block_scores(float *s, size_t ss, const float *q, const void *k, int bf16, int b0, int np,
-                                   int n_kv, int group, int d, float scale) {
+KF_ALWAYS_INLINE void block_scores(float *s, size_t ss, const float *q, const void *k, int bf16, int b0,
+                                   int np, int n_kv, int group, int d, float scale) {
     const size_t es = bf16 ? 2 : 4, ks = (size_t)n_kv * (size_t)d;
     const uintptr_t pf = (uintptr_t)k + ((size_t)b0 + (size_t)np) * ks * es; /* may lie past the cache */
     int i = 0;
@@ -287,9 +293,9 @@ KF_ALWAYS_INLINE void block_softmax(float *s, int np, float *m, float *l, float 
 
 /* o0[j], o1[j] += sum over the block's np positions of pr0[p], pr1[p] times V row p, for nv vectors of
  * dims: the sums stay in registers across the block and touch out once per block. */
-KF_ALWAYS_INLINE void values_tile(float *o0, float *o1, const float *pr0, const float *pr1, const void *v, size_t vb,
-                                  size_t vs, int np, int bf16, const int nv, const int nh, uintptr_t pf,
-                                  size_t pf_bytes) {
+KF_ALWAYS_INLINE void values_tile(float *o0, float *o1, const float *pr0, const float *pr1, const void *v,
+                                  size_t vb, size_t vs, int np, int bf16, const int nv, const int nh,
+                                  uintptr_t pf, size_t pf_bytes) {
     vf a[ATT_NV], c[ATT_NV];
 #pragma GCC unroll 8
     for (int j = 0; j < nv; j++) a[j] = vf_zero(), c[j] = vf_zero();
@@ -313,8 +319,8 @@ KF_ALWAYS_INLINE void values_tile(float *o0, float *o1, const float *pr0, const 
 }
 
 /* Dims [d, d1) of one head pair over one block when they are fewer than a whole vector: through memory. */
-KF_ALWAYS_INLINE void values_tail(float *o0, float *o1, const float *pr0, const float *pr1, const void *v, size_t vb,
-                                  size_t vs, int np, int bf16, int m, int nh) {
+KF_ALWAYS_INLINE void values_tail(float *o0, float *o1, const float *pr0, const float *pr1, const void *v,
+                                  size_t vb, size_t vs, int np, int bf16, int m, int nh) {
     for (int p = 0; p < np; p++) {
         size_t at = vb + (size_t)p * vs;
         vf x = mv_load_w_part(v, at, m, bf16);
@@ -327,8 +333,8 @@ KF_ALWAYS_INLINE void values_tail(float *o0, float *o1, const float *pr0, const 
  * dims in chunks of ATT_NV vectors summed in registers (then ATT_NV / 2, then single vectors, then a
  * partial one). The block's V rows of a head come from memory once, in the first chunk's pass, which also
  * prefetches the same head's rows of the next block into L2; the other passes find them in L1. */
-KF_ALWAYS_INLINE void block_values(float *o, const float *w, size_t ws, const void *v, int bf16, int b0, int np,
-                                   int n_kv, int group, int d) {
+KF_ALWAYS_INLINE void block_values(float *o, const float *w, size_t ws, const void *v, int bf16, int b0,
+                                   int np, int n_kv, int group, int d) {
     const size_t es = bf16 ? 2 : 4, vs = (size_t)n_kv * (size_t)d;
     for (int kh = 0; kh < n_kv; kh++) {
         size_t vb0 = (size_t)b0 * vs + (size_t)kh * (size_t)d;
@@ -339,13 +345,13 @@ KF_ALWAYS_INLINE void block_values(float *o, const float *w, size_t ws, const vo
             const float *w0 = w + (size_t)h * ws, *w1 = w0 + (nh == 2 ? ws : 0);
             float *o0 = o + (size_t)h * (size_t)d, *o1 = o0 + (nh == 2 ? d : 0);
             int i = 0;
-#define VTILE(NV)                                                                                                 \
-    do {                                                                                                          \
-        if (nh == 2)                                                                                              \
-            values_tile(o0 + i, o1 + i, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, NV, 2, pf, pf_bytes);           \
-        else                                                                                                      \
-            values_tile(o0 + i, o1 + i, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, NV, 1, pf, pf_bytes);           \
-        pf_bytes = 0;                                                                                             \
+#define VTILE(NV)                                                                                            \
+    do {                                                                                                     \
+        if (nh == 2)                                                                                         \
+            values_tile(o0 + i, o1 + i, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, NV, 2, pf, pf_bytes);      \
+        else                                                                                                 \
+            values_tile(o0 + i, o1 + i, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, NV, 1, pf, pf_bytes);      \
+        pf_bytes = 0;                                                                                        \
     } while (0)
             for (; i + ATT_NV * VW <= d; i += ATT_NV * VW) VTILE(ATT_NV);
             for (; i + ATT_NV / 2 * VW <= d; i += ATT_NV / 2 * VW) VTILE(ATT_NV / 2);
@@ -356,8 +362,9 @@ KF_ALWAYS_INLINE void block_values(float *o, const float *w, size_t ws, const vo
     }
 }
 
-KF_ALWAYS_INLINE void attn_partial_t(float *o, float *m, float *l, float *sbuf, int pb, const float *q, const void *k,
-                                     const void *v, int bf16, int p0, int p1, int n_kv, int group, int d, float scale) {
+KF_ALWAYS_INLINE void attn_partial_t(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
+                                     const void *k, const void *v, int bf16, int p0, int p1, int n_kv,
+                                     int group, int d, float scale) {
     int n_heads = n_kv * group;
     for (int h = 0; h < n_heads; h++) {
         m[h] = -INFINITY;
@@ -373,9 +380,9 @@ KF_ALWAYS_INLINE void attn_partial_t(float *o, float *m, float *l, float *sbuf, 
     }
 }
 
-static void KFN(attn_partial)(float *o, float *m, float *l, float *sbuf, int pb, const float *q, const void *k,
-                              const void *v, int kv_bf16, int p0, int p1, int n_kv, int group, int head_dim,
-                              float scale) {
+static void KFN(attn_partial)(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
+                              const void *k, const void *v, int kv_bf16, int p0, int p1, int n_kv, int group,
+                              int head_dim, float scale) {
     if (kv_bf16)
         attn_partial_t(o, m, l, sbuf, pb, q, k, v, 1, p0, p1, n_kv, group, head_dim, scale);
     else

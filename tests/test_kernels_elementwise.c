@@ -108,7 +108,8 @@ Test(kernels_elementwise, vexp_relative_error_every_isa) {
         /* Beyond the range: underflow to a value below the smallest normal, overflow to +inf, NaN kept. */
         float xs[4] = {-104.0f, 89.0f, NAN, -INFINITY}, ys[4];
         kernel_vexp(ys, xs, 4);
-        cr_expect(ys[0] >= 0.0f && ys[0] < 1.2e-38f, "%s exp(-104) = %g", kernel_isa_name(isa), (double)ys[0]);
+        cr_expect(ys[0] >= 0.0f && ys[0] < 1.2e-38f, "%s exp(-104) = %g", kernel_isa_name(isa),
+                  (double)ys[0]);
         cr_expect(isinf(ys[1]) && ys[1] > 0, "%s exp(89) = %g", kernel_isa_name(isa), (double)ys[1]);
         cr_expect(isnan(ys[2]), "%s exp(nan) = %g", kernel_isa_name(isa), (double)ys[2]);
         cr_expect(ys[3] == 0.0f, "%s exp(-inf) = %g", kernel_isa_name(isa), (double)ys[3]);
