@@ -34,7 +34,8 @@ static int papi_open(const void *config, void **handle, struct fr_err *why) {
     if (PAPI_is_initialized() == PAPI_NOT_INITED) {
         int v = PAPI_library_init(PAPI_VER_CURRENT);
         if (v != PAPI_VER_CURRENT)
-            return fr_err_set(why, "PAPI_library_init: %s", v < 0 ? PAPI_strerror(v) : "header/library version mismatch");
+            return fr_err_set(why, "PAPI_library_init: %s",
+                              v < 0 ? PAPI_strerror(v) : "header/library version mismatch");
     }
     h = malloc(sizeof *h);
     FR_CHECK_ALLOC(h, why, fail);
@@ -78,9 +79,12 @@ static void papi_close(void *handle) {
     free(h);
 }
 
-static const struct counters_source papi_source = {"papi", papi_open, papi_add, papi_start, papi_stop, papi_close};
+static const struct counters_source papi_source = {"papi",     papi_open, papi_add,
+                                                   papi_start, papi_stop, papi_close};
 
-const struct counters_source *counters_source_papi(void) { return &papi_source; }
+const struct counters_source *counters_source_papi(void) {
+    return &papi_source;
+}
 
 /* ---- fake source, for tests ---- */
 
@@ -125,11 +129,16 @@ static int fake_stop(void *handle, long long *values, struct fr_err *why) {
     return 0;
 }
 
-static void fake_close(void *handle) { free(handle); }
+static void fake_close(void *handle) {
+    free(handle);
+}
 
-static const struct counters_source fake_source = {"fake", fake_open, fake_add, fake_start, fake_stop, fake_close};
+static const struct counters_source fake_source = {"fake",     fake_open, fake_add,
+                                                   fake_start, fake_stop, fake_close};
 
-const struct counters_source *counters_source_fake(void) { return &fake_source; }
+const struct counters_source *counters_source_fake(void) {
+    return &fake_source;
+}
 
 /* ---- event lists ---- */
 
@@ -150,7 +159,8 @@ static bool name_is_llc_misses(const char *name) {
     return strcasestr(name, "LLC") && strcasestr(name, "MISS");
 }
 
-/* Tries the alternatives of one slot; the first that adds is the event, else the first name with its reason. */
+/* Tries the alternatives of one slot; the first that adds is the event, else the first name with its reason.
+ */
 static void add_slot(struct counters *c, const char *const *names, int n_names, bool llc) {
     struct counters_event *e = &c->events[c->n_events++];
     text_join(e->name, sizeof e->name, names[0], NULL, NULL);
@@ -168,7 +178,8 @@ static void add_slot(struct counters *c, const char *const *names, int n_names, 
             text_join(e->reason, sizeof e->reason, why.msg, NULL, NULL);
         } else {
             size_t len = strlen(e->reason);
-            snprintf(e->reason + len, sizeof e->reason - len, "%s%s", i == 1 ? "; also tried " : ", ", names[i]);
+            snprintf(e->reason + len, sizeof e->reason - len, "%s%s", i == 1 ? "; also tried " : ", ",
+                     names[i]);
         }
     }
 }
@@ -196,7 +207,8 @@ int counters_open(struct counters *c, const struct counters_source *src, const v
             const char *comma = strchr(p, ',');
             size_t len = comma ? (size_t)(comma - p) : strlen(p);
             if (len == 0) return fr_err_set(err, "--events: empty event name in '%s'", events_csv);
-            if (len >= COUNTERS_NAME_LEN) return fr_err_set(err, "--events: event name too long in '%s'", events_csv);
+            if (len >= COUNTERS_NAME_LEN)
+                return fr_err_set(err, "--events: event name too long in '%s'", events_csv);
             if (n_names >= COUNTERS_MAX_EVENTS)
                 return fr_err_set(err, "--events: at most %d events", COUNTERS_MAX_EVENTS);
             memcpy(names[n_names], p, len);
@@ -323,7 +335,8 @@ void counters_calibrate(struct counters *c, void (*region)(void *ctx), void *ctx
 cJSON *counters_to_json(const struct counters *c, const struct counters_calibration *cal) {
     cJSON *o = cJSON_CreateObject(), *events = NULL, *cj = NULL;
     if (!o) return NULL;
-    bool ok = cJSON_AddBoolToObject(o, "available", c->available) && cJSON_AddStringToObject(o, "reason", c->reason) &&
+    bool ok = cJSON_AddBoolToObject(o, "available", c->available) &&
+              cJSON_AddStringToObject(o, "reason", c->reason) &&
               cJSON_AddStringToObject(o, "source", c->src ? c->src->name : "none") &&
               (events = cJSON_AddArrayToObject(o, "events"));
     for (int i = 0; ok && i < c->n_events; i++) {
@@ -334,7 +347,8 @@ cJSON *counters_to_json(const struct counters *c, const struct counters_calibrat
         if (e) cJSON_AddItemToArray(events, e);
     }
     if (ok && cal) {
-        ok = (cj = cJSON_AddObjectToObject(o, "calibration")) && cJSON_AddBoolToObject(cj, "available", cal->available);
+        ok = (cj = cJSON_AddObjectToObject(o, "calibration")) &&
+             cJSON_AddBoolToObject(cj, "available", cal->available);
         if (ok && cal->available)
             ok = cJSON_AddStringToObject(cj, "event", cal->event) &&
                  cJSON_AddNumberToObject(cj, "known_bytes", cal->known_bytes) &&

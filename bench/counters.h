@@ -14,7 +14,7 @@
 struct cJSON;
 
 #define COUNTERS_MAX_EVENTS 8
-#define COUNTERS_NAME_LEN 64
+#define COUNTERS_NAME_LEN   64
 #define COUNTERS_REASON_LEN 256
 
 /* An event source. Each function that can fail says why in `why` (one line) and returns non-zero. */
@@ -31,10 +31,10 @@ const struct counters_source *counters_source_papi(void); /* config: NULL */
 
 /* The fake source: accepts the named events and makes each gain its per_run value per start/stop. */
 struct counters_fake_config {
-    const char *refuse_all;       /* non-NULL: opening fails with this reason */
-    const char *const *events;    /* accepted names, NULL-terminated; others: "event not offered by fake" */
-    const long long *per_run;     /* one value per accepted name */
-    const char *refuse_start;     /* non-NULL: starting fails with this reason */
+    const char *refuse_all;    /* non-NULL: opening fails with this reason */
+    const char *const *events; /* accepted names, NULL-terminated; others: "event not offered by fake" */
+    const long long *per_run;  /* one value per accepted name */
+    const char *refuse_start;  /* non-NULL: starting fails with this reason */
 };
 const struct counters_source *counters_source_fake(void); /* config: struct counters_fake_config */
 

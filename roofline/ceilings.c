@@ -240,23 +240,50 @@ static void run_sgemm(void *vctx, long rep) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, x->ga, n, x->gb, n, 0.0f, x->gc, n);
 }
 
+static void figure_from_stats(const struct timing_stats *st, double work, struct ceiling_figure *f) {
+    *f = (struct ceiling_figure){.measured = true,
+                                 .best = work / st->min_s / 1e9,
+                                 .median = work / st->median_s / 1e9,
+                                 .min = work / st->max_s / 1e9,
+                                 .max = work / st->min_s / 1e9,
+                                 .reps = st->reps,
+                                 .noisy = st->noisy};
+}
+
+static int check_runs(const struct run_ctx *x, const struct timing_stats *st, const char *what,
+                      struct fr_err *err) {
+    if (x->bad)
+        return fr_err_set(err, "%s: validation FAILED in %ld runs (last result %.17g, expected %.17g)", what,
+                          x->bad, x->got, x->expected);
+    if (!(st->min_s > 0)) return fr_err_set(err, "%s: a run took no measurable time", what);
+    return 0;
+}
+
 /* Runs fn under o and turns the times into a figure of `work` units (bytes or FLOPs) per run. */
 static int measure(timing_fn fn, struct run_ctx *x, const struct timing_opts *o, double work,
                    struct ceiling_figure *f, const char *what, struct fr_err *err) {
     struct timing_stats st;
     x->bad = 0;
-    if (timing_measure(fn, x, o, &st) != 0) return fr_err_set(err, "%s: timing buffer allocation failed", what);
-    if (x->bad)
-        return fr_err_set(err, "%s: validation FAILED in %ld runs (last result %.17g, expected %.17g)", what,
-                          x->bad, x->got, x->expected);
-    if (!(st.min_s > 0)) return fr_err_set(err, "%s: a run took no measurable time", what);
-    *f = (struct ceiling_figure){.measured = true,
-                                 .best = work / st.min_s / 1e9,
-                                 .median = work / st.median_s / 1e9,
-                                 .min = work / st.max_s / 1e9,
-                                 .max = work / st.min_s / 1e9,
-                                 .reps = st.reps,
-                                 .noisy = st.noisy};
+    if (timing_measure(fn, x, o, &st) != 0)
+        return fr_err_set(err, "%s: timing buffer allocation failed", what);
+    if (check_runs(x, &st, what, err)) return -1;
+    figure_from_stats(&st, work, f);
+    return 0;
+}
+
+/* The plain-loop check: the read kernel and the plain loop alternate, run for run, so both see the same
+ * noise; their bests and medians are compared. */
+static int measure_plain(struct run_ctx *x, const struct timing_opts *o, double bytes, struct ceilings *c,
+                         struct fr_err *err) {
+    struct timing_stats sk, sp;
+    x->bad = 0;
+    if (timing_measure_pair(run_read, x, run_plain, x, o, &sk, &sp) != 0)
+        return fr_err_set(err, "plain read check: timing buffer allocation failed");
+    if (check_runs(x, &sk, "plain read check", err) || check_runs(x, &sp, "plain read check", err)) return -1;
+    figure_from_stats(&sk, bytes, &c->read_paired);
+    figure_from_stats(&sp, bytes, &c->plain_read);
+    c->plain_diff_pct = 100.0 * (c->read_paired.best - c->plain_read.best) / c->read_paired.best;
+    c->plain_diff_median_pct = 100.0 * (c->read_paired.median - c->plain_read.median) / c->read_paired.median;
     return 0;
 }
 
@@ -314,14 +341,14 @@ static int measure_dram(struct run_ctx *x, const struct plan *p, int threads, st
         struct ceiling_figure *f = one ? c->one : c->all;
         x->threads = one ? 1 : threads;
         if (measure(run_read, x, &p->dram_read, bytes, &f[CEILING_DRAM_READ], "DRAM read", err)) goto out;
-        if (!one && measure(run_plain, x, &p->dram_read, bytes, &c->plain_read, "plain read loop", err))
-            goto out;
+        if (!one && measure_plain(x, &p->dram_read, bytes, c, err)) goto out;
         if (measure(run_copy, x, &p->dram_rw, 2 * bytes, &f[CEILING_DRAM_COPY], "DRAM copy", err)) goto out;
         if (memcmp(a, b, n * sizeof(float)) != 0) {
             fr_err_set(err, "DRAM copy: validation FAILED (destination differs from source)");
             goto out;
         }
-        if (measure(run_triad, x, &p->dram_rw, 3 * bytes, &f[CEILING_DRAM_TRIAD], "DRAM triad", err)) goto out;
+        if (measure(run_triad, x, &p->dram_rw, 3 * bytes, &f[CEILING_DRAM_TRIAD], "DRAM triad", err))
+            goto out;
         for (size_t i = 0; i < n; i++)
             if (cc[i] != 4.0f * (float)(i & 3)) {
                 fr_err_set(err, "DRAM triad: validation FAILED at element %zu: %g, expected %g", i, cc[i],
@@ -329,8 +356,6 @@ static int measure_dram(struct run_ctx *x, const struct plan *p, int threads, st
                 goto out;
             }
     }
-    double best = c->all[CEILING_DRAM_READ].best;
-    c->plain_diff_pct = best > 0 ? 100.0 * (best - c->plain_read.best) / best : NAN;
     rc = 0;
 out:
     x->a = x->b = x->c = NULL;
@@ -372,7 +397,8 @@ static int measure_cache(struct run_ctx *x, const struct plan *p, int threads, s
         for (int one = 0; one < 2 && !bad; one++) {
             x->threads = one ? 1 : threads;
             x->expected = pattern_sum(set_n) * (double)x->passes * x->threads;
-            bad = measure(run_cache, x, &p->cache, bytes * x->threads, &(one ? c->one : c->all)[kind], what, err);
+            bad = measure(run_cache, x, &p->cache, bytes * x->threads, &(one ? c->one : c->all)[kind], what,
+                          err);
         }
         x->sets = NULL;
         free(sets);
@@ -395,7 +421,8 @@ static int measure_peak(struct run_ctx *x, const struct plan *p, int threads, st
     for (int one = 0; one < 2; one++) {
         x->threads = one ? 1 : threads;
         double flops = per_iter * (double)x->iters * x->threads;
-        if (measure(run_fma, x, &p->peak, flops, &(one ? c->one : c->all)[CEILING_PEAK_FLOPS], "peak FMA", err))
+        if (measure(run_fma, x, &p->peak, flops, &(one ? c->one : c->all)[CEILING_PEAK_FLOPS], "peak FMA",
+                    err))
             return -1;
     }
     return 0;
@@ -422,7 +449,8 @@ static int measure_sgemm(struct run_ctx *x, const struct plan *p, int threads, s
         for (int k = 0; k < 64; k++) {
             size_t i = (size_t)(k * 37) % (size_t)n, j = (size_t)(k * 91 + 5) % (size_t)n;
             double want = 0;
-            for (size_t l = 0; l < (size_t)n; l++) want += (double)ga[i * (size_t)n + l] * gb[l * (size_t)n + j];
+            for (size_t l = 0; l < (size_t)n; l++)
+                want += (double)ga[i * (size_t)n + l] * gb[l * (size_t)n + j];
             if ((double)gc[i * (size_t)n + j] != want) {
                 fr_err_set(err, "sgemm: validation FAILED at C[%zu][%zu]: %g, expected %g", i, j,
                            (double)gc[i * (size_t)n + j], want);
@@ -480,9 +508,10 @@ static cJSON *figure_to_json(const struct ceiling_figure *f) {
     if (!o) return NULL;
     bool ok = cJSON_AddBoolToObject(o, "available", f->measured) != NULL;
     if (f->measured) {
-        ok = ok && cJSON_AddNumberToObject(o, "best", f->best) && cJSON_AddNumberToObject(o, "median", f->median) &&
-             cJSON_AddNumberToObject(o, "min", f->min) && cJSON_AddNumberToObject(o, "max", f->max) &&
-             cJSON_AddNumberToObject(o, "reps", f->reps) && cJSON_AddBoolToObject(o, "noisy", f->noisy);
+        ok = ok && cJSON_AddNumberToObject(o, "best", f->best) &&
+             cJSON_AddNumberToObject(o, "median", f->median) && cJSON_AddNumberToObject(o, "min", f->min) &&
+             cJSON_AddNumberToObject(o, "max", f->max) && cJSON_AddNumberToObject(o, "reps", f->reps) &&
+             cJSON_AddBoolToObject(o, "noisy", f->noisy);
     } else {
         ok = ok && cJSON_AddNullToObject(o, "best") && cJSON_AddNullToObject(o, "median") &&
              cJSON_AddNullToObject(o, "min") && cJSON_AddNullToObject(o, "max") &&
@@ -508,8 +537,9 @@ cJSON *ceilings_to_json(const struct ceilings *c) {
     for (int k = 0; k < CEILING_COUNT && ok; k++)
         ok = add_figure(o, ceilings_key((enum ceiling_kind)k, true), &c->one[k]);
     ok = ok && add_figure(o, "plain_read_gbs", &c->plain_read);
-    ok = ok && (isfinite(c->plain_diff_pct) ? cJSON_AddNumberToObject(o, "plain_read_diff_pct", c->plain_diff_pct)
-                                            : cJSON_AddNullToObject(o, "plain_read_diff_pct"));
+    ok = ok && add_figure(o, "read_paired_gbs", &c->read_paired);
+    ok = ok && cJSON_AddNumberToObject(o, "plain_read_diff_pct", c->plain_diff_pct);
+    ok = ok && cJSON_AddNumberToObject(o, "plain_read_diff_median_pct", c->plain_diff_median_pct);
     ok = ok && cJSON_AddNumberToObject(o, "threads", c->threads);
     ok = ok && cJSON_AddStringToObject(o, "read_isa", c->read_isa ? c->read_isa : "none");
     ok = ok && cJSON_AddStringToObject(o, "fma_isa", c->fma_isa ? c->fma_isa : "none");

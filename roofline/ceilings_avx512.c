@@ -1,6 +1,7 @@
 /* AVX-512 inner loops of the ceilings: a read-only sum with 8 independent zmm accumulators (128 floats per
  * iteration) and a register-resident FMA loop with 16 zmm accumulators (Zen 4 and Intel cores need 8 FMAs in
- * flight: 2 pipes x latency 4). Checked in tests/test_ceilings.c against exact sums and a scalar fmaf loop. */
+ * flight: 2 pipes x latency 4). Checked in tests/test_ceilings.c against exact sums and a scalar fmaf loop.
+ */
 #include <immintrin.h>
 
 #include "roofline/ceilings_kernels.h"

@@ -19,7 +19,7 @@ double ceilings_read_avx2(const float *a, size_t n, long passes);
 
 /* Floating-point operations one call does: 2 per lane per accumulator per iteration. */
 #define CEILINGS_FMA_AVX512_FLOPS_PER_ITER (16.0 * 16 * 2) /* 16 zmm accumulators x 16 lanes */
-#define CEILINGS_FMA_AVX2_FLOPS_PER_ITER (12.0 * 8 * 2)    /* 12 ymm accumulators x 8 lanes */
+#define CEILINGS_FMA_AVX2_FLOPS_PER_ITER   (12.0 * 8 * 2)  /* 12 ymm accumulators x 8 lanes */
 float ceilings_fma_avx512(long iters, float mul, float add);
 float ceilings_fma_avx2(long iters, float mul, float add);
 

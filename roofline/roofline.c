@@ -4,13 +4,20 @@
 
 #include <math.h>
 
-static bool positive_finite(double v) { return isfinite(v) && v > 0; }
-static bool nonneg_finite(double v) { return isfinite(v) && v >= 0; }
+static bool positive_finite(double v) {
+    return isfinite(v) && v > 0;
+}
+static bool nonneg_finite(double v) {
+    return isfinite(v) && v >= 0;
+}
 
 int roofline_check(const struct roofline *r, struct fr_err *err) {
-    if (!positive_finite(r->peak_gflops)) return fr_err_set(err, "roof: peak %g GFLOP/s is not positive", r->peak_gflops);
-    if (!positive_finite(r->bw_gbs)) return fr_err_set(err, "roof: bandwidth %g GB/s is not positive", r->bw_gbs);
-    if (!nonneg_finite(r->above_roof_tol)) return fr_err_set(err, "roof: tolerance %g is negative", r->above_roof_tol);
+    if (!positive_finite(r->peak_gflops))
+        return fr_err_set(err, "roof: peak %g GFLOP/s is not positive", r->peak_gflops);
+    if (!positive_finite(r->bw_gbs))
+        return fr_err_set(err, "roof: bandwidth %g GB/s is not positive", r->bw_gbs);
+    if (!nonneg_finite(r->above_roof_tol))
+        return fr_err_set(err, "roof: tolerance %g is negative", r->above_roof_tol);
     return 0;
 }
 
@@ -19,7 +26,9 @@ double roofline_attainable_gflops(const struct roofline *r, double ai) {
     return mem < r->peak_gflops ? mem : r->peak_gflops;
 }
 
-double roofline_ridge_ai(const struct roofline *r) { return r->peak_gflops / r->bw_gbs; }
+double roofline_ridge_ai(const struct roofline *r) {
+    return r->peak_gflops / r->bw_gbs;
+}
 
 double roofline_predicted_s(const struct roofline *r, double flops, double bytes) {
     double mem_s = bytes / (r->bw_gbs * 1e9), compute_s = flops / (r->peak_gflops * 1e9);
@@ -37,7 +46,8 @@ int roofline_evaluate(const struct roofline *r, const struct roofline_point *p, 
     if (!nonneg_finite(p->flops) || !nonneg_finite(p->bytes))
         return fr_err_set(err, "point: flops %g and bytes %g must be finite and >= 0", p->flops, p->bytes);
     if (p->flops == 0 && p->bytes == 0) return fr_err_set(err, "point: no flops and no bytes");
-    if (!nonneg_finite(p->seconds)) return fr_err_set(err, "point: time %g s is not a finite number >= 0", p->seconds);
+    if (!nonneg_finite(p->seconds))
+        return fr_err_set(err, "point: time %g s is not a finite number >= 0", p->seconds);
     out->ai = p->bytes > 0 ? p->flops / p->bytes : INFINITY;
     out->attainable_gflops = roofline_attainable_gflops(r, out->ai);
     out->predicted_s = roofline_predicted_s(r, p->flops, p->bytes);

@@ -50,7 +50,8 @@ static void machine_fill(struct machine *m, hwloc_topology_t topo) {
     } else if (m->l2_bytes) {
         m->llc_level = 2, m->llc_bytes = m->l2_bytes, m->llc_total_bytes = m->l2_bytes * (size_t)m->l2_count;
     } else if (m->l1d_bytes) {
-        m->llc_level = 1, m->llc_bytes = m->l1d_bytes, m->llc_total_bytes = m->l1d_bytes * (size_t)m->l1d_count;
+        m->llc_level = 1, m->llc_bytes = m->l1d_bytes,
+        m->llc_total_bytes = m->l1d_bytes * (size_t)m->l1d_count;
     }
     hwloc_obj_t root = hwloc_get_root_obj(topo);
     m->memory_bytes = root ? (unsigned long long)root->total_memory : 0;

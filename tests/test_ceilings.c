@@ -24,7 +24,8 @@ static double exact_sum(size_t n) {
 }
 
 /* Sizes around the 128-float blocks and the fold, and one past several folds. */
-static const size_t sizes[] = {0, 1, 63, 64, 127, 128, 1000, CEILINGS_FOLD_FLOATS + 129, 3 * CEILINGS_FOLD_FLOATS};
+static const size_t sizes[] = {
+    0, 1, 63, 64, 127, 128, 1000, CEILINGS_FOLD_FLOATS + 129, 3 * CEILINGS_FOLD_FLOATS};
 
 Test(ceilings, read_sum_exact) {
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
@@ -69,9 +70,10 @@ static void expect_figure(const struct ceiling_figure *f, const char *key) {
 Test(ceilings, small_measure_validates) {
     struct machine m;
     struct fr_err err = {{0}};
-    cr_assert_eq(machine_from_synthetic(&m, "pack:1 l3:1(size=1048576) l2:2(size=262144) l1d:1(size=32768) core:1 pu:1",
-                                        0, &err),
-                 0, "%s", err.msg);
+    cr_assert_eq(
+        machine_from_synthetic(
+            &m, "pack:1 l3:1(size=1048576) l2:2(size=262144) l1d:1(size=32768) core:1 pu:1", 0, &err),
+        0, "%s", err.msg);
     cr_assert_eq(m.threads, 2);
     struct ceilings c;
     cr_assert_eq(ceilings_measure(&m, &small, &c, &err), 0, "%s", err.msg);
@@ -80,6 +82,8 @@ Test(ceilings, small_measure_validates) {
         expect_figure(&c.one[k], ceilings_key((enum ceiling_kind)k, true));
     }
     expect_figure(&c.plain_read, "plain_read_gbs");
+    expect_figure(&c.read_paired, "read_paired_gbs");
+    cr_expect_eq(c.plain_read.reps, c.read_paired.reps);
     cr_expect_geq(c.all[CEILING_DRAM_READ].reps, 10, "DRAM read: STREAM's >= 10 runs even in quick mode");
     cr_expect_geq(c.one[CEILING_DRAM_READ].reps, 10);
     cr_expect_eq(c.dram_array_bytes, (size_t)256 << 10);
@@ -88,8 +92,9 @@ Test(ceilings, small_measure_validates) {
 
     cJSON *j = ceilings_to_json(&c);
     cr_assert(j);
-    const char *keys[] = {"dram_read_gbs", "dram_copy_gbs", "dram_triad_gbs", "l1_read_gbs", "l2_read_gbs",
-                          "l3_read_gbs", "peak_gflops", "sgemm_gflops", "dram_read_1core_gbs", "peak_1core_gflops"};
+    const char *keys[] = {"dram_read_gbs",       "dram_copy_gbs",    "dram_triad_gbs", "l1_read_gbs",
+                          "l2_read_gbs",         "l3_read_gbs",      "peak_gflops",    "sgemm_gflops",
+                          "dram_read_1core_gbs", "peak_1core_gflops"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         cJSON *f = cJSON_GetObjectItem(j, keys[i]);
         cr_expect(cJSON_IsObject(f), "%s", keys[i]);
@@ -104,8 +109,8 @@ Test(ceilings, default_sets_and_missing_level) {
      * level's share of one core (8 KiB / 2, 64 KiB / 2). */
     struct machine m;
     struct fr_err err = {{0}};
-    cr_assert_eq(machine_from_synthetic(&m, "pack:1 l2:1(size=65536) l1d:1(size=8192) core:1 pu:1", 0, &err), 0,
-                 "%s", err.msg);
+    cr_assert_eq(machine_from_synthetic(&m, "pack:1 l2:1(size=65536) l1d:1(size=8192) core:1 pu:1", 0, &err),
+                 0, "%s", err.msg);
     struct ceilings_opts o = small;
     o.set_bytes[0] = o.set_bytes[1] = o.set_bytes[2] = 0;
     struct ceilings c;

@@ -43,14 +43,16 @@ static int run_cli(const char *const *args, char **out) {
     close(fd[0]);
     int status;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
-    if (out) *out = buf;
-    else free(buf);
+    if (out)
+        *out = buf;
+    else
+        free(buf);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 Test(cmd_machine, bad_options_exit_2) {
     const char *const bad[][4] = {
-        {"machine", "--format", "xml", NULL}, {"machine", "--threads", "0", NULL},
+        {"machine", "--format", "xml", NULL},  {"machine", "--threads", "0", NULL},
         {"machine", "--threads", "two", NULL}, {"machine", "--threads", "100000", NULL},
         {"machine", "--bogus", NULL},          {"machine", "--threads", NULL},
         {"machine", "--quick=1", NULL},        {"machine", "--events", "PAPI_TOT_CYC,,X", NULL},
@@ -71,7 +73,8 @@ static void expect_figure(cJSON *ceilings, const char *key) {
     cJSON *f = cJSON_GetObjectItem(ceilings, key);
     cr_assert(cJSON_IsObject(f), "ceilings.%s missing", key);
     const char *fields[] = {"best", "median", "min", "max", "reps"};
-    for (size_t i = 0; i < 5; i++) cr_expect(cJSON_IsNumber(cJSON_GetObjectItem(f, fields[i])), "%s.%s", key, fields[i]);
+    for (size_t i = 0; i < 5; i++)
+        cr_expect(cJSON_IsNumber(cJSON_GetObjectItem(f, fields[i])), "%s.%s", key, fields[i]);
 }
 
 Test(cmd_machine, json_keys, .timeout = 120) {
@@ -93,13 +96,15 @@ Test(cmd_machine, json_keys, .timeout = 120) {
     cr_expect_eq(cJSON_GetObjectItem(setup, "threads")->valuedouble, 1);
     cJSON *ceil = cJSON_GetObjectItem(j, "ceilings");
     cr_assert(cJSON_IsObject(ceil));
-    const char *keys[] = {"dram_read_gbs", "dram_copy_gbs", "dram_triad_gbs", "peak_gflops", "sgemm_gflops",
-                          "dram_read_1core_gbs", "dram_copy_1core_gbs", "dram_triad_1core_gbs",
-                          "peak_1core_gflops", "sgemm_1core_gflops", "plain_read_gbs"};
+    const char *keys[] = {"dram_read_gbs",       "dram_copy_gbs",        "dram_triad_gbs",
+                          "peak_gflops",         "sgemm_gflops",         "dram_read_1core_gbs",
+                          "dram_copy_1core_gbs", "dram_triad_1core_gbs", "peak_1core_gflops",
+                          "sgemm_1core_gflops",  "plain_read_gbs"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) expect_figure(ceil, keys[i]);
     /* Cache levels exist as objects whether or not this machine has them. */
     const char *levels[] = {"l1_read_gbs", "l2_read_gbs", "l3_read_gbs"};
-    for (size_t i = 0; i < 3; i++) cr_expect(cJSON_IsObject(cJSON_GetObjectItem(ceil, levels[i])), "%s", levels[i]);
+    for (size_t i = 0; i < 3; i++)
+        cr_expect(cJSON_IsObject(cJSON_GetObjectItem(ceil, levels[i])), "%s", levels[i]);
     cr_expect_geq(cJSON_GetObjectItem(cJSON_GetObjectItem(ceil, "dram_read_gbs"), "reps")->valuedouble, 10);
     cJSON *cn = cJSON_GetObjectItem(j, "counters");
     cr_assert(cJSON_IsObject(cn));

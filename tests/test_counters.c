@@ -10,7 +10,9 @@
 static const char *const fake_events[] = {"PAPI_TOT_CYC", "PAPI_L3_TCM", "PAPI_FP_OPS", NULL};
 static const long long fake_values[] = {1000, 50, 7};
 
-static void region(void *ctx) { (*(int *)ctx)++; }
+static void region(void *ctx) {
+    (*(int *)ctx)++;
+}
 
 Test(counters, fake_counts_defaults) {
     struct counters_fake_config cfg = {.events = fake_events, .per_run = fake_values};
@@ -60,7 +62,8 @@ Test(counters, fake_counts_named_events) {
     struct counters_fake_config cfg = {.events = fake_events, .per_run = fake_values};
     struct counters c;
     struct fr_err err = {{0}};
-    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, "PAPI_FP_OPS,PAPI_TOT_CYC", &err), 0, "%s", err.msg);
+    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, "PAPI_FP_OPS,PAPI_TOT_CYC", &err), 0, "%s",
+                 err.msg);
     cr_expect(c.available);
     cr_expect_str_eq(c.reason, "");
     cr_assert_eq(counters_start(&c), 0);
@@ -115,7 +118,8 @@ Test(counters, fallback_when_no_event_or_start_fails) {
     cr_expect(strstr(c.reason, "none of the 4 events"), "reason: %s", c.reason);
     counters_close(&c);
 
-    struct counters_fake_config late = {.events = fake_events, .per_run = fake_values, .refuse_start = "EPERM"};
+    struct counters_fake_config late = {
+        .events = fake_events, .per_run = fake_values, .refuse_start = "EPERM"};
     cr_assert_eq(counters_open(&c, counters_source_fake(), &late, "PAPI_TOT_CYC", &err), 0);
     cr_expect_not(c.available, "a source that cannot start is unavailable after the probe");
     cr_expect(strstr(c.reason, "EPERM"), "reason: %s", c.reason);

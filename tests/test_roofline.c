@@ -30,7 +30,7 @@ Test(roofline, matvec_point_memory_bound) {
     cr_expect_float_eq(e.ai, 1.0, 1e-12);
     cr_expect_eq(e.bound, ROOFLINE_MEMORY_BOUND);
     cr_expect_float_eq(e.attainable_gflops, 25.0, 1e-12);
-    cr_expect_float_eq(e.predicted_s, 6291456.0 / 25e9, 1e-15); /* 251.65824 us */
+    cr_expect_float_eq(e.predicted_s, 6291456.0 / 25e9, 1e-15);         /* 251.65824 us */
     cr_expect_float_eq(e.efficiency, 6291456.0 / 25e9 / 0.0005, 1e-12); /* 0.50331648 */
     cr_expect_float_eq(e.achieved_gbs, 6291456.0 / 0.0005 / 1e9, 1e-9);
     cr_expect(e.measured);

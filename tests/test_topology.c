@@ -11,7 +11,8 @@
 Test(topology, two_packages_shared_l3) {
     struct machine m;
     struct fr_err err = {{0}};
-    cr_assert_eq(machine_from_synthetic(&m, "pack:2 l3:1(size=16777216) core:4 pu:1", 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(machine_from_synthetic(&m, "pack:2 l3:1(size=16777216) core:4 pu:1", 0, &err), 0, "%s",
+                 err.msg);
     cr_expect_eq(m.packages, 2);
     cr_expect_eq(m.numa_nodes, 1); /* hwloc inserts one NUMA node when none is described */
     cr_expect_eq(m.cores, 8);
@@ -43,8 +44,9 @@ Test(topology, four_numa_nodes) {
 Test(topology, smt_two_pus_per_core) {
     struct machine m;
     struct fr_err err = {{0}};
-    cr_assert_eq(machine_from_synthetic(&m, "pack:2 numa:2 l3:1(size=33554432) l2:4(size=1048576) "
-                                            "l1d:1(size=32768) core:1 pu:2",
+    cr_assert_eq(machine_from_synthetic(&m,
+                                        "pack:2 numa:2 l3:1(size=33554432) l2:4(size=1048576) "
+                                        "l1d:1(size=32768) core:1 pu:2",
                                         0, &err),
                  0, "%s", err.msg);
     cr_expect_eq(m.packages, 2);
@@ -63,8 +65,9 @@ Test(topology, smt_two_pus_per_core) {
 Test(topology, no_l3) {
     struct machine m;
     struct fr_err err = {{0}};
-    cr_assert_eq(machine_from_synthetic(&m, "pack:1 l2:4(size=1048576) l1d:1(size=49152) core:1 pu:2", 0, &err), 0,
-                 "%s", err.msg);
+    cr_assert_eq(
+        machine_from_synthetic(&m, "pack:1 l2:4(size=1048576) l1d:1(size=49152) core:1 pu:2", 0, &err), 0,
+        "%s", err.msg);
     cr_expect_eq(m.cores, 4);
     cr_expect_eq(m.pus, 8);
     cr_expect_eq(m.l3_bytes, 0);
@@ -108,7 +111,8 @@ Test(topology, live_machine_and_binding) {
 Test(topology, json_fields) {
     struct machine m;
     struct fr_err err = {{0}};
-    cr_assert_eq(machine_from_synthetic(&m, "pack:1 l3:1(size=8388608) core:2 pu:2", 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(machine_from_synthetic(&m, "pack:1 l3:1(size=8388608) core:2 pu:2", 0, &err), 0, "%s",
+                 err.msg);
     cJSON *o = cJSON_CreateObject();
     cr_assert_eq(machine_to_json(&m, o), 0);
     cr_expect_eq(cJSON_GetObjectItem(o, "cores")->valuedouble, 2);
