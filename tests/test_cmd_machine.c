@@ -1,72 +1,32 @@
-/* forge-roofline machine end to end (the sanitized binary from FORGE_ROOFLINE_BIN): bad options exit 2, and
+/* forge-roofline machine end to end (the sanitized binary, through tests/cli_run): bad options exit 2, and
  * --format json with tiny test sizes carries the documented keys and passes validation. */
 #include <cJSON.h>
 #include <criterion/criterion.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-/* Runs the CLI with args (NULL-terminated, argv[0] excluded); returns the exit status, stdout in *out. */
-static int run_cli(const char *const *args, char **out) {
-    const char *bin = getenv("FORGE_ROOFLINE_BIN");
-    cr_assert(bin, "FORGE_ROOFLINE_BIN is not set (run through make test)");
-    char *argv[16] = {(char *)bin};
-    int n = 1;
-    for (; args[n - 1] && n < 15; n++) argv[n] = (char *)args[n - 1];
-    argv[n] = NULL;
-    int fd[2];
-    cr_assert_eq(pipe(fd), 0);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        dup2(fd[1], 1);
-        close(fd[0]);
-        close(fd[1]);
-        execv(bin, argv);
-        _exit(127);
-    }
-    close(fd[1]);
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    cr_assert(buf);
-    ssize_t r;
-    while ((r = read(fd[0], buf + len, cap - len - 1)) > 0) {
-        len += (size_t)r;
-        if (len + 1 == cap) {
-            buf = realloc(buf, cap *= 2);
-            cr_assert(buf);
-        }
-    }
-    buf[len] = '\0';
-    close(fd[0]);
-    int status;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    if (out)
-        *out = buf;
-    else
-        free(buf);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+#include "tests/cli_run.h"
 
 Test(cmd_machine, bad_options_exit_2) {
-    const char *const bad[][4] = {
-        {"machine", "--format", "xml", NULL},  {"machine", "--threads", "0", NULL},
-        {"machine", "--threads", "two", NULL}, {"machine", "--threads", "100000", NULL},
-        {"machine", "--bogus", NULL},          {"machine", "--threads", NULL},
-        {"machine", "--quick=1", NULL},        {"machine", "--events", "PAPI_TOT_CYC,,X", NULL},
+    static const char *const bad[] = {
+        "--format xml", "--threads 0", "--threads two", "--threads 100000",
+        "--bogus",      "--threads",   "--quick=1",     "--events PAPI_TOT_CYC,,X",
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        cr_expect_eq(run_cli(bad[i], NULL), 2, "case %zu: %s %s", i, bad[i][1], bad[i][2] ? bad[i][2] : "");
+    static struct cli_result r;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char args[96];
+        snprintf(args, sizeof args, "machine %s", bad[i]);
+        cli_run(&r, 0, args);
+        cr_expect_eq(r.status, 2, "'%s' exited %d", args, r.status);
+        cr_expect(strstr(r.err, "forge-roofline: machine:"), "'%s' stderr: %s", args, r.err);
+    }
 }
 
 Test(cmd_machine, help_exits_0) {
-    const char *const args[] = {"machine", "--help", NULL};
-    char *out;
-    cr_expect_eq(run_cli(args, &out), 0);
-    cr_expect(strstr(out, "--format"));
-    free(out);
+    static struct cli_result r;
+    cli_run(&r, 0, "machine --help");
+    cr_expect_eq(r.status, 0);
+    cr_expect(strstr(r.out, "--format"));
 }
 
 static void expect_figure(cJSON *ceilings, const char *key) {
@@ -78,11 +38,11 @@ static void expect_figure(cJSON *ceilings, const char *key) {
 }
 
 Test(cmd_machine, json_keys, .timeout = 120) {
-    const char *const args[] = {"machine", "--format", "json", "--test-sizes", "--threads", "1", NULL};
-    char *out;
-    cr_assert_eq(run_cli(args, &out), 0, "output: %s", out);
-    cJSON *j = cJSON_Parse(out);
-    cr_assert(j, "not JSON: %s", out);
+    static struct cli_result r;
+    cli_run(&r, 0, "machine --format json --test-sizes --threads 1");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cJSON *j = cJSON_Parse(r.out);
+    cr_assert(j, "not JSON: %s", r.out);
     cr_expect(cJSON_IsNumber(cJSON_GetObjectItem(j, "cores")));
     cr_expect(cJSON_IsNumber(cJSON_GetObjectItem(j, "pus")));
     cr_expect(cJSON_IsNumber(cJSON_GetObjectItem(j, "numa_nodes")));
@@ -115,18 +75,16 @@ Test(cmd_machine, json_keys, .timeout = 120) {
     cr_expect(cJSON_IsArray(cJSON_GetObjectItem(cn, "events")));
     cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "validation"), "passed")));
     cJSON_Delete(j);
-    free(out);
 }
 
 Test(cmd_machine, markdown_order, .timeout = 120) {
-    const char *const args[] = {"machine", "--test-sizes", "--threads", "1", NULL};
-    char *out;
-    cr_assert_eq(run_cli(args, &out), 0, "output: %s", out);
-    const char *setup = strstr(out, "## Setup"), *topo = strstr(out, "## Topology"),
+    static struct cli_result r;
+    cli_run(&r, 0, "machine --test-sizes --threads 1");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    const char *out = r.out, *setup = strstr(out, "## Setup"), *topo = strstr(out, "## Topology"),
                *ceil = strstr(out, "## Ceilings"), *cn = strstr(out, "## Counters"),
                *agree = strstr(out, "plain loop"), *val = strstr(out, "validation: PASSED");
     cr_assert(setup && topo && ceil && cn && agree && val, "output: %s", out);
     cr_expect(setup < topo && topo < ceil && ceil < cn && cn < agree && agree < val);
     cr_expect(strstr(setup, "resolution"));
-    free(out);
 }
