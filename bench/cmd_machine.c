@@ -34,7 +34,7 @@ static void machine_usage(FILE *f) {
 /* Returns -1 to go on, or the exit status (help, usage error). */
 static int machine_parse(int argc, char **argv, struct machine_args *a) {
     for (int i = 1; i < argc; i++) {
-        const char *opt = argv[i], *val = NULL;
+        const char *opt = argv[i], *val = ""; /* set below for the options that take one */
         const char *eq = strchr(opt, '=');
         char name[32];
         size_t len = eq ? (size_t)(eq - opt) : strlen(opt);
