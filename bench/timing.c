@@ -64,12 +64,14 @@ int timing_measure(timing_fn fn, void *ctx, const struct timing_opts *opts, stru
 }
 
 int timing_measure_pair(timing_fn fa, void *ctx_a, timing_fn fb, void *ctx_b, const struct timing_opts *opts,
-                        struct timing_stats *out_a, struct timing_stats *out_b) {
+                        struct timing_stats *out_a, struct timing_stats *out_b, double *median_ratio) {
     int max_reps = opts->max_reps > 0 ? opts->max_reps : 1000;
     int min_reps = opts->min_reps > 0 ? opts->min_reps : 1;
     if (min_reps > max_reps) min_reps = max_reps;
     double *sa = malloc(sizeof *sa * (size_t)max_reps), *sb = malloc(sizeof *sb * (size_t)max_reps);
-    if (!sa || !sb) {
+    double *ratio = malloc(sizeof *ratio * (size_t)max_reps);
+    if (!sa || !sb || !ratio) {
+        free(ratio);
         free(sb);
         free(sa);
         return -1;
@@ -85,11 +87,18 @@ int timing_measure_pair(timing_fn fa, void *ctx_a, timing_fn fb, void *ctx_b, co
         fb(ctx_b, rep++);
         double t2 = timing_now_s();
         sa[n] = t1 - t0, sb[n] = t2 - t1;
+        ratio[n] = sb[n] > 0 ? sa[n] / sb[n] : 0;
         timed += t2 - t0;
         n++;
     }
     timing_stats_from_samples(sa, n, out_a);
     timing_stats_from_samples(sb, n, out_b);
+    if (median_ratio) {
+        struct timing_stats rs;
+        timing_stats_from_samples(ratio, n, &rs);
+        *median_ratio = rs.median_s;
+    }
+    free(ratio);
     free(sb);
     free(sa);
     return 0;

@@ -41,8 +41,8 @@ struct ceilings {
     /* The plain-loop check, all threads, DRAM array: an independent plain scalar loop and the read kernel,
      * alternating run for run (timing_measure_pair) so both see the same noise. */
     struct ceiling_figure plain_read, read_paired;
-    double plain_diff_pct;        /* 100 * (kernel best - plain best) / kernel best */
-    double plain_diff_median_pct; /* the same of the medians */
+    double plain_diff_pct; /* 100 * (1 - median over pairs of plain GB/s / kernel GB/s); > 0: plain slower */
+    double plain_diff_best_pct; /* 100 * (kernel best - plain best) / kernel best */
     int threads;
     const char *read_isa, *fma_isa; /* "avx512", "avx2" or "scalar" */
     size_t dram_array_bytes;        /* each array of read / copy / triad */
@@ -74,7 +74,7 @@ int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, 
 double ceilings_read_sum(const float *a, size_t n);
 
 /* The figures as a cJSON object: one object per key {best, median, min, max, reps, noisy} (or {available:
- * false, reason}), plus plain_read_gbs, read_paired_gbs, plain_read_diff_pct, plain_read_diff_median_pct,
+ * false, reason}), plus plain_read_gbs, read_paired_gbs, plain_read_diff_pct, plain_read_diff_best_pct,
  * isa and sizes. NULL on allocation failure. */
 struct cJSON *ceilings_to_json(const struct ceilings *c);
 

@@ -24,7 +24,8 @@ Test(timing, pair_alternates) {
     struct trace t = {0};
     struct timing_opts o = {.warmup = 2, .min_reps = 5, .max_reps = 5};
     struct timing_stats sa, sb;
-    cr_assert_eq(timing_measure_pair(call_a, &t, call_b, &t, &o, &sa, &sb), 0);
+    double ratio = -1;
+    cr_assert_eq(timing_measure_pair(call_a, &t, call_b, &t, &o, &sa, &sb, &ratio), 0);
     cr_expect_eq(t.n, 14);
     for (int i = 0; i < t.n; i++) {
         cr_expect_eq(t.who[i], i % 2 ? 'b' : 'a', "call %d", i);
@@ -34,4 +35,6 @@ Test(timing, pair_alternates) {
     cr_expect_eq(sb.reps, 5);
     cr_expect_leq(sa.min_s, sa.median_s);
     cr_expect_leq(sb.median_s, sb.max_s);
+    cr_expect_geq(ratio, 0);
+    cr_expect_eq(timing_measure_pair(call_a, &t, call_b, &t, &o, &sa, &sb, NULL), 0, "the ratio is optional");
 }
