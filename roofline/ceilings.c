@@ -313,6 +313,17 @@ static struct plan plan_for(bool quick) {
                          .cache_rep_bytes = (size_t)64 << 20};
 }
 
+/* Zeroes dst[0..n) with the threads' split (the pages stay where they were first touched), so a run's
+ * validation cannot be passed by the output of an earlier run. */
+static void zero_split(float *dst, size_t n, int threads) {
+#pragma omp parallel num_threads(threads)
+    {
+        size_t lo, hi;
+        split(n, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
+        memset(dst + lo, 0, (hi - lo) * sizeof(float));
+    }
+}
+
 /* DRAM read (fast kernel and plain loop), copy and triad, all threads then one. */
 static int measure_dram(struct run_ctx *x, const struct plan *p, int threads, struct ceilings *c,
                         struct fr_err *err) {
@@ -326,7 +337,7 @@ static int measure_dram(struct run_ctx *x, const struct plan *p, int threads, st
     {
         size_t lo, hi;
         split(n, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
-        for (size_t i = lo; i < hi; i++) a[i] = (float)(i & 3), b[i] = 0, cc[i] = 0;
+        for (size_t i = lo; i < hi; i++) a[i] = (float)(i & 3), b[i] = 0, cc[i] = 0; /* first touch */
     }
     x->a = a, x->b = b, x->c = cc, x->expected = pattern_sum(n);
     double bytes = (double)n * sizeof(float);
@@ -335,11 +346,13 @@ static int measure_dram(struct run_ctx *x, const struct plan *p, int threads, st
         x->threads = one ? 1 : threads;
         if (measure(run_read, x, &p->dram_read, bytes, &f[CEILING_DRAM_READ], "DRAM read", err)) goto out;
         if (!one && measure_plain(x, &p->dram_read, bytes, c, err)) goto out;
+        zero_split(b, n, threads);
         if (measure(run_copy, x, &p->dram_rw, 2 * bytes, &f[CEILING_DRAM_COPY], "DRAM copy", err)) goto out;
         if (memcmp(a, b, n * sizeof(float)) != 0) {
             fr_err_set(err, "DRAM copy: validation FAILED (destination differs from source)");
             goto out;
         }
+        zero_split(cc, n, threads);
         if (measure(run_triad, x, &p->dram_rw, 3 * bytes, &f[CEILING_DRAM_TRIAD], "DRAM triad", err))
             goto out;
         for (size_t i = 0; i < n; i++)
