@@ -61,7 +61,8 @@ int cmd_compare(int argc, char **argv) {
             return cli_usage_error("compare: more than two runs given ('%s')", a);
         }
     }
-    if (n_runs != 2) return cli_usage_error("compare: needs two runs: compare RUN_A RUN_B [--out DIR] [--force]");
+    if (n_runs != 2)
+        return cli_usage_error("compare: needs two runs: compare RUN_A RUN_B [--out DIR] [--force]");
 
     struct run_report *ra = malloc(sizeof *ra), *rb = malloc(sizeof *rb);
     if (!ra || !rb) {

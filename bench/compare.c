@@ -127,8 +127,7 @@ static void rd_counters(struct reader *rd, const cJSON *o, struct report_counter
     const cJSON *ev = rd_arr(rd, o, "events", REPORT_MAX_EVENTS, &c->n_events);
     int i = 0;
     const cJSON *e;
-    if (ev)
-        cJSON_ArrayForEach(e, ev) {
+    if (ev) cJSON_ArrayForEach(e, ev) {
             rd_str(rd, e, "name", c->events[i].name, sizeof c->events[i].name);
             c->events[i].available = rd_bool(rd, e, "available");
             rd_str(rd, e, "reason", c->events[i].reason, sizeof c->events[i].reason);
@@ -140,8 +139,7 @@ static void rd_ceilings(struct reader *rd, const cJSON *root, struct run_report 
     const cJSON *arr = rd_arr(rd, root, "ceilings", REPORT_MAX_CEILINGS, &r->n_ceilings);
     int i = 0;
     const cJSON *e;
-    if (arr)
-        cJSON_ArrayForEach(e, arr) {
+    if (arr) cJSON_ArrayForEach(e, arr) {
             struct report_ceiling *c = &r->ceilings[i++];
             char kind[32];
             rd_str(rd, e, "name", c->name, sizeof c->name);
@@ -176,8 +174,7 @@ static void rd_blocks(struct reader *rd, const cJSON *root, struct run_report *r
     const cJSON *arr = rd_arr(rd, root, "blocks", BLOCK_COUNT, &r->n_blocks);
     int i = 0;
     const cJSON *e;
-    if (arr)
-        cJSON_ArrayForEach(e, arr) {
+    if (arr) cJSON_ArrayForEach(e, arr) {
             struct report_block *b = &r->blocks[i++];
             rd_str(rd, e, "name", b->name, sizeof b->name);
             const struct block_desc *d = block_by_name(b->name);
@@ -202,8 +199,7 @@ static void rd_steps(struct reader *rd, const cJSON *root, struct run_report *r)
     const cJSON *arr = rd_arr(rd, root, "steps", REPORT_MAX_STEPS, &r->n_steps);
     int i = 0;
     const cJSON *e;
-    if (arr)
-        cJSON_ArrayForEach(e, arr) {
+    if (arr) cJSON_ArrayForEach(e, arr) {
             struct report_step *s = &r->steps[i++];
             s->context = rd_long(rd, e, "context");
             s->bytes = rd_num(rd, e, "bytes");
@@ -225,8 +221,7 @@ static void rd_sampler(struct reader *rd, const cJSON *root, struct run_report *
     const cJSON *arr = rd_arr(rd, root, "sampler", REPORT_MAX_SAMPLER, &r->n_sampler);
     int i = 0;
     const cJSON *e;
-    if (arr)
-        cJSON_ArrayForEach(e, arr) {
+    if (arr) cJSON_ArrayForEach(e, arr) {
             struct report_sampler *s = &r->sampler[i++];
             rd_str(rd, e, "variant", s->variant, sizeof s->variant);
             rd_str(rd, e, "row_kind", s->row_kind, sizeof s->row_kind);
@@ -237,7 +232,8 @@ static void rd_sampler(struct reader *rd, const cJSON *root, struct run_report *
         }
 }
 
-int compare_parse_run(const char *json, size_t len, const char *name, struct run_report *r, struct fr_err *err) {
+int compare_parse_run(const char *json, size_t len, const char *name, struct run_report *r,
+                      struct fr_err *err) {
     report_init(r);
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
@@ -249,7 +245,8 @@ int compare_parse_run(const char *json, size_t len, const char *name, struct run
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
     if (!cJSON_IsObject(root) || !cJSON_IsString(schema) || strcmp(schema->valuestring, REPORT_SCHEMA) != 0) {
         cJSON_Delete(root);
-        return fr_err_set(err, "%s: not a forge-roofline run (\"schema\" is not \"%s\")", name, REPORT_SCHEMA);
+        return fr_err_set(err, "%s: not a forge-roofline run (\"schema\" is not \"%s\")", name,
+                          REPORT_SCHEMA);
     }
     rd_provenance(&rd, rd_obj(&rd, root, "provenance"), &r->prov);
     rd_counters(&rd, rd_obj(&rd, root, "counters"), &r->counters);
@@ -314,10 +311,11 @@ int compare_check(const struct run_report *a, const struct run_report *b, struct
     char msg[sizeof err->msg];
     size_t used = 0;
     msg[0] = '\0';
-#define DIFF(cond, fmt, ...)                                                                                     \
-    do {                                                                                                       \
-        if ((cond) && used < sizeof msg)                                                                       \
-            used += (size_t)snprintf(msg + used, sizeof msg - used, "%s" fmt, used ? "; " : "", __VA_ARGS__); \
+#define DIFF(cond, fmt, ...)                                                                                 \
+    do {                                                                                                     \
+        if ((cond) && used < sizeof msg)                                                                     \
+            used +=                                                                                          \
+                (size_t)snprintf(msg + used, sizeof msg - used, "%s" fmt, used ? "; " : "", __VA_ARGS__);    \
     } while (0)
     DIFF(strcmp(a->model.name, b->model.name) != 0, "model %s vs %s", a->model.name, b->model.name);
     DIFF(strcmp(a->prov.dtype, b->prov.dtype) != 0, "dtype %s vs %s", a->prov.dtype, b->prov.dtype);
@@ -338,10 +336,14 @@ enum compare_verdict compare_spread(double a_min, double a_max, double b_min, do
 
 static const char *verdict_md(enum compare_verdict v) {
     switch (v) {
-    case COMPARE_FASTER: return "**yes: B faster**";
-    case COMPARE_SLOWER: return "**yes: B slower**";
-    case COMPARE_SAME: return "no";
-    default: return "n/a";
+    case COMPARE_FASTER:
+        return "**yes: B faster**";
+    case COMPARE_SLOWER:
+        return "**yes: B slower**";
+    case COMPARE_SAME:
+        return "no";
+    default:
+        return "n/a";
     }
 }
 
@@ -349,7 +351,9 @@ static enum compare_verdict stats_verdict(const struct timing_stats *a, const st
     return compare_spread(a->min_s, a->max_s, b->min_s, b->max_s);
 }
 
-static double ratio_ba(double a, double b) { return (isfinite(a) && isfinite(b) && a > 0) ? b / a : NAN; }
+static double ratio_ba(double a, double b) {
+    return (isfinite(a) && isfinite(b) && a > 0) ? b / a : NAN;
+}
 
 /* One markdown row: A, B (in `scale` units), B/A, spread verdict. */
 static void md_pair(FILE *f, const struct timing_stats *a, const struct timing_stats *b, double scale) {
@@ -375,7 +379,8 @@ static const struct report_step *find_step(const struct run_report *r, long cont
 static const struct report_sampler *find_sampler(const struct run_report *r, const struct report_sampler *s) {
     for (int i = 0; i < r->n_sampler; i++) {
         const struct report_sampler *t = &r->sampler[i];
-        if (strcmp(t->variant, s->variant) == 0 && strcmp(t->row_kind, s->row_kind) == 0 && t->vocab == s->vocab)
+        if (strcmp(t->variant, s->variant) == 0 && strcmp(t->row_kind, s->row_kind) == 0 &&
+            t->vocab == s->vocab)
             return t;
     }
     return NULL;
@@ -413,8 +418,9 @@ static void write_md(FILE *f, const struct run_report *a, const struct run_repor
           f);
 
     char only[1024];
-    fprintf(f, "## Blocks (context A %ld, B %ld)\n\n| block | A µs | B µs | B/A | outside spread |\n"
-               "|---|--:|--:|--:|---|\n",
+    fprintf(f,
+            "## Blocks (context A %ld, B %ld)\n\n| block | A µs | B µs | B/A | outside spread |\n"
+            "|---|--:|--:|--:|---|\n",
             a->blocks_context, b->blocks_context);
     only[0] = '\0';
     for (int i = 0; i < a->n_blocks; i++) {
@@ -487,7 +493,9 @@ static void write_md(FILE *f, const struct run_report *a, const struct run_repor
 
 /* ---------- plot inputs ---------- */
 
-static double div_or_nan(double n, double d) { return (isfinite(n) && isfinite(d) && d > 0 && n > 0) ? n / d : NAN; }
+static double div_or_nan(double n, double d) {
+    return (isfinite(n) && isfinite(d) && d > 0 && n > 0) ? n / d : NAN;
+}
 
 static void gp_val(FILE *f, double v) {
     char buf[REPORT_FMT_LEN];
@@ -499,10 +507,12 @@ static int write_plot_inputs(FILE *vars, FILE *pts, const struct run_report *a, 
                              const char *label_a, const char *label_b) {
     fputs("# Written by forge-roofline compare for scripts/compare.gp.\ntitle_a = ", vars);
     char t[600];
-    snprintf(t, sizeof t, "A: %s (%s)", label_a, a->prov.git_commit[0] ? a->prov.git_commit : a->prov.utc_stamp);
+    snprintf(t, sizeof t, "A: %s (%s)", label_a,
+             a->prov.git_commit[0] ? a->prov.git_commit : a->prov.utc_stamp);
     report_gp_str(vars, t);
     fputs("\ntitle_b = ", vars);
-    snprintf(t, sizeof t, "B: %s (%s)", label_b, b->prov.git_commit[0] ? b->prov.git_commit : b->prov.utc_stamp);
+    snprintf(t, sizeof t, "B: %s (%s)", label_b,
+             b->prov.git_commit[0] ? b->prov.git_commit : b->prov.utc_stamp);
     report_gp_str(vars, t);
     fputs("\nrun_title = ", vars);
     snprintf(t, sizeof t, "%s, %s weights, %d threads, %s", a->model.name, a->prov.dtype, a->prov.threads,
@@ -512,7 +522,8 @@ static int write_plot_inputs(FILE *vars, FILE *pts, const struct run_report *a, 
     report_gp_roofs(vars, a, "a_");
     report_gp_roofs(vars, b, "b_");
 
-    fputs("# row name ai_a gflops_a ai_b gflops_b ratio_b_over_a verdict(0 n/a,1 same,2 faster,3 slower)\n", pts);
+    fputs("# row name ai_a gflops_a ai_b gflops_b ratio_b_over_a verdict(0 n/a,1 same,2 faster,3 slower)\n",
+          pts);
     double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0, rlo = INFINITY, rhi = 0;
     int n = 0;
     for (int i = 0; i < a->n_blocks; i++) {
@@ -549,7 +560,8 @@ static int write_plot_inputs(FILE *vars, FILE *pts, const struct run_report *a, 
     if (isfinite(bw)) ylo = fmin(ylo, bw * xlo / 3);
     if (!isfinite(rlo)) rlo = rhi = 1;
     rlo = fmin(rlo, 1.0), rhi = fmax(rhi, 1.0);
-    fprintf(vars, "n_rows = %d\nx_lo = %.6g\nx_hi = %.6g\ny_lo = %.6g\ny_hi = %.6g\nr_lo = %.6g\nr_hi = %.6g\n", n,
+    fprintf(vars,
+            "n_rows = %d\nx_lo = %.6g\nx_hi = %.6g\ny_lo = %.6g\ny_hi = %.6g\nr_lo = %.6g\nr_hi = %.6g\n", n,
             xlo / 4, xhi * 4, ylo / 4, yhi * 3, rlo / 1.25, rhi * 1.25);
     return 0;
 }
@@ -569,8 +581,8 @@ static int close_one(FILE *f, const char *dir, const char *name, struct fr_err *
     return 0;
 }
 
-int compare_write(const struct run_report *a, const struct run_report *b, const char *label_a, const char *label_b,
-                  const char *mismatch, const char *out_dir, struct fr_err *err) {
+int compare_write(const struct run_report *a, const struct run_report *b, const char *label_a,
+                  const char *label_b, const char *mismatch, const char *out_dir, struct fr_err *err) {
     if (mkdir(out_dir, 0777) != 0 && errno != EEXIST)
         return fr_err_set(err, "cannot create '%s': %s", out_dir, strerror(errno));
     FILE *md, *vars, *pts;

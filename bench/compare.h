@@ -19,7 +19,8 @@
 int compare_read_run(const char *path, struct run_report *r, struct fr_err *err);
 
 /* Parses run.json text; `name` is only used in messages. */
-int compare_parse_run(const char *json, size_t len, const char *name, struct run_report *r, struct fr_err *err);
+int compare_parse_run(const char *json, size_t len, const char *name, struct run_report *r,
+                      struct fr_err *err);
 
 /* 0 when the runs are comparable; otherwise -1 and err lists every difference on one line. */
 int compare_check(const struct run_report *a, const struct run_report *b, struct fr_err *err);
@@ -30,7 +31,7 @@ enum compare_verdict compare_spread(double a_min, double a_max, double b_min, do
 
 /* Writes compare.md and the plot inputs into out_dir (created if missing). label_a / label_b name the runs
  * (their paths); mismatch is the compare_check message when --force overrode it, else NULL. */
-int compare_write(const struct run_report *a, const struct run_report *b, const char *label_a, const char *label_b,
-                  const char *mismatch, const char *out_dir, struct fr_err *err);
+int compare_write(const struct run_report *a, const struct run_report *b, const char *label_a,
+                  const char *label_b, const char *mismatch, const char *out_dir, struct fr_err *err);
 
 #endif

@@ -29,14 +29,14 @@ struct report_provenance {
     char git_commit[48];     /* commit of the build, "" when unknown */
     char command_line[1024]; /* argv joined by spaces */
     char host[128];
-    char utc_stamp[32];      /* e.g. 20261129T173000Z (results_dir_stamp) */
+    char utc_stamp[32]; /* e.g. 20261129T173000Z (results_dir_stamp) */
     char cpu_model[128];
-    char topology[512];      /* hwloc summary, one line */
+    char topology[512]; /* hwloc summary, one line */
     int threads;
-    char dtype[16];          /* weights, e.g. "bf16" */
-    char kv_dtype[16];       /* KV cache, e.g. "bf16" */
-    char gemv_backend[32];   /* e.g. "avx512", "scalar", "openblas" */
-    bool quick;              /* --quick: fewer repetitions, smaller sweeps */
+    char dtype[16];        /* weights, e.g. "bf16" */
+    char kv_dtype[16];     /* KV cache, e.g. "bf16" */
+    char gemv_backend[32]; /* e.g. "avx512", "scalar", "openblas" */
+    bool quick;            /* --quick: fewer repetitions, smaller sweeps */
     double timer_resolution_s;
 };
 
@@ -61,11 +61,11 @@ enum report_ceiling_kind {
 struct report_ceiling {
     char name[REPORT_NAME_LEN]; /* e.g. "dram_read", "l2_read", "fma_f32" */
     enum report_ceiling_kind kind;
-    double value;               /* the headline figure: best of the repetitions (STREAM's rule) */
-    double median, min, max;    /* same unit as value */
+    double value;            /* the headline figure: best of the repetitions (STREAM's rule) */
+    double median, min, max; /* same unit as value */
     int reps;
-    bool one_core;              /* measured on one core (else on all `threads`) */
-    bool roof;                  /* draw it as a roof in the roofline plot */
+    bool one_core; /* measured on one core (else on all `threads`) */
+    bool roof;     /* draw it as a roof in the roofline plot */
 };
 
 struct report_model {
@@ -84,10 +84,10 @@ struct report_block {
     long calls;
     double flops, bytes;
     double predicted_s;
-    struct timing_stats measured; /* median_s is the headline measured_s */
-    double efficiency;            /* predicted_s / measured_s: 1 = on the roof */
-    char bound[16];               /* "memory" or "compute" */
-    bool above_roof;              /* measured faster than the roof allows: an accounting error */
+    struct timing_stats measured;       /* median_s is the headline measured_s */
+    double efficiency;                  /* predicted_s / measured_s: 1 = on the roof */
+    char bound[16];                     /* "memory" or "compute" */
+    bool above_roof;                    /* measured faster than the roof allows: an accounting error */
     double counters[REPORT_MAX_EVENTS]; /* per step, indexed like run_report.counters.events; NaN = none */
 };
 

@@ -134,4 +134,6 @@ int report_plots_draw_mode(const char *mode, const char *dir, struct fr_err *err
     return REPORT_PLOTS_FAILED;
 }
 
-int report_plots_draw(const char *dir, struct fr_err *err) { return report_plots_draw_mode(NULL, dir, err); }
+int report_plots_draw(const char *dir, struct fr_err *err) {
+    return report_plots_draw_mode(NULL, dir, err);
+}

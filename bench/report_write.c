@@ -30,7 +30,9 @@ static int close_checked(FILE *f, const char *dir, const char *name, struct fr_e
     return 0;
 }
 
-static double ratio(double num, double den) { return (isfinite(num) && isfinite(den) && den > 0) ? num / den : NAN; }
+static double ratio(double num, double den) {
+    return (isfinite(num) && isfinite(den) && den > 0) ? num / den : NAN;
+}
 
 /* The step shown beside the blocks: the one at blocks_context, else the first. NULL when none. */
 static const struct report_step *headline_step(const struct run_report *r) {
@@ -223,7 +225,9 @@ static void csv_num(FILE *f, double v, bool last) {
     fputc(last ? '\n' : ',', f);
 }
 
-static void csv_bool(FILE *f, bool v, bool last) { csv_str(f, v ? "1" : "0", last); }
+static void csv_bool(FILE *f, bool v, bool last) {
+    csv_str(f, v ? "1" : "0", last);
+}
 
 static void csv_stats(FILE *f, const struct timing_stats *t) {
     csv_num(f, t->median_s, false);
@@ -256,7 +260,8 @@ static int write_blocks_csv(const struct run_report *r, const char *dir, struct 
         csv_bool(f, report_is_above_roof(b->above_roof, b->efficiency), false);
         csv_num(f, ratio(b->flops, b->measured.median_s) / 1e9, false);
         csv_num(f, ratio(b->bytes, b->measured.median_s) / 1e9, r->counters.n_events == 0);
-        for (int e = 0; e < r->counters.n_events; e++) csv_num(f, b->counters[e], e == r->counters.n_events - 1);
+        for (int e = 0; e < r->counters.n_events; e++)
+            csv_num(f, b->counters[e], e == r->counters.n_events - 1);
     }
     return close_checked(f, dir, "blocks.csv", err);
 }
@@ -350,11 +355,14 @@ static bool plots_roof(const struct run_report *r, const struct report_ceiling *
     return any_marked ? c->roof : !c->one_core; /* unmarked: every all-core ceiling is a roof */
 }
 
-static void gp_roofs_kind(FILE *f, const struct run_report *r, enum report_ceiling_kind kind, const char *prefix) {
+static void gp_roofs_kind(FILE *f, const struct run_report *r, enum report_ceiling_kind kind,
+                          const char *prefix) {
     int n = 0;
-    for (int i = 0; i < r->n_ceilings; i++) n += r->ceilings[i].kind == kind && plots_roof(r, &r->ceilings[i]);
-    fprintf(f, "n_%s = %d\narray %s_val[%d]\narray %s_name[%d]\n", prefix, n, prefix, n > 0 ? n : 1, prefix,
-            n > 0 ? n : 1);
+    for (int i = 0; i < r->n_ceilings; i++)
+        n += r->ceilings[i].kind == kind && plots_roof(r, &r->ceilings[i]);
+    /* gnuplot evaluates an element of an empty `for` once: a zero-size list still gets one defined entry. */
+    fprintf(f, "n_%s = %d\narray %s_val[%d]\narray %s_name[%d]\n%s_val[1] = NaN\n%s_name[1] = ''\n", prefix,
+            n, prefix, n > 0 ? n : 1, prefix, n > 0 ? n : 1, prefix, prefix);
     int k = 0;
     for (int i = 0; i < r->n_ceilings; i++) {
         const struct report_ceiling *c = &r->ceilings[i];
@@ -396,8 +404,13 @@ static int roof_points(const struct run_report *r, struct roof_point *pts, char 
         double ai = ratio(b->flops, b->bytes), gf = ratio(b->flops, b->measured.median_s) / 1e9;
         if (!(ai > 0) || !(gf > 0) || !isfinite(gf)) {
             size_t used = strlen(not_drawn);
-            snprintf(not_drawn + used, nd_len - used, "%s%s%s", used ? ", " : "", b->name,
-                     b->flops > 0 ? " (not measured)" : " (no FLOPs)");
+            const char *why = !isfinite(b->flops) ? "no prediction"
+                              : b->flops > 0      ? "not measured"
+                                                  : "no FLOPs";
+            if (used + 40 < nd_len)
+                snprintf(not_drawn + used, nd_len - used, "%s%s (%s)", used ? ", " : "", b->name, why);
+            else if (used + 5 < nd_len && strcmp(not_drawn + used - 3, "...") != 0)
+                snprintf(not_drawn + used, nd_len - used, ", ...");
             continue;
         }
         struct roof_point *p = &pts[n++];
@@ -414,7 +427,8 @@ static int roof_points(const struct run_report *r, struct roof_point *pts, char 
             p->intensity = ai, p->gflops = gf;
             p->reads_weights = false;
             snprintf(p->label, sizeof p->label, "whole decode step (T=%ld)%s", s->context,
-                     report_is_above_roof(s->above_roof, s->efficiency) ? " (ABOVE ROOF: accounting error)" : "");
+                     report_is_above_roof(s->above_roof, s->efficiency) ? " (ABOVE ROOF: accounting error)"
+                                                                        : "");
         }
     }
     return n;
@@ -442,7 +456,8 @@ static void gp_range(FILE *f, const struct run_report *r, const struct roof_poin
 }
 
 static int cmp_point_gflops(const void *a, const void *b) {
-    const struct roof_point *x = *(const struct roof_point *const *)a, *y = *(const struct roof_point *const *)b;
+    const struct roof_point *x = *(const struct roof_point *const *)a,
+                            *y = *(const struct roof_point *const *)b;
     return (x->gflops > y->gflops) - (x->gflops < y->gflops);
 }
 
@@ -473,8 +488,8 @@ static void gp_zoom(FILE *f, const struct run_report *r, struct roof_point *pts,
     double gap = (yhi - ylo) * 0.075, prev = -INFINITY;
     for (int i = 0; i < k; i++) prev = zp[i]->label_y = fmax(zp[i]->gflops, prev + gap);
     if (prev > yhi - gap / 2) yhi = prev + gap / 2;
-    fprintf(f, "zoom_n = %d\nzoom_x_lo = %.6g\nzoom_x_hi = %.6g\nzoom_y_lo = %.6g\nzoom_y_hi = %.6g\n", k, xlo, xhi,
-            ylo, yhi);
+    fprintf(f, "zoom_n = %d\nzoom_x_lo = %.6g\nzoom_x_hi = %.6g\nzoom_y_lo = %.6g\nzoom_y_hi = %.6g\n", k,
+            xlo, xhi, ylo, yhi);
     fprintf(f, "zoom_dx = %.6g\n", xpad * 0.8);
 }
 
@@ -487,7 +502,8 @@ static int sampler_series(const struct run_report *r, struct series *ser) {
     for (int i = 0; i < r->n_sampler; i++) {
         const struct report_sampler *s = &r->sampler[i];
         int k = 0;
-        while (k < n && !(strcmp(ser[k].variant, s->variant) == 0 && strcmp(ser[k].row_kind, s->row_kind) == 0))
+        while (k < n &&
+               !(strcmp(ser[k].variant, s->variant) == 0 && strcmp(ser[k].row_kind, s->row_kind) == 0))
             k++;
         if (k == n) ser[n++] = (struct series){s->variant, s->row_kind};
     }
@@ -500,7 +516,8 @@ static int key_index(const struct series *ser, int i, bool by_variant) {
     for (int j = 0; j <= i; j++) {
         const char *kj = by_variant ? ser[j].variant : ser[j].row_kind;
         bool first = true;
-        for (int q = 0; q < j && first; q++) first = strcmp(kj, by_variant ? ser[q].variant : ser[q].row_kind) != 0;
+        for (int q = 0; q < j && first; q++)
+            first = strcmp(kj, by_variant ? ser[q].variant : ser[q].row_kind) != 0;
         if (strcmp(kj, by_variant ? ser[i].variant : ser[i].row_kind) == 0) return distinct;
         distinct += first;
     }
@@ -519,9 +536,49 @@ static int cmp_step_context(const void *a, const void *b) {
     return (x->context > y->context) - (x->context < y->context);
 }
 
+static void extent(double v, double *lo, double *hi, int *n) {
+    if (!isfinite(v) || v <= 0) return;
+    *lo = fmin(*lo, v), *hi = fmax(*hi, v);
+    if (n) (*n)++;
+}
+
+/* Counts and ranges the scripts need (gnuplot's `stats` stops with an error on a file without valid points,
+ * so the scripts never call it): each plot draws a "nothing measured" panel when its count is 0. */
+static void gp_extents(FILE *f, const struct run_report *r, const struct report_step *hs) {
+    double lo = INFINITY, hi = 0;
+    int n = 0;
+    for (int i = 0; i < r->n_blocks; i++) {
+        const struct report_block *b = &r->blocks[i];
+        int k = 0;
+        extent(b->predicted_s * 1e3, &lo, &hi, &k);
+        extent(b->measured.median_s * 1e3, &lo, &hi, &k);
+        if (hs && (unsigned)b->id < BLOCK_COUNT) extent(hs->block_s[b->id] * 1e3, &lo, &hi, &k);
+        n += k > 0;
+    }
+    fprintf(f, "n_breakdown = %d\nn_breakdown_rows = %d\nbd_lo = %.6g\nbd_hi = %.6g\n", n, r->n_blocks,
+            n ? lo : 1, n ? hi : 10);
+    lo = INFINITY, hi = 0, n = 0;
+    double cmin = INFINITY;
+    for (int i = 0; i < r->n_steps; i++) {
+        const struct report_step *s = &r->steps[i];
+        int k = 0;
+        extent(ratio(1.0, s->predicted_s), &lo, &hi, &k);
+        extent(ratio(1.0, s->measured.median_s), &lo, &hi, &k);
+        extent(ratio(1.0, s->measured.min_s), &lo, &hi, NULL);
+        if (k > 0) n++, cmin = fmin(cmin, (double)s->context);
+    }
+    fprintf(f, "n_context = %d\nctx_min = %.6g\nctx_top = %.6g\n", n, n ? cmin : 0, n ? hi : 1);
+    lo = INFINITY, hi = 0, n = 0;
+    for (int i = 0; i < r->n_sampler; i++) {
+        extent(r->sampler[i].measured.median_s * 1e6, &lo, &hi, &n);
+        extent(r->sampler[i].measured.max_s * 1e6, &lo, &hi, NULL);
+    }
+    fprintf(f, "n_sampler_rows = %d\nsmp_hi_us = %.6g\n", n, n ? hi : 1);
+}
+
 static int write_plot_inputs(const struct run_report *r, const char *dir, struct fr_err *err) {
     struct roof_point pts[BLOCK_COUNT + 1];
-    char not_drawn[512];
+    char not_drawn[160]; /* one key line: longer lists end in "..." */
     int n_pts = roof_points(r, pts, not_drawn, sizeof not_drawn);
     struct series ser[REPORT_MAX_SAMPLER];
     int n_ser = sampler_series(r, ser);
@@ -531,18 +588,18 @@ static int write_plot_inputs(const struct run_report *r, const char *dir, struct
     if (!f) return -1;
     fputs("# Written by forge-roofline for scripts/plots.sh; regenerated with each run.\n", f);
     char title[512];
-    snprintf(title, sizeof title, "%s, %s weights, %d thread%s, %s", r->model.name, r->prov.dtype, r->prov.threads,
-             r->prov.threads == 1 ? "" : "s", r->prov.cpu_model[0] ? r->prov.cpu_model : r->prov.host);
+    snprintf(title, sizeof title, "%s, %s weights, %d thread%s, %s", r->model.name, r->prov.dtype,
+             r->prov.threads, r->prov.threads == 1 ? "" : "s",
+             r->prov.cpu_model[0] ? r->prov.cpu_model : r->prov.host);
     fputs("run_title = ", f);
     report_gp_str(f, title);
     fputc('\n', f);
     report_gp_roofs(f, r, "");
     gp_range(f, r, pts, n_pts);
     gp_zoom(f, r, pts, n_pts);
-    fprintf(f, "step_point = %d\n", headline_step(r) && n_pts > 0 && strncmp(pts[n_pts - 1].label, "whole", 5) == 0
-                                          ? n_pts
-                                          : 0);
-    fprintf(f, "n_points = %d\narray point_name[%d]\n", n_pts, n_pts > 0 ? n_pts : 1);
+    fprintf(f, "step_point = %d\n",
+            headline_step(r) && n_pts > 0 && strncmp(pts[n_pts - 1].label, "whole", 5) == 0 ? n_pts : 0);
+    fprintf(f, "n_points = %d\narray point_name[%d]\npoint_name[1] = ''\n", n_pts, n_pts > 0 ? n_pts : 1);
     for (int i = 0; i < n_pts; i++) {
         fprintf(f, "point_name[%d] = ", i + 1);
         report_gp_str(f, pts[i].label);
@@ -553,8 +610,10 @@ static int write_plot_inputs(const struct run_report *r, const char *dir, struct
     fputs(" . ", f);
     report_gp_str(f, not_drawn);
     /* Colour by variant, dash and symbol fill by row kind: equal curves of two row kinds stay visible. */
-    fprintf(f, "\nn_series = %d\narray series_name[%d]\narray series_variant[%d]\narray series_kind[%d]\n", n_ser,
-            n_ser > 0 ? n_ser : 1, n_ser > 0 ? n_ser : 1, n_ser > 0 ? n_ser : 1);
+    fprintf(f,
+            "\nn_series = %d\narray series_name[%d]\narray series_variant[%d]\narray series_kind[%d]\n"
+            "series_name[1] = ''\nseries_variant[1] = 0\nseries_kind[1] = 0\n",
+            n_ser, n_ser > 0 ? n_ser : 1, n_ser > 0 ? n_ser : 1, n_ser > 0 ? n_ser : 1);
     for (int i = 0; i < n_ser; i++) {
         char nm[160];
         snprintf(nm, sizeof nm, "%s, %s rows", ser[i].variant, ser[i].row_kind);
@@ -566,6 +625,7 @@ static int write_plot_inputs(const struct run_report *r, const char *dir, struct
     fputs("step_s = ", f);
     gp_num(f, hs ? hs->measured.median_s : NAN);
     fprintf(f, "\nstep_context = %ld\nblocks_context = %ld\n", hs ? hs->context : -1L, r->blocks_context);
+    gp_extents(f, r, hs);
     if (close_checked(f, dir, "plot_vars.gp", err) != 0) return -1;
 
     /* Roofline points: one line per point, in point_name order. */
@@ -599,8 +659,13 @@ static int write_plot_inputs(const struct run_report *r, const char *dir, struct
         double in = hs && (unsigned)b->id < BLOCK_COUNT ? hs->block_s[b->id] : NAN;
         double share = sum_in > 0 ? ratio(in, sum_in) : ratio(b->measured.median_s, sum_micro);
         char pct[REPORT_FMT_LEN];
-        report_fmt_md(share, 100, share < 0.1 ? 1 : 0, pct);
-        fprintf(f, "%d \"%s  %s%s\" ", i, b->name, pct, isfinite(share) ? " %" : "");
+        if (isfinite(share) && share < 0.0005)
+            snprintf(pct, sizeof pct, "<0.1 %%");
+        else if (isfinite(share))
+            snprintf(pct, sizeof pct, "%.*f %%", share < 0.1 ? 1 : 0, share * 100);
+        else
+            snprintf(pct, sizeof pct, "n/a");
+        fprintf(f, "%d \"%s  %s\" ", i, b->name, pct);
         gp_num(f, b->predicted_s * 1e3);
         fputc(' ', f);
         gp_num(f, b->measured.median_s * 1e3);
@@ -668,16 +733,18 @@ int report_write_data(const struct run_report *r, const char *dir, struct fr_err
 static void md_flags(char *out, size_t len, const struct timing_stats *t, bool above) {
     char cv[REPORT_FMT_LEN];
     report_fmt_md(t->cv, 100.0, 1, cv);
-    snprintf(out, len, "%s%s%s%s%s", above ? "**above roof: accounting error**" : "", above && t->noisy ? "; " : "",
-             t->noisy ? "noisy (cv " : "", t->noisy ? cv : "", t->noisy ? " %)" : "");
+    snprintf(out, len, "%s%s%s%s%s", above ? "**above roof: accounting error**" : "",
+             above && t->noisy ? "; " : "", t->noisy ? "noisy (cv " : "", t->noisy ? cv : "",
+             t->noisy ? " %)" : "");
 }
 
 static void md_setup(FILE *f, const struct run_report *r) {
     const struct report_provenance *p = &r->prov;
     char res[REPORT_FMT_LEN];
     report_fmt_md(p->timer_resolution_s, 1e9, 0, res);
-    fprintf(f, "Setup: forge-roofline %s%s%s%s on %s (%s), %s, %d thread%s, weights %s, KV cache %s, gemv %s, "
-               "timer resolution %s ns, %s%s.\n\n",
+    fprintf(f,
+            "Setup: forge-roofline %s%s%s%s on %s (%s), %s, %d thread%s, weights %s, KV cache %s, gemv %s, "
+            "timer resolution %s ns, %s%s.\n\n",
             p->version, p->git_commit[0] ? " (" : "", p->git_commit, p->git_commit[0] ? ")" : "", p->host,
             p->cpu_model[0] ? p->cpu_model : "CPU unknown", p->topology[0] ? p->topology : "topology unknown",
             p->threads, p->threads == 1 ? "" : "s", p->dtype, p->kv_dtype, p->gemv_backend, res, p->utc_stamp,
@@ -686,10 +753,12 @@ static void md_setup(FILE *f, const struct run_report *r) {
     char params[REPORT_FMT_LEN], wb[REPORT_FMT_LEN];
     report_fmt_md(m->params, 1e-6, 1, params);
     report_fmt_md(m->weight_bytes, 1e-9, 3, wb);
-    fprintf(f, "Model: %s, %s M parameters, hidden %d, intermediate %d, %d layers, %d query / %d KV heads of %d, "
-               "vocab %d, %s embeddings; %s GB of weights per decode step.\n\n",
-            m->name, params, m->hidden, m->intermediate, m->n_layers, m->n_heads, m->n_kv_heads, m->head_dim,
-            m->vocab, m->tied_embeddings ? "tied" : "untied", wb);
+    fprintf(
+        f,
+        "Model: %s, %s M parameters, hidden %d, intermediate %d, %d layers, %d query / %d KV heads of %d, "
+        "vocab %d, %s embeddings; %s GB of weights per decode step.\n\n",
+        m->name, params, m->hidden, m->intermediate, m->n_layers, m->n_heads, m->n_kv_heads, m->head_dim,
+        m->vocab, m->tied_embeddings ? "tied" : "untied", wb);
 }
 
 static void md_ceilings(FILE *f, const struct run_report *r) {
@@ -703,8 +772,8 @@ static void md_ceilings(FILE *f, const struct run_report *r) {
         report_fmt_md(c->median, 1, 1, v[1]);
         report_fmt_md(c->min, 1, 1, v[2]);
         report_fmt_md(c->max, 1, 1, v[3]);
-        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %d |\n", c->name, c->one_core ? "1" : "all", v[0], v[1],
-                v[2], v[3], report_ceiling_unit(c->kind), c->reps);
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %d |\n", c->name, c->one_core ? "1" : "all", v[0],
+                v[1], v[2], v[3], report_ceiling_unit(c->kind), c->reps);
     }
     if (r->n_ceilings == 0) fputs("| (none measured) | | | | | | | |\n", f);
     fputs("\nGB = 1e9 bytes. Best of the repetitions is the roof (STREAM's rule).\n\n", f);
@@ -713,16 +782,19 @@ static void md_ceilings(FILE *f, const struct run_report *r) {
 static void md_blocks(FILE *f, const struct run_report *r, bool full) {
     fprintf(f, "## Blocks of one decode step (context %ld)\n\n", r->blocks_context);
     if (full)
-        fputs("| block | calls | MFLOP | MB | predicted µs | measured µs | min µs | max µs | reps | efficiency | "
+        fputs("| block | calls | MFLOP | MB | predicted µs | measured µs | min µs | max µs | reps | "
+              "efficiency | "
               "bound | flags |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n",
               f);
     else
-        fputs("| block | predicted µs | measured µs | efficiency | bound | flags |\n|---|--:|--:|--:|---|---|\n", f);
+        fputs("| block | predicted µs | measured µs | efficiency | bound | flags "
+              "|\n|---|--:|--:|--:|---|---|\n",
+              f);
     double sum_pred = 0, sum_meas = 0;
     for (int i = 0; i < r->n_blocks; i++) {
         const struct report_block *b = &r->blocks[i];
-        char mf[REPORT_FMT_LEN], mb[REPORT_FMT_LEN], pr[REPORT_FMT_LEN], me[REPORT_FMT_LEN], lo[REPORT_FMT_LEN],
-            hi[REPORT_FMT_LEN], ef[REPORT_FMT_LEN], flags[160];
+        char mf[REPORT_FMT_LEN], mb[REPORT_FMT_LEN], pr[REPORT_FMT_LEN], me[REPORT_FMT_LEN],
+            lo[REPORT_FMT_LEN], hi[REPORT_FMT_LEN], ef[REPORT_FMT_LEN], flags[160];
         report_fmt_md(b->flops, 1e-6, 3, mf);
         report_fmt_md(b->bytes, 1e-6, 3, mb);
         report_fmt_md(b->predicted_s, 1e6, 1, pr);
@@ -734,8 +806,8 @@ static void md_blocks(FILE *f, const struct run_report *r, bool full) {
         md_flags(flags, sizeof flags, &b->measured, report_is_above_roof(b->above_roof, b->efficiency));
         const char *bound = b->bound[0] ? b->bound : "n/a";
         if (full)
-            fprintf(f, "| %s | %ld | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", b->name, b->calls, mf, mb,
-                    pr, me, lo, hi, b->measured.reps, ef, bound, flags);
+            fprintf(f, "| %s | %ld | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", b->name, b->calls,
+                    mf, mb, pr, me, lo, hi, b->measured.reps, ef, bound, flags);
         else
             fprintf(f, "| %s | %s | %s | %s | %s | %s |\n", b->name, pr, me, ef, bound, flags);
         sum_pred += b->predicted_s;
@@ -751,13 +823,14 @@ static void md_blocks(FILE *f, const struct run_report *r, bool full) {
 }
 
 static void md_steps(FILE *f, const struct run_report *r) {
-    fputs("## Decode steps\n\n| context | MB read | predicted ms | measured ms | min ms | max ms | reps | tokens/s "
+    fputs("## Decode steps\n\n| context | MB read | predicted ms | measured ms | min ms | max ms | reps | "
+          "tokens/s "
           "| roof tokens/s | efficiency | flags |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n",
           f);
     for (int i = 0; i < r->n_steps; i++) {
         const struct report_step *s = &r->steps[i];
-        char mb[REPORT_FMT_LEN], pr[REPORT_FMT_LEN], me[REPORT_FMT_LEN], lo[REPORT_FMT_LEN], hi[REPORT_FMT_LEN],
-            tps[REPORT_FMT_LEN], ptps[REPORT_FMT_LEN], ef[REPORT_FMT_LEN], flags[160];
+        char mb[REPORT_FMT_LEN], pr[REPORT_FMT_LEN], me[REPORT_FMT_LEN], lo[REPORT_FMT_LEN],
+            hi[REPORT_FMT_LEN], tps[REPORT_FMT_LEN], ptps[REPORT_FMT_LEN], ef[REPORT_FMT_LEN], flags[160];
         report_fmt_md(s->bytes, 1e-6, 1, mb);
         report_fmt_md(s->predicted_s, 1e3, 3, pr);
         report_fmt_md(s->measured.median_s, 1e3, 3, me);
@@ -768,15 +841,16 @@ static void md_steps(FILE *f, const struct run_report *r) {
         report_fmt_md(s->efficiency, 100, 0, ef);
         if (isfinite(s->efficiency)) strcat(ef, " %");
         md_flags(flags, sizeof flags, &s->measured, report_is_above_roof(s->above_roof, s->efficiency));
-        fprintf(f, "| %ld | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s |\n", s->context, mb, pr, me, lo, hi,
-                s->measured.reps, tps, ptps, ef, flags);
+        fprintf(f, "| %ld | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s |\n", s->context, mb, pr, me, lo,
+                hi, s->measured.reps, tps, ptps, ef, flags);
     }
     if (r->n_steps == 0) fputs("| (none measured) | | | | | | | | | | |\n", f);
     fputc('\n', f);
 }
 
 static void md_sampler(FILE *f, const struct run_report *r) {
-    fputs("## Sampler\n\n| variant | row kind | vocab | nucleus | median µs | min µs | max µs | reps | flags |\n"
+    fputs("## Sampler\n\n| variant | row kind | vocab | nucleus | median µs | min µs | max µs | reps | flags "
+          "|\n"
           "|---|---|--:|--:|--:|--:|--:|--:|---|\n",
           f);
     for (int i = 0; i < r->n_sampler; i++) {
@@ -787,8 +861,8 @@ static void md_sampler(FILE *f, const struct run_report *r) {
         report_fmt_md(s->measured.max_s, 1e6, 1, hi);
         report_fmt_md(s->nucleus >= 0 ? (double)s->nucleus : NAN, 1, 0, nuc);
         md_flags(flags, sizeof flags, &s->measured, false);
-        fprintf(f, "| %s | %s | %ld | %s | %s | %s | %s | %d | %s |\n", s->variant, s->row_kind, s->vocab, nuc, me,
-                lo, hi, s->measured.reps, flags);
+        fprintf(f, "| %s | %s | %ld | %s | %s | %s | %s | %d | %s |\n", s->variant, s->row_kind, s->vocab,
+                nuc, me, lo, hi, s->measured.reps, flags);
     }
     if (r->n_sampler == 0) fputs("| (none measured) | | | | | | | | |\n", f);
     fputc('\n', f);
@@ -797,13 +871,15 @@ static void md_sampler(FILE *f, const struct run_report *r) {
 static void md_counters(FILE *f, const struct run_report *r) {
     const struct report_counters *c = &r->counters;
     if (!c->available) {
-        fprintf(f, "Counters: unavailable (%s); figures are wall time only.\n\n", c->reason[0] ? c->reason : "no reason given");
+        fprintf(f, "Counters: unavailable (%s); figures are wall time only.\n\n",
+                c->reason[0] ? c->reason : "no reason given");
         return;
     }
     fputs("Counters:", f);
     for (int i = 0; i < c->n_events; i++)
-        fprintf(f, "%s %s %s%s%s", i ? ";" : "", c->events[i].name, c->events[i].available ? "counted" : "unavailable",
-                c->events[i].available ? "" : " — ", c->events[i].available ? "" : c->events[i].reason);
+        fprintf(f, "%s %s %s%s%s", i ? ";" : "", c->events[i].name,
+                c->events[i].available ? "counted" : "unavailable", c->events[i].available ? "" : " — ",
+                c->events[i].available ? "" : c->events[i].reason);
     fputs(".\n\n", f);
 }
 
@@ -815,9 +891,11 @@ static void md_findings(FILE *f, const struct run_report *r) {
         if (report_is_above_roof(b->above_roof, b->efficiency)) {
             char ef[REPORT_FMT_LEN];
             report_fmt_md(b->efficiency, 100, 0, ef);
-            fprintf(f, "- **Accounting error:** block `%s` measured faster than its roof allows (efficiency %s %%). "
-                       "The byte or FLOP count, or the ceiling, is wrong for it; this is not a speed-up.\n",
-                    b->name, ef);
+            fprintf(
+                f,
+                "- **Accounting error:** block `%s` measured faster than its roof allows (efficiency %s %%). "
+                "The byte or FLOP count, or the ceiling, is wrong for it; this is not a speed-up.\n",
+                b->name, ef);
             n_above++;
         }
         n_noisy += b->measured.noisy;
@@ -827,17 +905,22 @@ static void md_findings(FILE *f, const struct run_report *r) {
         if (report_is_above_roof(s->above_roof, s->efficiency)) {
             char ef[REPORT_FMT_LEN];
             report_fmt_md(s->efficiency, 100, 0, ef);
-            fprintf(f, "- **Accounting error:** the decode step at context %ld measured faster than its roof allows "
-                       "(efficiency %s %%); this is not a speed-up.\n",
-                    s->context, ef);
+            fprintf(
+                f,
+                "- **Accounting error:** the decode step at context %ld measured faster than its roof allows "
+                "(efficiency %s %%); this is not a speed-up.\n",
+                s->context, ef);
             n_above++;
         }
         n_noisy += s->measured.noisy;
     }
     for (int i = 0; i < r->n_sampler; i++) n_noisy += r->sampler[i].measured.noisy;
     if (n_noisy > 0)
-        fprintf(f, "- %d row%s noisy (coefficient of variation above %.0f %%): read %s median with its min and max.\n",
-                n_noisy, n_noisy == 1 ? " is" : "s are", TIMING_NOISY_CV * 100, n_noisy == 1 ? "its" : "their");
+        fprintf(f,
+                "- %d row%s noisy (coefficient of variation above %.0f %%): read %s median with its min and "
+                "max.\n",
+                n_noisy, n_noisy == 1 ? " is" : "s are", TIMING_NOISY_CV * 100,
+                n_noisy == 1 ? "its" : "their");
     if (n_above == 0 && n_noisy == 0) fputs("- No row is above its roof and no row is noisy.\n", f);
     fputc('\n', f);
 }

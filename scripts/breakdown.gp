@@ -3,16 +3,13 @@
 # blocks stay visible. Inputs: plot_vars.gp, plot_breakdown.dat.
 load dir.'/plot_vars.gp'
 eval out('breakdown')
-stats dir.'/plot_breakdown.dat' using 1 nooutput
-n_rows = STATS_records
-stats dir.'/plot_breakdown.dat' using 3:4 nooutput
-lo = STATS_min_x < STATS_min_y ? STATS_min_x : STATS_min_y
-hi = STATS_max_x > STATS_max_y ? STATS_max_x : STATS_max_y
-x0 = lo / 3
+if (n_breakdown == 0) { eval no_data('no block was predicted or measured') }
+n_rows = n_breakdown_rows
+x0 = bd_lo / 3
 set title sprintf("Time per block in one decode step (context %d); labels: share of the measured step\n%s", \
                  blocks_context, run_title) noenhanced
 set logscale x
-set xrange [x0:hi * 3]
+set xrange [x0:bd_hi * 3]
 set yrange [-0.7:n_rows - 0.3]
 set format x '10^{%L}'
 set xlabel 'milliseconds per decode step (all calls of the block; log scale)'

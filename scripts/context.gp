@@ -2,14 +2,12 @@
 # (median, labelled; bars from the slowest and fastest repetition). Inputs: plot_vars.gp, plot_steps.dat.
 load dir.'/plot_vars.gp'
 eval out('context')
-stats dir.'/plot_steps.dat' using 1 nooutput
-if (STATS_min > 0) { set logscale x 2; set format x '%.0f' }
-stats dir.'/plot_steps.dat' using 2:5 nooutput
-top = STATS_max_x > STATS_max_y ? STATS_max_x : STATS_max_y
+if (n_context == 0) { eval no_data('no decode step was predicted or measured') }
+if (ctx_min > 0) { set logscale x 2; set format x '%.0f' }
 set title "Decode speed against context length\n".run_title noenhanced
 set xlabel 'context length (tokens in the KV cache)'
 set ylabel 'tokens per second'
-set yrange [0:(top == top && top > 0 ? top * 1.2 : 1)]
+set yrange [0:ctx_top * 1.2]
 set offsets graph 0.04, graph 0.04, 0, 0
 set key inside top right box opaque
 plot dir.'/plot_steps.dat' using 1:2 with linespoints lw 2 dt 2 pt 6 ps 1.5 lc rgb '#3182bd' \

@@ -12,3 +12,7 @@ set datafile missing 'NaN'
 set grid xtics ytics mxtics mytics lc rgb '#dddddd' lw 1
 set border lw 1
 set key noenhanced
+# A panel that says why there is no plot: `eval no_data('...')` draws it and ends this gnuplot.
+no_data(msg) = "set label 99 '".msg."' at graph 0.5, graph 0.5 center font ',16'; unset logscale; " \
+    . "set xrange [0:1]; set yrange [0:1]; unset xtics; unset ytics; unset mxtics; unset mytics; " \
+    . "plot NaN notitle; exit"

@@ -32,7 +32,8 @@ set samples 400
 if (zoom_n > 0) {
     set object 1 rect from zoom_x_lo, zoom_y_lo to zoom_x_hi, zoom_y_hi fs empty border lc rgb '#999999' dt 2
 }
-plot for [i=1:n_bw] roof(x, bw_val[i]) with lines lw 2.5 dt i lc rgb '#333333' title bw_name[i], \
+plot NaN notitle, \
+     for [i=1:n_bw] roof(x, bw_val[i]) with lines lw 2.5 dt i lc rgb '#333333' title bw_name[i], \
      for [i=1:n_peak] (peak_val[i] + 0 * x) with lines lw 2 dt 2+i lc rgb '#888888' title peak_name[i], \
      for [i=1:n_points] pts every ::(i-1)::(i-1) using 1:2 with points pt ptyp(i) \
          ps (i == step_point ? 3 : 2.2) lw 2 lc rgb pcol(i) title point_name[i], \

@@ -15,9 +15,9 @@ set offsets graph 0.04, graph 0.04, 0, 0
 has_step = (step_s == step_s)
 step_title = has_step ? sprintf('whole decode step at T=%d: %.1f ms', step_context, step_s * 1e3) \
                       : 'decode step not measured'
-stats dir.'/plot_sampler.dat' using 1:4 nooutput
+if (n_sampler_rows == 0) { eval no_data('no sampler variant was measured') }
 set autoscale xfix
-set yrange [*:(has_step && step_s * 1e6 * 3 > STATS_max_y ? step_s * 1e6 * 3 : STATS_max_y * 3)]
+set yrange [*:(has_step && step_s * 1e6 > smp_hi_us ? step_s * 1e6 * 3 : smp_hi_us * 3)]
 array vcol[6] = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b']
 array kpt[4] = [7, 6, 5, 4]
 plot for [i=0:n_series-1] dir.'/plot_sampler.dat' index i using 1:2:3:4 with yerrorlines lw 2 ps 1.5 \

@@ -127,7 +127,8 @@ static void report_fixture_fill(struct run_report *r, double slow) {
         s->tokens_per_s = 1.0 / s->measured.median_s;
         s->efficiency = s->predicted_s / s->measured.median_s;
         for (int b = 0; b < BLOCK_COUNT; b++)
-            s->block_s[b] = r->blocks[b].measured.median_s * 1.05 * (b == BLOCK_ATTENTION ? (double)(ctx[i] + 1) / 1025 : 1);
+            s->block_s[b] = r->blocks[b].measured.median_s * 1.05 *
+                            (b == BLOCK_ATTENTION ? (double)(ctx[i] + 1) / 1025 : 1);
     }
 
     static const char *const variants[] = {"greedy", "topp_sort", "topp_fast"};
