@@ -20,23 +20,16 @@ static void usage(FILE *f) {
           f);
 }
 
-/* The folder name of a run path, without a trailing /run.json. */
-static void run_base(const char *path, char *out, size_t len) {
-    char buf[1024];
+/* The folder name of a run path and the folder holding it, without a trailing /run.json. */
+static void run_split(const char *path, char *base, size_t base_len, char *parent, size_t parent_len) {
+    char buf[1024], copy[1024];
     snprintf(buf, sizeof buf, "%s", path);
     size_t n = strlen(buf);
     while (n > 1 && buf[n - 1] == '/') buf[--n] = '\0';
     if (n >= 9 && strcmp(buf + n - 9, "/run.json") == 0) buf[n - 9] = '\0';
-    snprintf(out, len, "%s", basename(buf));
-}
-
-static void run_parent(const char *path, char *out, size_t len) {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    size_t n = strlen(buf);
-    while (n > 1 && buf[n - 1] == '/') buf[--n] = '\0';
-    if (n >= 9 && strcmp(buf + n - 9, "/run.json") == 0) buf[n - 9] = '\0';
-    snprintf(out, len, "%s", dirname(buf));
+    memcpy(copy, buf, sizeof copy);
+    snprintf(base, base_len, "%s", basename(buf));
+    snprintf(parent, parent_len, "%s", dirname(copy));
 }
 
 int cmd_compare(int argc, char **argv) {
@@ -85,10 +78,9 @@ int cmd_compare(int argc, char **argv) {
     }
     char out_buf[2048];
     if (!out) {
-        char base_a[256], base_b[256], parent[1024];
-        run_base(runs[0], base_a, sizeof base_a);
-        run_base(runs[1], base_b, sizeof base_b);
-        run_parent(runs[1], parent, sizeof parent);
+        char base_a[256], base_b[256], parent[1024], unused[1024];
+        run_split(runs[0], base_a, sizeof base_a, unused, sizeof unused);
+        run_split(runs[1], base_b, sizeof base_b, parent, sizeof parent);
         snprintf(out_buf, sizeof out_buf, "%s/compare-%s-vs-%s", parent, base_a, base_b);
         out = out_buf;
     }

@@ -370,40 +370,92 @@ static const struct report_block *find_block(const struct run_report *r, const c
     return NULL;
 }
 
-static const struct report_step *find_step(const struct run_report *r, long context) {
-    for (int i = 0; i < r->n_steps; i++)
-        if (r->steps[i].context == context) return &r->steps[i];
-    return NULL;
-}
-
-static const struct report_sampler *find_sampler(const struct run_report *r, const struct report_sampler *s) {
-    for (int i = 0; i < r->n_sampler; i++) {
-        const struct report_sampler *t = &r->sampler[i];
-        if (strcmp(t->variant, s->variant) == 0 && strcmp(t->row_kind, s->row_kind) == 0 &&
-            t->vocab == s->vocab)
-            return t;
-    }
-    return NULL;
-}
-
 static void md_run_line(FILE *f, const char *tag, const char *label, const struct run_report *r) {
     fprintf(f, "- **%s**: `%s`: %s, %s weights, %d thread%s, %s, commit %s, %s\n", tag, label, r->model.name,
             r->prov.dtype, r->prov.threads, r->prov.threads == 1 ? "" : "s", r->prov.cpu_model,
             r->prov.git_commit[0] ? r->prov.git_commit : "unknown", r->prov.utc_stamp);
 }
 
-static void md_unpaired(FILE *f, const char *what, const char *names) {
-    if (names[0]) fprintf(f, "Only in %s: %s.\n\n", what, names);
+/* One row of one run in a compare section. Rows pair when their `cells` (the identity columns) match. */
+struct cmp_row {
+    char cells[160]; /* identity cells of the markdown row, e.g. "| topp_fast | flat | 151936 |" */
+    char label[128]; /* the same identity in words, for the "only in" line */
+    const struct timing_stats *t;
+    double tokens_per_s; /* steps only */
+};
+
+enum cmp_section { CMP_BLOCKS, CMP_STEPS, CMP_SAMPLER };
+
+static int cmp_rows(const struct run_report *r, enum cmp_section sec, struct cmp_row *out) {
+    int n = sec == CMP_BLOCKS ? r->n_blocks : sec == CMP_STEPS ? r->n_steps : r->n_sampler;
+    for (int i = 0; i < n; i++) {
+        struct cmp_row *o = &out[i];
+        o->tokens_per_s = NAN;
+        if (sec == CMP_BLOCKS) {
+            snprintf(o->cells, sizeof o->cells, "| %s |", r->blocks[i].name);
+            snprintf(o->label, sizeof o->label, "block %s", r->blocks[i].name);
+            o->t = &r->blocks[i].measured;
+        } else if (sec == CMP_STEPS) {
+            snprintf(o->cells, sizeof o->cells, "| %ld |", r->steps[i].context);
+            snprintf(o->label, sizeof o->label, "context %ld", r->steps[i].context);
+            o->t = &r->steps[i].measured;
+            o->tokens_per_s = r->steps[i].tokens_per_s;
+        } else {
+            const struct report_sampler *x = &r->sampler[i];
+            snprintf(o->cells, sizeof o->cells, "| %s | %s | %ld |", x->variant, x->row_kind, x->vocab);
+            snprintf(o->label, sizeof o->label, "%s/%s/%ld", x->variant, x->row_kind, x->vocab);
+            o->t = &x->measured;
+        }
+    }
+    return n;
+}
+
+static const struct cmp_row *cmp_find(const struct cmp_row *rows, int n, const char *cells) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(rows[i].cells, cells) == 0) return &rows[i];
+    return NULL;
 }
 
 static void append(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void append(char *buf, size_t len, const char *fmt, ...) {
     size_t used = strlen(buf);
-    if (used >= len - 1) return;
+    if (used + 1 >= len) return;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf + used, len - used, fmt, ap);
     va_end(ap);
+}
+
+static void md_only(FILE *f, const char *which, const struct cmp_row *x, int nx, const struct cmp_row *y,
+                    int ny) {
+    char only[1024] = "";
+    for (int i = 0; i < nx; i++)
+        if (!cmp_find(y, ny, x[i].cells)) append(only, sizeof only, "%s%s", only[0] ? ", " : "", x[i].label);
+    if (only[0]) fprintf(f, "Only in %s: %s.\n\n", which, only);
+}
+
+/* One section: a row per identity found in both runs, in A's order, then the rows found in only one. */
+static void md_section(FILE *f, const struct run_report *a, const struct run_report *b, enum cmp_section sec,
+                       const char *heading, double scale) {
+    struct cmp_row ra[REPORT_MAX_SAMPLER], rb[REPORT_MAX_SAMPLER];
+    int na = cmp_rows(a, sec, ra), nb = cmp_rows(b, sec, rb);
+    fputs(heading, f);
+    for (int i = 0; i < na; i++) {
+        const struct cmp_row *y = cmp_find(rb, nb, ra[i].cells);
+        if (!y) continue;
+        fputs(ra[i].cells, f);
+        md_pair(f, ra[i].t, y->t, scale);
+        if (sec == CMP_STEPS) {
+            char ta[REPORT_FMT_LEN], tb[REPORT_FMT_LEN];
+            report_fmt_md(ra[i].tokens_per_s, 1, 2, ta);
+            report_fmt_md(y->tokens_per_s, 1, 2, tb);
+            fprintf(f, " %s | %s |", ta, tb);
+        }
+        fputc('\n', f);
+    }
+    fputc('\n', f);
+    md_only(f, "A", ra, na, rb, nb);
+    md_only(f, "B", rb, nb, ra, na);
 }
 
 static void write_md(FILE *f, const struct run_report *a, const struct run_report *b, const char *label_a,
@@ -416,78 +468,21 @@ static void write_md(FILE *f, const struct run_report *a, const struct run_repor
     fputs("B/A below 1 means B is faster. \"Outside spread\" is yes only when the two runs' [min, max] "
           "intervals do not overlap; otherwise the difference is within the noise of the runs.\n\n",
           f);
-
-    char only[1024];
-    fprintf(f,
-            "## Blocks (context A %ld, B %ld)\n\n| block | A µs | B µs | B/A | outside spread |\n"
-            "|---|--:|--:|--:|---|\n",
-            a->blocks_context, b->blocks_context);
-    only[0] = '\0';
-    for (int i = 0; i < a->n_blocks; i++) {
-        const struct report_block *x = &a->blocks[i], *y = find_block(b, x->name);
-        if (!y) {
-            append(only, sizeof only, "%sblock %s", only[0] ? ", " : "", x->name);
-            continue;
-        }
-        fprintf(f, "| %s |", x->name);
-        md_pair(f, &x->measured, &y->measured, 1e6);
-        fputc('\n', f);
-    }
-    fputc('\n', f);
-    md_unpaired(f, "A", only);
-    only[0] = '\0';
-    for (int i = 0; i < b->n_blocks; i++)
-        if (!find_block(a, b->blocks[i].name))
-            append(only, sizeof only, "%sblock %s", only[0] ? ", " : "", b->blocks[i].name);
-    md_unpaired(f, "B", only);
-
-    fputs("## Decode steps\n\n| context | A ms | B ms | B/A | outside spread | A tokens/s | B tokens/s |\n"
-          "|--:|--:|--:|--:|---|--:|--:|\n",
-          f);
-    only[0] = '\0';
-    for (int i = 0; i < a->n_steps; i++) {
-        const struct report_step *x = &a->steps[i], *y = find_step(b, x->context);
-        if (!y) {
-            append(only, sizeof only, "%scontext %ld", only[0] ? ", " : "", x->context);
-            continue;
-        }
-        char ta[REPORT_FMT_LEN], tb[REPORT_FMT_LEN];
-        report_fmt_md(x->tokens_per_s, 1, 2, ta);
-        report_fmt_md(y->tokens_per_s, 1, 2, tb);
-        fprintf(f, "| %ld |", x->context);
-        md_pair(f, &x->measured, &y->measured, 1e3);
-        fprintf(f, " %s | %s |\n", ta, tb);
-    }
-    fputc('\n', f);
-    md_unpaired(f, "A", only);
-    only[0] = '\0';
-    for (int i = 0; i < b->n_steps; i++)
-        if (!find_step(a, b->steps[i].context))
-            append(only, sizeof only, "%scontext %ld", only[0] ? ", " : "", b->steps[i].context);
-    md_unpaired(f, "B", only);
-
-    fputs("## Sampler\n\n| variant | row kind | vocab | A µs | B µs | B/A | outside spread |\n"
-          "|---|---|--:|--:|--:|--:|---|\n",
-          f);
-    only[0] = '\0';
-    for (int i = 0; i < a->n_sampler; i++) {
-        const struct report_sampler *x = &a->sampler[i], *y = find_sampler(b, x);
-        if (!y) {
-            append(only, sizeof only, "%s%s/%s/%ld", only[0] ? ", " : "", x->variant, x->row_kind, x->vocab);
-            continue;
-        }
-        fprintf(f, "| %s | %s | %ld |", x->variant, x->row_kind, x->vocab);
-        md_pair(f, &x->measured, &y->measured, 1e6);
-        fputc('\n', f);
-    }
-    fputc('\n', f);
-    md_unpaired(f, "A", only);
-    only[0] = '\0';
-    for (int i = 0; i < b->n_sampler; i++)
-        if (!find_sampler(a, &b->sampler[i]))
-            append(only, sizeof only, "%s%s/%s/%ld", only[0] ? ", " : "", b->sampler[i].variant,
-                   b->sampler[i].row_kind, b->sampler[i].vocab);
-    md_unpaired(f, "B", only);
+    char heading[256];
+    snprintf(heading, sizeof heading,
+             "## Blocks (context A %ld, B %ld)\n\n| block | A µs | B µs | B/A | outside spread |\n"
+             "|---|--:|--:|--:|---|\n",
+             a->blocks_context, b->blocks_context);
+    md_section(f, a, b, CMP_BLOCKS, heading, 1e6);
+    md_section(
+        f, a, b, CMP_STEPS,
+        "## Decode steps\n\n| context | A ms | B ms | B/A | outside spread | A tokens/s | B tokens/s |\n"
+        "|--:|--:|--:|--:|---|--:|--:|\n",
+        1e3);
+    md_section(f, a, b, CMP_SAMPLER,
+               "## Sampler\n\n| variant | row kind | vocab | A µs | B µs | B/A | outside spread |\n"
+               "|---|---|--:|--:|--:|--:|---|\n",
+               1e6);
     fputs("## Plot\n\n![compare](compare.png)  \n[compare.svg](compare.svg)\n", f);
 }
 

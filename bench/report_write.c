@@ -883,19 +883,25 @@ static void md_counters(FILE *f, const struct run_report *r) {
     fputs(".\n\n", f);
 }
 
+/* One accounting-error line; `what` names the row. */
+static void md_accounting(FILE *f, const char *what, double efficiency) {
+    char ef[REPORT_FMT_LEN];
+    report_fmt_md(efficiency, 100, 0, ef);
+    fprintf(f,
+            "- **Accounting error:** %s measured faster than its roof allows (efficiency %s %%). The byte or "
+            "FLOP count, or the ceiling, is wrong for it; this is not a speed-up.\n",
+            what, ef);
+}
+
 /* Rows above their roof and noisy rows, in words. */
 static void md_findings(FILE *f, const struct run_report *r) {
     int n_above = 0, n_noisy = 0;
+    char what[128];
     for (int i = 0; i < r->n_blocks; i++) {
         const struct report_block *b = &r->blocks[i];
         if (report_is_above_roof(b->above_roof, b->efficiency)) {
-            char ef[REPORT_FMT_LEN];
-            report_fmt_md(b->efficiency, 100, 0, ef);
-            fprintf(
-                f,
-                "- **Accounting error:** block `%s` measured faster than its roof allows (efficiency %s %%). "
-                "The byte or FLOP count, or the ceiling, is wrong for it; this is not a speed-up.\n",
-                b->name, ef);
+            snprintf(what, sizeof what, "block `%s`", b->name);
+            md_accounting(f, what, b->efficiency);
             n_above++;
         }
         n_noisy += b->measured.noisy;
@@ -903,13 +909,8 @@ static void md_findings(FILE *f, const struct run_report *r) {
     for (int i = 0; i < r->n_steps; i++) {
         const struct report_step *s = &r->steps[i];
         if (report_is_above_roof(s->above_roof, s->efficiency)) {
-            char ef[REPORT_FMT_LEN];
-            report_fmt_md(s->efficiency, 100, 0, ef);
-            fprintf(
-                f,
-                "- **Accounting error:** the decode step at context %ld measured faster than its roof allows "
-                "(efficiency %s %%); this is not a speed-up.\n",
-                s->context, ef);
+            snprintf(what, sizeof what, "the decode step at context %ld", s->context);
+            md_accounting(f, what, s->efficiency);
             n_above++;
         }
         n_noisy += s->measured.noisy;
