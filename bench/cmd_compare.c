@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bench/compare.h"
+#include "bench/report_json.h"
 #include "bench/report_write.h"
 
 static void usage(FILE *f) {
@@ -65,7 +66,7 @@ int cmd_compare(int argc, char **argv) {
     }
     int rc = CLI_EXIT_OK;
     struct fr_err err = {{0}}, mismatch = {{0}};
-    if (compare_read_run(runs[0], ra, &err) != 0 || compare_read_run(runs[1], rb, &err) != 0) {
+    if (report_json_read(runs[0], ra, &err) != 0 || report_json_read(runs[1], rb, &err) != 0) {
         rc = cli_usage_error("compare: %s", err.msg);
         goto done;
     }

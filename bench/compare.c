@@ -1,10 +1,8 @@
-/* Two runs side by side: reads run.json back into struct run_report (the inverse of report_write.c's
- * writer, so a written run reads back field for field), refuses runs that are not comparable, pairs rows
+/* Two runs side by side (read with bench/report_json.h): refuses runs that are not comparable, pairs rows
  * by identity and writes compare.md with A, B, B/A and whether the change is outside both runs' spread.
  * Checked in tests/test_report_compare.c (round trip, ratio, spread verdicts, refusal, malformed input). */
 #include "bench/compare.h"
 
-#include <cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -14,296 +12,6 @@
 #include <sys/stat.h>
 
 #include "bench/report_write.h"
-
-/* ---------- reading run.json ---------- */
-
-struct reader {
-    const char *name;
-    struct fr_err *err;
-    int bad; /* first error already recorded */
-};
-
-static void rd_fail(struct reader *rd, const char *what, const char *key) {
-    if (rd->bad) return;
-    rd->bad = 1;
-    fr_err_set(rd->err, "%s: malformed run.json: %s '%s'", rd->name, what, key);
-}
-
-static const cJSON *rd_item(struct reader *rd, const cJSON *o, const char *key, bool required) {
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!it && required) rd_fail(rd, "missing key", key);
-    return it;
-}
-
-static double rd_num(struct reader *rd, const cJSON *o, const char *key) {
-    const cJSON *it = rd_item(rd, o, key, true);
-    if (!it || cJSON_IsNull(it)) return NAN;
-    if (!cJSON_IsNumber(it)) {
-        rd_fail(rd, "not a number:", key);
-        return NAN;
-    }
-    return it->valuedouble;
-}
-
-static long rd_long(struct reader *rd, const cJSON *o, const char *key) {
-    double v = rd_num(rd, o, key);
-    if (!isfinite(v) || v != floor(v) || fabs(v) > 9e15) {
-        rd_fail(rd, "not an integer:", key);
-        return 0;
-    }
-    return (long)v;
-}
-
-static bool rd_bool(struct reader *rd, const cJSON *o, const char *key) {
-    const cJSON *it = rd_item(rd, o, key, true);
-    if (it && !cJSON_IsBool(it)) rd_fail(rd, "not a boolean:", key);
-    return it && cJSON_IsTrue(it);
-}
-
-static void rd_str(struct reader *rd, const cJSON *o, const char *key, char *out, size_t len) {
-    const cJSON *it = rd_item(rd, o, key, true);
-    out[0] = '\0';
-    if (!it) return;
-    if (!cJSON_IsString(it)) {
-        rd_fail(rd, "not a string:", key);
-        return;
-    }
-    snprintf(out, len, "%s", it->valuestring);
-}
-
-static const cJSON *rd_obj(struct reader *rd, const cJSON *o, const char *key) {
-    const cJSON *it = rd_item(rd, o, key, true);
-    if (it && !cJSON_IsObject(it)) rd_fail(rd, "not an object:", key);
-    return it && cJSON_IsObject(it) ? it : NULL;
-}
-
-static const cJSON *rd_arr(struct reader *rd, const cJSON *o, const char *key, int max, int *n) {
-    const cJSON *it = rd_item(rd, o, key, true);
-    *n = 0;
-    if (it && !cJSON_IsArray(it)) rd_fail(rd, "not an array:", key);
-    if (!it || !cJSON_IsArray(it)) return NULL;
-    int k = cJSON_GetArraySize(it);
-    if (k > max) {
-        rd_fail(rd, "too many rows in", key);
-        return NULL;
-    }
-    const cJSON *e;
-    cJSON_ArrayForEach(e, it) if (!cJSON_IsObject(e)) rd_fail(rd, "a row is not an object in", key);
-    *n = k;
-    return it;
-}
-
-static void rd_stats(struct reader *rd, const cJSON *o, struct timing_stats *t) {
-    t->median_s = rd_num(rd, o, "measured_s");
-    t->min_s = rd_num(rd, o, "min_s");
-    t->max_s = rd_num(rd, o, "max_s");
-    t->mean_s = NAN;
-    t->reps = (int)rd_long(rd, o, "reps");
-    t->cv = rd_num(rd, o, "cv");
-    t->noisy = rd_bool(rd, o, "noisy");
-}
-
-static void rd_provenance(struct reader *rd, const cJSON *o, struct report_provenance *p) {
-    if (!o) return;
-    rd_str(rd, o, "version", p->version, sizeof p->version);
-    rd_str(rd, o, "git_commit", p->git_commit, sizeof p->git_commit);
-    rd_str(rd, o, "command_line", p->command_line, sizeof p->command_line);
-    rd_str(rd, o, "host", p->host, sizeof p->host);
-    rd_str(rd, o, "utc", p->utc_stamp, sizeof p->utc_stamp);
-    rd_str(rd, o, "cpu", p->cpu_model, sizeof p->cpu_model);
-    rd_str(rd, o, "topology", p->topology, sizeof p->topology);
-    p->threads = (int)rd_long(rd, o, "threads");
-    rd_str(rd, o, "dtype", p->dtype, sizeof p->dtype);
-    rd_str(rd, o, "kv_dtype", p->kv_dtype, sizeof p->kv_dtype);
-    rd_str(rd, o, "gemv_backend", p->gemv_backend, sizeof p->gemv_backend);
-    p->quick = rd_bool(rd, o, "quick");
-    p->timer_resolution_s = rd_num(rd, o, "timer_resolution_s");
-}
-
-static void rd_counters(struct reader *rd, const cJSON *o, struct report_counters *c) {
-    if (!o) return;
-    c->available = rd_bool(rd, o, "available");
-    rd_str(rd, o, "reason", c->reason, sizeof c->reason);
-    const cJSON *ev = rd_arr(rd, o, "events", REPORT_MAX_EVENTS, &c->n_events);
-    int i = 0;
-    const cJSON *e;
-    if (ev) cJSON_ArrayForEach(e, ev) {
-            rd_str(rd, e, "name", c->events[i].name, sizeof c->events[i].name);
-            c->events[i].available = rd_bool(rd, e, "available");
-            rd_str(rd, e, "reason", c->events[i].reason, sizeof c->events[i].reason);
-            i++;
-        }
-}
-
-static void rd_ceilings(struct reader *rd, const cJSON *root, struct run_report *r) {
-    const cJSON *arr = rd_arr(rd, root, "ceilings", REPORT_MAX_CEILINGS, &r->n_ceilings);
-    int i = 0;
-    const cJSON *e;
-    if (arr) cJSON_ArrayForEach(e, arr) {
-            struct report_ceiling *c = &r->ceilings[i++];
-            char kind[32];
-            rd_str(rd, e, "name", c->name, sizeof c->name);
-            rd_str(rd, e, "kind", kind, sizeof kind);
-            c->kind = strcmp(kind, "compute") == 0 ? REPORT_CEILING_COMPUTE : REPORT_CEILING_BANDWIDTH;
-            c->value = rd_num(rd, e, "value");
-            c->median = rd_num(rd, e, "median");
-            c->min = rd_num(rd, e, "min");
-            c->max = rd_num(rd, e, "max");
-            c->reps = (int)rd_long(rd, e, "reps");
-            c->one_core = rd_bool(rd, e, "one_core");
-            c->roof = rd_bool(rd, e, "roof");
-        }
-}
-
-static void rd_model(struct reader *rd, const cJSON *o, struct report_model *m) {
-    if (!o) return;
-    rd_str(rd, o, "name", m->name, sizeof m->name);
-    m->params = rd_num(rd, o, "params");
-    m->hidden = (int)rd_long(rd, o, "hidden");
-    m->intermediate = (int)rd_long(rd, o, "intermediate");
-    m->n_layers = (int)rd_long(rd, o, "layers");
-    m->n_heads = (int)rd_long(rd, o, "heads");
-    m->n_kv_heads = (int)rd_long(rd, o, "kv_heads");
-    m->head_dim = (int)rd_long(rd, o, "head_dim");
-    m->vocab = (int)rd_long(rd, o, "vocab");
-    m->tied_embeddings = rd_bool(rd, o, "tied_embeddings");
-    m->weight_bytes = rd_num(rd, o, "weight_bytes");
-}
-
-static void rd_blocks(struct reader *rd, const cJSON *root, struct run_report *r) {
-    const cJSON *arr = rd_arr(rd, root, "blocks", BLOCK_COUNT, &r->n_blocks);
-    int i = 0;
-    const cJSON *e;
-    if (arr) cJSON_ArrayForEach(e, arr) {
-            struct report_block *b = &r->blocks[i++];
-            rd_str(rd, e, "name", b->name, sizeof b->name);
-            const struct block_desc *d = block_by_name(b->name);
-            b->id = d ? d->id : BLOCK_COUNT; /* an unknown block still pairs by name */
-            b->calls = rd_long(rd, e, "calls");
-            b->flops = rd_num(rd, e, "flops");
-            b->bytes = rd_num(rd, e, "bytes");
-            b->predicted_s = rd_num(rd, e, "predicted_s");
-            rd_stats(rd, e, &b->measured);
-            b->efficiency = rd_num(rd, e, "efficiency");
-            rd_str(rd, e, "bound", b->bound, sizeof b->bound);
-            b->above_roof = rd_bool(rd, e, "above_roof");
-            const cJSON *c = rd_obj(rd, e, "counters");
-            for (int k = 0; c && k < r->counters.n_events; k++) {
-                const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, r->counters.events[k].name);
-                b->counters[k] = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-            }
-        }
-}
-
-static void rd_steps(struct reader *rd, const cJSON *root, struct run_report *r) {
-    const cJSON *arr = rd_arr(rd, root, "steps", REPORT_MAX_STEPS, &r->n_steps);
-    int i = 0;
-    const cJSON *e;
-    if (arr) cJSON_ArrayForEach(e, arr) {
-            struct report_step *s = &r->steps[i++];
-            s->context = rd_long(rd, e, "context");
-            s->bytes = rd_num(rd, e, "bytes");
-            s->flops = rd_num(rd, e, "flops");
-            s->predicted_s = rd_num(rd, e, "predicted_s");
-            rd_stats(rd, e, &s->measured);
-            s->tokens_per_s = rd_num(rd, e, "tokens_per_s");
-            s->efficiency = rd_num(rd, e, "efficiency");
-            s->above_roof = rd_bool(rd, e, "above_roof");
-            const cJSON *bs = rd_obj(rd, e, "blocks_s");
-            for (int b = 0; bs && b < BLOCK_COUNT; b++) {
-                const cJSON *v = cJSON_GetObjectItemCaseSensitive(bs, block_name((enum block_id)b));
-                s->block_s[b] = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-            }
-        }
-}
-
-static void rd_sampler(struct reader *rd, const cJSON *root, struct run_report *r) {
-    const cJSON *arr = rd_arr(rd, root, "sampler", REPORT_MAX_SAMPLER, &r->n_sampler);
-    int i = 0;
-    const cJSON *e;
-    if (arr) cJSON_ArrayForEach(e, arr) {
-            struct report_sampler *s = &r->sampler[i++];
-            rd_str(rd, e, "variant", s->variant, sizeof s->variant);
-            rd_str(rd, e, "row_kind", s->row_kind, sizeof s->row_kind);
-            s->vocab = rd_long(rd, e, "vocab");
-            double nuc = rd_num(rd, e, "nucleus");
-            s->nucleus = isfinite(nuc) ? (long)nuc : -1;
-            rd_stats(rd, e, &s->measured);
-        }
-}
-
-int compare_parse_run(const char *json, size_t len, const char *name, struct run_report *r,
-                      struct fr_err *err) {
-    report_init(r);
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
-    if (!root) {
-        long off = end ? (long)(end - json) : -1;
-        return fr_err_set(err, "%s: not valid JSON (near byte %ld)", name, off);
-    }
-    struct reader rd = {name, err, 0};
-    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
-    if (!cJSON_IsObject(root) || !cJSON_IsString(schema) || strcmp(schema->valuestring, REPORT_SCHEMA) != 0) {
-        cJSON_Delete(root);
-        return fr_err_set(err, "%s: not a forge-roofline run (\"schema\" is not \"%s\")", name,
-                          REPORT_SCHEMA);
-    }
-    rd_provenance(&rd, rd_obj(&rd, root, "provenance"), &r->prov);
-    rd_counters(&rd, rd_obj(&rd, root, "counters"), &r->counters);
-    rd_ceilings(&rd, root, r);
-    rd_model(&rd, rd_obj(&rd, root, "model"), &r->model);
-    r->blocks_context = rd_long(&rd, root, "blocks_context");
-    rd_blocks(&rd, root, r);
-    rd_steps(&rd, root, r);
-    rd_sampler(&rd, root, r);
-    cJSON_Delete(root);
-    return rd.bad ? -1 : 0;
-}
-
-int compare_read_run(const char *path, struct run_report *r, struct fr_err *err) {
-    char file[2048];
-    struct stat st;
-    if (stat(path, &st) != 0) return fr_err_set(err, "%s: %s", path, strerror(errno));
-    if (S_ISDIR(st.st_mode)) {
-        if ((size_t)snprintf(file, sizeof file, "%s/run.json", path) >= sizeof file)
-            return fr_err_set(err, "%s: path too long", path);
-    } else {
-        snprintf(file, sizeof file, "%s", path);
-    }
-    FILE *f = fopen(file, "rb");
-    if (!f) return fr_err_set(err, "%s: %s", file, strerror(errno));
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len + 4096 > cap) {
-            if (cap > (64u << 20)) {
-                free(buf);
-                fclose(f);
-                return fr_err_set(err, "%s: larger than 64 MiB, not a run.json", file);
-            }
-            cap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, cap);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return fr_err_set(err, "%s: out of memory", file);
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return fr_err_set(err, "%s: read error", file);
-    }
-    int rc = compare_parse_run(buf, len, file, r, err);
-    free(buf);
-    return rc;
-}
 
 /* ---------- checks and pairing ---------- */
 
@@ -351,16 +59,12 @@ static enum compare_verdict stats_verdict(const struct timing_stats *a, const st
     return compare_spread(a->min_s, a->max_s, b->min_s, b->max_s);
 }
 
-static double ratio_ba(double a, double b) {
-    return (isfinite(a) && isfinite(b) && a > 0) ? b / a : NAN;
-}
-
 /* One markdown row: A, B (in `scale` units), B/A, spread verdict. */
 static void md_pair(FILE *f, const struct timing_stats *a, const struct timing_stats *b, double scale) {
     char va[REPORT_FMT_LEN], vb[REPORT_FMT_LEN], ra[REPORT_FMT_LEN];
     report_fmt_md(a->median_s, scale, 1, va);
     report_fmt_md(b->median_s, scale, 1, vb);
-    report_fmt_md(ratio_ba(a->median_s, b->median_s), 1, 3, ra);
+    report_fmt_md(report_ratio(b->median_s, a->median_s), 1, 3, ra);
     fprintf(f, " %s | %s | %s | %s |", va, vb, ra, verdict_md(stats_verdict(a, b)));
 }
 
@@ -488,8 +192,9 @@ static void write_md(FILE *f, const struct run_report *a, const struct run_repor
 
 /* ---------- plot inputs ---------- */
 
-static double div_or_nan(double n, double d) {
-    return (isfinite(n) && isfinite(d) && d > 0 && n > 0) ? n / d : NAN;
+/* Intensity and GFLOP/s of a row for log axes: NaN unless positive. */
+static double positive_ratio(double n, double d) {
+    return n > 0 ? report_ratio(n, d) : NAN;
 }
 
 static void gp_val(FILE *f, double v) {
@@ -524,9 +229,11 @@ static int write_plot_inputs(FILE *vars, FILE *pts, const struct run_report *a, 
     for (int i = 0; i < a->n_blocks; i++) {
         const struct report_block *x = &a->blocks[i], *y = find_block(b, x->name);
         if (!y) continue;
-        double ai_a = div_or_nan(x->flops, x->bytes), gf_a = div_or_nan(x->flops, x->measured.median_s) / 1e9;
-        double ai_b = div_or_nan(y->flops, y->bytes), gf_b = div_or_nan(y->flops, y->measured.median_s) / 1e9;
-        double rt = ratio_ba(x->measured.median_s, y->measured.median_s);
+        double ai_a = positive_ratio(x->flops, x->bytes),
+               gf_a = positive_ratio(x->flops, x->measured.median_s) / 1e9;
+        double ai_b = positive_ratio(y->flops, y->bytes),
+               gf_b = positive_ratio(y->flops, y->measured.median_s) / 1e9;
+        double rt = report_ratio(y->measured.median_s, x->measured.median_s);
         fprintf(pts, "%d \"%s\"", n++, x->name);
         gp_val(pts, ai_a);
         gp_val(pts, gf_a);
@@ -561,36 +268,23 @@ static int write_plot_inputs(FILE *vars, FILE *pts, const struct run_report *a, 
     return 0;
 }
 
-static int open_pair(const char *dir, const char *name, FILE **f, struct fr_err *err) {
-    char path[2048];
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
-        return fr_err_set(err, "path too long: %s/%s", dir, name);
-    *f = fopen(path, "w");
-    if (!*f) return fr_err_set(err, "cannot write '%s': %s", path, strerror(errno));
-    return 0;
-}
-
-static int close_one(FILE *f, const char *dir, const char *name, struct fr_err *err) {
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) return fr_err_set(err, "error writing '%s/%s'", dir, name);
-    return 0;
-}
-
 int compare_write(const struct run_report *a, const struct run_report *b, const char *label_a,
                   const char *label_b, const char *mismatch, const char *out_dir, struct fr_err *err) {
     if (mkdir(out_dir, 0777) != 0 && errno != EEXIST)
         return fr_err_set(err, "cannot create '%s': %s", out_dir, strerror(errno));
-    FILE *md, *vars, *pts;
-    if (open_pair(out_dir, "compare.md", &md, err) != 0) return -1;
+    FILE *md = report_file_open(out_dir, "compare.md", err);
+    if (!md) return -1;
     write_md(md, a, b, label_a, label_b, mismatch);
-    if (close_one(md, out_dir, "compare.md", err) != 0) return -1;
-    if (open_pair(out_dir, "compare_vars.gp", &vars, err) != 0) return -1;
-    if (open_pair(out_dir, "compare_points.dat", &pts, err) != 0) {
+    if (report_file_close(md, out_dir, "compare.md", err) != 0) return -1;
+    FILE *vars = report_file_open(out_dir, "compare_vars.gp", err);
+    if (!vars) return -1;
+    FILE *pts = report_file_open(out_dir, "compare_points.dat", err);
+    if (!pts) {
         fclose(vars);
         return -1;
     }
     write_plot_inputs(vars, pts, a, b, label_a, label_b);
-    int rc = close_one(vars, out_dir, "compare_vars.gp", err);
-    if (close_one(pts, out_dir, "compare_points.dat", err) != 0) rc = -1;
+    int rc = report_file_close(vars, out_dir, "compare_vars.gp", err);
+    if (report_file_close(pts, out_dir, "compare_points.dat", err) != 0) rc = -1;
     return rc;
 }

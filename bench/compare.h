@@ -1,6 +1,5 @@
-/* compare: two runs side by side for a pull request.
+/* compare: two runs side by side for a pull request (read them with report_json_read).
  *
- *   compare_read_run   run.json (a results folder or the file itself) -> struct run_report
  *   compare_check      refuses runs of a different model, dtype, thread count or CPU model
  *   compare_write      compare.md, compare_points.dat and compare_vars.gp (the compare plot's inputs)
  *

@@ -12,8 +12,12 @@
 #define FR_REPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
+
+#include <stdio.h>
 
 #include "bench/timing.h"
+#include "kernels/fr_err.h"
 #include "model/blocks.h"
 
 #define REPORT_SCHEMA       "forge-roofline/1"
@@ -127,8 +131,60 @@ struct run_report {
     struct report_sampler sampler[REPORT_MAX_SAMPLER];
 };
 
+/* The one field list of every table of the report, in column order, in the spirit of llama-bench: run.json,
+ * the CSV files and the run.json reader all walk these tables, so a field cannot be written under one name
+ * and read under another. A field points into its row struct by offset. */
+enum report_table {
+    REPORT_TABLE_PROVENANCE, /* struct report_provenance (JSON object only) */
+    REPORT_TABLE_MODEL,      /* struct report_model (JSON object only) */
+    REPORT_TABLE_CEILING,    /* struct report_ceiling */
+    REPORT_TABLE_BLOCK,      /* struct report_block */
+    REPORT_TABLE_STEP,       /* struct report_step */
+    REPORT_TABLE_SAMPLER,    /* struct report_sampler */
+    REPORT_TABLE_COUNT
+};
+
+enum report_field_type {
+    REPORT_F_STR,        /* char[size] */
+    REPORT_F_DOUBLE,     /* double; NaN = null */
+    REPORT_F_INT,        /* int */
+    REPORT_F_LONG,       /* long */
+    REPORT_F_LONG_OPT,   /* long; negative = null (nucleus) */
+    REPORT_F_BOOL,       /* bool */
+    REPORT_F_ABOVE_ROOF, /* bool flag at offset, efficiency double at aux: written as report_is_above_roof()
+                          */
+    REPORT_F_KIND,       /* enum report_ceiling_kind: "bandwidth" or "compute" */
+    REPORT_F_UNIT,       /* the unit of the ceiling kind at offset (derived, not read back) */
+    REPORT_F_DERIVED,    /* derive(row): CSV only, not read back */
+};
+
+#define REPORT_IN_JSON 1u
+#define REPORT_IN_CSV  2u
+
+struct report_field {
+    const char *name;     /* JSON key and CSV column */
+    const char *csv_name; /* CSV column when it differs, else NULL */
+    enum report_field_type type;
+    size_t offset, size, aux;
+    double (*derive)(const void *row);
+    unsigned where; /* REPORT_IN_JSON | REPORT_IN_CSV */
+};
+
+/* The fields of a table and their count. */
+const struct report_field *report_table_fields(enum report_table t, int *n);
+
 /* Zeroes r, then sets every measured or derived number to NaN and nucleus to -1. */
 void report_init(struct run_report *r);
+
+/* num / den, or NaN when either is not finite or den <= 0. */
+double report_ratio(double num, double den);
+
+/* The step shown beside the block rows: the one at blocks_context, else the first; NULL when none. */
+const struct report_step *report_headline_step(const struct run_report *r);
+
+/* Opens dir/name for writing, and closes it checking every write; errors are one line in err. */
+FILE *report_file_open(const char *dir, const char *name, struct fr_err *err);
+int report_file_close(FILE *f, const char *dir, const char *name, struct fr_err *err);
 
 /* A row is reported as an accounting error when flagged, or when its efficiency exceeds 1. */
 bool report_is_above_roof(bool flagged, double efficiency);

@@ -1,7 +1,7 @@
 /* Writers for struct run_report: the output contract of DESIGN.md.
  *
  *   report_write_data      run.json, blocks.csv, steps.csv, sampler.csv, ceilings.csv and the plot inputs
- *                          (plot_vars.gp, plot_*.dat) into dir
+ *                          (plot_vars.gp, plot_*.dat) into dir; run.json itself is bench/report_json.h
  *   report_plots_draw      runs scripts/plots.sh on dir (roofline, breakdown, sampler, context; PNG + SVG)
  *   report_write_markdown  report.md (PR-ready); links the plots when they were drawn, says why when not
  *   report_write_run       all three in order; the usual entry point
@@ -28,6 +28,9 @@ enum report_plots_result {
 
 int report_write_data(const struct run_report *r, const char *dir, struct fr_err *err);
 
+/* The plot inputs alone (part of report_write_data): plot_vars.gp and plot_*.dat. */
+int report_plots_write_inputs(const struct run_report *r, const char *dir, struct fr_err *err);
+
 /* Runs `plots.sh [args...] dir`; scripts/ is found via $FORGE_ROOFLINE_SCRIPTS, then next to the executable
  * (../scripts, ../../scripts, ../share/forge-roofline/scripts), then ./scripts. Returns a
  * report_plots_result; err says why on NO_GNUPLOT and FAILED. mode is NULL for a run folder or "--compare"
@@ -49,8 +52,5 @@ int report_write_summary(const struct run_report *r, FILE *out);
  * arrays <prefix>bw_val/_name (n_<prefix>bw) and <prefix>peak_val/_name (n_<prefix>peak). */
 void report_gp_str(FILE *f, const char *s);
 void report_gp_roofs(FILE *f, const struct run_report *r, const char *prefix);
-
-/* The run.json text (caller frees), or NULL on allocation failure. */
-char *report_json_string(const struct run_report *r);
 
 #endif

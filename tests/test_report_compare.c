@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include "bench/compare.h"
+#include "bench/report_json.h"
 #include "bench/report_write.h"
 #include "tests/report_fixture.h"
 #include "tests/report_testutil.h"
@@ -47,7 +48,7 @@ Test(compare, round_trip_reads_what_was_written) {
     a->blocks[BLOCK_ROPE].measured.median_s = NAN;
     char *text = report_json_string(a);
     struct fr_err err = {{0}};
-    cr_assert_eq(compare_parse_run(text, strlen(text), "mem", b, &err), 0, "%s", err.msg);
+    cr_assert_eq(report_json_parse(text, strlen(text), "mem", b, &err), 0, "%s", err.msg);
     free(text);
     cr_expect_str_eq(b->model.name, "qwen3-0.6b");
     cr_expect_eq(b->model.params, 596049920.0);
@@ -83,7 +84,7 @@ Test(compare, malformed_input_is_one_line) {
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err.msg[0] = '\0';
-        cr_expect_neq(compare_parse_run(bad[i], strlen(bad[i]), "x.json", r, &err), 0, "accepted: %s",
+        cr_expect_neq(report_json_parse(bad[i], strlen(bad[i]), "x.json", r, &err), 0, "accepted: %s",
                       bad[i]);
         cr_expect(strlen(err.msg) > 0 && strchr(err.msg, '\n') == NULL, "message: %s", err.msg);
     }
@@ -95,12 +96,12 @@ Test(compare, malformed_input_is_one_line) {
     cJSON_ReplaceItemInObject(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "blocks"), 2), "measured_s",
                               cJSON_CreateString("fast"));
     char *broken = cJSON_Print(root);
-    cr_expect_neq(compare_parse_run(broken, strlen(broken), "x.json", r, &err), 0);
+    cr_expect_neq(report_json_parse(broken, strlen(broken), "x.json", r, &err), 0);
     cr_expect(strstr(err.msg, "measured_s") != NULL, "%s", err.msg);
     cJSON_free(broken);
     cJSON_Delete(root);
     free(text);
-    cr_expect_neq(compare_read_run("/nonexistent/run", r, &err), 0);
+    cr_expect_neq(report_json_read("/nonexistent/run", r, &err), 0);
     free(a);
     free(r);
 }
