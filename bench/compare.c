@@ -120,8 +120,7 @@ static const struct cmp_row *cmp_find(const struct cmp_row *rows, int n, const c
     return NULL;
 }
 
-static void append(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void append(char *buf, size_t len, const char *fmt, ...) {
+__attribute__((format(printf, 3, 4))) static void append(char *buf, size_t len, const char *fmt, ...) {
     size_t used = strlen(buf);
     if (used + 1 >= len) return;
     va_list ap;

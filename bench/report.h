@@ -170,6 +170,11 @@ struct report_field {
     unsigned where; /* REPORT_IN_JSON | REPORT_IN_CSV */
 };
 
+/* The address of a field in its row. */
+static inline const void *report_field_at(const void *row, size_t offset) {
+    return (const char *)row + offset;
+}
+
 /* The fields of a table and their count. */
 const struct report_field *report_table_fields(enum report_table t, int *n);
 

@@ -29,7 +29,7 @@ static cJSON *json_row(enum report_table t, const void *row) {
     for (int i = 0; i < n; i++) {
         const struct report_field *f = &fs[i];
         if (!(f->where & REPORT_IN_JSON)) continue;
-        const char *p = (const char *)row + f->offset;
+        const void *p = report_field_at(row, f->offset);
         switch (f->type) {
         case REPORT_F_STR:
             cJSON_AddStringToObject(o, f->name, p);
@@ -52,7 +52,7 @@ static cJSON *json_row(enum report_table t, const void *row) {
         case REPORT_F_ABOVE_ROOF:
             cJSON_AddBoolToObject(
                 o, f->name,
-                report_is_above_roof(*(const bool *)p, *(const double *)((const char *)row + f->aux)));
+                report_is_above_roof(*(const bool *)p, *(const double *)report_field_at(row, f->aux)));
             break;
         case REPORT_F_KIND:
             cJSON_AddStringToObject(
@@ -176,7 +176,8 @@ static const cJSON *rd_obj(struct reader *rd, const cJSON *o, const char *key) {
     return it && cJSON_IsObject(it) ? it : NULL;
 }
 
-/* An array of objects with at most max rows; *n is its length (0 on error). */
+/* An array of objects with at most max rows: returns its first row (walk with ->next), *n its length;
+ * NULL and 0 when empty or on error. */
 static const cJSON *rd_arr(struct reader *rd, const cJSON *o, const char *key, int max, int *n) {
     const cJSON *it = rd_item(rd, o, key);
     *n = 0;
@@ -186,13 +187,13 @@ static const cJSON *rd_arr(struct reader *rd, const cJSON *o, const char *key, i
         rd_fail(rd, "too many rows in", key);
         return NULL;
     }
-    const cJSON *e;
-    cJSON_ArrayForEach(e, it) if (!cJSON_IsObject(e)) {
-        rd_fail(rd, "a row is not an object in", key);
-        return NULL;
-    }
+    for (const cJSON *e = it->child; e; e = e->next)
+        if (!cJSON_IsObject(e)) {
+            rd_fail(rd, "a row is not an object in", key);
+            return NULL;
+        }
     *n = cJSON_GetArraySize(it);
-    return it;
+    return it->child;
 }
 
 static void rd_row(struct reader *rd, enum report_table t, const cJSON *o, void *row) {
@@ -202,7 +203,7 @@ static void rd_row(struct reader *rd, enum report_table t, const cJSON *o, void 
     for (int i = 0; i < n; i++) {
         const struct report_field *f = &fs[i];
         if (!(f->where & REPORT_IN_JSON)) continue;
-        char *p = (char *)row + f->offset;
+        void *p = (char *)row + f->offset;
         switch (f->type) {
         case REPORT_F_STR:
             snprintf(p, f->size, "%s", rd_str(rd, o, f->name));
@@ -244,15 +245,12 @@ static void rd_counters(struct reader *rd, const cJSON *o, struct report_counter
     if (!o) return;
     c->available = rd_bool(rd, o, "available");
     snprintf(c->reason, sizeof c->reason, "%s", rd_str(rd, o, "reason"));
-    const cJSON *ev = rd_arr(rd, o, "events", REPORT_MAX_EVENTS, &c->n_events);
     int i = 0;
-    const cJSON *e;
-    if (ev) cJSON_ArrayForEach(e, ev) {
-            snprintf(c->events[i].name, sizeof c->events[i].name, "%s", rd_str(rd, e, "name"));
-            c->events[i].available = rd_bool(rd, e, "available");
-            snprintf(c->events[i].reason, sizeof c->events[i].reason, "%s", rd_str(rd, e, "reason"));
-            i++;
-        }
+    for (const cJSON *e = rd_arr(rd, o, "events", REPORT_MAX_EVENTS, &c->n_events); e; e = e->next, i++) {
+        snprintf(c->events[i].name, sizeof c->events[i].name, "%s", rd_str(rd, e, "name"));
+        c->events[i].available = rd_bool(rd, e, "available");
+        snprintf(c->events[i].reason, sizeof c->events[i].reason, "%s", rd_str(rd, e, "reason"));
+    }
 }
 
 /* An optional object of name -> number (or null) into values[i] for names[i]. */
@@ -282,34 +280,33 @@ int report_json_parse(const char *json, size_t len, const char *name, struct run
     rd_row(&rd, REPORT_TABLE_MODEL, rd_obj(&rd, root, "model"), &r->model);
     r->blocks_context = rd_long(&rd, root, "blocks_context", -1, LONG_MAX / 2);
 
-    const cJSON *e, *arr;
     int i = 0;
-    if ((arr = rd_arr(&rd, root, "ceilings", REPORT_MAX_CEILINGS, &r->n_ceilings)))
-        cJSON_ArrayForEach(e, arr) rd_row(&rd, REPORT_TABLE_CEILING, e, &r->ceilings[i++]);
+    for (const cJSON *e = rd_arr(&rd, root, "ceilings", REPORT_MAX_CEILINGS, &r->n_ceilings); e; e = e->next)
+        rd_row(&rd, REPORT_TABLE_CEILING, e, &r->ceilings[i++]);
 
     const char *events[REPORT_MAX_EVENTS];
     for (int k = 0; k < r->counters.n_events; k++) events[k] = r->counters.events[k].name;
     i = 0;
-    if ((arr = rd_arr(&rd, root, "blocks", BLOCK_COUNT, &r->n_blocks))) cJSON_ArrayForEach(e, arr) {
-            struct report_block *b = &r->blocks[i++];
-            rd_row(&rd, REPORT_TABLE_BLOCK, e, b);
-            const struct block_desc *d = block_by_name(b->name);
-            b->id = d ? d->id : BLOCK_COUNT; /* an unknown block still pairs by name */
-            rd_values(rd_obj(&rd, e, "counters"), events, r->counters.n_events, b->counters);
-        }
+    for (const cJSON *e = rd_arr(&rd, root, "blocks", BLOCK_COUNT, &r->n_blocks); e; e = e->next) {
+        struct report_block *b = &r->blocks[i++];
+        rd_row(&rd, REPORT_TABLE_BLOCK, e, b);
+        const struct block_desc *d = block_by_name(b->name);
+        b->id = d ? d->id : BLOCK_COUNT; /* an unknown block still pairs by name */
+        rd_values(rd_obj(&rd, e, "counters"), events, r->counters.n_events, b->counters);
+    }
 
     const char *blocks[BLOCK_COUNT];
     for (int k = 0; k < BLOCK_COUNT; k++) blocks[k] = block_name((enum block_id)k);
     i = 0;
-    if ((arr = rd_arr(&rd, root, "steps", REPORT_MAX_STEPS, &r->n_steps))) cJSON_ArrayForEach(e, arr) {
-            struct report_step *s = &r->steps[i++];
-            rd_row(&rd, REPORT_TABLE_STEP, e, s);
-            rd_values(rd_obj(&rd, e, "blocks_s"), blocks, BLOCK_COUNT, s->block_s);
-        }
+    for (const cJSON *e = rd_arr(&rd, root, "steps", REPORT_MAX_STEPS, &r->n_steps); e; e = e->next) {
+        struct report_step *s = &r->steps[i++];
+        rd_row(&rd, REPORT_TABLE_STEP, e, s);
+        rd_values(rd_obj(&rd, e, "blocks_s"), blocks, BLOCK_COUNT, s->block_s);
+    }
 
     i = 0;
-    if ((arr = rd_arr(&rd, root, "sampler", REPORT_MAX_SAMPLER, &r->n_sampler)))
-        cJSON_ArrayForEach(e, arr) rd_row(&rd, REPORT_TABLE_SAMPLER, e, &r->sampler[i++]);
+    for (const cJSON *e = rd_arr(&rd, root, "sampler", REPORT_MAX_SAMPLER, &r->n_sampler); e; e = e->next)
+        rd_row(&rd, REPORT_TABLE_SAMPLER, e, &r->sampler[i++]);
     cJSON_Delete(root);
     return rd.bad ? -1 : 0;
 }

@@ -368,7 +368,7 @@ int report_plots_write_inputs(const struct run_report *r, const char *dir, struc
     if (!(f = report_file_open(dir, "plot_sampler.dat", err))) return -1;
     fputs("# vocab measured_us min_us max_us; one block per series_name\n", f);
     for (int k = 0; k < n_ser; k++) {
-        const struct report_sampler *rows[REPORT_MAX_SAMPLER];
+        const struct report_sampler *rows[REPORT_MAX_SAMPLER] = {NULL};
         int n = 0;
         for (int i = 0; i < r->n_sampler; i++)
             if (strcmp(r->sampler[i].variant, ser[k].variant) == 0 &&
@@ -391,7 +391,7 @@ int report_plots_write_inputs(const struct run_report *r, const char *dir, struc
     /* Context sweep: tokens/s predicted and measured (with the spread from max_s and min_s). */
     if (!(f = report_file_open(dir, "plot_steps.dat", err))) return -1;
     fputs("# context predicted_tokens_per_s measured_tokens_per_s slowest fastest\n", f);
-    const struct report_step *steps[REPORT_MAX_STEPS];
+    const struct report_step *steps[REPORT_MAX_STEPS] = {NULL};
     for (int i = 0; i < r->n_steps; i++) steps[i] = &r->steps[i];
     qsort(steps, (size_t)r->n_steps, sizeof steps[0], cmp_step_context);
     for (int i = 0; i < r->n_steps; i++) {

@@ -64,7 +64,7 @@ static void csv_row(FILE *f, enum report_table t, const void *row) {
         if (!(fd->where & REPORT_IN_CSV)) continue;
         if (!first) fputc(',', f);
         first = false;
-        const char *p = (const char *)row + fd->offset;
+        const void *p = report_field_at(row, fd->offset);
         char num[REPORT_FMT_LEN];
         switch (fd->type) {
         case REPORT_F_STR:
@@ -86,7 +86,7 @@ static void csv_row(FILE *f, enum report_table t, const void *row) {
             fputc(*(const bool *)p ? '1' : '0', f);
             break;
         case REPORT_F_ABOVE_ROOF:
-            fputc(report_is_above_roof(*(const bool *)p, *(const double *)((const char *)row + fd->aux))
+            fputc(report_is_above_roof(*(const bool *)p, *(const double *)report_field_at(row, fd->aux))
                       ? '1'
                       : '0',
                   f);
