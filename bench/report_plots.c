@@ -79,6 +79,7 @@ struct roof_point {
     char label[96];
     double intensity, gflops;
     bool reads_weights; /* a weight-streaming matvec: these share one intensity and get a zoomed inset */
+    bool above_roof;    /* drawn with a red ring: an accounting error */
     double label_y;     /* label height in the inset */
 };
 
@@ -103,8 +104,9 @@ static int roof_points(const struct run_report *r, struct roof_point *pts, char 
         struct roof_point *p = &pts[n++];
         p->intensity = ai, p->gflops = gf;
         p->reads_weights = (unsigned)b->id < BLOCK_COUNT && block_table()[b->id].reads_weights;
+        p->above_roof = report_is_above_roof(b->above_roof, b->efficiency);
         snprintf(p->label, sizeof p->label, "%s%s", b->name,
-                 report_is_above_roof(b->above_roof, b->efficiency) ? " (ABOVE ROOF: accounting error)" : "");
+                 p->above_roof ? " (ABOVE ROOF: accounting error)" : "");
     }
     const struct report_step *s = report_headline_step(r);
     if (s) {
@@ -113,9 +115,9 @@ static int roof_points(const struct run_report *r, struct roof_point *pts, char 
             struct roof_point *p = &pts[n++];
             p->intensity = ai, p->gflops = gf;
             p->reads_weights = false;
+            p->above_roof = report_is_above_roof(s->above_roof, s->efficiency);
             snprintf(p->label, sizeof p->label, "whole decode step (T=%ld)%s", s->context,
-                     report_is_above_roof(s->above_roof, s->efficiency) ? " (ABOVE ROOF: accounting error)"
-                                                                        : "");
+                     p->above_roof ? " (ABOVE ROOF: accounting error)" : "");
         }
     }
     return n;
@@ -318,7 +320,7 @@ int report_plots_write_inputs(const struct run_report *r, const char *dir, struc
 
     /* Roofline points: one line per point, in point_name order. */
     if (!(f = report_file_open(dir, "plot_points.dat", err))) return -1;
-    fputs("# intensity_flop_per_byte measured_gflop_per_s reads_weights label_y name\n", f);
+    fputs("# intensity_flop_per_byte measured_gflop_per_s reads_weights label_y name above_roof\n", f);
     for (int i = 0; i < n_pts; i++) {
         gp_num(f, pts[i].intensity);
         fputc(' ', f);
@@ -327,7 +329,7 @@ int report_plots_write_inputs(const struct run_report *r, const char *dir, struc
         gp_num(f, pts[i].label_y);
         fputs(" \"", f);
         for (const char *c = pts[i].label; *c && *c != ' '; c++) fputc(*c, f);
-        fputs("\"\n", f);
+        fprintf(f, "\" %d\n", pts[i].above_roof);
     }
     if (report_file_close(f, dir, "plot_points.dat", err) != 0) return -1;
 

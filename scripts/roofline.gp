@@ -37,6 +37,8 @@ plot NaN notitle, \
      for [i=1:n_peak] (peak_val[i] + 0 * x) with lines lw 2 dt 2+i lc rgb '#888888' title peak_name[i], \
      for [i=1:n_points] pts every ::(i-1)::(i-1) using 1:2 with points pt ptyp(i) \
          ps (i == step_point ? 3 : 2.2) lw 2 lc rgb pcol(i) title point_name[i], \
+     pts using 1:($6 == 1 ? $2 : NaN) with points pt 6 ps 4.5 lw 2.5 lc rgb '#d62728' \
+         title 'red ring: above its roof, an accounting error', \
      for [i=1:(strlen(not_drawn) > 0)] keyentry with points pt -1 title not_drawn
 unset object 1
 
@@ -64,6 +66,7 @@ if (zoom_n > 0) {
          for [i=1:n_points] pts every ::(i-1)::(i-1) using 1:($3 == 1 ? $2 : NaN) with points pt ptyp(i) \
              ps 1.8 lw 2 lc rgb pcol(i) notitle, \
          pts using 1:($3 == 1 ? $2 : NaN):(zoom_dx):($4 - $2) with vectors nohead lc rgb '#999999' notitle, \
+         pts using 1:($3 == 1 && $6 == 1 ? $2 : NaN) with points pt 6 ps 3.5 lw 2.5 lc rgb '#d62728' notitle, \
          pts using ($1 + zoom_dx):($3 == 1 ? $4 : NaN):5 with labels left offset 0.5, 0 font ',10' \
              noenhanced notitle
     unset object 2

@@ -203,7 +203,13 @@ Test(report_write, markdown_flags_above_roof_and_noisy) {
     cr_expect(strstr(md, "## Ceilings") && strstr(md, "## Decode steps") && strstr(md, "## Sampler"));
     free(md);
 
-    /* The JSON says it too. */
+    /* The roofline marks it (a red ring and the key), and the JSON says it too. */
+    char *pts = tu_slurp(dir, "plot_points.dat"), *vars = tu_slurp(dir, "plot_vars.gp");
+    cr_expect(pts && strstr(pts, "\"attention\" 1\n"), "%s", pts);
+    cr_expect(vars && strstr(vars, "'attention (ABOVE ROOF: accounting error)'"));
+    free(pts);
+    free(vars);
+
     cJSON *root = parse_file(dir, "run.json");
     const cJSON *att = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "blocks"), BLOCK_ATTENTION);
     cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(att, "above_roof")));
