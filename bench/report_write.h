@@ -8,7 +8,14 @@
  *   report_write_summary   the markdown summary for stdout
  *
  * Every function returns 0 on success; errors come back as one line in err. Nothing here prints, except
- * report_write_summary to the FILE it is given. */
+ * report_write_summary to the FILE it is given.
+ *
+ * The orchestrator's sequence (bench/results_dir.h for the folder):
+ *   results_dir_begin(&rd, out, host, stamp, &err)        before measuring: an unwritable --out fails here
+ *   ... measure, fill a struct run_report ...
+ *   report_write_run(r, rd.tmp_path, &plots, &perr, &err) warn with perr.msg when plots == NO_GNUPLOT
+ *   results_dir_commit(&rd, &err)                         or results_dir_abort(&rd) on any failure
+ *   report_write_summary(r, stdout) */
 #ifndef FR_REPORT_WRITE_H
 #define FR_REPORT_WRITE_H
 
@@ -42,7 +49,8 @@ int report_write_markdown(const struct run_report *r, const char *dir, enum repo
                           const char *plots_note, struct fr_err *err);
 
 /* Data, plots, markdown. Returns 0 when everything was written (plots skipped for lack of gnuplot counts as
- * written: *plots says so, and plots_err holds the one-line reason); -1 on any failure. */
+ * written: *plots says so, and plots_err holds the one-line reason); -1 on any failure. When gnuplot itself
+ * fails, the data files and report.md (which says why) are still written before -1 comes back. */
 int report_write_run(const struct run_report *r, const char *dir, enum report_plots_result *plots,
                      struct fr_err *plots_err, struct fr_err *err);
 

@@ -7,6 +7,7 @@ eval out('compare')
 peak_top = 1e300
 if (n_a_peak > 0) { peak_top = 0; do for [i=1:n_a_peak] { if (a_peak_val[i] > peak_top) { peak_top = a_peak_val[i] } } }
 roof(x, bw) = (bw * x < peak_top) ? bw * x : peak_top
+array roofcol[4] = ['#222222', '#3b6ea5', '#8a5a9e', '#5a8a5a']
 vcol(v) = v == 2 ? 0x2ca02c : v == 3 ? 0xd62728 : 0x7f7f7f
 pts = dir.'/compare_points.dat'
 if (n_rows == 0) { eval no_data('the two runs share no block') }
@@ -27,7 +28,7 @@ set title 'both runs on run A''s roofs'
 set key at screen 0.47, screen 0.11 right horizontal maxcols 3 width -2 font ',11' noenhanced
 set samples 400
 plot NaN notitle, \
-     for [i=1:n_a_bw] roof(x, a_bw_val[i]) with lines lw 2.5 dt i lc rgb '#333333' title 'A '.a_bw_name[i], \
+     for [i=1:n_a_bw] roof(x, a_bw_val[i]) with lines lw 2.5 dt i lc rgb roofcol[(i-1)%4+1] title 'A '.a_bw_name[i], \
      for [i=1:n_a_peak] (a_peak_val[i] + 0 * x) with lines lw 2 dt 2+i lc rgb '#888888' title 'A '.a_peak_name[i], \
      pts using 3:4:($5 - $3):($6 - $4) with vectors head filled size screen 0.008,20 lc rgb '#aaaaaa' notitle, \
      pts using 3:4 with points pt 6 ps 2 lw 2 lc rgb '#7f7f7f' title 'run A', \

@@ -10,6 +10,8 @@ roof(x, bw) = (bw * x < peak_top) ? bw * x : peak_top
 array col[10] = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', \
                  '#bcbd22', '#17becf']
 array sym[8] = [6, 4, 8, 12, 10, 14, 1, 2]
+# Roofs differ in colour as well as dash: the libgd png terminal draws every dash type solid.
+array roofcol[4] = ['#222222', '#3b6ea5', '#8a5a9e', '#5a8a5a']
 pcol(i) = (i == step_point) ? '#000000' : col[(i-1)%10+1]
 ptyp(i) = (i == step_point) ? 3 : sym[(i-1)%8+1]
 pts = dir.'/plot_points.dat'
@@ -33,7 +35,7 @@ if (zoom_n > 0) {
     set object 1 rect from zoom_x_lo, zoom_y_lo to zoom_x_hi, zoom_y_hi fs empty border lc rgb '#999999' dt 2
 }
 plot NaN notitle, \
-     for [i=1:n_bw] roof(x, bw_val[i]) with lines lw 2.5 dt i lc rgb '#333333' title bw_name[i], \
+     for [i=1:n_bw] roof(x, bw_val[i]) with lines lw 2.5 dt i lc rgb roofcol[(i-1)%4+1] title bw_name[i], \
      for [i=1:n_peak] (peak_val[i] + 0 * x) with lines lw 2 dt 2+i lc rgb '#888888' title peak_name[i], \
      for [i=1:n_points] pts every ::(i-1)::(i-1) using 1:2 with points pt ptyp(i) \
          ps (i == step_point ? 3 : 2.2) lw 2 lc rgb pcol(i) title point_name[i], \
@@ -62,7 +64,7 @@ if (zoom_n > 0) {
     unset mytics
     set grid noxtics nomxtics nomytics ytics
     set object 2 rect from graph 0, graph 0 to graph 1, graph 1 behind fc rgb 'white' fs solid noborder
-    plot for [i=1:n_bw] bw_val[i] * x with lines lw 2.5 dt i lc rgb '#333333' notitle, \
+    plot for [i=1:n_bw] bw_val[i] * x with lines lw 2.5 dt i lc rgb roofcol[(i-1)%4+1] notitle, \
          for [i=1:n_points] pts every ::(i-1)::(i-1) using 1:($3 == 1 ? $2 : NaN) with points pt ptyp(i) \
              ps 1.8 lw 2 lc rgb pcol(i) notitle, \
          pts using 1:($3 == 1 ? $2 : NaN):(zoom_dx):($4 - $2) with vectors nohead lc rgb '#999999' notitle, \
