@@ -3,12 +3,12 @@
 #include <cJSON.h>
 #include <criterion/criterion.h>
 #include <math.h>
-#include <sys/wait.h>
 
 #include "bench/compare.h"
 #include "bench/report_json.h"
 #include "bench/report_write.h"
 #include "tests/report_fixture.h"
+#include "tests/cli_run.h"
 #include "tests/report_testutil.h"
 
 /* Writes a fixture run (times scaled by `slow`) as <parent>/<name>/ with run.json only. */
@@ -31,15 +31,12 @@ static void write_run(const char *parent, const char *name, double slow, void (*
     free(r);
 }
 
-/* Runs the sanitized CLI; returns its exit status, stdout and stderr go to files in dir. */
-static int run_cli(const char *dir, const char *args) {
-    const char *bin = getenv("FORGE_ROOFLINE_BIN");
-    cr_assert_not_null(bin, "FORGE_ROOFLINE_BIN is not set (run through make test)");
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s compare %s >%s/cli.out 2>%s/cli.err", bin, args, dir, dir);
-    int st = system(cmd);
-    cr_assert(WIFEXITED(st), "CLI did not exit normally: %s", cmd);
-    return WEXITSTATUS(st);
+/* Runs the sanitized CLI's compare; the result (status, stdout, stderr) lands in *res. */
+static int run_cli(struct cli_result *res, const char *args) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "compare %s", args);
+    cli_run(res, 0, cmd);
+    return res->status;
 }
 
 Test(compare, round_trip_reads_what_was_written) {
@@ -153,7 +150,8 @@ Test(compare, cli_writes_ratios_and_spread, .timeout = 120) {
     write_run(dir, "b", 0.9, tweak_b);
     char args[1024];
     snprintf(args, sizeof args, "%s/a %s/b/run.json --out %s/cmp", dir, dir, dir);
-    cr_assert_eq(run_cli(dir, args), 0);
+    static struct cli_result res;
+    cr_assert_eq(run_cli(&res, args), 0, "%s", res.err);
     char sub[300];
     snprintf(sub, sizeof sub, "%s/cmp", dir);
     char *md = tu_slurp(sub, "compare.md");
@@ -163,9 +161,7 @@ Test(compare, cli_writes_ratios_and_spread, .timeout = 120) {
     cr_expect(strstr(md, "| attention | 10047.5 | 10148.9 | 1.010 | no |") != NULL, "%s", md);
     cr_expect(strstr(md, "Only in A: context 16384.") != NULL);
     cr_expect(strstr(md, "| topp_fast | flat | 151936 |") != NULL);
-    char *out = tu_slurp(dir, "cli.out");
-    cr_expect(out && strcmp(out, md) == 0, "compare.md is printed to stdout");
-    free(out);
+    cr_expect(strcmp(res.out, md) == 0, "compare.md is printed to stdout");
     free(md);
     if (system("command -v gnuplot >/dev/null 2>&1") == 0) {
         cr_expect(tu_exists(sub, "compare.png") && tu_exists(sub, "compare.svg"));
@@ -185,17 +181,16 @@ Test(compare, cli_refuses_other_threads_without_force, .timeout = 120) {
     write_run(dir, "b", 1.0, tweak_threads);
     char args[1024];
     snprintf(args, sizeof args, "%s/a %s/b --out %s/cmp", dir, dir, dir);
-    cr_expect_eq(run_cli(dir, args), 2);
-    char *err = tu_slurp(dir, "cli.err");
-    cr_expect(err && strstr(err, "threads 2 vs 1") && strstr(err, "--force"), "%s", err);
-    cr_expect_eq(tu_count_lines(err), 1, "one-line message: %s", err);
-    free(err);
+    static struct cli_result res;
+    cr_expect_eq(run_cli(&res, args), 2);
+    cr_expect(strstr(res.err, "threads 2 vs 1") && strstr(res.err, "--force"), "%s", res.err);
+    cr_expect_eq(tu_count_lines(res.err), 1, "one-line message: %s", res.err);
     char sub[300];
     snprintf(sub, sizeof sub, "%s/cmp", dir);
     cr_expect_not(tu_exists(sub, "compare.md"));
 
     snprintf(args, sizeof args, "%s/a %s/b --out %s/cmp --force", dir, dir, dir);
-    cr_expect_eq(run_cli(dir, args), 0);
+    cr_expect_eq(run_cli(&res, args), 0, "%s", res.err);
     char *md = tu_slurp(sub, "compare.md");
     cr_expect(md && strstr(md, "compared with --force although threads 2 vs 1"), "%s", md);
     free(md);
@@ -214,16 +209,15 @@ Test(compare, cli_bad_input_exits_2) {
     fclose(f);
     char args[1024];
     snprintf(args, sizeof args, "%s/a %s/bad", dir, dir);
-    cr_expect_eq(run_cli(dir, args), 2);
-    char *err = tu_slurp(dir, "cli.err");
-    cr_expect(err && strstr(err, "not valid JSON") && tu_count_lines(err) == 1, "%s", err);
-    free(err);
+    static struct cli_result res;
+    cr_expect_eq(run_cli(&res, args), 2);
+    cr_expect(strstr(res.err, "not valid JSON") && tu_count_lines(res.err) == 1, "%s", res.err);
     snprintf(args, sizeof args, "%s/a %s/missing", dir, dir);
-    cr_expect_eq(run_cli(dir, args), 2);
+    cr_expect_eq(run_cli(&res, args), 2);
     snprintf(args, sizeof args, "%s/a", dir);
-    cr_expect_eq(run_cli(dir, args), 2);
+    cr_expect_eq(run_cli(&res, args), 2);
     snprintf(args, sizeof args, "%s/a %s/a --bogus", dir, dir);
-    cr_expect_eq(run_cli(dir, args), 2);
-    cr_expect_eq(run_cli(dir, "--help"), 0);
+    cr_expect_eq(run_cli(&res, args), 2);
+    cr_expect_eq(run_cli(&res, "--help"), 0);
     tu_rm_flat(dir);
 }
