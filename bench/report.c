@@ -187,6 +187,8 @@ static const struct report_field ceiling_fields[] = {
     F_NUM(C, "reps", REPORT_F_INT, reps),
     F_NUM(C, "one_core", REPORT_F_BOOL, one_core),
     F_NUM(C, "roof", REPORT_F_BOOL, roof),
+    F_NUM(C, "noisy", REPORT_F_BOOL, noisy),
+    F_STR(C, "why", why),
 };
 #undef C
 

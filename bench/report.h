@@ -70,6 +70,8 @@ struct report_ceiling {
     int reps;
     bool one_core; /* measured on one core (else on all `threads`) */
     bool roof;     /* draw it as a roof in the roofline plot */
+    bool noisy;    /* the repetitions spread more than TIMING_NOISY_CV */
+    char why[128]; /* why it is not measured (value NaN); "" otherwise */
 };
 
 struct report_model {

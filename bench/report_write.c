@@ -193,8 +193,8 @@ static void md_setup(FILE *f, const struct run_report *r) {
 }
 
 static void md_ceilings(FILE *f, const struct run_report *r) {
-    fputs("## Ceilings\n\n| ceiling | cores | best | median | min | max | unit | reps |\n"
-          "|---|---|--:|--:|--:|--:|---|--:|\n",
+    fputs("## Ceilings\n\n| ceiling | cores | best | median | min | max | unit | reps | notes |\n"
+          "|---|---|--:|--:|--:|--:|---|--:|---|\n",
           f);
     for (int i = 0; i < r->n_ceilings; i++) {
         const struct report_ceiling *c = &r->ceilings[i];
@@ -203,11 +203,16 @@ static void md_ceilings(FILE *f, const struct run_report *r) {
         report_fmt_md(c->median, 1, 1, v[1]);
         report_fmt_md(c->min, 1, 1, v[2]);
         report_fmt_md(c->max, 1, 1, v[3]);
-        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %d |\n", c->name, c->one_core ? "1" : "all", v[0],
-                v[1], v[2], v[3], report_ceiling_unit(c->kind), c->reps);
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %d | %s%s%s%s |\n", c->name,
+                c->one_core ? "1" : "all", v[0], v[1], v[2], v[3], report_ceiling_unit(c->kind), c->reps,
+                c->roof ? "roof" : "", c->roof && (c->noisy || c->why[0]) ? "; " : "",
+                c->noisy ? "noisy" : "", c->why);
     }
-    if (r->n_ceilings == 0) fputs("| (none measured) | | | | | | | |\n", f);
-    fputs("\nGB = 1e9 bytes. Best of the repetitions is the roof (STREAM's rule).\n\n", f);
+    if (r->n_ceilings == 0) fputs("| (none measured) | | | | | | | | |\n", f);
+    fputs(
+        "\nGB = 1e9 bytes. Best of the repetitions is the roof (STREAM's rule); \"roof\" marks the ceilings "
+        "drawn in the roofline plot.\n\n",
+        f);
 }
 
 static void md_blocks(FILE *f, const struct run_report *r, bool full) {

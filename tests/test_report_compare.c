@@ -54,7 +54,9 @@ Test(compare, round_trip_reads_what_was_written) {
     cr_expect_eq(b->n_blocks, BLOCK_COUNT);
     cr_expect_eq(b->n_steps, 5);
     cr_expect_eq(b->n_sampler, 24);
-    cr_expect_eq(b->n_ceilings, 6);
+    cr_expect_eq(b->n_ceilings, 7);
+    cr_expect(isnan(b->ceilings[6].value));
+    cr_expect_str_eq(b->ceilings[6].why, "no L3 cache on this machine");
     cr_expect_eq(b->ceilings[4].kind, REPORT_CEILING_COMPUTE);
     cr_expect_eq(b->blocks[BLOCK_LM_HEAD].id, BLOCK_LM_HEAD);
     cr_expect_eq(b->blocks[BLOCK_LM_HEAD].measured.median_s, a->blocks[BLOCK_LM_HEAD].measured.median_s);

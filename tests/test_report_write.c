@@ -123,7 +123,10 @@ Test(report_write, run_json_schema_and_keys) {
               "greedy: no nucleus");
 
     const cJSON *ceil = cJSON_GetObjectItem(root, "ceilings");
-    cr_expect_eq(cJSON_GetArraySize(ceil), 6);
+    cr_expect_eq(cJSON_GetArraySize(ceil), 7);
+    const cJSON *l3 = cJSON_GetArrayItem(ceil, 6);
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItem(l3, "value")), "an unmeasured ceiling is null");
+    cr_expect_str_eq(cJSON_GetObjectItem(l3, "why")->valuestring, "no L3 cache on this machine");
     cr_expect_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(ceil, 0), "unit")->valuestring, "GB/s");
     cr_expect_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(ceil, 4), "unit")->valuestring, "GFLOP/s");
     cr_expect_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "model"), "name")->valuestring,
@@ -167,7 +170,7 @@ Test(report_write, csv_headers_and_rows) {
 
     char *ceil = tu_slurp(dir, "ceilings.csv");
     cr_assert_not_null(ceil);
-    cr_expect(tu_starts(ceil, "name,kind,unit,best,median,min,max,reps,one_core,roof\n"));
+    cr_expect(tu_starts(ceil, "name,kind,unit,best,median,min,max,reps,one_core,roof,noisy,why\n"));
     cr_expect(strstr(ceil, "\ndram_read,bandwidth,GB/s,19.5,") != NULL);
     free(ceil);
 
@@ -199,6 +202,10 @@ Test(report_write, markdown_flags_above_roof_and_noisy) {
     cr_expect(strstr(md, "noisy (cv 12.0 %)") != NULL);
     cr_expect(strstr(md, "| swiglu | 28 |") && strstr(md, "n/a"), "unmeasured value shown as n/a");
     cr_expect(strstr(md, "Counters: unavailable (no virtual PMU") != NULL);
+    cr_expect(
+        strstr(md, "| l3_read | all | n/a | n/a | n/a | n/a | GB/s | 0 | no L3 cache on this machine |") !=
+            NULL,
+        "unmeasured ceiling row");
     cr_expect(strstr(md, "Plots were not drawn: gnuplot is not installed") != NULL);
     cr_expect(strstr(md, "## Ceilings") && strstr(md, "## Decode steps") && strstr(md, "## Sampler"));
     free(md);
