@@ -145,11 +145,16 @@ static void tweak_threads(struct run_report *r) {
     r->prov.threads = 1;
 }
 
+/* A fresh folder holding run a (the fixture) and run b (scaled by slow_b, then tweaked). */
+static void two_runs(char *dir, size_t len, double slow_b, void (*tweak)(struct run_report *)) {
+    tu_tmpdir(dir, len);
+    write_run(dir, "a", 1.0, NULL);
+    write_run(dir, "b", slow_b, tweak);
+}
+
 Test(compare, cli_writes_ratios_and_spread, .timeout = 120) {
     char dir[256];
-    tu_tmpdir(dir, sizeof dir);
-    write_run(dir, "a", 1.0, NULL);
-    write_run(dir, "b", 0.9, tweak_b);
+    two_runs(dir, sizeof dir, 0.9, tweak_b);
     char args[1024];
     snprintf(args, sizeof args, "%s/a %s/b/run.json --out %s/cmp", dir, dir, dir);
     static struct cli_result res;
@@ -178,9 +183,7 @@ Test(compare, cli_writes_ratios_and_spread, .timeout = 120) {
 
 Test(compare, cli_refuses_other_threads_without_force, .timeout = 120) {
     char dir[256];
-    tu_tmpdir(dir, sizeof dir);
-    write_run(dir, "a", 1.0, NULL);
-    write_run(dir, "b", 1.0, tweak_threads);
+    two_runs(dir, sizeof dir, 1.0, tweak_threads);
     char args[1024];
     snprintf(args, sizeof args, "%s/a %s/b --out %s/cmp", dir, dir, dir);
     static struct cli_result res;
