@@ -188,6 +188,10 @@ KF_ALWAYS_INLINE __m256 hsum8(vf x0, vf x1, vf x2, vf x3, vf x4, vf x5, vf x6, v
                          _mm256_permute2f128_ps(h0123, h4567, 0x31));
 }
 
+/* How far ahead the attention loops prefetch, in blocks: two blocks (256 KiB of K and V per thread at
+ * head_dim 128, bf16) measured ~5 % better than one at 4096-16384 positions, four worse. */
+#define ATT_PF_AHEAD 2
+
 /* Prefetches `bytes` bytes from `at` into L2, one line at a time. */
 KF_ALWAYS_INLINE void pf_l2(uintptr_t at, size_t bytes) {
     for (size_t l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(at + l), _MM_HINT_T1);
@@ -230,17 +234,20 @@ KF_ALWAYS_INLINE float dot1_kv(const float *q0, const void *k, size_t kb, int d,
 }
 
 /* Scaled scores of positions [b0, b0 + np) into s[h * ss + i], four positions at a time across all KV
- * heads, so K is read in address order; the same rows of the next block are prefetched into L2 meanwhile
- * (the hardware prefetchers stop at every 4 KiB page). */
+ * heads, so K is read in address order; the same rows ATT_PF_AHEAD blocks on are prefetched into L2
+ * meanwhile, a few lines per tile so that the prefetches interleave with the arithmetic (the hardware
+ * prefetchers stop at every 4 KiB page). */
 KF_ALWAYS_INLINE void block_scores(float *s, size_t ss, const float *q, const void *k, int bf16, int b0,
                                    int np, int n_kv, int group, int d, float scale) {
     const size_t es = bf16 ? 2 : 4, ks = (size_t)n_kv * (size_t)d;
-    const uintptr_t pf = (uintptr_t)k + ((size_t)b0 + (size_t)np) * ks * es; /* may lie past the cache */
+    const uintptr_t pf =
+        (uintptr_t)k + ((size_t)b0 + ATT_PF_AHEAD * (size_t)np) * ks * es; /* may lie past the end */
     int i = 0;
     for (; i + 4 <= np; i += 4) {
-        pf_l2(pf + (size_t)i * ks * es, 4 * ks * es);
         for (int kh = 0; kh < n_kv; kh++) {
             size_t kb = (size_t)(b0 + i) * ks + (size_t)kh * (size_t)d;
+            for (size_t r = 0; r < 4; r++)
+                pf_l2(pf + ((size_t)i * ks + r * ks + (size_t)kh * (size_t)d) * es, (size_t)d * es);
             for (int h = kh * group; h < (kh + 1) * group; h += 2) {
                 const float *q0 = q + (size_t)h * (size_t)d;
                 float *s0 = s + (size_t)h * ss + (size_t)i;
@@ -338,7 +345,7 @@ KF_ALWAYS_INLINE void block_values(float *o, const float *w, size_t ws, const vo
     const size_t es = bf16 ? 2 : 4, vs = (size_t)n_kv * (size_t)d;
     for (int kh = 0; kh < n_kv; kh++) {
         size_t vb0 = (size_t)b0 * vs + (size_t)kh * (size_t)d;
-        uintptr_t pf = (uintptr_t)v + (vb0 + (size_t)np * vs) * es; /* may lie past the cache */
+        uintptr_t pf = (uintptr_t)v + (vb0 + ATT_PF_AHEAD * (size_t)np * vs) * es; /* may lie past the end */
         size_t pf_bytes = (size_t)d * es;
         for (int h = kh * group; h < (kh + 1) * group; h += 2) {
             int nh = h + 1 < (kh + 1) * group ? 2 : 1;
