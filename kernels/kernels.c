@@ -81,29 +81,34 @@ void kernel_vexp(float *y, const float *x, int n) {
 
 /* ---- matvec ---- */
 
-/* Rows are handed out in blocks of this many so every thread's share starts on a whole block of the SIMD
- * loops (4 rows) and on a 64-byte line of y. */
-#define MATVEC_ROW_BLOCK 16
+/* Rows are handed out in chunks of about this many weight bytes, a whole number of 16-row blocks (so every
+ * chunk starts on a whole block of the SIMD loops and on a 64-byte line of y), dynamically: a thread that
+ * loses its core for a while (a shared or noisy machine) does not hold the others up at the barrier with a
+ * fixed share of the matrix, and each chunk is still one long contiguous stream. */
+#define MATVEC_CHUNK_BYTES ((size_t)256 << 10)
+#define MATVEC_ROW_BLOCK   16
 /* Below this many weights a matvec is not worth waking a team for. */
 #define MATVEC_PARALLEL_MIN ((size_t)1 << 16)
 
 int matvec_openblas(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
                     const char **why);
 
-/* This thread's contiguous share of the rows: static split of row blocks over the team. */
-static void matvec_share(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
-                         const struct kernel_ops *ops) {
-    int nt = omp_get_num_threads(), t = omp_get_thread_num();
-    long nblk = (rows + MATVEC_ROW_BLOCK - 1) / MATVEC_ROW_BLOCK;
-    int r0 = (int)(nblk * t / nt) * MATVEC_ROW_BLOCK;
-    int r1 = (int)(nblk * (t + 1) / nt) * MATVEC_ROW_BLOCK;
-    if (r1 > rows) r1 = rows;
-    if (r1 <= r0) return;
-    size_t off = (size_t)r0 * (size_t)cols;
-    if (wtype == FR_DTYPE_BF16)
-        ops->matvec_bf16(y + r0, (const uint16_t *)w + off, x, r1 - r0, cols);
-    else
-        ops->matvec_f32(y + r0, (const float *)w + off, x, r1 - r0, cols);
+/* Work-shares the row chunks over the current team (a team of one outside any parallel region). */
+static void matvec_chunks(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
+                          const struct kernel_ops *ops) {
+    size_t row_bytes = (size_t)cols * fr_dtype_size(wtype);
+    size_t blocks = MATVEC_CHUNK_BYTES / (row_bytes * MATVEC_ROW_BLOCK);
+    int chunk = (int)(blocks > 0 ? blocks : 1) * MATVEC_ROW_BLOCK;
+    int n_chunks = (rows + chunk - 1) / chunk;
+#pragma omp for schedule(dynamic, 1)
+    for (int c = 0; c < n_chunks; c++) {
+        int r0 = c * chunk, n = rows - r0 < chunk ? rows - r0 : chunk;
+        size_t off = (size_t)r0 * (size_t)cols;
+        if (wtype == FR_DTYPE_BF16)
+            ops->matvec_bf16(y + r0, (const uint16_t *)w + off, x, n, cols);
+        else
+            ops->matvec_f32(y + r0, (const float *)w + off, x, n, cols);
+    }
 }
 
 int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
@@ -116,11 +121,10 @@ int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int row
     }
     const struct kernel_ops *ops = kernel_ops_active();
     if (omp_in_parallel()) {
-        matvec_share(y, w, wtype, x, rows, cols, ops);
-#pragma omp barrier
+        matvec_chunks(y, w, wtype, x, rows, cols, ops); /* ends with the work-share's barrier */
     } else {
 #pragma omp parallel if ((size_t)rows * (size_t)cols >= MATVEC_PARALLEL_MIN)
-        matvec_share(y, w, wtype, x, rows, cols, ops);
+        matvec_chunks(y, w, wtype, x, rows, cols, ops);
     }
     return 0;
 }
