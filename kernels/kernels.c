@@ -197,15 +197,6 @@ struct attn_args {
     const struct kernel_ops *ops;
 };
 
-/* Flash-decoding over the team: each thread takes a contiguous run of whole position blocks and streams
- * its K and V rows once, for every query head (kernel_ops.attn_partial), keeping in scratch its
- * unnormalized output o[n_heads][head_dim], running max m[n_heads] and sum l[n_heads] and one block of
- * scores. After a barrier the partial results are merged per head:
- *   M = max_t m_t,  out = sum_t exp(m_t - M) o_t / sum_t exp(m_t - M) l_t.
- * Splitting positions rather than heads keeps every thread on one sequential stretch of the cache and
- * balances any head count over any thread count. Scratch bounds the split: a thread needs
- * n_heads * (block + head_dim + 2) floats of it, so short contexts run on fewer threads (under ~200
- * positions at head_dim 128, one), where the cost is microseconds anyway. */
 /* Floats of scratch one thread's share needs (see attention_team). */
 static size_t attn_per_thread(const struct attn_args *a) {
     int pb = a->n_pos < KERNEL_ATT_BLOCK ? a->n_pos : KERNEL_ATT_BLOCK;
@@ -236,6 +227,16 @@ static void attention_single(const struct attn_args *a) {
     }
 }
 
+/* Flash-decoding over the team: each thread takes a contiguous run of whole position blocks and streams
+ * its K and V rows once, for every query head (kernel_ops.attn_partial), keeping in scratch its
+ * unnormalized output o[n_heads][head_dim], running max m[n_heads] and sum l[n_heads] and one block of
+ * scores. After a barrier the partial results are merged per head:
+ *   M = max_t m_t,  out = sum_t exp(m_t - M) o_t / sum_t exp(m_t - M) l_t.
+ * Splitting positions rather than heads keeps every thread on one sequential stretch of the cache and
+ * balances any head count over any thread count. Scratch bounds the split: a thread needs
+ * n_heads * (block + head_dim + 2) floats of it, so short contexts run on fewer threads (at head_dim 128:
+ * one below 388 positions, one more per 194), where the whole call takes microseconds anyway. The split is
+ * static: a dynamic one would waste the prefetches that run past each chunk into another thread's. */
 static void attention_team(const struct attn_args *a) {
     int nt = omp_get_num_threads(), t = omp_get_thread_num();
     int H = a->n_heads, D = a->head_dim, group = a->n_heads / a->n_kv;
