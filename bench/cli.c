@@ -8,16 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void vsay(const char *fmt, va_list ap) {
-    fputs("forge-roofline: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-}
-
+/* Both printers write "forge-roofline: <message>\n" to stderr; they differ only in the exit code. */
 int cli_usage_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsay(fmt, ap);
+    fputs("forge-roofline: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
     va_end(ap);
     return CLI_EXIT_USAGE;
 }
@@ -25,7 +22,9 @@ int cli_usage_error(const char *fmt, ...) {
 int cli_fail(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsay(fmt, ap);
+    fputs("forge-roofline: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
     va_end(ap);
     return CLI_EXIT_FAIL;
 }

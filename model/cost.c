@@ -17,7 +17,9 @@ const char *cost_sampler_variant_name(enum sampler_variant v) {
     return (unsigned)v < SAMPLER_VARIANT_COUNT ? sampler_names[v] : "?";
 }
 
-double cost_intensity(double flops, double bytes) { return bytes > 0 ? flops / bytes : 0; }
+double cost_intensity(double flops, double bytes) {
+    return bytes > 0 ? flops / bytes : 0;
+}
 
 double cost_kv_bytes_per_position(const struct qwen3_config *c, enum fr_dtype kv) {
     return 2.0 * c->n_layers * c->n_kv_heads * c->head_dim * (double)fr_dtype_size(kv);

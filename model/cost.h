@@ -18,7 +18,7 @@ struct cost_opts {
 /* One block over one decode step (all its calls). Counts are exact integers held in doubles (< 2^53). */
 struct block_cost {
     enum block_id id;
-    int calls;             /* per step: 1 or n_layers */
+    int calls; /* per step: 1 or n_layers */
     double flops;
     double weight_bytes;   /* weights read */
     double kv_read_bytes;  /* KV cache read */
@@ -36,7 +36,7 @@ enum sampler_variant {
 const char *cost_sampler_variant_name(enum sampler_variant v);
 
 struct step_cost {
-    long context;          /* tokens already cached (T); the step attends over T + 1 positions */
+    long context; /* tokens already cached (T); the step attends over T + 1 positions */
     struct block_cost blocks[BLOCK_COUNT];
     double flops, bytes, weight_bytes, kv_read_bytes, kv_write_bytes, act_bytes;
 };
