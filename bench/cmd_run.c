@@ -163,10 +163,14 @@ static void fill_ceilings(struct run_report *rep, const struct ceilings *c) {
             o->kind = strcmp(ceilings_unit((enum ceiling_kind)k), "GB/s") == 0 ? REPORT_CEILING_BANDWIDTH
                                                                                : REPORT_CEILING_COMPUTE;
             o->one_core = one;
-            o->roof = !one && (k == CEILING_DRAM_READ || k == CEILING_L2_READ || k == CEILING_PEAK_FLOPS);
+            o->roof = !one && (k == CEILING_DRAM_READ || k == CEILING_L1_READ || k == CEILING_L2_READ ||
+                               k == CEILING_L3_READ || k == CEILING_PEAK_FLOPS);
             if (f->measured) {
                 o->value = f->best, o->median = f->median, o->min = f->min, o->max = f->max;
                 o->reps = f->reps;
+                o->noisy = f->noisy;
+            } else {
+                snprintf(o->why, sizeof o->why, "%s", f->why);
             }
         }
     }
@@ -231,6 +235,17 @@ static void fill_model(struct run_report *rep, const struct qwen3_config *cfg, e
     m->weight_bytes = s.weight_bytes;
 }
 
+static void describe_counters(struct report_counters *out, const struct counters *c) {
+    out->available = c->available;
+    snprintf(out->reason, sizeof out->reason, "%s", c->reason);
+    out->n_events = c->n_events < REPORT_MAX_EVENTS ? c->n_events : REPORT_MAX_EVENTS;
+    for (int e = 0; e < out->n_events; e++) {
+        snprintf(out->events[e].name, sizeof out->events[e].name, "%s", c->events[e].name);
+        out->events[e].available = c->events[e].counted;
+        snprintf(out->events[e].reason, sizeof out->events[e].reason, "%s", c->events[e].reason);
+    }
+}
+
 /* Everything the run holds, released in reverse order by run_free. */
 struct run {
     struct run_args args;
@@ -242,14 +257,15 @@ struct run {
     int have_weights;
     struct decode_state st;
     int have_state;
-    struct counters *counters;
+    struct counters counters;
+    int have_counters;
     struct run_report *report;
     struct results_dir dir;
 };
 
 static void run_free(struct run *r) {
     if (r->dir.active) results_dir_abort(&r->dir);
-    counters_free(r->counters);
+    if (r->have_counters) counters_close(&r->counters);
     if (r->have_state) decode_state_free(&r->st);
     if (r->have_weights) qwen3_weights_free(&r->weights);
     free(r->report);
@@ -271,10 +287,14 @@ static int measure_blocks(struct run *r, const struct timing_opts *t) {
         double dram = c.weight_bytes + c.kv_read_bytes + c.kv_write_bytes;
         o->predicted_s = predict_s(&r->roofs, dram, c.act_bytes, c.flops);
         snprintf(o->bound, sizeof o->bound, "%s", bound_of(&r->roofs, dram, c.act_bytes, c.flops));
-        counters_begin(r->counters);
+        int counted = counters_start(&r->counters) == 0;
         int rc = decode_bench_block(&r->st, (enum block_id)b, T, t, &o->measured, &err);
-        counters_end(r->counters, o->measured.reps, o->counters, REPORT_MAX_EVENTS);
+        counted = counters_stop(&r->counters) == 0 && counted;
         if (rc != 0) return cli_fail("%s", err.msg);
+        /* counts cover warm-up and timed repetitions; each repetition is one step's calls of the block */
+        for (int e = 0; counted && e < r->counters.n_events && e < REPORT_MAX_EVENTS; e++)
+            if (r->counters.events[e].counted)
+                o->counters[e] = (double)r->counters.values[e] / (t->warmup + o->measured.reps);
         o->efficiency = o->predicted_s / o->measured.median_s;
         o->above_roof = report_is_above_roof(false, o->efficiency);
     }
@@ -326,6 +346,10 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown-host");
     host[sizeof host - 1] = '\0';
     if (results_dir_begin(&r->dir, a->out, host, stamp, &err) != 0) return cli_usage_error("%s", err.msg);
+    int crc = counters_open(&r->counters, counters_source_papi(), NULL, a->events, &err);
+    r->have_counters = 1;
+    if (crc != 0) return cli_usage_error("--events: %s", err.msg);
+    describe_counters(&r->report->counters, &r->counters);
 
     static const double est_full[] = {25, 5, 10, 15, 15, 20, 3}, est_quick[] = {6, 3, 2, 3, 2, 4, 2};
     struct progress pr = {isatty(2), timing_now_s(), 0, 7, a->quick ? est_quick : est_full};
@@ -341,8 +365,6 @@ static int run_main(struct run *r, int argc, char **argv) {
     r->roofs.peak_gflops = r->ceilings.all[CEILING_PEAK_FLOPS].best;
     fill_ceilings(r->report, &r->ceilings);
     fill_provenance(r->report, a, argc, argv, &r->machine, stamp);
-    if (counters_open(&r->counters, a->events, &err) != 0) return cli_usage_error("%s", err.msg);
-    counters_describe(r->counters, &r->report->counters);
 
     progress_phase(&pr, "verify");
     if (verify_run_all(stderr, a->quick) != 0)
