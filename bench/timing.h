@@ -7,9 +7,9 @@
 
 struct timing_stats {
     double median_s, min_s, max_s, mean_s;
-    double cv;   /* standard deviation / mean */
-    int reps;    /* timed repetitions (warm-up excluded) */
-    bool noisy;  /* cv above TIMING_NOISY_CV: the figure is reported but flagged */
+    double cv;  /* standard deviation / mean */
+    int reps;   /* timed repetitions (warm-up excluded) */
+    bool noisy; /* cv above TIMING_NOISY_CV: the figure is reported but flagged */
 };
 
 #define TIMING_NOISY_CV 0.05

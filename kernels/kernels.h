@@ -14,8 +14,8 @@
 
 /* ---- instruction-set dispatch ---- */
 enum kernel_isa { KERNEL_ISA_SCALAR, KERNEL_ISA_AVX2, KERNEL_ISA_AVX512, KERNEL_ISA_COUNT };
-enum kernel_isa kernel_isa_best(void);    /* best the CPU supports */
-enum kernel_isa kernel_isa_active(void);  /* the one in use (best unless forced) */
+enum kernel_isa kernel_isa_best(void);     /* best the CPU supports */
+enum kernel_isa kernel_isa_active(void);   /* the one in use (best unless forced) */
 int kernel_isa_force(enum kernel_isa isa); /* -1 if the CPU lacks it; KERNEL_ISA_COUNT = back to best */
 const char *kernel_isa_name(enum kernel_isa isa);
 
