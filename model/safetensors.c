@@ -256,9 +256,14 @@ static float read_src(const unsigned char *src, enum st_dtype t, size_t i) {
     return f;
 }
 
-/* Copies n elements from the file into dst of type dt, converting. */
-static void copy_convert(void *dst, enum fr_dtype dt, const unsigned char *src, enum st_dtype st, size_t n) {
-    if (st == ST_BF16 && dt == FR_DTYPE_BF16) {
+/* Copies n elements from the file into dst of type dt, converting. round_bf16 rounds f32 destinations to
+ * bf16 values: a bf16 model's norms, stored widened. */
+static void copy_convert(void *dst, enum fr_dtype dt, const unsigned char *src, enum st_dtype st, size_t n,
+                         int round_bf16) {
+    if (round_bf16 && st == ST_F32 && dt == FR_DTYPE_F32) {
+        float *d = dst;
+        for (size_t i = 0; i < n; i++) d[i] = bf16_to_f32(bf16_from_f32(read_src(src, st, i)));
+    } else if (st == ST_BF16 && dt == FR_DTYPE_BF16) {
         memcpy(dst, src, 2 * n);
     } else if (st == ST_F32 && dt == FR_DTYPE_F32) {
         memcpy(dst, src, 4 * n);
@@ -343,7 +348,8 @@ int safetensors_load_buffer(const void *data, size_t len, const char *name, cons
             const struct st_slot *s = &c.slots[i];
             enum fr_dtype dt;
             void *dst = s->seen ? slot_dest(s, w, &dt) : NULL;
-            if (dst) copy_convert(dst, dt, base + s->begin, s->dtype, (size_t)(s->dims[0] * (s->ndim == 2 ? s->dims[1] : 1)));
+            size_t n = (size_t)(s->dims[0] * (s->ndim == 2 ? s->dims[1] : 1));
+            if (dst) copy_convert(dst, dt, base + s->begin, s->dtype, n, w->wtype == FR_DTYPE_BF16);
         }
     }
     free(c.slots);

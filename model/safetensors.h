@@ -1,7 +1,7 @@
 /* Loading a Qwen3 checkpoint from one .safetensors file: an 8-byte little-endian header length, a JSON
  * header {name: {dtype, shape, data_offsets}}, then the data. Every tensor is checked against the config and
  * the file size before any byte is copied; BF16 and F32 tensors are converted to the weights' dtype (norms
- * to f32). */
+ * to f32, rounded to bf16 values first when the weights are bf16, as in qwen3_weights_init_synthetic). */
 #ifndef FR_SAFETENSORS_H
 #define FR_SAFETENSORS_H
 

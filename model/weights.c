@@ -200,10 +200,14 @@ static void fill_uniform(void *dst, enum fr_dtype t, size_t n, float scale, uint
 }
 
 /* f32 norm weights in [0.9, 1.1]: near one, as trained RMSNorm gains mostly are, but not all equal so a
- * test can tell a skipped or misplaced norm from a correct one. */
-static void fill_norm(float *dst, size_t n, uint64_t seed, uint64_t stream) {
+ * test can tell a skipped or misplaced norm from a correct one. A bf16 model's norms hold bf16 values
+ * (widened), as a bf16 checkpoint's do. */
+static void fill_norm(float *dst, enum fr_dtype t, size_t n, uint64_t seed, uint64_t stream) {
     uint64_t key = stream_key(seed, stream);
-    for (size_t i = 0; i < n; i++) dst[i] = 1.0f + 0.1f * key_uniform(key, i);
+    for (size_t i = 0; i < n; i++) {
+        float v = 1.0f + 0.1f * key_uniform(key, i);
+        dst[i] = t == FR_DTYPE_BF16 ? bf16_to_f32(bf16_from_f32(v)) : v;
+    }
 }
 
 void qwen3_weights_init_synthetic(struct qwen3_weights *w, uint64_t seed) {
@@ -217,16 +221,16 @@ void qwen3_weights_init_synthetic(struct qwen3_weights *w, uint64_t seed) {
     fill_uniform(w->embed, w->wtype, (size_t)c->vocab * hidden, s_hidden, seed, STREAM_EMBED);
     if (w->lm_head_own)
         fill_uniform(w->lm_head_own, w->wtype, (size_t)c->vocab * hidden, s_hidden, seed, STREAM_LM_HEAD);
-    fill_norm(w->final_norm, hidden, seed, STREAM_FINAL_NORM);
+    fill_norm(w->final_norm, w->wtype, hidden, seed, STREAM_FINAL_NORM);
     for (int l = 0; l < c->n_layers; l++) {
         struct qwen3_layer_weights *L = &w->layers[l];
         uint64_t s = STREAM_LAYER_BASE + (uint64_t)l * 16;
-        fill_norm(L->attn_norm, hidden, seed, s + KIND_ATTN_NORM);
+        fill_norm(L->attn_norm, w->wtype, hidden, seed, s + KIND_ATTN_NORM);
         fill_uniform(L->qkv, w->wtype, (q_dim + 2 * kv_dim) * hidden, s_hidden, seed, s + KIND_QKV);
-        fill_norm(L->q_norm, hd, seed, s + KIND_Q_NORM);
-        fill_norm(L->k_norm, hd, seed, s + KIND_K_NORM);
+        fill_norm(L->q_norm, w->wtype, hd, seed, s + KIND_Q_NORM);
+        fill_norm(L->k_norm, w->wtype, hd, seed, s + KIND_K_NORM);
         fill_uniform(L->o, w->wtype, hidden * q_dim, s_q, seed, s + KIND_O);
-        fill_norm(L->mlp_norm, hidden, seed, s + KIND_MLP_NORM);
+        fill_norm(L->mlp_norm, w->wtype, hidden, seed, s + KIND_MLP_NORM);
         fill_uniform(L->gate_up, w->wtype, 2 * inter * hidden, s_hidden, seed, s + KIND_GATE_UP);
         fill_uniform(L->down, w->wtype, hidden * inter, s_inter, seed, s + KIND_DOWN);
     }

@@ -1,5 +1,6 @@
 /* qwen3_weights: every tensor of a Qwen3 model in one allocation, carved by a sizes table.
- * Matrices are row-major [rows][cols] in the weight dtype (bf16 or f32); norms are widened to f32 at load.
+ * Matrices are row-major [rows][cols] in the weight dtype (bf16 or f32); norms are stored as f32, holding
+ * bf16 values in a bf16 model (a bf16 model is the checkpoint rounded to bf16, norms included).
  * q, k, v are fused into one [q_dim + 2 * kv_dim][hidden] matrix and gate, up into one
  * [2 * intermediate][hidden] matrix, so each projection of the decode step is a single matvec. */
 #ifndef FR_WEIGHTS_H
@@ -62,7 +63,8 @@ int qwen3_weights_alloc(struct qwen3_weights *w, const struct qwen3_config *cfg,
                         struct fr_err *err);
 
 /* Deterministic synthetic weights from a seed: matrices uniform in +-1/sqrt(cols), norms uniform in
- * [0.9, 1.1]. Same seed, config and dtype give bit-identical weights for any thread count. */
+ * [0.9, 1.1] (rounded to bf16 values in a bf16 model). Same seed, config and dtype give bit-identical
+ * weights for any thread count. */
 void qwen3_weights_init_synthetic(struct qwen3_weights *w, uint64_t seed);
 
 void qwen3_weights_free(struct qwen3_weights *w);
