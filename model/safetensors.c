@@ -154,11 +154,22 @@ static void format_shape(char *buf, size_t len, const uint64_t *dims, int ndim) 
     if (off < len) snprintf(buf + off, len - off, "]");
 }
 
+/* A header string made safe for a one-line message: printable ASCII kept, anything else '?', truncated. */
+static const char *printable(const char *s, char *buf, size_t len) {
+    size_t i = 0;
+    for (; s[i] && i + 1 < len; i++) buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+    if (s[i] && len > 4) memcpy(buf + len - 4, "...", 4);
+    else buf[i] = '\0';
+    return buf;
+}
+
 /* Checks one header entry against its slot and the data size, and records it. */
 static int check_entry(struct st_ctx *c, const cJSON *e, uint64_t data_bytes) {
-    const char *name = e->string;
-    struct st_slot *s = slot_find(c, name);
-    if (!s) return fr_err_set(c->err, "%s: unexpected tensor '%.200s' for model '%s'", c->file, name, c->cfg->name);
+    char name_buf[128], dtype_buf[40];
+    struct st_slot *s = slot_find(c, e->string);
+    /* a known name is printable already; an unknown one may hold any byte */
+    const char *name = printable(e->string, name_buf, sizeof name_buf);
+    if (!s) return fr_err_set(c->err, "%s: unexpected tensor '%s' for model '%s'", c->file, name, c->cfg->name);
     if (s->seen) return fr_err_set(c->err, "%s: tensor '%s' appears twice in the header", c->file, name);
     if (!cJSON_IsObject(e)) return fr_err_set(c->err, "%s: tensor '%s': entry is not a JSON object", c->file, name);
 
@@ -167,8 +178,8 @@ static int check_entry(struct st_ctx *c, const cJSON *e, uint64_t data_bytes) {
     if (strcmp(dt->valuestring, "BF16") == 0) s->dtype = ST_BF16;
     else if (strcmp(dt->valuestring, "F32") == 0) s->dtype = ST_F32;
     else
-        return fr_err_set(c->err, "%s: tensor '%s': unsupported dtype '%.32s' (BF16 or F32)", c->file, name,
-                          dt->valuestring);
+        return fr_err_set(c->err, "%s: tensor '%s': unsupported dtype '%s' (BF16 or F32)", c->file, name,
+                          printable(dt->valuestring, dtype_buf, sizeof dtype_buf));
 
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(e, "shape");
     if (!cJSON_IsArray(shape)) return fr_err_set(c->err, "%s: tensor '%s': missing shape", c->file, name);

@@ -353,6 +353,12 @@ Test(safetensors, missing_and_extra_tensors) {
         qwen3_weights_free(&x.w);
     }
 
+    /* a name with a control character (a JSON escape) still gives a one-line message */
+    fixture_make(&x, 1);
+    add(&x.f, "bad\\nname", "BF16", 2, 0, x.w.final_norm, FR_DTYPE_F32);
+    expect_fail(&x, "unexpected tensor 'bad?name'", NULL);
+    qwen3_weights_free(&x.w);
+
     fixture_make(&x, 1);
     x.f.e[x.f.n] = *find(&x, "model.layers.0.self_attn.o_proj.weight");
     x.f.n++;
@@ -450,4 +456,30 @@ Test(safetensors, file_errors) {
     cr_expect(strstr(err.msg, "truncated") != NULL, "%s", err.msg);
     unlink(path);
     qwen3_weights_free(&w);
+}
+
+/* The fuzz harness's seed corpus (scripts/make_safetensors_corpus.py) exercises what it claims: the valid
+ * seeds load into the harness's config and the near misses fail. */
+Test(safetensors, fuzz_corpus_seeds) {
+    struct qwen3_config c = fixture_tiny_config();
+    c.hidden = 8;
+    c.intermediate = 12;
+    c.n_layers = 2;
+    c.n_heads = 2;
+    c.n_kv_heads = 1;
+    c.head_dim = 6;
+    c.vocab = 5;
+    const char *seeds[] = {"valid-bf16", "valid-f32-metadata", "valid-tied-lm-head", "wrong-shape",
+                           "unknown-dtype", "overlap", "missing"};
+    for (int i = 0; i < 7; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "tests/fuzz/corpus/fuzz_safetensors/%s.safetensors", seeds[i]);
+        struct qwen3_weights w;
+        struct fr_err err = {{0}};
+        cr_assert_eq(qwen3_weights_alloc(&w, &c, FR_DTYPE_BF16, &err), 0);
+        int rc = safetensors_load(path, &w, &err);
+        if (i < 3) cr_expect_eq(rc, 0, "%s: %s", path, err.msg);
+        else cr_expect(rc != 0 && strstr(err.msg, "cannot open") == NULL, "%s: %s", path, err.msg);
+        qwen3_weights_free(&w);
+    }
 }
