@@ -1,0 +1,306 @@
+/* Sampler core: parameter and row checks, greedy argmax, the f32 softmax with its own exp, Philox4x32-10,
+ * the inverse-CDF draw and sampler_pick, which chains them. The scalar row passes here are the portable
+ * path; sampler_avx512.c repeats them operation for operation, so every machine picks the same token.
+ * Checked in tests/test_sampler.c: argmax and softmax against the plain _ref twins, exp against double
+ * exp, Philox against the Random123 known-answer vectors, every path against the others bit for bit. */
+#include "kernels/sampler.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "kernels/sampler_simd.h"
+
+/* ---- element access ---- */
+
+static inline float row_at(const void *row, enum fr_dtype dtype, int i) {
+    return dtype == FR_DTYPE_BF16 ? bf16_to_f32(((const uint16_t *)row)[i]) : ((const float *)row)[i];
+}
+
+static inline float f32_from_bits(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* ---- the exp of the softmax (x <= 0) ---- */
+
+float sampler_exp(float x) {
+    if (!(x >= SAMPLER_EXP_LO)) return 0.0f;
+    float n = (x * SAMPLER_LOG2E + SAMPLER_ROUND_MAG) - SAMPLER_ROUND_MAG;
+    float r = x - n * SAMPLER_LN2_HI;
+    r = r - n * SAMPLER_LN2_LO;
+    float z = r * r;
+    float y = SAMPLER_EXP_P0;
+    y = y * r + SAMPLER_EXP_P1;
+    y = y * r + SAMPLER_EXP_P2;
+    y = y * r + SAMPLER_EXP_P3;
+    y = y * r + SAMPLER_EXP_P4;
+    y = y * r + SAMPLER_EXP_P5;
+    y = y * z + r;
+    y = y + 1.0f;
+    /* 2^n in two normal factors so results down to the smallest subnormal round once */
+    int ni = (int)n;
+    int n1 = -((-ni) >> 1), n2 = ni - n1;
+    return (y * f32_from_bits((uint32_t)(n1 + 127) << 23)) * f32_from_bits((uint32_t)(n2 + 127) << 23);
+}
+
+/* ---- scalar row passes ---- */
+
+static bool scan_scalar(const void *row, enum fr_dtype dtype, int n, float *max) {
+    float m = -INFINITY;
+    bool bad = false;
+    for (int i = 0; i < n; i++) {
+        float v = row_at(row, dtype, i);
+        bad |= (v != v) | (v == INFINITY);
+        m = v > m ? v : m;
+    }
+    *max = m;
+    return bad;
+}
+
+static int find_scalar(const void *row, enum fr_dtype dtype, int n, float v) {
+    for (int i = 0; i < n; i++)
+        if (row_at(row, dtype, i) == v) return i;
+    return n - 1;
+}
+
+static void exp_sum_scalar(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t, float *acc) {
+    for (int i = 0; i < n; i++) {
+        float v = sampler_exp((row_at(row, dtype, i) - m) / t);
+        e[i] = v;
+        acc[i % SAMPLER_LANES] += v;
+    }
+}
+
+static void scale_scalar(float *p, int n, float s) {
+    for (int i = 0; i < n; i++) p[i] = p[i] / s;
+}
+
+static int collect_scalar(uint32_t *ids, const float *p, int n, uint32_t lo, uint32_t hi) {
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t k = sampler_key(p[i]);
+        ids[m] = (uint32_t)i;
+        m += (k >= lo) & (k < hi);
+    }
+    return m;
+}
+
+static void finish_scalar(float *p, int n, uint32_t kc, int ic, float kf) {
+    for (int i = 0; i < n; i++) {
+        uint32_t k = sampler_key(p[i]);
+        bool kept = k > kc || (k == kc && i <= ic);
+        p[i] = kept ? p[i] / kf : 0.0f;
+    }
+}
+
+const struct sampler_row_ops sampler_ops_scalar = {
+    scan_scalar, find_scalar, exp_sum_scalar, scale_scalar, collect_scalar, finish_scalar,
+};
+
+/* ---- dispatch: AVX-512 when the CPU has it, else scalar; tests pin one ---- */
+
+static int isa_forced = -1;
+
+static bool cpu_has_avx512(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+}
+
+enum kernel_isa sampler_isa_best(void) { return cpu_has_avx512() ? KERNEL_ISA_AVX512 : KERNEL_ISA_SCALAR; }
+
+enum kernel_isa sampler_isa_active(void) {
+    return isa_forced >= 0 ? (enum kernel_isa)isa_forced : sampler_isa_best();
+}
+
+int sampler_isa_force(enum kernel_isa isa) {
+    if (isa == KERNEL_ISA_COUNT) {
+        isa_forced = -1;
+        return 0;
+    }
+    if (isa == KERNEL_ISA_SCALAR || (isa == KERNEL_ISA_AVX512 && cpu_has_avx512())) {
+        isa_forced = (int)isa;
+        return 0;
+    }
+    return -1; /* no AVX2 path: the sampler's passes are either AVX-512 or scalar */
+}
+
+const struct sampler_row_ops *sampler_ops(void) {
+    return sampler_isa_active() == KERNEL_ISA_AVX512 ? &sampler_ops_avx512 : &sampler_ops_scalar;
+}
+
+/* ---- checks ---- */
+
+int sampler_check_params(const struct sampler_params *p, struct fr_err *err) {
+    if (!(p->temperature >= 0.0f))
+        return fr_err_set(err, "temperature must be >= 0 (got %g)", (double)p->temperature);
+    if (isinf(p->temperature)) return fr_err_set(err, "temperature must be finite");
+    if (!(p->top_p >= 0.0f && p->top_p <= 1.0f))
+        return fr_err_set(err, "top_p must be in [0, 1] (got %g)", (double)p->top_p);
+    return 0;
+}
+
+/* A row the scan flagged (or found all -inf): name the first offending index. */
+static int row_error(const void *row, enum fr_dtype dtype, int n, struct fr_err *err) {
+    for (int i = 0; i < n; i++) {
+        float v = row_at(row, dtype, i);
+        if (v != v) return fr_err_set(err, "NaN at index %d", i);
+        if (v == INFINITY) return fr_err_set(err, "+inf at index %d", i);
+    }
+    return fr_err_set(err, "every value is -inf");
+}
+
+static int check_shape(const void *row, int n, struct fr_err *err) {
+    if (!row || n < 1) return fr_err_set(err, "empty row (vocabulary %d)", n);
+    return 0;
+}
+
+int sampler_check_probs(const float *probs, int n, struct fr_err *err) {
+    if (check_shape(probs, n, err)) return -1;
+    bool any = false;
+    for (int i = 0; i < n; i++) {
+        float v = probs[i];
+        if (!(v >= 0.0f) || v == INFINITY)
+            return fr_err_set(err, "probability %g at index %d (must be finite and >= 0)", (double)v, i);
+        any |= v > 0.0f;
+    }
+    if (!any) return fr_err_set(err, "every probability is 0");
+    return 0;
+}
+
+/* ---- greedy ---- */
+
+int sampler_argmax(const void *row, enum fr_dtype dtype, int n, int *index, struct fr_err *err) {
+    if (check_shape(row, n, err)) return -1;
+    const struct sampler_row_ops *ops = sampler_ops();
+    float m;
+    if (ops->scan(row, dtype, n, &m) || m == -INFINITY) return row_error(row, dtype, n, err);
+    *index = ops->find(row, dtype, n, m);
+    return 0;
+}
+
+int sampler_argmax_ref(const void *row, enum fr_dtype dtype, int n, int *index, struct fr_err *err) {
+    if (check_shape(row, n, err)) return -1;
+    int best = -1;
+    float bv = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        float v = row_at(row, dtype, i);
+        if (v != v || v == INFINITY) return row_error(row, dtype, n, err);
+        if (v > bv) bv = v, best = i;
+    }
+    if (best < 0) return row_error(row, dtype, n, err);
+    *index = best;
+    return 0;
+}
+
+/* ---- softmax ---- */
+
+int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
+                    struct fr_err *err) {
+    if (check_shape(row, n, err)) return -1;
+    if (!(temperature > 0.0f) || isinf(temperature))
+        return fr_err_set(err, "softmax needs a finite temperature > 0 (got %g)", (double)temperature);
+    const struct sampler_row_ops *ops = sampler_ops();
+    float m;
+    if (ops->scan(row, dtype, n, &m) || m == -INFINITY) return row_error(row, dtype, n, err);
+    /* subtracting the max first keeps (x - m) / T <= 0 for any T > 0: no overflow, the top exp is 1 */
+    float acc[SAMPLER_LANES] = {0};
+    ops->exp_sum(probs, row, dtype, n, m, temperature, acc);
+    for (int w = SAMPLER_LANES / 2; w >= 1; w /= 2)
+        for (int j = 0; j < w; j++) acc[j] += acc[j + w];
+    ops->scale(probs, n, acc[0]); /* acc[0] >= 1: the max element contributes exp(0) */
+    return 0;
+}
+
+int sampler_softmax_ref(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
+                        struct fr_err *err) {
+    if (check_shape(row, n, err)) return -1;
+    if (!(temperature > 0.0f) || isinf(temperature))
+        return fr_err_set(err, "softmax needs a finite temperature > 0 (got %g)", (double)temperature);
+    float m = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        float v = row_at(row, dtype, i);
+        if (v != v || v == INFINITY) return row_error(row, dtype, n, err);
+        if (v > m) m = v;
+    }
+    if (m == -INFINITY) return row_error(row, dtype, n, err);
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        probs[i] = expf((row_at(row, dtype, i) - m) / temperature);
+        sum += probs[i];
+    }
+    for (int i = 0; i < n; i++) probs[i] = (float)(probs[i] / sum);
+    return 0;
+}
+
+/* ---- Philox4x32-10 and the draw ---- */
+
+void sampler_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]) {
+    uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3], k0 = key[0], k1 = key[1];
+    for (int round = 0; round < 10; round++) {
+        if (round > 0) k0 += 0x9E3779B9u, k1 += 0xBB67AE85u; /* Weyl key schedule */
+        uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+        uint32_t hi0 = (uint32_t)(p0 >> 32), lo0 = (uint32_t)p0;
+        uint32_t hi1 = (uint32_t)(p1 >> 32), lo1 = (uint32_t)p1;
+        c0 = hi1 ^ c1 ^ k0;
+        c1 = lo1;
+        c2 = hi0 ^ c3 ^ k1;
+        c3 = lo0;
+    }
+    out[0] = c0, out[1] = c1, out[2] = c2, out[3] = c3;
+}
+
+double sampler_uniform(uint64_t seed, uint64_t step) {
+    const uint32_t ctr[4] = {(uint32_t)step, (uint32_t)(step >> 32), 0, 0};
+    const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
+    uint32_t out[4];
+    sampler_philox4x32_10(ctr, key, out);
+    uint64_t bits = (((uint64_t)out[0] << 32) | out[1]) >> 11; /* 53 bits */
+    return (double)bits * 0x1p-53;
+}
+
+int sampler_draw(const float *probs, int n, double u) {
+    double total = 0;
+    int last = -1;
+    for (int i = 0; i < n; i++)
+        if (probs[i] > 0.0f) total += probs[i], last = i;
+    if (last < 0) return -1;
+    double target = u * total, c = 0;
+    for (int i = 0; i <= last; i++) {
+        if (!(probs[i] > 0.0f)) continue;
+        c += probs[i];
+        if (c > target) return i;
+    }
+    return last; /* u * total rounded up to total: the end of the CDF */
+}
+
+/* ---- the chain ---- */
+
+size_t sampler_scratch_bytes(int vocab) {
+    if (vocab < 1) vocab = 1;
+    return 64 + (size_t)vocab * sizeof(float) + 64 + sampler_top_p_scratch_bytes(vocab);
+}
+
+static void *align64(void *p) { return (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+
+int sampler_pick_row(const void *row, enum fr_dtype dtype, int vocab, const struct sampler_params *p,
+                     uint64_t step, void *scratch, int *token, struct fr_err *err) {
+    if (sampler_check_params(p, err)) return -1;
+    if (p->temperature == 0.0f) return sampler_argmax(row, dtype, vocab, token, err);
+    if (check_shape(row, vocab, err)) return -1;
+    if (!scratch) return fr_err_set(err, "no scratch buffer");
+    float *probs = align64(scratch);
+    void *work = align64(probs + vocab);
+    if (sampler_softmax(probs, row, dtype, vocab, p->temperature, err)) return -1;
+    sampler_top_p_fast(probs, vocab, p->top_p, work);
+    int t = sampler_draw(probs, vocab, sampler_uniform(p->seed, step));
+    if (t < 0) return fr_err_set(err, "no token with positive probability");
+    *token = t;
+    return 0;
+}
+
+int sampler_pick(const float *logits, int vocab, const struct sampler_params *p, uint64_t step, void *scratch,
+                 int *token, struct fr_err *err) {
+    return sampler_pick_row(logits, FR_DTYPE_F32, vocab, p, step, scratch, token, err);
+}

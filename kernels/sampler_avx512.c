@@ -1,0 +1,128 @@
+/* AVX-512 twins of the sampler's row passes (sampler_simd.h). Each does the scalar pass's operations in
+ * the same order on 16 lanes (no FMA contraction: the scalar path has no FMA to match), so results are
+ * bit-identical to sampler.c's scalar path; tests/test_sampler.c checks that on every pass. */
+#include <immintrin.h>
+#include <math.h>
+
+#include "kernels/sampler_simd.h"
+
+/* 16 values of the row as f32 from index i, lanes past n set to `fill` */
+static inline __m512 load16(const void *row, enum fr_dtype dtype, int i, int n, float fill) {
+    int left = n - i;
+    __mmask16 m = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+    if (dtype == FR_DTYPE_BF16) {
+        __m256i h = _mm256_maskz_loadu_epi16(m, (const uint16_t *)row + i);
+        __m512 v = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+        return _mm512_mask_blend_ps(m, _mm512_set1_ps(fill), v);
+    }
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), m, (const float *)row + i);
+}
+
+static inline __mmask16 tail_mask(int i, int n) {
+    int left = n - i;
+    return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+}
+
+static bool scan_avx512(const void *row, enum fr_dtype dtype, int n, float *max) {
+    __m512 m = _mm512_set1_ps(-INFINITY), inf = _mm512_set1_ps(INFINITY);
+    __mmask16 bad = 0;
+    for (int i = 0; i < n; i += 16) {
+        __m512 v = load16(row, dtype, i, n, -INFINITY);
+        bad |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(v, inf, _CMP_EQ_OQ);
+        m = _mm512_max_ps(m, v);
+    }
+    *max = _mm512_reduce_max_ps(m); /* max is exact in any order */
+    return bad != 0;
+}
+
+static int find_avx512(const void *row, enum fr_dtype dtype, int n, float v) {
+    __m512 t = _mm512_set1_ps(v);
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 eq = _mm512_mask_cmp_ps_mask(tail_mask(i, n), load16(row, dtype, i, n, 0.0f), t, _CMP_EQ_OQ);
+        if (eq) return i + __builtin_ctz(eq);
+    }
+    return n - 1;
+}
+
+static inline __m512 exp16(__m512 x) {
+    __mmask16 live = _mm512_cmp_ps_mask(x, _mm512_set1_ps(SAMPLER_EXP_LO), _CMP_GE_OQ);
+    x = _mm512_max_ps(x, _mm512_set1_ps(SAMPLER_EXP_LO)); /* keeps dead lanes (-inf) finite */
+    __m512 mag = _mm512_set1_ps(SAMPLER_ROUND_MAG);
+    __m512 n = _mm512_sub_ps(_mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(SAMPLER_LOG2E)), mag), mag);
+    __m512 r = _mm512_sub_ps(x, _mm512_mul_ps(n, _mm512_set1_ps(SAMPLER_LN2_HI)));
+    r = _mm512_sub_ps(r, _mm512_mul_ps(n, _mm512_set1_ps(SAMPLER_LN2_LO)));
+    __m512 z = _mm512_mul_ps(r, r);
+    __m512 y = _mm512_set1_ps(SAMPLER_EXP_P0);
+    y = _mm512_add_ps(_mm512_mul_ps(y, r), _mm512_set1_ps(SAMPLER_EXP_P1));
+    y = _mm512_add_ps(_mm512_mul_ps(y, r), _mm512_set1_ps(SAMPLER_EXP_P2));
+    y = _mm512_add_ps(_mm512_mul_ps(y, r), _mm512_set1_ps(SAMPLER_EXP_P3));
+    y = _mm512_add_ps(_mm512_mul_ps(y, r), _mm512_set1_ps(SAMPLER_EXP_P4));
+    y = _mm512_add_ps(_mm512_mul_ps(y, r), _mm512_set1_ps(SAMPLER_EXP_P5));
+    y = _mm512_add_ps(_mm512_mul_ps(y, z), r);
+    y = _mm512_add_ps(y, _mm512_set1_ps(1.0f));
+    __m512i ni = _mm512_cvttps_epi32(n);
+    __m512i n1 = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_srli_epi32(_mm512_sub_epi32(_mm512_setzero_si512(), ni), 1));
+    __m512i n2 = _mm512_sub_epi32(ni, n1);
+    __m512i bias = _mm512_set1_epi32(127);
+    __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, bias), 23));
+    __m512 s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, bias), 23));
+    return _mm512_maskz_mov_ps(live, _mm512_mul_ps(_mm512_mul_ps(y, s1), s2));
+}
+
+static void exp_sum_avx512(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t, float *acc) {
+    __m512 vm = _mm512_set1_ps(m), vt = _mm512_set1_ps(t), a = _mm512_loadu_ps(acc);
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 k = tail_mask(i, n);
+        __m512 x = load16(row, dtype, i, n, m); /* dead lanes: exp(0), masked out below */
+        __m512 v = exp16(_mm512_div_ps(_mm512_sub_ps(x, vm), vt));
+        _mm512_mask_storeu_ps(e + i, k, v);
+        a = _mm512_mask_add_ps(a, k, a, v);
+    }
+    _mm512_storeu_ps(acc, a);
+}
+
+static void scale_avx512(float *p, int n, float s) {
+    __m512 vs = _mm512_set1_ps(s);
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 k = tail_mask(i, n);
+        _mm512_mask_storeu_ps(p + i, k, _mm512_div_ps(_mm512_maskz_loadu_ps(k, p + i), vs));
+    }
+}
+
+static int collect_avx512(uint32_t *ids, const float *p, int n, uint32_t lo, uint32_t hi) {
+    __m512i vlo = _mm512_set1_epi32((int)lo), vhi = _mm512_set1_epi32((int)hi);
+    __m512i sign = _mm512_set1_epi32(0x7fffffff), idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i step = _mm512_set1_epi32(16);
+    int m = 0;
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 k = tail_mask(i, n);
+        __m512i key = _mm512_and_si512(_mm512_maskz_loadu_epi32(k, p + i), sign);
+        __mmask16 in = _mm512_mask_cmpge_epu32_mask(k, key, vlo) & _mm512_cmplt_epu32_mask(key, vhi);
+        if (in) {
+            _mm512_mask_compressstoreu_epi32(ids + m, in, idx);
+            m += __builtin_popcount(in);
+        }
+        idx = _mm512_add_epi32(idx, step);
+    }
+    return m;
+}
+
+static void finish_avx512(float *p, int n, uint32_t kc, int ic, float kf) {
+    __m512i vkc = _mm512_set1_epi32((int)kc), vic = _mm512_set1_epi32(ic), sign = _mm512_set1_epi32(0x7fffffff);
+    __m512i idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i step = _mm512_set1_epi32(16);
+    __m512 vkf = _mm512_set1_ps(kf);
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 k = tail_mask(i, n);
+        __m512 v = _mm512_maskz_loadu_ps(k, p + i);
+        __m512i key = _mm512_and_si512(_mm512_castps_si512(v), sign);
+        __mmask16 kept = _mm512_cmpgt_epu32_mask(key, vkc) |
+                         (_mm512_cmpeq_epi32_mask(key, vkc) & _mm512_cmple_epi32_mask(idx, vic));
+        _mm512_mask_storeu_ps(p + i, k, _mm512_maskz_div_ps(kept, v, vkf));
+        idx = _mm512_add_epi32(idx, step);
+    }
+}
+
+const struct sampler_row_ops sampler_ops_avx512 = {
+    scan_avx512, find_avx512, exp_sum_avx512, scale_avx512, collect_avx512, finish_avx512,
+};

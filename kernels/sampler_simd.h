@@ -1,0 +1,50 @@
+/* Private to the sampler: the row passes that have an AVX-512 (and AVX2) twin beside the scalar one in
+ * sampler.c / sampler_topp.c. Every twin computes bit-identical results: same operations, same order. */
+#ifndef FR_SAMPLER_SIMD_H
+#define FR_SAMPLER_SIMD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kernels/dtype.h"
+
+/* The exp polynomial (Cephes expf coefficients, Cody-Waite reduction), shared by every path. */
+#define SAMPLER_EXP_LO    (-104.0f)
+#define SAMPLER_LOG2E     1.44269504088896341f
+#define SAMPLER_ROUND_MAG 12582912.0f /* 1.5 * 2^23: x + MAG - MAG rounds |x| < 2^22 to nearest even */
+#define SAMPLER_LN2_HI    0.693359375f
+#define SAMPLER_LN2_LO    (-2.12194440e-4f)
+#define SAMPLER_EXP_P0    1.9875691500e-4f
+#define SAMPLER_EXP_P1    1.3981999507e-3f
+#define SAMPLER_EXP_P2    8.3334519073e-3f
+#define SAMPLER_EXP_P3    4.1665795894e-2f
+#define SAMPLER_EXP_P4    1.6666665459e-1f
+#define SAMPLER_EXP_P5    5.0000001201e-1f
+#define SAMPLER_LANES     16 /* f32 partial sums of the softmax denominator */
+
+struct sampler_row_ops {
+    /* max of the row; returns true if any element is NaN or +inf (then *max is meaningless) */
+    bool (*scan)(const void *row, enum fr_dtype dtype, int n, float *max);
+    /* first index whose value == v (v is in the row) */
+    int (*find)(const void *row, enum fr_dtype dtype, int n, float v);
+    /* e[i] = exp((x[i] - m) / t); acc[i % 16] += e[i] in index order */
+    void (*exp_sum)(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t, float *acc);
+    /* p[i] = p[i] / s */
+    void (*scale)(float *p, int n, float s);
+    /* ids of the elements whose key (f32 bits without the sign) lies in [lo, hi), in index order */
+    int (*collect)(uint32_t *ids, const float *p, int n, uint32_t lo, uint32_t hi);
+    /* p[i] = kept ? p[i] / kf : 0, kept = key > kc || (key == kc && i <= ic) */
+    void (*finish)(float *p, int n, uint32_t kc, int ic, float kf);
+};
+
+extern const struct sampler_row_ops sampler_ops_scalar;
+extern const struct sampler_row_ops sampler_ops_avx512;
+const struct sampler_row_ops *sampler_ops(void);
+
+static inline uint32_t sampler_key(float v) {
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    return u & 0x7fffffffu; /* -0 sorts with +0 */
+}
+
+#endif
