@@ -17,8 +17,8 @@
 
 static const struct kernel_ops *const kernel_ops_by_isa[KERNEL_ISA_COUNT] = {
     [KERNEL_ISA_SCALAR] = &kernel_ops_scalar,
-    [KERNEL_ISA_AVX2] = &kernel_ops_scalar,
-    [KERNEL_ISA_AVX512] = &kernel_ops_scalar,
+    [KERNEL_ISA_AVX2] = &kernel_ops_avx2,
+    [KERNEL_ISA_AVX512] = &kernel_ops_avx512,
 };
 
 static const char *const kernel_isa_names[KERNEL_ISA_COUNT] = {
