@@ -11,6 +11,7 @@
 
 #include "model/decode.h"
 #include "model/safetensors.h"
+#include "tests/cli_run.h"
 #include "tests/model_fixtures.h"
 
 /* One header entry and where its data comes from. */
@@ -481,5 +482,46 @@ Test(safetensors, fuzz_corpus_seeds) {
         if (i < 3) cr_expect_eq(rc, 0, "%s: %s", path, err.msg);
         else cr_expect(rc != 0 && strstr(err.msg, "cannot open") == NULL, "%s: %s", path, err.msg);
         qwen3_weights_free(&w);
+    }
+}
+
+/* `forge-roofline decode --weights FILE` on a file written from synthetic weights: its first logits row
+ * (after the last prompt id) is the in-process decode's, for a BF16 file with bf16 weights and an F32 file
+ * with f32 weights. */
+Test(safetensors, cli_decode_with_weights_file, .timeout = 120) {
+    static struct cli_result r;
+    const char *file_dtype[] = {"BF16", "F32"};
+    const enum fr_dtype wtype[] = {FR_DTYPE_BF16, FR_DTYPE_F32};
+    for (int k = 0; k < 2; k++) {
+        char dir[64], path[128], logits_path[128], args[512];
+        cr_assert_eq(fixture_write_tiny_config(dir), 0);
+        struct qwen3_config c = fixture_tiny_config();
+        struct qwen3_weights w;
+        synthetic(&w, &c, wtype[k]);
+        struct file_spec f;
+        spec_from_weights(&f, &w, file_dtype[k]);
+        size_t len;
+        unsigned char *buf = serialize(&f, &len);
+        snprintf(path, sizeof path, "%s/model.safetensors", dir);
+        FILE *out = fopen(path, "wb");
+        cr_assert(out && fwrite(buf, 1, len, out) == len && fclose(out) == 0);
+        free(buf);
+        snprintf(logits_path, sizeof logits_path, "%s/logits", dir);
+        snprintf(args, sizeof args, "decode --model %s --weights %s --dtype %s --prompt-ids 7,107 --max-new 1 "
+                 "--logits-out %s", dir, path, fr_dtype_name(wtype[k]), logits_path);
+        cli_run(&r, 0, args);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        float *want = malloc(2 * 257 * sizeof(float)), got[257];
+        decode_two(&w, want);
+        FILE *in = fopen(logits_path, "rb");
+        cr_assert(in && fread(got, sizeof(float), 257, in) == 257);
+        fclose(in);
+        for (int i = 0; i < 257; i++)
+            cr_assert_leq(fabsf(got[i] - want[257 + i]), 1e-5f, "%s logit %d: %g vs %g", file_dtype[k], i, got[i],
+                          want[257 + i]);
+        free(want);
+        qwen3_weights_free(&w);
+        remove(path);
+        fixture_remove_dir(dir, "logits");
     }
 }
