@@ -64,10 +64,14 @@ static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
         const char *v = argv[++i];
         double d;
         unsigned long long u;
-        if (strcmp(o, "--model") == 0) a->model = v;
-        else if (strcmp(o, "--weights") == 0) a->weights = v;
-        else if (strcmp(o, "--prompt-ids") == 0) a->prompt = v;
-        else if (strcmp(o, "--logits-out") == 0) a->logits_out = v;
+        if (strcmp(o, "--model") == 0)
+            a->model = v;
+        else if (strcmp(o, "--weights") == 0)
+            a->weights = v;
+        else if (strcmp(o, "--prompt-ids") == 0)
+            a->prompt = v;
+        else if (strcmp(o, "--logits-out") == 0)
+            a->logits_out = v;
         else if (strcmp(o, "--max-new") == 0) {
             if (cli_parse_long(v, 0, INT_MAX, &a->max_new))
                 return cli_usage_error("decode: --max-new '%s' is not an integer >= 0", v);
@@ -76,21 +80,26 @@ static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
         } else if (strcmp(o, "--kv") == 0) {
             if (fr_dtype_parse(v, &a->kvtype)) return cli_usage_error("decode: --kv '%s': bf16 or f32", v);
         } else if (strcmp(o, "--gemv") == 0) {
-            if (strcmp(v, "forge") == 0) a->backend = MATVEC_BACKEND_FORGE;
-            else if (strcmp(v, "openblas") == 0) a->backend = MATVEC_BACKEND_OPENBLAS;
-            else return cli_usage_error("decode: --gemv '%s': forge or openblas", v);
+            if (strcmp(v, "forge") == 0)
+                a->backend = MATVEC_BACKEND_FORGE;
+            else if (strcmp(v, "openblas") == 0)
+                a->backend = MATVEC_BACKEND_OPENBLAS;
+            else
+                return cli_usage_error("decode: --gemv '%s': forge or openblas", v);
         } else if (strcmp(o, "--threads") == 0) {
             if (cli_parse_long(v, 1, 1024, &a->threads))
                 return cli_usage_error("decode: --threads '%s' is not an integer in [1, 1024]", v);
         } else if (strcmp(o, "--temperature") == 0) {
-            if (cli_parse_double(v, &d) || d < 0) return cli_usage_error("decode: --temperature '%s' must be >= 0", v);
+            if (cli_parse_double(v, &d) || d < 0)
+                return cli_usage_error("decode: --temperature '%s' must be >= 0", v);
             a->sampler.temperature = (float)d;
         } else if (strcmp(o, "--top-p") == 0) {
             if (cli_parse_double(v, &d) || d < 0 || d > 1)
                 return cli_usage_error("decode: --top-p '%s' must be in [0, 1]", v);
             a->sampler.top_p = (float)d;
         } else if (strcmp(o, "--seed") == 0) {
-            if (cli_parse_u64(v, &u)) return cli_usage_error("decode: --seed '%s' is not an unsigned integer", v);
+            if (cli_parse_u64(v, &u))
+                return cli_usage_error("decode: --seed '%s' is not an unsigned integer", v);
             a->sampler.seed = u;
         } else
             return cli_usage_error("decode: unknown option '%s' (try --help)", o);
@@ -113,12 +122,14 @@ static int parse_prompt(const char *s, int vocab, int **ids_out, int *n_out) {
     }
     int n = cli_parse_long_list(s, LONG_MIN, LONG_MAX, vals, (int)(cap < INT_MAX ? cap : INT_MAX));
     int rc = 0;
-    if (n <= 0) rc = cli_usage_error("decode: --prompt-ids '%.64s' is not a comma-separated list of integers", s);
+    if (n <= 0)
+        rc = cli_usage_error("decode: --prompt-ids '%.64s' is not a comma-separated list of integers", s);
     for (int i = 0; rc == 0 && i < n; i++) {
         if (vals[i] < 0 || vals[i] >= vocab)
-            rc = cli_usage_error("decode: prompt id %ld (position %d) is outside the vocabulary [0, %d)", vals[i],
-                                 i, vocab);
-        else ids[i] = (int)vals[i];
+            rc = cli_usage_error("decode: prompt id %ld (position %d) is outside the vocabulary [0, %d)",
+                                 vals[i], i, vocab);
+        else
+            ids[i] = (int)vals[i];
     }
     free(vals);
     if (rc) {
@@ -154,8 +165,8 @@ static int run_decode(const struct decode_args *a, struct run *r) {
     /* positions: the prompt, then every generated token but the last is fed back */
     long positions = (long)n_prompt + (a->max_new > 0 ? a->max_new - 1 : 0);
     if (positions > r->cfg.max_context)
-        return cli_usage_error("decode: %d prompt ids + %ld new tokens need %ld positions; %s allows %d", n_prompt,
-                               a->max_new, positions, r->cfg.name, r->cfg.max_context);
+        return cli_usage_error("decode: %d prompt ids + %ld new tokens need %ld positions; %s allows %d",
+                               n_prompt, a->max_new, positions, r->cfg.name, r->cfg.max_context);
     if (a->logits_out && !(r->logits_f = fopen(a->logits_out, "wb")))
         return cli_usage_error("decode: cannot write --logits-out '%s'", a->logits_out);
     if (a->threads > 0) {
@@ -176,11 +187,12 @@ static int run_decode(const struct decode_args *a, struct run *r) {
     if (decode_state_init(&r->st, &r->w, (int)(positions > 0 ? positions : 1), a->kvtype, a->backend, &err))
         return cli_usage_error("decode: %s", err.msg);
     fprintf(stderr,
-            "decode: model %s (%s), weights %s %s (%.2f GB, ready in %.2f s), kv %s, gemv %s, isa %s, threads %d\n",
+            "decode: model %s (%s), weights %s %s (%.2f GB, ready in %.2f s), kv %s, gemv %s, isa %s, "
+            "threads %d\n",
             r->cfg.name, r->cfg.path, fr_dtype_name(a->wtype), a->weights ? a->weights : "synthetic",
             (double)r->w.total_bytes / 1e9, load_s, fr_dtype_name(a->kvtype),
-            a->backend == MATVEC_BACKEND_OPENBLAS ? "openblas" : "forge", kernel_isa_name(kernel_isa_active()),
-            omp_get_max_threads());
+            a->backend == MATVEC_BACKEND_OPENBLAS ? "openblas" : "forge",
+            kernel_isa_name(kernel_isa_active()), omp_get_max_threads());
 
     /* prompt: one step per id; the last step's logits give the first new token */
     t0 = timing_now_s();
@@ -217,9 +229,11 @@ static int run_decode(const struct decode_args *a, struct run *r) {
     fprintf(stderr, "decode: prompt %d tokens in %.3f s (%.2f tokens/s)", n_prompt, prompt_s,
             prompt_s > 0 ? n_prompt / prompt_s : 0.0);
     if (a->max_new > 0)
-        fprintf(stderr, "; generated %ld tokens in %.3f s (%.2f tokens/s)", a->max_new, gen_s, a->max_new / gen_s);
+        fprintf(stderr, "; generated %ld tokens in %.3f s (%.2f tokens/s)", a->max_new, gen_s,
+                a->max_new / gen_s);
     double steps_s = (double)(n_prompt + gen_steps) / (prompt_s + gen_s);
-    fprintf(stderr, "; %.2f steps/s streams %.2f GB of weights per step = %.1f GB/s (provisional wall time)\n",
+    fprintf(stderr,
+            "; %.2f steps/s streams %.2f GB of weights per step = %.1f GB/s (provisional wall time)\n",
             steps_s, cost.weight_bytes / 1e9, steps_s * cost.weight_bytes / 1e9);
     return CLI_EXIT_OK;
 }

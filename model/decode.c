@@ -16,16 +16,15 @@ static void *buf_alloc(size_t n) {
 }
 
 void decode_state_free(struct decode_state *st) {
-    void *bufs[] = {st->x,        st->xb,       st->qkv,         st->att,
-                    st->proj,     st->gate_up,  st->hb,          st->logits,
-                    st->rope_cos, st->rope_sin, st->att_scratch, st->sampler_scratch};
+    void *bufs[] = {st->x,  st->xb,     st->qkv,      st->att,      st->proj,        st->gate_up,
+                    st->hb, st->logits, st->rope_cos, st->rope_sin, st->att_scratch, st->sampler_scratch};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     kv_cache_free(&st->kv);
     memset(st, 0, sizeof *st);
 }
 
-int decode_state_init(struct decode_state *st, const struct qwen3_weights *w, int max_pos, enum fr_dtype kvtype,
-                      enum matvec_backend backend, struct fr_err *err) {
+int decode_state_init(struct decode_state *st, const struct qwen3_weights *w, int max_pos,
+                      enum fr_dtype kvtype, enum matvec_backend backend, struct fr_err *err) {
     memset(st, 0, sizeof *st);
     const struct qwen3_config *c = &w->cfg;
     if (c->n_kv_heads <= 0 || c->n_heads % c->n_kv_heads != 0)
@@ -35,8 +34,8 @@ int decode_state_init(struct decode_state *st, const struct qwen3_weights *w, in
         return fr_err_set(err, "model '%s': head_dim %d must be positive and even for RoPE", c->name,
                           c->head_dim);
     if (max_pos < 1 || (c->max_context > 0 && max_pos > c->max_context))
-        return fr_err_set(err, "model '%s': %d positions requested, the model allows 1 to %d", c->name, max_pos,
-                          c->max_context);
+        return fr_err_set(err, "model '%s': %d positions requested, the model allows 1 to %d", c->name,
+                          max_pos, c->max_context);
     const char *why = NULL;
     if (!matvec_backend_available(backend, w->wtype, &why))
         return fr_err_set(err, "matvec backend %s cannot run %s weights: %s",
@@ -80,7 +79,9 @@ int decode_state_init(struct decode_state *st, const struct qwen3_weights *w, in
     return 0;
 }
 
-static int is_layer_block(enum block_id b) { return block_table()[b].scope == BLOCK_SCOPE_LAYER; }
+static int is_layer_block(enum block_id b) {
+    return block_table()[b].scope == BLOCK_SCOPE_LAYER;
+}
 
 int decode_block_run(struct decode_state *st, enum block_id b, int layer, int pos) {
     const struct qwen3_config *c = &st->cfg;
@@ -101,9 +102,12 @@ int decode_block_run(struct decode_state *st, enum block_id b, int layer, int po
             return fr_err_set(&st->err, "token %d outside the vocabulary [0, %d)", st->token, c->vocab);
         embed_gather(st->x, w->embed, w->wtype, st->token, hidden);
         return 0;
-    case BLOCK_ATTN_NORM: rmsnorm(st->xb, st->x, L->attn_norm, hidden, st->eps); return 0;
+    case BLOCK_ATTN_NORM:
+        rmsnorm(st->xb, st->x, L->attn_norm, hidden, st->eps);
+        return 0;
     case BLOCK_QKV_PROJ:
-        return matvec(st->qkv, L->qkv, w->wtype, st->xb, st->q_dim + 2 * st->kv_dim, hidden, st->backend, NULL);
+        return matvec(st->qkv, L->qkv, w->wtype, st->xb, st->q_dim + 2 * st->kv_dim, hidden, st->backend,
+                      NULL);
     case BLOCK_QK_NORM:
         rmsnorm_heads(q, L->q_norm, c->n_heads, c->head_dim, st->eps);
         rmsnorm_heads(k, L->k_norm, c->n_kv_heads, c->head_dim, st->eps);
@@ -119,28 +123,35 @@ int decode_block_run(struct decode_state *st, enum block_id b, int layer, int po
         kv_store(kv_cache_v(&st->kv, layer, pos), st->kv.type, v, st->kv_dim);
         return 0;
     case BLOCK_ATTENTION:
-        attention(st->att, q, kv_cache_k(&st->kv, layer, 0), kv_cache_v(&st->kv, layer, 0), st->kv.type, pos + 1,
-                  c->n_heads, c->n_kv_heads, c->head_dim, st->att_scratch);
+        attention(st->att, q, kv_cache_k(&st->kv, layer, 0), kv_cache_v(&st->kv, layer, 0), st->kv.type,
+                  pos + 1, c->n_heads, c->n_kv_heads, c->head_dim, st->att_scratch);
         return 0;
     case BLOCK_O_PROJ:
         if (matvec(st->proj, L->o, w->wtype, st->att, hidden, st->q_dim, st->backend, NULL)) break;
         vec_add(st->x, st->proj, hidden);
         return 0;
-    case BLOCK_MLP_NORM: rmsnorm(st->xb, st->x, L->mlp_norm, hidden, st->eps); return 0;
+    case BLOCK_MLP_NORM:
+        rmsnorm(st->xb, st->x, L->mlp_norm, hidden, st->eps);
+        return 0;
     case BLOCK_GATE_UP_PROJ:
         return matvec(st->gate_up, L->gate_up, w->wtype, st->xb, 2 * inter, hidden, st->backend, NULL);
-    case BLOCK_SWIGLU: swiglu(st->hb, st->gate_up, st->gate_up + inter, inter); return 0;
+    case BLOCK_SWIGLU:
+        swiglu(st->hb, st->gate_up, st->gate_up + inter, inter);
+        return 0;
     case BLOCK_DOWN_PROJ:
         if (matvec(st->proj, L->down, w->wtype, st->hb, hidden, inter, st->backend, NULL)) break;
         vec_add(st->x, st->proj, hidden);
         return 0;
-    case BLOCK_FINAL_NORM: rmsnorm(st->xb, st->x, w->final_norm, hidden, st->eps); return 0;
+    case BLOCK_FINAL_NORM:
+        rmsnorm(st->xb, st->x, w->final_norm, hidden, st->eps);
+        return 0;
     case BLOCK_LM_HEAD:
         return matvec(st->logits, w->lm_head, w->wtype, st->xb, c->vocab, hidden, st->backend, NULL);
     case BLOCK_SAMPLER:
         return sampler_pick(st->logits, c->vocab, &st->sampler_params, st->sample_step, st->sampler_scratch,
                             &st->sampled_token, &st->err);
-    case BLOCK_COUNT: break;
+    case BLOCK_COUNT:
+        break;
     }
     return fr_err_set(&st->err, "%s: the matvec backend failed", block_name(b));
 }

@@ -23,13 +23,13 @@ struct decode_observer {
 };
 
 struct decode_state {
-    struct qwen3_config cfg;        /* shape (a copy of the weights' config) */
-    const struct qwen3_weights *w;  /* borrowed: several states may share one set of weights */
-    struct kv_cache kv;             /* owned: [layer][max_pos][n_kv_heads][head_dim] K and V */
-    enum matvec_backend backend;    /* forge kernels or OpenBLAS for every matvec */
-    int max_pos;                    /* positions the cache and rope tables hold */
-    int q_dim, kv_dim;              /* n_heads * head_dim, n_kv_heads * head_dim */
-    float eps;                      /* rms_norm_eps */
+    struct qwen3_config cfg;       /* shape (a copy of the weights' config) */
+    const struct qwen3_weights *w; /* borrowed: several states may share one set of weights */
+    struct kv_cache kv;            /* owned: [layer][max_pos][n_kv_heads][head_dim] K and V */
+    enum matvec_backend backend;   /* forge kernels or OpenBLAS for every matvec */
+    int max_pos;                   /* positions the cache and rope tables hold */
+    int q_dim, kv_dim;             /* n_heads * head_dim, n_kv_heads * head_dim */
+    float eps;                     /* rms_norm_eps */
 
     /* activations of the current position */
     float *x;       /* [hidden] residual stream */
@@ -41,9 +41,9 @@ struct decode_state {
     float *hb;      /* [intermediate] silu(gate) * up */
     float *logits;  /* [vocab] */
 
-    float *rope_cos;    /* [max_pos][head_dim / 2] */
-    float *rope_sin;    /* [max_pos][head_dim / 2] */
-    float *att_scratch; /* [n_heads][max_pos] attention scores */
+    float *rope_cos;       /* [max_pos][head_dim / 2] */
+    float *rope_sin;       /* [max_pos][head_dim / 2] */
+    float *att_scratch;    /* [n_heads][max_pos] attention scores */
     void *sampler_scratch; /* sampler_scratch_bytes(vocab) */
 
     /* inputs and outputs of the blocks that take no position or layer */
@@ -59,8 +59,8 @@ struct decode_state {
  * matvec backend. Fails with a one-line message on a bad shape (heads not a multiple of KV heads, odd
  * head_dim), max_pos outside [1, max_context], a backend that cannot run w's dtype, or too little memory.
  * On failure the state is left freed. */
-int decode_state_init(struct decode_state *st, const struct qwen3_weights *w, int max_pos, enum fr_dtype kvtype,
-                      enum matvec_backend backend, struct fr_err *err);
+int decode_state_init(struct decode_state *st, const struct qwen3_weights *w, int max_pos,
+                      enum fr_dtype kvtype, enum matvec_backend backend, struct fr_err *err);
 void decode_state_free(struct decode_state *st);
 
 /* Runs ONE block on the state's buffers: layer in [0, n_layers) for per-layer blocks (ignored for the

@@ -29,8 +29,7 @@ int kv_cache_alloc(struct kv_cache *kv, const struct qwen3_config *cfg, int max_
                    struct fr_err *err) {
     memset(kv, 0, sizeof *kv);
     size_t total = kv_cache_bytes(cfg, max_pos, type);
-    if (total == 0)
-        return fr_err_set(err, "KV cache for %d positions: bad shape or size overflow", max_pos);
+    if (total == 0) return fr_err_set(err, "KV cache for %d positions: bad shape or size overflow", max_pos);
     char what[128];
     snprintf(what, sizeof what, "a %s KV cache for %d positions", fr_dtype_name(type), max_pos);
     if (qwen3_mem_check(total, what, err)) return -1;
@@ -62,8 +61,12 @@ static void *at(void *base, const struct kv_cache *kv, int layer, int pos) {
     return (unsigned char *)base + (size_t)layer * kv->layer_bytes + (size_t)pos * kv->pos_bytes;
 }
 
-void *kv_cache_k(const struct kv_cache *kv, int layer, int pos) { return at(kv->k, kv, layer, pos); }
-void *kv_cache_v(const struct kv_cache *kv, int layer, int pos) { return at(kv->v, kv, layer, pos); }
+void *kv_cache_k(const struct kv_cache *kv, int layer, int pos) {
+    return at(kv->k, kv, layer, pos);
+}
+void *kv_cache_v(const struct kv_cache *kv, int layer, int pos) {
+    return at(kv->v, kv, layer, pos);
+}
 
 /* One (layer, K or V) slab of depth positions, element i hashed from (seed, stream, i). */
 static void fill_slab(void *dst, enum fr_dtype t, size_t n, uint64_t seed, uint64_t stream) {

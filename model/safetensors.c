@@ -58,8 +58,8 @@ enum st_dtype { ST_BF16, ST_F32 };
 /* One tensor the config calls for, and what the header said about it. */
 struct st_slot {
     enum st_part part;
-    int layer;       /* -1 for per-model tensors */
-    int ndim;        /* 1 or 2 */
+    int layer; /* -1 for per-model tensors */
+    int ndim;  /* 1 or 2 */
     uint64_t dims[2];
     int seen;
     enum st_dtype dtype;
@@ -75,10 +75,14 @@ struct st_ctx {
 };
 
 static void slot_name(const struct st_slot *s, char *buf, size_t len) {
-    if (s->part == PART_EMBED) snprintf(buf, len, "model.embed_tokens.weight");
-    else if (s->part == PART_FINAL_NORM) snprintf(buf, len, "model.norm.weight");
-    else if (s->part == PART_LM_HEAD) snprintf(buf, len, "lm_head.weight");
-    else snprintf(buf, len, "model.layers.%d.%s", s->layer, layer_suffix[s->part]);
+    if (s->part == PART_EMBED)
+        snprintf(buf, len, "model.embed_tokens.weight");
+    else if (s->part == PART_FINAL_NORM)
+        snprintf(buf, len, "model.norm.weight");
+    else if (s->part == PART_LM_HEAD)
+        snprintf(buf, len, "lm_head.weight");
+    else
+        snprintf(buf, len, "model.layers.%d.%s", s->layer, layer_suffix[s->part]);
 }
 
 static void slot_set(struct st_slot *s, enum st_part part, int layer, uint64_t rows, uint64_t cols) {
@@ -92,7 +96,8 @@ static void slot_set(struct st_slot *s, enum st_part part, int layer, uint64_t r
 
 static int build_slots(struct st_ctx *c) {
     const struct qwen3_config *cfg = c->cfg;
-    uint64_t hidden = (uint64_t)cfg->hidden, inter = (uint64_t)cfg->intermediate, hd = (uint64_t)cfg->head_dim;
+    uint64_t hidden = (uint64_t)cfg->hidden, inter = (uint64_t)cfg->intermediate,
+             hd = (uint64_t)cfg->head_dim;
     uint64_t q_dim = (uint64_t)cfg->n_heads * hd, kv_dim = (uint64_t)cfg->n_kv_heads * hd;
     c->n_slots = 3 + PART_LAYER_COUNT * cfg->n_layers;
     c->slots = calloc((size_t)c->n_slots, sizeof *c->slots);
@@ -158,8 +163,10 @@ static void format_shape(char *buf, size_t len, const uint64_t *dims, int ndim) 
 static const char *printable(const char *s, char *buf, size_t len) {
     size_t i = 0;
     for (; s[i] && i + 1 < len; i++) buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
-    if (s[i] && len > 4) memcpy(buf + len - 4, "...", 4);
-    else buf[i] = '\0';
+    if (s[i] && len > 4)
+        memcpy(buf + len - 4, "...", 4);
+    else
+        buf[i] = '\0';
     return buf;
 }
 
@@ -169,14 +176,18 @@ static int check_entry(struct st_ctx *c, const cJSON *e, uint64_t data_bytes) {
     struct st_slot *s = slot_find(c, e->string);
     /* a known name is printable already; an unknown one may hold any byte */
     const char *name = printable(e->string, name_buf, sizeof name_buf);
-    if (!s) return fr_err_set(c->err, "%s: unexpected tensor '%s' for model '%s'", c->file, name, c->cfg->name);
+    if (!s)
+        return fr_err_set(c->err, "%s: unexpected tensor '%s' for model '%s'", c->file, name, c->cfg->name);
     if (s->seen) return fr_err_set(c->err, "%s: tensor '%s' appears twice in the header", c->file, name);
-    if (!cJSON_IsObject(e)) return fr_err_set(c->err, "%s: tensor '%s': entry is not a JSON object", c->file, name);
+    if (!cJSON_IsObject(e))
+        return fr_err_set(c->err, "%s: tensor '%s': entry is not a JSON object", c->file, name);
 
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(e, "dtype");
     if (!cJSON_IsString(dt)) return fr_err_set(c->err, "%s: tensor '%s': missing dtype", c->file, name);
-    if (strcmp(dt->valuestring, "BF16") == 0) s->dtype = ST_BF16;
-    else if (strcmp(dt->valuestring, "F32") == 0) s->dtype = ST_F32;
+    if (strcmp(dt->valuestring, "BF16") == 0)
+        s->dtype = ST_BF16;
+    else if (strcmp(dt->valuestring, "F32") == 0)
+        s->dtype = ST_F32;
     else
         return fr_err_set(c->err, "%s: tensor '%s': unsupported dtype '%s' (BF16 or F32)", c->file, name,
                           printable(dt->valuestring, dtype_buf, sizeof dtype_buf));
@@ -188,12 +199,12 @@ static int check_entry(struct st_ctx *c, const cJSON *e, uint64_t data_bytes) {
     char want[64], got[64];
     format_shape(want, sizeof want, s->dims, s->ndim);
     if (ndim != s->ndim)
-        return fr_err_set(c->err, "%s: tensor '%s': shape has %d dimensions, expected %s", c->file, name, ndim,
-                          want);
+        return fr_err_set(c->err, "%s: tensor '%s': shape has %d dimensions, expected %s", c->file, name,
+                          ndim, want);
     for (int i = 0; i < ndim; i++)
         if (json_u64(cJSON_GetArrayItem(shape, i), &dims[i]))
-            return fr_err_set(c->err, "%s: tensor '%s': shape entry %d is not a non-negative integer", c->file,
-                              name, i);
+            return fr_err_set(c->err, "%s: tensor '%s': shape entry %d is not a non-negative integer",
+                              c->file, name, i);
     if (dims[0] != s->dims[0] || dims[1] != s->dims[1]) {
         format_shape(got, sizeof got, dims, ndim);
         return fr_err_set(c->err, "%s: tensor '%s': shape %s, expected %s for model '%s'", c->file, name, got,
@@ -215,7 +226,8 @@ static int check_entry(struct st_ctx *c, const cJSON *e, uint64_t data_bytes) {
                           c->file, name, (unsigned long long)b, (unsigned long long)end,
                           (unsigned long long)data_bytes);
     if (end - b != need)
-        return fr_err_set(c->err, "%s: tensor '%s': data_offsets span %llu bytes, its shape and dtype need %llu",
+        return fr_err_set(c->err,
+                          "%s: tensor '%s': data_offsets span %llu bytes, its shape and dtype need %llu",
                           c->file, name, (unsigned long long)(end - b), (unsigned long long)need);
     s->begin = b;
     s->end = end;
@@ -250,7 +262,8 @@ static int check_complete(struct st_ctx *c) {
             slot_name(seen[i - 1], other, sizeof other);
             slot_name(seen[i], name, sizeof name);
             free(seen);
-            return fr_err_set(c->err, "%s: tensor '%s' overlaps tensor '%s' in the data", c->file, name, other);
+            return fr_err_set(c->err, "%s: tensor '%s' overlaps tensor '%s' in the data", c->file, name,
+                              other);
         }
     free(seen);
     return 0;
@@ -305,21 +318,33 @@ static void *slot_dest(const struct st_slot *s, struct qwen3_weights *w, enum fr
     struct qwen3_layer_weights *L = &w->layers[s->layer];
     unsigned char *qkv = L->qkv, *gate_up = L->gate_up;
     switch (s->part) {
-    case PART_Q: return qkv;
-    case PART_K: return qkv + q_dim * hidden * el;
-    case PART_V: return qkv + (q_dim + kv_dim) * hidden * el;
-    case PART_O: return L->o;
-    case PART_GATE: return gate_up;
-    case PART_UP: return gate_up + (size_t)cfg->intermediate * hidden * el;
-    case PART_DOWN: return L->down;
-    default: break;
+    case PART_Q:
+        return qkv;
+    case PART_K:
+        return qkv + q_dim * hidden * el;
+    case PART_V:
+        return qkv + (q_dim + kv_dim) * hidden * el;
+    case PART_O:
+        return L->o;
+    case PART_GATE:
+        return gate_up;
+    case PART_UP:
+        return gate_up + (size_t)cfg->intermediate * hidden * el;
+    case PART_DOWN:
+        return L->down;
+    default:
+        break;
     }
     *dt = FR_DTYPE_F32;
     switch (s->part) {
-    case PART_Q_NORM: return L->q_norm;
-    case PART_K_NORM: return L->k_norm;
-    case PART_ATTN_NORM: return L->attn_norm;
-    default: return L->mlp_norm;
+    case PART_Q_NORM:
+        return L->q_norm;
+    case PART_K_NORM:
+        return L->k_norm;
+    case PART_ATTN_NORM:
+        return L->attn_norm;
+    default:
+        return L->mlp_norm;
     }
 }
 
@@ -347,9 +372,12 @@ int safetensors_load_buffer(const void *data, size_t len, const char *name, cons
     int rc = build_slots(&c);
     uint64_t data_bytes = (uint64_t)(len - 8 - (size_t)hlen);
     for (const cJSON *e = root->child; rc == 0 && e; e = e->next) {
-        if (!e->string) rc = fr_err_set(err, "%s: header entry without a name", name);
-        else if (strcmp(e->string, "__metadata__") == 0) continue;
-        else rc = check_entry(&c, e, data_bytes);
+        if (!e->string)
+            rc = fr_err_set(err, "%s: header entry without a name", name);
+        else if (strcmp(e->string, "__metadata__") == 0)
+            continue;
+        else
+            rc = check_entry(&c, e, data_bytes);
     }
     cJSON_Delete(root);
     if (rc == 0) rc = check_complete(&c);

@@ -44,7 +44,9 @@ float qwen3_hash_uniform(uint64_t seed, uint64_t stream, uint64_t i) {
     return key_uniform(stream_key(seed, stream), i);
 }
 
-static int mul_size(size_t a, size_t b, size_t *out) { return __builtin_mul_overflow(a, b, out) ? -1 : 0; }
+static int mul_size(size_t a, size_t b, size_t *out) {
+    return __builtin_mul_overflow(a, b, out) ? -1 : 0;
+}
 
 /* bytes = rows * cols * elem, failing on overflow */
 static int tensor_bytes(size_t rows, size_t cols, size_t elem, size_t *out) {
@@ -53,7 +55,9 @@ static int tensor_bytes(size_t rows, size_t cols, size_t elem, size_t *out) {
     return 0;
 }
 
-static size_t align_up(size_t n) { return (n + WEIGHTS_ALIGN_BYTES - 1) & ~(size_t)(WEIGHTS_ALIGN_BYTES - 1); }
+static size_t align_up(size_t n) {
+    return (n + WEIGHTS_ALIGN_BYTES - 1) & ~(size_t)(WEIGHTS_ALIGN_BYTES - 1);
+}
 
 /* Adds n bytes, aligned, to the running total; fails on overflow. */
 static int add_aligned(size_t *total, size_t n) {
@@ -87,8 +91,8 @@ int qwen3_weights_sizes(const struct qwen3_config *cfg, enum fr_dtype wtype, str
     bad |= tensor_bytes(hidden, inter, el, &sz->down_bytes);
     if (bad) return fr_err_set(err, "model '%s': tensor sizes overflow", cfg->name);
 
-    const size_t layer_parts[] = {sz->attn_norm_bytes, sz->qkv_bytes, hd * f,        hd * f,
-                                  sz->o_bytes,         sz->mlp_norm_bytes, sz->gate_up_bytes, sz->down_bytes};
+    const size_t layer_parts[] = {sz->attn_norm_bytes, sz->qkv_bytes,     hd * f,        hd * f, sz->o_bytes,
+                                  sz->mlp_norm_bytes,  sz->gate_up_bytes, sz->down_bytes};
     size_t layer = 0, layer_aligned = 0;
     for (size_t i = 0; i < sizeof layer_parts / sizeof layer_parts[0]; i++) {
         if (layer > SIZE_MAX - layer_parts[i] || add_aligned(&layer_aligned, layer_parts[i]))
@@ -98,8 +102,8 @@ int qwen3_weights_sizes(const struct qwen3_config *cfg, enum fr_dtype wtype, str
     sz->layer_bytes = layer;
     size_t total = 0, all_layers;
     if (add_aligned(&total, sz->embed_bytes) || add_aligned(&total, sz->lm_head_own_bytes) ||
-        add_aligned(&total, sz->final_norm_bytes) || mul_size(layer_aligned, (size_t)cfg->n_layers, &all_layers) ||
-        total > SIZE_MAX - all_layers)
+        add_aligned(&total, sz->final_norm_bytes) ||
+        mul_size(layer_aligned, (size_t)cfg->n_layers, &all_layers) || total > SIZE_MAX - all_layers)
         return fr_err_set(err, "model '%s': total weight size overflows", cfg->name);
     sz->total_bytes = total + all_layers;
     return 0;
@@ -120,8 +124,8 @@ int qwen3_mem_check(size_t need_bytes, const char *what, struct fr_err *err) {
     if (!found) return 0;
     unsigned long long avail_bytes = avail_kib * 1024ull;
     if ((unsigned long long)need_bytes > avail_bytes)
-        return fr_err_set(err, "%s needs %zu bytes (%.2f GB) but only %llu bytes (%.2f GB) are available", what,
-                          need_bytes, (double)need_bytes / 1e9, avail_bytes, (double)avail_bytes / 1e9);
+        return fr_err_set(err, "%s needs %zu bytes (%.2f GB) but only %llu bytes (%.2f GB) are available",
+                          what, need_bytes, (double)need_bytes / 1e9, avail_bytes, (double)avail_bytes / 1e9);
     return 0;
 }
 

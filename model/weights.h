@@ -38,19 +38,19 @@ struct qwen3_weights {
 
 /* Bytes per tensor group, for one layer where marked, so the cost model can be cross-checked. */
 struct qwen3_weight_sizes {
-    size_t embed_bytes;      /* [vocab][hidden] in the weight dtype */
-    size_t lm_head_bytes;    /* bytes the LM head reads per step (= embed_bytes when tied) */
-    size_t lm_head_own_bytes;/* bytes allocated for an untied LM head; 0 when tied */
-    size_t final_norm_bytes; /* [hidden] f32 */
-    size_t attn_norm_bytes;  /* per layer, [hidden] f32 */
-    size_t qkv_bytes;        /* per layer */
-    size_t qk_norm_bytes;    /* per layer, q_norm + k_norm, 2 * [head_dim] f32 */
-    size_t o_bytes;          /* per layer */
-    size_t mlp_norm_bytes;   /* per layer, [hidden] f32 */
-    size_t gate_up_bytes;    /* per layer */
-    size_t down_bytes;       /* per layer */
-    size_t layer_bytes;      /* per layer, sum of the above (without alignment padding) */
-    size_t total_bytes;      /* the whole allocation, including 64-byte alignment padding */
+    size_t embed_bytes;       /* [vocab][hidden] in the weight dtype */
+    size_t lm_head_bytes;     /* bytes the LM head reads per step (= embed_bytes when tied) */
+    size_t lm_head_own_bytes; /* bytes allocated for an untied LM head; 0 when tied */
+    size_t final_norm_bytes;  /* [hidden] f32 */
+    size_t attn_norm_bytes;   /* per layer, [hidden] f32 */
+    size_t qkv_bytes;         /* per layer */
+    size_t qk_norm_bytes;     /* per layer, q_norm + k_norm, 2 * [head_dim] f32 */
+    size_t o_bytes;           /* per layer */
+    size_t mlp_norm_bytes;    /* per layer, [hidden] f32 */
+    size_t gate_up_bytes;     /* per layer */
+    size_t down_bytes;        /* per layer */
+    size_t layer_bytes;       /* per layer, sum of the above (without alignment padding) */
+    size_t total_bytes;       /* the whole allocation, including 64-byte alignment padding */
 };
 
 /* Fills the sizes table for a config; fails on shapes whose sizes overflow. */

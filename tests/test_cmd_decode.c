@@ -24,8 +24,10 @@ static int parse_ids(const char *out, int *ids, int max_n) {
         if (end == p || n >= max_n) return -1;
         ids[n++] = (int)v;
         p = end;
-        if (*p == ' ') p++;
-        else if (p != nl) return -1;
+        if (*p == ' ')
+            p++;
+        else if (p != nl)
+            return -1;
     }
     return n;
 }
@@ -69,14 +71,14 @@ Test(cmd_decode, greedy_is_deterministic_and_the_argmax_of_its_logits, .timeout 
 Test(cmd_decode, sampling_follows_the_seed, .timeout = 120) {
     char dir[64], args[512];
     cr_assert_eq(fixture_write_tiny_config(dir), 0);
-    snprintf(args, sizeof args, "decode --model %s --prompt-ids 5 --max-new 8 --temperature 1 --top-p 0.9 --seed 7",
-             dir);
+    snprintf(args, sizeof args,
+             "decode --model %s --prompt-ids 5 --max-new 8 --temperature 1 --top-p 0.9 --seed 7", dir);
     cli_run(&r, 1, args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cli_run(&r2, 1, args);
     cr_expect_str_eq(r2.out, r.out);
-    snprintf(args, sizeof args, "decode --model %s --prompt-ids 5 --max-new 8 --temperature 1 --top-p 0.9 --seed 8",
-             dir);
+    snprintf(args, sizeof args,
+             "decode --model %s --prompt-ids 5 --max-new 8 --temperature 1 --top-p 0.9 --seed 8", dir);
     cli_run(&r2, 1, args);
     cr_assert_eq(r2.status, 0, "%s", r2.err);
     cr_expect_str_neq(r2.out, r.out, "seeds 7 and 8 drew the same 8 tokens of 257");
@@ -89,7 +91,8 @@ Test(cmd_decode, options_that_run, .timeout = 120) {
     char dir[64], args[512];
     cr_assert_eq(fixture_write_tiny_config(dir), 0);
     int ids[16];
-    const char *variants[] = {"--dtype f32 --kv f32", "--kv f32 --threads 1", "--max-new 0", "--gemv openblas --dtype f32"};
+    const char *variants[] = {"--dtype f32 --kv f32", "--kv f32 --threads 1", "--max-new 0",
+                              "--gemv openblas --dtype f32"};
     const int counts[] = {3, 3, 0, 3};
     for (int i = 0; i < 4; i++) {
         snprintf(args, sizeof args, "decode --model %s --prompt-ids 4,5 --max-new 3 %s", dir, variants[i]);
@@ -150,9 +153,11 @@ Test(cmd_decode, usage_errors, .timeout = 120) {
     expect_usage(dir, "--model %M --prompt-ids 1,2,3 --max-new 63", "need 65 positions");
     /* files */
     expect_usage(dir, "--model /nonexistent/model --prompt-ids 1 --max-new 1", "nonexistent");
-    expect_usage(dir, "--model %M --weights /nonexistent.safetensors --prompt-ids 1 --max-new 1", "cannot open");
+    expect_usage(dir, "--model %M --weights /nonexistent.safetensors --prompt-ids 1 --max-new 1",
+                 "cannot open");
     expect_usage(dir, "--model %M --weights %M/config.json --prompt-ids 1 --max-new 1", "config.json");
-    expect_usage(dir, "--model %M --prompt-ids 1 --max-new 1 --logits-out /nonexistent/dir/x", "--logits-out");
+    expect_usage(dir, "--model %M --prompt-ids 1 --max-new 1 --logits-out /nonexistent/dir/x",
+                 "--logits-out");
     fixture_remove_dir(dir, NULL);
 }
 

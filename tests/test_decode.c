@@ -26,7 +26,8 @@ static double wval(const void *m, enum fr_dtype t, size_t i) {
 }
 
 /* y[r] = sum_c M[row0 + r][c] x[c] */
-static void ref_matvec(double *y, const void *m, enum fr_dtype t, size_t row0, int rows, int cols, const double *x) {
+static void ref_matvec(double *y, const void *m, enum fr_dtype t, size_t row0, int rows, int cols,
+                       const double *x) {
     for (int r = 0; r < rows; r++) {
         double s = 0;
         for (int j = 0; j < cols; j++) s += wval(m, t, (row0 + (size_t)r) * (size_t)cols + (size_t)j) * x[j];
@@ -110,8 +111,8 @@ static void ref_step(struct ref_model *m, int token, int pos, double *logits) {
     ref_matvec(logits, w->lm_head, w->wtype, 0, c->vocab, H, xb);
 }
 
-static void setup(struct qwen3_weights *w, struct decode_state *st, const struct qwen3_config *c, enum fr_dtype wt,
-                  enum fr_dtype kvt, enum matvec_backend backend) {
+static void setup(struct qwen3_weights *w, struct decode_state *st, const struct qwen3_config *c,
+                  enum fr_dtype wt, enum fr_dtype kvt, enum matvec_backend backend) {
     struct fr_err err = {{0}};
     cr_assert_eq(qwen3_weights_alloc(w, c, wt, &err), 0, "%s", err.msg);
     qwen3_weights_init_synthetic(w, 1234);
@@ -155,9 +156,11 @@ static void check_against_reference(const struct qwen3_config *c, enum fr_dtype 
         for (int p = 0; p < 6; p++)
             for (int i = 0; i < kvd; i++) {
                 size_t at = (size_t)(l * REF_MAX_POS + p) * kvd + (size_t)i;
-                double got = kvt == FR_DTYPE_BF16 ? bf16_to_f32(((const uint16_t *)kv_cache_k(&st.kv, l, p))[i])
-                                                  : ((const float *)kv_cache_k(&st.kv, l, p))[i];
-                cr_assert_leq(fabs(got - m.k[at]), 1e-2 * fabs(m.k[at]) + 1e-4, "K layer %d pos %d [%d]", l, p, i);
+                double got = kvt == FR_DTYPE_BF16
+                                 ? bf16_to_f32(((const uint16_t *)kv_cache_k(&st.kv, l, p))[i])
+                                 : ((const float *)kv_cache_k(&st.kv, l, p))[i];
+                cr_assert_leq(fabs(got - m.k[at]), 1e-2 * fabs(m.k[at]) + 1e-4, "K layer %d pos %d [%d]", l,
+                              p, i);
             }
     free(ref);
     free(m.k);
@@ -296,7 +299,8 @@ Test(decode, errors) {
     cr_expect_neq(decode_sample(&st, &bad, 0, NULL, &token, &err), 0);
     decode_state_free(&st);
 
-    cr_expect_neq(decode_state_init(&st, &w, c.max_context + 1, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, &err), 0);
+    cr_expect_neq(decode_state_init(&st, &w, c.max_context + 1, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, &err),
+                  0);
     cr_expect(strstr(err.msg, "positions") != NULL, "%s", err.msg);
     cr_expect_neq(decode_state_init(&st, &w, 0, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, &err), 0);
     w.cfg.n_kv_heads = 3; /* 4 query heads are not a multiple */

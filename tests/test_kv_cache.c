@@ -20,7 +20,8 @@ Test(kv_cache, addressing) {
     cr_assert_eq(kv_cache_alloc(&kv, &c, 10, FR_DTYPE_F32, &err), 0, "%s", err.msg);
     size_t pos_bytes = 2 * 32 * 4;
     cr_expect_eq(kv.pos_bytes, pos_bytes);
-    cr_expect_eq((unsigned char *)kv_cache_k(&kv, 1, 3) - (unsigned char *)kv.k, (ptrdiff_t)((10 + 3) * pos_bytes));
+    cr_expect_eq((unsigned char *)kv_cache_k(&kv, 1, 3) - (unsigned char *)kv.k,
+                 (ptrdiff_t)((10 + 3) * pos_bytes));
     cr_expect_eq((unsigned char *)kv_cache_v(&kv, 0, 9) - (unsigned char *)kv.v, (ptrdiff_t)(9 * pos_bytes));
     /* the last position of the last layer is writable (ASan checks the bound) */
     memset(kv_cache_v(&kv, 1, 9), 0, pos_bytes);

@@ -20,22 +20,22 @@ struct entry {
     char dtype[16];
     int ndim;
     long dims[2];
-    uint64_t begin, end;   /* filled by the writer unless fixed_offsets */
-    const void *src;       /* first element in the weights */
+    uint64_t begin, end; /* filled by the writer unless fixed_offsets */
+    const void *src;     /* first element in the weights */
     enum fr_dtype src_type;
-    size_t n;              /* elements */
+    size_t n; /* elements */
 };
 
 struct file_spec {
     struct entry e[64];
     int n;
-    int fixed_offsets;     /* keep the entries' begin/end and data_bytes as set */
-    size_t data_bytes;     /* size of the data section (set by serialize unless fixed_offsets) */
-    const char *metadata;  /* raw JSON object for __metadata__, or NULL */
+    int fixed_offsets;    /* keep the entries' begin/end and data_bytes as set */
+    size_t data_bytes;    /* size of the data section (set by serialize unless fixed_offsets) */
+    const char *metadata; /* raw JSON object for __metadata__, or NULL */
 };
 
-static void add(struct file_spec *f, const char *name, const char *dtype, long rows, long cols, const void *src,
-                enum fr_dtype st) {
+static void add(struct file_spec *f, const char *name, const char *dtype, long rows, long cols,
+                const void *src, enum fr_dtype st) {
     cr_assert_lt(f->n, 64);
     struct entry *e = &f->e[f->n++];
     memset(e, 0, sizeof *e);
@@ -63,10 +63,10 @@ static void spec_from_weights(struct file_spec *f, const struct qwen3_weights *w
     for (int l = 0; l < c->n_layers; l++) {
         const struct qwen3_layer_weights *L = &w->layers[l];
         const unsigned char *qkv = L->qkv, *gu = L->gate_up;
-#define LAYER(suffix, rows, cols, src, st)                                                                     \
-    do {                                                                                                       \
-        snprintf(name, sizeof name, "model.layers.%d.%s", l, suffix);                                          \
-        add(f, name, dtype, rows, cols, src, st);                                                              \
+#define LAYER(suffix, rows, cols, src, st)                                                                   \
+    do {                                                                                                     \
+        snprintf(name, sizeof name, "model.layers.%d.%s", l, suffix);                                        \
+        add(f, name, dtype, rows, cols, src, st);                                                            \
     } while (0)
         LAYER("self_attn.q_proj.weight", qd, H, qkv, w->wtype);
         LAYER("self_attn.k_proj.weight", kvd, H, qkv + (size_t)(qd * H) * el, w->wtype);
@@ -83,7 +83,9 @@ static void spec_from_weights(struct file_spec *f, const struct qwen3_weights *w
     }
 }
 
-static size_t file_elem_bytes(const char *dtype) { return strcmp(dtype, "F32") == 0 ? 4 : 2; }
+static size_t file_elem_bytes(const char *dtype) {
+    return strcmp(dtype, "F32") == 0 ? 4 : 2;
+}
 
 /* Serializes the spec: 8-byte header length, JSON header, data. Returns a malloc'd buffer. */
 static unsigned char *serialize(struct file_spec *f, size_t *len) {
@@ -104,10 +106,12 @@ static unsigned char *serialize(struct file_spec *f, size_t *len) {
     if (f->metadata) hl += (size_t)snprintf(h + hl, hcap - hl, "\"__metadata__\":%s,", f->metadata);
     for (int i = 0; i < f->n; i++) {
         struct entry *e = &f->e[i];
-        hl += (size_t)snprintf(h + hl, hcap - hl, "%s\"%s\":{\"dtype\":\"%s\",\"shape\":[", i ? "," : "", e->name,
-                               e->dtype);
-        for (int d = 0; d < e->ndim; d++) hl += (size_t)snprintf(h + hl, hcap - hl, "%s%ld", d ? "," : "", e->dims[d]);
-        hl += (size_t)snprintf(h + hl, hcap - hl, "],\"data_offsets\":[%" PRIu64 ",%" PRIu64 "]}", e->begin, e->end);
+        hl += (size_t)snprintf(h + hl, hcap - hl, "%s\"%s\":{\"dtype\":\"%s\",\"shape\":[", i ? "," : "",
+                               e->name, e->dtype);
+        for (int d = 0; d < e->ndim; d++)
+            hl += (size_t)snprintf(h + hl, hcap - hl, "%s%ld", d ? "," : "", e->dims[d]);
+        hl += (size_t)snprintf(h + hl, hcap - hl, "],\"data_offsets\":[%" PRIu64 ",%" PRIu64 "]}", e->begin,
+                               e->end);
     }
     hl += (size_t)snprintf(h + hl, hcap - hl, "}");
     cr_assert_lt(hl, hcap);
@@ -123,7 +127,8 @@ static unsigned char *serialize(struct file_spec *f, size_t *len) {
         for (size_t k = 0; k < e->n; k++) {
             float v = e->src_type == FR_DTYPE_BF16 ? bf16_to_f32(((const uint16_t *)e->src)[k])
                                                    : ((const float *)e->src)[k];
-            if (f32) memcpy(base + e->begin + 4 * k, &v, 4);
+            if (f32)
+                memcpy(base + e->begin + 4 * k, &v, 4);
             else {
                 uint16_t b = bf16_from_f32(v);
                 memcpy(base + e->begin + 2 * k, &b, 2);
@@ -179,7 +184,8 @@ static void round_trip(const struct qwen3_config *c, enum fr_dtype src_type, con
     cr_assert_eq(safetensors_load(path, &got, &err), 0, "%s", err.msg);
     unlink(path);
     free(buf);
-    float *a = malloc(2 * (size_t)c->vocab * sizeof(float)), *b = malloc(2 * (size_t)c->vocab * sizeof(float));
+    float *a = malloc(2 * (size_t)c->vocab * sizeof(float)),
+          *b = malloc(2 * (size_t)c->vocab * sizeof(float));
     decode_two(&src, a);
     decode_two(&got, b);
     if (load_type == src_type) {
@@ -328,7 +334,8 @@ Test(safetensors, malformed_framing) {
     expect_fail_header(&x, "{}", "missing tensor", "embed_tokens");
     expect_fail_header(&x, "{\"model.norm.weight\":{\"shape\":[64]}}", "missing dtype", "model.norm");
     expect_fail_header(&x, "{\"model.norm.weight\":17}", "not a JSON object", "model.norm");
-    expect_fail_header(&x, "{\"model.norm.weight\":{\"dtype\":\"BF16\",\"shape\":64}}", "missing shape", "model.norm");
+    expect_fail_header(&x, "{\"model.norm.weight\":{\"dtype\":\"BF16\",\"shape\":64}}", "missing shape",
+                       "model.norm");
     qwen3_weights_free(&x.w);
 }
 
@@ -344,8 +351,11 @@ Test(safetensors, missing_and_extra_tensors) {
     expect_fail(&x, "missing tensor", "lm_head.weight");
     qwen3_weights_free(&x.w);
 
-    const char *extras[] = {"model.layers.2.mlp.up_proj.weight", "model.layers.01.mlp.up_proj.weight",
-                            "model.layers.0.mlp.up_proj.bias", "model.rotary_emb.inv_freq", "model.layers.",
+    const char *extras[] = {"model.layers.2.mlp.up_proj.weight",
+                            "model.layers.01.mlp.up_proj.weight",
+                            "model.layers.0.mlp.up_proj.bias",
+                            "model.rotary_emb.inv_freq",
+                            "model.layers.",
                             "model.layers.1x.mlp.up_proj.weight"};
     for (size_t i = 0; i < sizeof extras / sizeof extras[0]; i++) {
         fixture_make(&x, 1);
@@ -433,10 +443,12 @@ Test(safetensors, bad_offsets) {
 
     /* offsets of the wrong JSON type */
     fixture_make(&x, 1);
-    expect_fail_header(&x, "{\"model.norm.weight\":{\"dtype\":\"BF16\",\"shape\":[64],\"data_offsets\":[\"0\",128]}}",
-                       "data_offsets", "model.norm.weight");
-    expect_fail_header(&x, "{\"model.norm.weight\":{\"dtype\":\"BF16\",\"shape\":[64],\"data_offsets\":[0.5,128]}}",
-                       "data_offsets", "model.norm.weight");
+    expect_fail_header(
+        &x, "{\"model.norm.weight\":{\"dtype\":\"BF16\",\"shape\":[64],\"data_offsets\":[\"0\",128]}}",
+        "data_offsets", "model.norm.weight");
+    expect_fail_header(
+        &x, "{\"model.norm.weight\":{\"dtype\":\"BF16\",\"shape\":[64],\"data_offsets\":[0.5,128]}}",
+        "data_offsets", "model.norm.weight");
     expect_fail_header(&x, "{\"model.norm.weight\":{\"dtype\":\"BF16\",\"shape\":[64],\"data_offsets\":[0]}}",
                        "data_offsets", "model.norm.weight");
     qwen3_weights_free(&x.w);
@@ -470,8 +482,9 @@ Test(safetensors, fuzz_corpus_seeds) {
     c.n_kv_heads = 1;
     c.head_dim = 6;
     c.vocab = 5;
-    const char *seeds[] = {"valid-bf16", "valid-f32-metadata", "valid-tied-lm-head", "wrong-shape",
-                           "unknown-dtype", "overlap", "missing"};
+    const char *seeds[] = {"valid-bf16",  "valid-f32-metadata", "valid-tied-lm-head",
+                           "wrong-shape", "unknown-dtype",      "overlap",
+                           "missing"};
     for (int i = 0; i < 7; i++) {
         char path[128];
         snprintf(path, sizeof path, "tests/fuzz/corpus/fuzz_safetensors/%s.safetensors", seeds[i]);
@@ -479,8 +492,10 @@ Test(safetensors, fuzz_corpus_seeds) {
         struct fr_err err = {{0}};
         cr_assert_eq(qwen3_weights_alloc(&w, &c, FR_DTYPE_BF16, &err), 0);
         int rc = safetensors_load(path, &w, &err);
-        if (i < 3) cr_expect_eq(rc, 0, "%s: %s", path, err.msg);
-        else cr_expect(rc != 0 && strstr(err.msg, "cannot open") == NULL, "%s: %s", path, err.msg);
+        if (i < 3)
+            cr_expect_eq(rc, 0, "%s: %s", path, err.msg);
+        else
+            cr_expect(rc != 0 && strstr(err.msg, "cannot open") == NULL, "%s: %s", path, err.msg);
         qwen3_weights_free(&w);
     }
 }
@@ -507,8 +522,10 @@ Test(safetensors, cli_decode_with_weights_file, .timeout = 120) {
         cr_assert(out && fwrite(buf, 1, len, out) == len && fclose(out) == 0);
         free(buf);
         snprintf(logits_path, sizeof logits_path, "%s/logits", dir);
-        snprintf(args, sizeof args, "decode --model %s --weights %s --dtype %s --prompt-ids 7,107 --max-new 1 "
-                 "--logits-out %s", dir, path, fr_dtype_name(wtype[k]), logits_path);
+        snprintf(args, sizeof args,
+                 "decode --model %s --weights %s --dtype %s --prompt-ids 7,107 --max-new 1 "
+                 "--logits-out %s",
+                 dir, path, fr_dtype_name(wtype[k]), logits_path);
         cli_run(&r, 0, args);
         cr_assert_eq(r.status, 0, "%s", r.err);
         float *want = malloc(2 * 257 * sizeof(float)), got[257];
@@ -517,8 +534,8 @@ Test(safetensors, cli_decode_with_weights_file, .timeout = 120) {
         cr_assert(in && fread(got, sizeof(float), 257, in) == 257);
         fclose(in);
         for (int i = 0; i < 257; i++)
-            cr_assert_leq(fabsf(got[i] - want[257 + i]), 1e-5f, "%s logit %d: %g vs %g", file_dtype[k], i, got[i],
-                          want[257 + i]);
+            cr_assert_leq(fabsf(got[i] - want[257 + i]), 1e-5f, "%s logit %d: %g vs %g", file_dtype[k], i,
+                          got[i], want[257 + i]);
         free(want);
         qwen3_weights_free(&w);
         remove(path);

@@ -77,7 +77,8 @@ Test(weights, carving_tied_and_untied) {
         unsigned char *lo = w.base, *hi = lo + w.total_bytes;
         for (int l = 0; l < c.n_layers; l++) {
             const struct qwen3_layer_weights *L = &w.layers[l];
-            const void *lp[] = {L->attn_norm, L->qkv, L->q_norm, L->k_norm, L->o, L->mlp_norm, L->gate_up, L->down};
+            const void *lp[] = {L->attn_norm, L->qkv,      L->q_norm,  L->k_norm,
+                                L->o,         L->mlp_norm, L->gate_up, L->down};
             for (size_t i = 0; i < 8; i++) {
                 cr_expect_eq((uintptr_t)lp[i] % 64, 0u);
                 cr_expect((const unsigned char *)lp[i] >= lo && (const unsigned char *)lp[i] < hi);
