@@ -79,6 +79,13 @@ int decode_state_init(struct decode_state *st, const struct qwen3_weights *w, in
     return 0;
 }
 
+/* x += W . in: a projection back into the residual stream (o_proj, down_proj). */
+static int project_residual(struct decode_state *st, const void *w, const float *in, int cols) {
+    if (matvec(st->proj, w, st->w->wtype, in, st->cfg.hidden, cols, st->backend, NULL)) return -1;
+    vec_add(st->x, st->proj, st->cfg.hidden);
+    return 0;
+}
+
 static int is_layer_block(enum block_id b) {
     return block_table()[b].scope == BLOCK_SCOPE_LAYER;
 }
@@ -127,8 +134,7 @@ int decode_block_run(struct decode_state *st, enum block_id b, int layer, int po
                   pos + 1, c->n_heads, c->n_kv_heads, c->head_dim, st->att_scratch);
         return 0;
     case BLOCK_O_PROJ:
-        if (matvec(st->proj, L->o, w->wtype, st->att, hidden, st->q_dim, st->backend, NULL)) break;
-        vec_add(st->x, st->proj, hidden);
+        if (project_residual(st, L->o, st->att, st->q_dim)) break;
         return 0;
     case BLOCK_MLP_NORM:
         rmsnorm(st->xb, st->x, L->mlp_norm, hidden, st->eps);
@@ -139,8 +145,7 @@ int decode_block_run(struct decode_state *st, enum block_id b, int layer, int po
         swiglu(st->hb, st->gate_up, st->gate_up + inter, inter);
         return 0;
     case BLOCK_DOWN_PROJ:
-        if (matvec(st->proj, L->down, w->wtype, st->hb, hidden, inter, st->backend, NULL)) break;
-        vec_add(st->x, st->proj, hidden);
+        if (project_residual(st, L->down, st->hb, inter)) break;
         return 0;
     case BLOCK_FINAL_NORM:
         rmsnorm(st->xb, st->x, w->final_norm, hidden, st->eps);

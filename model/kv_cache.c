@@ -68,25 +68,12 @@ void *kv_cache_v(const struct kv_cache *kv, int layer, int pos) {
     return at(kv->v, kv, layer, pos);
 }
 
-/* One (layer, K or V) slab of depth positions, element i hashed from (seed, stream, i). */
-static void fill_slab(void *dst, enum fr_dtype t, size_t n, uint64_t seed, uint64_t stream) {
-    if (t == FR_DTYPE_BF16) {
-        uint16_t *d = dst;
-#pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < n; i++) d[i] = bf16_from_f32(qwen3_hash_uniform(seed, stream, i));
-    } else {
-        float *d = dst;
-#pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < n; i++) d[i] = qwen3_hash_uniform(seed, stream, i);
-    }
-}
-
 void kv_cache_fill_random(struct kv_cache *kv, int depth, uint64_t seed) {
     if (depth > kv->max_pos) depth = kv->max_pos;
     if (depth <= 0) return;
     size_t n = (size_t)depth * (size_t)kv->n_kv_heads * (size_t)kv->head_dim;
     for (int l = 0; l < kv->n_layers; l++) {
-        fill_slab(kv_cache_k(kv, l, 0), kv->type, n, seed, 2 * (uint64_t)l);
-        fill_slab(kv_cache_v(kv, l, 0), kv->type, n, seed, 2 * (uint64_t)l + 1);
+        qwen3_fill_uniform(kv_cache_k(kv, l, 0), kv->type, n, 1.0f, seed, 2 * (uint64_t)l);
+        qwen3_fill_uniform(kv_cache_v(kv, l, 0), kv->type, n, 1.0f, seed, 2 * (uint64_t)l + 1);
     }
 }

@@ -40,10 +40,6 @@ static inline float key_uniform(uint64_t key, uint64_t i) {
     return (float)(h >> 40) * (1.0f / 8388608.0f) - 1.0f;
 }
 
-float qwen3_hash_uniform(uint64_t seed, uint64_t stream, uint64_t i) {
-    return key_uniform(stream_key(seed, stream), i);
-}
-
 static int mul_size(size_t a, size_t b, size_t *out) {
     return __builtin_mul_overflow(a, b, out) ? -1 : 0;
 }
@@ -189,8 +185,7 @@ void qwen3_weights_free(struct qwen3_weights *w) {
     memset(w, 0, sizeof *w);
 }
 
-/* n elements uniform in +-scale, in the weight dtype. */
-static void fill_uniform(void *dst, enum fr_dtype t, size_t n, float scale, uint64_t seed, uint64_t stream) {
+void qwen3_fill_uniform(void *dst, enum fr_dtype t, size_t n, float scale, uint64_t seed, uint64_t stream) {
     uint64_t key = stream_key(seed, stream);
     if (t == FR_DTYPE_BF16) {
         uint16_t *d = dst;
@@ -222,20 +217,21 @@ void qwen3_weights_init_synthetic(struct qwen3_weights *w, uint64_t seed) {
      * stream stays in range over all layers. */
     float s_hidden = 1.0f / sqrtf((float)hidden), s_q = 1.0f / sqrtf((float)q_dim);
     float s_inter = 1.0f / sqrtf((float)inter);
-    fill_uniform(w->embed, w->wtype, (size_t)c->vocab * hidden, s_hidden, seed, STREAM_EMBED);
+    qwen3_fill_uniform(w->embed, w->wtype, (size_t)c->vocab * hidden, s_hidden, seed, STREAM_EMBED);
     if (w->lm_head_own)
-        fill_uniform(w->lm_head_own, w->wtype, (size_t)c->vocab * hidden, s_hidden, seed, STREAM_LM_HEAD);
+        qwen3_fill_uniform(w->lm_head_own, w->wtype, (size_t)c->vocab * hidden, s_hidden, seed,
+                           STREAM_LM_HEAD);
     fill_norm(w->final_norm, w->wtype, hidden, seed, STREAM_FINAL_NORM);
     for (int l = 0; l < c->n_layers; l++) {
         struct qwen3_layer_weights *L = &w->layers[l];
         uint64_t s = STREAM_LAYER_BASE + (uint64_t)l * 16;
         fill_norm(L->attn_norm, w->wtype, hidden, seed, s + KIND_ATTN_NORM);
-        fill_uniform(L->qkv, w->wtype, (q_dim + 2 * kv_dim) * hidden, s_hidden, seed, s + KIND_QKV);
+        qwen3_fill_uniform(L->qkv, w->wtype, (q_dim + 2 * kv_dim) * hidden, s_hidden, seed, s + KIND_QKV);
         fill_norm(L->q_norm, w->wtype, hd, seed, s + KIND_Q_NORM);
         fill_norm(L->k_norm, w->wtype, hd, seed, s + KIND_K_NORM);
-        fill_uniform(L->o, w->wtype, hidden * q_dim, s_q, seed, s + KIND_O);
+        qwen3_fill_uniform(L->o, w->wtype, hidden * q_dim, s_q, seed, s + KIND_O);
         fill_norm(L->mlp_norm, w->wtype, hidden, seed, s + KIND_MLP_NORM);
-        fill_uniform(L->gate_up, w->wtype, 2 * inter * hidden, s_hidden, seed, s + KIND_GATE_UP);
-        fill_uniform(L->down, w->wtype, hidden * inter, s_inter, seed, s + KIND_DOWN);
+        qwen3_fill_uniform(L->gate_up, w->wtype, 2 * inter * hidden, s_hidden, seed, s + KIND_GATE_UP);
+        qwen3_fill_uniform(L->down, w->wtype, hidden * inter, s_inter, seed, s + KIND_DOWN);
     }
 }

@@ -73,8 +73,9 @@ void qwen3_weights_free(struct qwen3_weights *w);
  * /proc/meminfo; when that file cannot be read the check passes and the allocation itself decides). */
 int qwen3_mem_check(size_t need_bytes, const char *what, struct fr_err *err);
 
-/* The counter-based generator behind the synthetic data: a uniform float in [-1, 1) for (seed, stream, i).
- * Shared with the KV cache's random fill so both stay reproducible element by element. */
-float qwen3_hash_uniform(uint64_t seed, uint64_t stream, uint64_t i);
+/* The counter-based fill behind the synthetic data: dst[i] = scale * u(seed, stream, i) in dtype t, u uniform
+ * in [-1, 1) with 24 random bits, element by element independent of the thread count (OpenMP). Shared
+ * with the KV cache's random fill. */
+void qwen3_fill_uniform(void *dst, enum fr_dtype t, size_t n, float scale, uint64_t seed, uint64_t stream);
 
 #endif

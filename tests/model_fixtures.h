@@ -9,40 +9,42 @@
 
 #include "model/config.h"
 
-static inline struct qwen3_config fixture_tiny_config(void) {
+/* A tied config of the given shape (eps 1e-6). */
+static inline struct qwen3_config fixture_config(const char *name, const int shape[9], double rope_theta) {
     struct qwen3_config c;
     memset(&c, 0, sizeof c);
-    strcpy(c.name, "tiny");
-    c.hidden = 64;
-    c.intermediate = 96;
-    c.n_layers = 2;
-    c.n_heads = 4;
-    c.n_kv_heads = 2;
-    c.head_dim = 32; /* 4 * 32 = 128 != hidden 64, as in Qwen3 */
-    c.vocab = 257;
-    c.max_context = 64;
+    snprintf(c.name, sizeof c.name, "%s", name);
+    c.hidden = shape[0];
+    c.intermediate = shape[1];
+    c.n_layers = shape[2];
+    c.n_heads = shape[3];
+    c.n_kv_heads = shape[4];
+    c.head_dim = shape[5];
+    c.vocab = shape[6];
+    c.max_context = shape[7];
+    c.tied_embeddings = shape[8];
     c.rms_eps = 1e-6;
-    c.rope_theta = 10000.0;
-    c.tied_embeddings = true;
+    c.rope_theta = rope_theta;
     return c;
 }
 
+/* hidden, intermediate, layers, heads, KV heads, head_dim, vocab, max context, tied */
+static inline struct qwen3_config fixture_tiny_config(void) {
+    static const int shape[9] = {64, 96,  2,  4, 2,
+                                 32, 257, 64, 1}; /* 4 * 32 = 128 != hidden 64, as in Qwen3 */
+    return fixture_config("tiny", shape, 10000.0);
+}
+
 static inline struct qwen3_config fixture_qwen3_06b_config(void) {
-    struct qwen3_config c;
-    memset(&c, 0, sizeof c);
-    strcpy(c.name, "qwen3-0.6b");
-    c.hidden = 1024;
-    c.intermediate = 3072;
-    c.n_layers = 28;
-    c.n_heads = 16;
-    c.n_kv_heads = 8;
-    c.head_dim = 128;
-    c.vocab = 151936;
-    c.max_context = 40960;
-    c.rms_eps = 1e-6;
-    c.rope_theta = 1000000.0;
-    c.tied_embeddings = true;
-    return c;
+    static const int shape[9] = {1024, 3072, 28, 16, 8, 128, 151936, 40960, 1};
+    return fixture_config("qwen3-0.6b", shape, 1000000.0);
+}
+
+/* The fixed config of tests/fuzz/fuzz_safetensors.c and its seed corpus (scripts/make_safetensors_corpus.py).
+ */
+static inline struct qwen3_config fixture_fuzz_config(void) {
+    static const int shape[9] = {8, 12, 2, 2, 1, 6, 5, 16, 1};
+    return fixture_config("fuzz", shape, 10000.0);
 }
 
 /* Writes fixture_tiny_config() as DIR/config.json under a fresh temporary DIR (dir: 64 bytes) for CLI tests;

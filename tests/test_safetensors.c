@@ -474,14 +474,7 @@ Test(safetensors, file_errors) {
 /* The fuzz harness's seed corpus (scripts/make_safetensors_corpus.py) exercises what it claims: the valid
  * seeds load into the harness's config and the near misses fail. */
 Test(safetensors, fuzz_corpus_seeds) {
-    struct qwen3_config c = fixture_tiny_config();
-    c.hidden = 8;
-    c.intermediate = 12;
-    c.n_layers = 2;
-    c.n_heads = 2;
-    c.n_kv_heads = 1;
-    c.head_dim = 6;
-    c.vocab = 5;
+    struct qwen3_config c = fixture_fuzz_config();
     const char *seeds[] = {"valid-bf16",  "valid-f32-metadata", "valid-tied-lm-head",
                            "wrong-shape", "unknown-dtype",      "overlap",
                            "missing"};

@@ -150,11 +150,17 @@ Test(weights, refuses_more_than_available_memory) {
     cr_expect_eq(qwen3_mem_check(4096, "test", &err), 0);
 }
 
-Test(weights, hash_uniform_range_and_streams) {
-    for (uint64_t i = 0; i < 1000; i++) {
-        float u = qwen3_hash_uniform(1, 2, i);
-        cr_assert(u >= -1.0f && u < 1.0f);
+Test(weights, fill_uniform_range_and_streams) {
+    float a[1000], b[1000];
+    qwen3_fill_uniform(a, FR_DTYPE_F32, 1000, 0.5f, 1, 2);
+    qwen3_fill_uniform(b, FR_DTYPE_F32, 1000, 0.5f, 1, 3);
+    double maxabs = 0;
+    for (int i = 0; i < 1000; i++) {
+        cr_assert(a[i] >= -0.5f && a[i] < 0.5f);
+        maxabs = fmax(maxabs, fabs(a[i]));
     }
-    cr_expect_neq(qwen3_hash_uniform(1, 2, 3), qwen3_hash_uniform(1, 3, 3));
-    cr_expect_eq(qwen3_hash_uniform(1, 2, 3), qwen3_hash_uniform(1, 2, 3));
+    cr_expect_gt(maxabs, 0.45);
+    cr_expect_neq(memcmp(a, b, sizeof a), 0);
+    qwen3_fill_uniform(b, FR_DTYPE_F32, 1000, 0.5f, 1, 2);
+    cr_expect_eq(memcmp(a, b, sizeof a), 0);
 }

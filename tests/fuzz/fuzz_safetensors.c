@@ -6,34 +6,16 @@
 #include <string.h>
 
 #include "model/safetensors.h"
+#include "tests/model_fixtures.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Must match scripts/make_safetensors_corpus.py. */
-static struct qwen3_config fuzz_config(void) {
-    struct qwen3_config c;
-    memset(&c, 0, sizeof c);
-    strcpy(c.name, "fuzz");
-    c.hidden = 8;
-    c.intermediate = 12;
-    c.n_layers = 2;
-    c.n_heads = 2;
-    c.n_kv_heads = 1;
-    c.head_dim = 6;
-    c.vocab = 5;
-    c.max_context = 16;
-    c.rms_eps = 1e-6;
-    c.rope_theta = 10000.0;
-    c.tied_embeddings = true;
-    return c;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static struct qwen3_weights w;
     static int ready;
     struct fr_err err;
     if (!ready) {
-        struct qwen3_config c = fuzz_config();
+        struct qwen3_config c = fixture_fuzz_config();
         if (qwen3_weights_alloc(&w, &c, FR_DTYPE_BF16, &err) != 0) __builtin_trap();
         ready = 1;
     }
