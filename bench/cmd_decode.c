@@ -112,6 +112,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
 
 /* Parses the prompt into a malloc'd array and checks every id against the vocabulary. */
 static int parse_prompt(const char *s, int vocab, int **ids_out, int *n_out) {
+    if (!s) return cli_usage_error("decode: --prompt-ids is required");
     size_t cap = strlen(s) / 2 + 1; /* at most one id per two characters ("1,2,3") */
     long *vals = malloc(cap * sizeof *vals);
     int *ids = malloc(cap * sizeof *ids);

@@ -98,7 +98,8 @@ int decode_block_run(struct decode_state *st, enum block_id b, int layer, int po
         return fr_err_set(&st->err, "%s: layer %d outside [0, %d)", block_name(b), layer, c->n_layers);
     if (pos < 0 || pos >= st->max_pos)
         return fr_err_set(&st->err, "%s: position %d outside [0, %d)", block_name(b), pos, st->max_pos);
-    const struct qwen3_layer_weights *L = is_layer_block(b) ? &w->layers[layer] : NULL;
+    /* layer was checked for per-layer blocks; the others never read L */
+    const struct qwen3_layer_weights *L = &w->layers[is_layer_block(b) ? layer : 0];
     float *q = st->qkv, *k = st->qkv + st->q_dim, *v = st->qkv + st->q_dim + st->kv_dim;
     size_t half = (size_t)c->head_dim / 2;
     int hidden = c->hidden, inter = c->intermediate;

@@ -243,7 +243,7 @@ static int cmp_slot_begin(const void *a, const void *b) {
 /* Every required tensor present, and no two byte ranges sharing a byte. */
 static int check_complete(struct st_ctx *c) {
     char name[128], other[128];
-    struct st_slot **seen = malloc((size_t)c->n_slots * sizeof *seen);
+    struct st_slot **seen = malloc((size_t)c->n_slots * sizeof(struct st_slot *));
     if (!seen) return fr_err_set(c->err, "%s: out of memory", c->file);
     int n = 0;
     for (int i = 0; i < c->n_slots; i++) {
@@ -256,7 +256,7 @@ static int check_complete(struct st_ctx *c) {
         }
         if (s->seen) seen[n++] = s;
     }
-    qsort(seen, (size_t)n, sizeof *seen, cmp_slot_begin);
+    qsort(seen, (size_t)n, sizeof(struct st_slot *), cmp_slot_begin);
     for (int i = 1; i < n; i++)
         if (seen[i]->begin < seen[i - 1]->end) {
             slot_name(seen[i - 1], other, sizeof other);
