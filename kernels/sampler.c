@@ -76,6 +76,16 @@ static void scale_scalar(float *p, int n, float s) {
     for (int i = 0; i < n; i++) p[i] = p[i] / s;
 }
 
+static void levels_scalar(const float *p, int n, float *mass) {
+    double acc[SAMPLER_LEVELS] = {0};
+    for (int i = 0; i < n; i++) {
+        uint32_t k = sampler_key(p[i]);
+        for (int j = 0; j < SAMPLER_LEVELS; j++)
+            if (k >= (uint32_t)(127 - SAMPLER_LEVEL_STEP * (j + 1)) << 23) acc[j] += p[i];
+    }
+    for (int j = 0; j < SAMPLER_LEVELS; j++) mass[j] = (float)acc[j];
+}
+
 static int collect_scalar(uint32_t *ids, const float *p, int n, uint32_t lo, uint32_t hi) {
     int m = 0;
     for (int i = 0; i < n; i++) {
@@ -86,16 +96,57 @@ static int collect_scalar(uint32_t *ids, const float *p, int n, uint32_t lo, uin
     return m;
 }
 
-static void finish_scalar(float *p, int n, uint32_t kc, int ic, float kf) {
+static int max_below_scalar(const float *p, int n, uint32_t hi) {
+    int best = -1;
+    uint32_t bk = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t k = sampler_key(p[i]);
+        if (k < hi && (best < 0 || k > bk)) best = i, bk = k;
+    }
+    return best;
+}
+
+/* block b of p as 16 values, zero-padded past n */
+static inline const float *block16(const float *p, int n, int b, float *pad) {
+    if ((b + 1) * 16 <= n) return p + b * 16;
+    for (int j = 0; j < 16; j++) pad[j] = b * 16 + j < n ? p[b * 16 + j] : 0.0f;
+    return pad;
+}
+
+static double draw_total_scalar(const float *p, int n, int *last) {
+    double total = 0;
+    float pad[16];
+    *last = -1;
+    for (int b = 0; b * 16 < n; b++) total += sampler_block_sum16(block16(p, n, b, pad));
+    for (int i = n - 1; i >= 0 && *last < 0; i--)
+        if (p[i] > 0.0f) *last = i;
+    return total;
+}
+
+static int draw_block_scalar(const float *p, int n, double target, double *before) {
+    double c = 0;
+    float pad[16];
+    for (int b = 0; b * 16 < n; b++) {
+        double next = c + sampler_block_sum16(block16(p, n, b, pad));
+        if (next > target) {
+            *before = c;
+            return b;
+        }
+        c = next;
+    }
+    return -1;
+}
+
+static void finish_scalar(float *out, const float *p, int n, uint32_t kc, int ic, float kf) {
     for (int i = 0; i < n; i++) {
         uint32_t k = sampler_key(p[i]);
         bool kept = k > kc || (k == kc && i <= ic);
-        p[i] = kept ? p[i] / kf : 0.0f;
+        out[i] = kept ? p[i] / kf : 0.0f;
     }
 }
 
 const struct sampler_row_ops sampler_ops_scalar = {
-    scan_scalar, find_scalar, exp_sum_scalar, scale_scalar, collect_scalar, finish_scalar,
+    scan_scalar, find_scalar, exp_sum_scalar, scale_scalar, levels_scalar, collect_scalar, max_below_scalar, draw_total_scalar, draw_block_scalar, finish_scalar,
 };
 
 /* ---- dispatch: AVX-512 when the CPU has it, else scalar; tests pin one ---- */
@@ -261,18 +312,25 @@ double sampler_uniform(uint64_t seed, uint64_t step) {
 }
 
 int sampler_draw(const float *probs, int n, double u) {
-    double total = 0;
-    int last = -1;
-    for (int i = 0; i < n; i++)
-        if (probs[i] > 0.0f) total += probs[i], last = i;
+    if (!probs || n < 1) return -1;
+    const struct sampler_row_ops *ops = sampler_ops();
+    int last;
+    double total = ops->draw_total(probs, n, &last);
     if (last < 0) return -1;
-    double target = u * total, c = 0;
-    for (int i = 0; i <= last; i++) {
+    double before = 0;
+    int b = ops->draw_block(probs, n, u * total, &before);
+    if (b < 0) return last; /* u * total rounded up to total: the end of the CDF */
+    /* inside the block, token by token; the block's own sum crossed the target, so if rounding keeps
+     * these partial sums short of it, its last positive token is the one */
+    double c = before;
+    int end = b * 16 + 16 < n ? b * 16 + 16 : n, pick = -1;
+    for (int i = b * 16; i < end; i++) {
         if (!(probs[i] > 0.0f)) continue;
         c += probs[i];
-        if (c > target) return i;
+        pick = i;
+        if (c > u * total) return i;
     }
-    return last; /* u * total rounded up to total: the end of the CDF */
+    return pick >= 0 ? pick : last;
 }
 
 /* ---- the chain ---- */

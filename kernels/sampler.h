@@ -66,6 +66,9 @@ int sampler_check_probs(const float *probs, int n, struct fr_err *err);
 size_t sampler_top_p_scratch_bytes(int n);
 int sampler_top_p_ref(float *probs, int n, float top_p, void *scratch);
 int sampler_top_p_fast(float *probs, int n, float top_p, void *scratch);
+/* The same, writing out[n] and leaving probs as it is (out may equal probs). */
+int sampler_top_p_ref_into(float *out, const float *probs, int n, float top_p, void *scratch);
+int sampler_top_p_fast_into(float *out, const float *probs, int n, float top_p, void *scratch);
 
 /* Philox4x32-10 (Salmon et al., SC'11): one block of four 32-bit outputs. */
 void sampler_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);

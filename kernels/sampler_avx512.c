@@ -89,9 +89,27 @@ static void scale_avx512(float *p, int n, float s) {
     }
 }
 
+static void levels_avx512(const float *p, int n, float *mass) {
+    __m512 acc[SAMPLER_LEVELS];
+    __m512i thr[SAMPLER_LEVELS];
+    for (int j = 0; j < SAMPLER_LEVELS; j++) {
+        acc[j] = _mm512_setzero_ps();
+        thr[j] = _mm512_set1_epi32((127 - SAMPLER_LEVEL_STEP * (j + 1)) << 23);
+    }
+    __m512i sign = _mm512_set1_epi32(0x7fffffff);
+    for (int i = 0; i < n; i += 16) {
+        __m512 v = _mm512_maskz_loadu_ps(tail_mask(i, n), p + i);
+        __m512i key = _mm512_and_si512(_mm512_castps_si512(v), sign);
+        for (int j = 0; j < SAMPLER_LEVELS; j++)
+            acc[j] = _mm512_mask_add_ps(acc[j], _mm512_cmpge_epu32_mask(key, thr[j]), acc[j], v);
+    }
+    for (int j = 0; j < SAMPLER_LEVELS; j++) mass[j] = _mm512_reduce_add_ps(acc[j]);
+}
+
 static int collect_avx512(uint32_t *ids, const float *p, int n, uint32_t lo, uint32_t hi) {
     __m512i vlo = _mm512_set1_epi32((int)lo), vhi = _mm512_set1_epi32((int)hi);
-    __m512i sign = _mm512_set1_epi32(0x7fffffff), idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i sign = _mm512_set1_epi32(0x7fffffff);
+    __m512i idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     __m512i step = _mm512_set1_epi32(16);
     int m = 0;
     for (int i = 0; i < n; i += 16) {
@@ -99,7 +117,9 @@ static int collect_avx512(uint32_t *ids, const float *p, int n, uint32_t lo, uin
         __m512i key = _mm512_and_si512(_mm512_maskz_loadu_epi32(k, p + i), sign);
         __mmask16 in = _mm512_mask_cmpge_epu32_mask(k, key, vlo) & _mm512_cmplt_epu32_mask(key, vhi);
         if (in) {
-            _mm512_mask_compressstoreu_epi32(ids + m, in, idx);
+            /* compress in a register and store all 16 lanes (ids has 16 spare entries): a compress
+             * straight to memory is microcoded and slow on some cores (Zen 4) */
+            _mm512_storeu_si512(ids + m, _mm512_maskz_compress_epi32(in, idx));
             m += __builtin_popcount(in);
         }
         idx = _mm512_add_epi32(idx, step);
@@ -107,7 +127,71 @@ static int collect_avx512(uint32_t *ids, const float *p, int n, uint32_t lo, uin
     return m;
 }
 
-static void finish_avx512(float *p, int n, uint32_t kc, int ic, float kf) {
+static int max_below_avx512(const float *p, int n, uint32_t hi) {
+    __m512i vhi = _mm512_set1_epi32((int)hi), sign = _mm512_set1_epi32(0x7fffffff);
+    __m512i best = _mm512_set1_epi32(-1), at = _mm512_setzero_si512(); /* -1: no key yet (keys < 2^31) */
+    __m512i idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i step = _mm512_set1_epi32(16);
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 k = tail_mask(i, n);
+        __m512i key = _mm512_and_si512(_mm512_maskz_loadu_epi32(k, p + i), sign);
+        __mmask16 in = _mm512_mask_cmplt_epu32_mask(k, key, vhi);
+        /* strictly greater (signed: -1 is below every key) keeps the earliest index of a lane's max */
+        __mmask16 up = _mm512_mask_cmpgt_epi32_mask(in, key, best);
+        best = _mm512_mask_mov_epi32(best, up, key);
+        at = _mm512_mask_mov_epi32(at, up, idx);
+        idx = _mm512_add_epi32(idx, step);
+    }
+    int32_t kb[16], ib[16];
+    _mm512_storeu_si512(kb, best);
+    _mm512_storeu_si512(ib, at);
+    int res = -1;
+    int32_t rk = -1;
+    for (int l = 0; l < 16; l++)
+        if (kb[l] >= 0 && (kb[l] > rk || (kb[l] == rk && ib[l] < res))) rk = kb[l], res = ib[l];
+    return res;
+}
+
+/* block sums in sampler_block_sum16's order: (p[j] + p[j+8]) in 8 double lanes, then halves */
+static inline double block_sum16_avx512(__m512 v) {
+    __m512d s = _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)),
+                              _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+    __m256d t = _mm256_add_pd(_mm512_castpd512_pd256(s), _mm512_extractf64x4_pd(s, 1));
+    __m128d u = _mm_add_pd(_mm256_castpd256_pd128(t), _mm256_extractf128_pd(t, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(u, _mm_unpackhi_pd(u, u)));
+}
+
+static double draw_total_avx512(const float *p, int n, int *last) {
+    double total = 0;
+    *last = -1;
+    __m512 zero = _mm512_setzero_ps();
+    for (int i = 0; i < n; i += 16) {
+        __m512 v = _mm512_maskz_loadu_ps(tail_mask(i, n), p + i);
+        __mmask16 pos = _mm512_cmp_ps_mask(v, zero, _CMP_GT_OQ);
+        if (!pos) continue; /* an all-zero block adds exactly 0 */
+        *last = i + 31 - __builtin_clz((unsigned)pos);
+        total += block_sum16_avx512(v);
+    }
+    return total;
+}
+
+static int draw_block_avx512(const float *p, int n, double target, double *before) {
+    double c = 0;
+    __m512 zero = _mm512_setzero_ps();
+    for (int i = 0; i < n; i += 16) {
+        __m512 v = _mm512_maskz_loadu_ps(tail_mask(i, n), p + i);
+        if (!_mm512_cmp_ps_mask(v, zero, _CMP_NEQ_UQ)) continue;
+        double next = c + block_sum16_avx512(v);
+        if (next > target) {
+            *before = c;
+            return i / 16;
+        }
+        c = next;
+    }
+    return -1;
+}
+
+static void finish_avx512(float *out, const float *p, int n, uint32_t kc, int ic, float kf) {
     __m512i vkc = _mm512_set1_epi32((int)kc), vic = _mm512_set1_epi32(ic), sign = _mm512_set1_epi32(0x7fffffff);
     __m512i idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     __m512i step = _mm512_set1_epi32(16);
@@ -118,11 +202,11 @@ static void finish_avx512(float *p, int n, uint32_t kc, int ic, float kf) {
         __m512i key = _mm512_and_si512(_mm512_castps_si512(v), sign);
         __mmask16 kept = _mm512_cmpgt_epu32_mask(key, vkc) |
                          (_mm512_cmpeq_epi32_mask(key, vkc) & _mm512_cmple_epi32_mask(idx, vic));
-        _mm512_mask_storeu_ps(p + i, k, _mm512_maskz_div_ps(kept, v, vkf));
+        _mm512_mask_storeu_ps(out + i, k, _mm512_maskz_div_ps(kept, v, vkf));
         idx = _mm512_add_epi32(idx, step);
     }
 }
 
 const struct sampler_row_ops sampler_ops_avx512 = {
-    scan_avx512, find_avx512, exp_sum_avx512, scale_avx512, collect_avx512, finish_avx512,
+    scan_avx512, find_avx512, exp_sum_avx512, scale_avx512, levels_avx512, collect_avx512, max_below_avx512, draw_total_avx512, draw_block_avx512, finish_avx512,
 };

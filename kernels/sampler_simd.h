@@ -21,6 +21,8 @@
 #define SAMPLER_EXP_P4    1.6666665459e-1f
 #define SAMPLER_EXP_P5    5.0000001201e-1f
 #define SAMPLER_LANES     16 /* f32 partial sums of the softmax denominator */
+#define SAMPLER_LEVELS     7 /* top-p pre-filter levels 2^-4, 2^-8, ..., 2^-28 */
+#define SAMPLER_LEVEL_STEP 4
 
 struct sampler_row_ops {
     /* max of the row; returns true if any element is NaN or +inf (then *max is meaningless) */
@@ -31,15 +33,33 @@ struct sampler_row_ops {
     void (*exp_sum)(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t, float *acc);
     /* p[i] = p[i] / s */
     void (*scale)(float *p, int n, float s);
+    /* mass[j] ~ sum of the elements >= 2^(-SAMPLER_LEVEL_STEP * (j + 1)) (f32 sums: a guide, not exact) */
+    void (*levels)(const float *p, int n, float *mass);
     /* ids of the elements whose key (f32 bits without the sign) lies in [lo, hi), in index order */
     int (*collect)(uint32_t *ids, const float *p, int n, uint32_t lo, uint32_t hi);
-    /* p[i] = kept ? p[i] / kf : 0, kept = key > kc || (key == kc && i <= ic) */
-    void (*finish)(float *p, int n, uint32_t kc, int ic, float kf);
+    /* index of the largest element whose key is < hi (lowest index on ties), -1 if none */
+    int (*max_below)(const float *p, int n, uint32_t hi);
+    /* the draw's CDF: sum of the 16-token block sums in block order (block_sum16's pairwise tree, in
+     * double; the last block zero-padded), and the last index with p > 0 (-1 if none) */
+    double (*draw_total)(const float *p, int n, int *last);
+    /* the first block whose running sum (as above) exceeds target, and that sum before it; -1 if none */
+    int (*draw_block)(const float *p, int n, double target, double *before);
+    /* out[i] = kept ? p[i] / kf : 0, kept = key > kc || (key == kc && i <= ic); out may be p */
+    void (*finish)(float *out, const float *p, int n, uint32_t kc, int ic, float kf);
 };
 
 extern const struct sampler_row_ops sampler_ops_scalar;
 extern const struct sampler_row_ops sampler_ops_avx512;
 const struct sampler_row_ops *sampler_ops(void);
+
+/* A 16-value block's sum in double, pairwise: (p[j] + p[j+8]), then halves again down to one. */
+static inline double sampler_block_sum16(const float *p) {
+    double s[8];
+    for (int j = 0; j < 8; j++) s[j] = (double)p[j] + (double)p[j + 8];
+    for (int w = 4; w >= 1; w /= 2)
+        for (int j = 0; j < w; j++) s[j] += s[j + w];
+    return s[0];
+}
 
 static inline uint32_t sampler_key(float v) {
     uint32_t u;
