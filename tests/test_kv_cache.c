@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "model/cost.h"
 #include "model/kv_cache.h"
 #include "tests/model_fixtures.h"
 
@@ -11,6 +12,9 @@ Test(kv_cache, bytes_per_token_of_qwen3_06b) {
     cr_expect_eq(kv_cache_bytes(&c, 1, FR_DTYPE_BF16), 114688u);
     cr_expect_eq(kv_cache_bytes(&c, 1000, FR_DTYPE_F32), 2u * 114688u * 1000u);
     cr_expect_eq(kv_cache_bytes(&c, 0, FR_DTYPE_BF16), 0u);
+    /* the cost model's per-position KV bytes are what the cache allocates per position */
+    cr_expect_eq(cost_kv_bytes_per_position(&c, FR_DTYPE_BF16), (double)kv_cache_bytes(&c, 1, FR_DTYPE_BF16));
+    cr_expect_eq(cost_kv_bytes_per_position(&c, FR_DTYPE_F32), (double)kv_cache_bytes(&c, 1, FR_DTYPE_F32));
 }
 
 Test(kv_cache, addressing) {

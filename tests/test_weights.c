@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "model/cost.h"
 #include "model/weights.h"
 #include "tests/model_fixtures.h"
 
@@ -163,4 +164,39 @@ Test(weights, fill_uniform_range_and_streams) {
     cr_expect_neq(memcmp(a, b, sizeof a), 0);
     qwen3_fill_uniform(b, FR_DTYPE_F32, 1000, 0.5f, 1, 2);
     cr_expect_eq(memcmp(a, b, sizeof a), 0);
+}
+
+/* The cost model's weight bytes per block are the bytes the weights module carves for that block's
+ * tensors: two independent derivations of the same numbers, for both dtypes, tied and untied. */
+Test(weights, sizes_agree_with_the_cost_model) {
+    for (int k = 0; k < 4; k++) {
+        struct qwen3_config c = fixture_qwen3_06b_config();
+        c.tied_embeddings = k < 2;
+        enum fr_dtype t = k % 2 ? FR_DTYPE_F32 : FR_DTYPE_BF16;
+        struct qwen3_weight_sizes sz;
+        cr_assert_eq(qwen3_weights_sizes(&c, t, &sz, NULL), 0);
+        struct cost_opts o = {t, FR_DTYPE_BF16};
+        const struct {
+            enum block_id b;
+            double bytes;
+        } want[] = {
+            {BLOCK_EMBED, (double)sz.embed_bytes / c.vocab}, /* one row gathered */
+            {BLOCK_ATTN_NORM, 28.0 * sz.attn_norm_bytes},    {BLOCK_QKV_PROJ, 28.0 * sz.qkv_bytes},
+            {BLOCK_QK_NORM, 28.0 * sz.qk_norm_bytes},        {BLOCK_O_PROJ, 28.0 * sz.o_bytes},
+            {BLOCK_MLP_NORM, 28.0 * sz.mlp_norm_bytes},      {BLOCK_GATE_UP_PROJ, 28.0 * sz.gate_up_bytes},
+            {BLOCK_DOWN_PROJ, 28.0 * sz.down_bytes},         {BLOCK_FINAL_NORM, (double)sz.final_norm_bytes},
+            {BLOCK_LM_HEAD, (double)sz.lm_head_bytes},
+        };
+        double sum = 0;
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+            struct block_cost bc;
+            cost_block(&c, &o, want[i].b, 0, SAMPLER_VARIANT_GREEDY, &bc);
+            cr_expect_eq(bc.weight_bytes, want[i].bytes, "%s: cost %.0f, weights %.0f", block_name(want[i].b),
+                         bc.weight_bytes, want[i].bytes);
+            sum += want[i].bytes;
+        }
+        struct step_cost sc;
+        cost_step(&c, &o, 0, SAMPLER_VARIANT_GREEDY, &sc);
+        cr_expect_eq(sc.weight_bytes, sum); /* no other block reads weights */
+    }
 }
