@@ -114,6 +114,9 @@ static unsigned char *serialize(struct file_spec *f, size_t *len) {
                                e->end);
     }
     hl += (size_t)snprintf(h + hl, hcap - hl, "}");
+    /* the reference writer pads the header with spaces to a multiple of 8 so the data is aligned */
+    while (hl % 8) h[hl++] = ' ';
+    h[hl] = '\0';
     cr_assert_lt(hl, hcap);
     unsigned char *buf = calloc(1, 8 + hl + data);
     for (int b = 0; b < 8; b++) buf[b] = (unsigned char)((uint64_t)hl >> (8 * b));
