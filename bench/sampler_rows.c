@@ -1,5 +1,5 @@
 /* Seeded logit rows (see sampler_rows.h). The realistic kind follows the shape of an LM head's output at
- * decode: a normal bulk (sd 2.5) and 1-8 tokens 4-12 above the bulk's largest value. */
+ * decode: a normal bulk (sd 2.5) and 1-8 tokens up to 8 above the bulk's largest value. */
 #include "bench/sampler_rows.h"
 
 #include <math.h>
@@ -42,6 +42,6 @@ void sampler_rows_fill(float *logits, int n, enum sampler_row_kind kind, uint64_
     int peaks = 1 + (int)(sampler_rows_next(&s) % 8);
     for (int j = 0; j < peaks; j++) {
         int at = (int)(sampler_rows_next(&s) % (uint64_t)n);
-        logits[at] = (float)(top + 4.0 + 8.0 * sampler_rows_uniform(&s));
+        logits[at] = (float)(top + 8.0 * sampler_rows_uniform(&s));
     }
 }

@@ -96,12 +96,25 @@ static int collect_scalar(uint32_t *ids, const float *p, int n, uint32_t lo, uin
     return m;
 }
 
-static int max_below_scalar(const float *p, int n, uint32_t hi) {
+static int collect_top_scalar(uint32_t *ids, const float *p, int n, uint32_t t, int *below) {
+    int m = 0, best = -1;
+    uint32_t bk = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t k = sampler_key(p[i]);
+        ids[m] = (uint32_t)i;
+        m += k >= t;
+        if (k < t && (best < 0 || k > bk)) best = i, bk = k;
+    }
+    *below = best;
+    return m;
+}
+
+static int min_in_range_scalar(const float *p, int n, uint32_t lo, uint32_t hi) {
     int best = -1;
     uint32_t bk = 0;
     for (int i = 0; i < n; i++) {
         uint32_t k = sampler_key(p[i]);
-        if (k < hi && (best < 0 || k > bk)) best = i, bk = k;
+        if (k >= lo && k < hi && (best < 0 || k <= bk)) best = i, bk = k;
     }
     return best;
 }
@@ -146,7 +159,7 @@ static void finish_scalar(float *out, const float *p, int n, uint32_t kc, int ic
 }
 
 const struct sampler_row_ops sampler_ops_scalar = {
-    scan_scalar, find_scalar, exp_sum_scalar, scale_scalar, levels_scalar, collect_scalar, max_below_scalar, draw_total_scalar, draw_block_scalar, finish_scalar,
+    scan_scalar, find_scalar, exp_sum_scalar, scale_scalar, levels_scalar, collect_scalar, collect_top_scalar, min_in_range_scalar, draw_total_scalar, draw_block_scalar, finish_scalar,
 };
 
 /* ---- dispatch: AVX-512 when the CPU has it, else scalar; tests pin one ---- */

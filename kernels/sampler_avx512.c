@@ -127,17 +127,22 @@ static int collect_avx512(uint32_t *ids, const float *p, int n, uint32_t lo, uin
     return m;
 }
 
-static int max_below_avx512(const float *p, int n, uint32_t hi) {
-    __m512i vhi = _mm512_set1_epi32((int)hi), sign = _mm512_set1_epi32(0x7fffffff);
+static int collect_top_avx512(uint32_t *ids, const float *p, int n, uint32_t t, int *below) {
+    __m512i vt = _mm512_set1_epi32((int)t), sign = _mm512_set1_epi32(0x7fffffff);
     __m512i best = _mm512_set1_epi32(-1), at = _mm512_setzero_si512(); /* -1: no key yet (keys < 2^31) */
     __m512i idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     __m512i step = _mm512_set1_epi32(16);
+    int m = 0;
     for (int i = 0; i < n; i += 16) {
         __mmask16 k = tail_mask(i, n);
         __m512i key = _mm512_and_si512(_mm512_maskz_loadu_epi32(k, p + i), sign);
-        __mmask16 in = _mm512_mask_cmplt_epu32_mask(k, key, vhi);
+        __mmask16 in = _mm512_mask_cmpge_epu32_mask(k, key, vt);
+        if (in) { /* register compress + full store: see collect_avx512 */
+            _mm512_storeu_si512(ids + m, _mm512_maskz_compress_epi32(in, idx));
+            m += __builtin_popcount(in);
+        }
         /* strictly greater (signed: -1 is below every key) keeps the earliest index of a lane's max */
-        __mmask16 up = _mm512_mask_cmpgt_epi32_mask(in, key, best);
+        __mmask16 up = _mm512_mask_cmpgt_epi32_mask(k & (__mmask16)~in, key, best);
         best = _mm512_mask_mov_epi32(best, up, key);
         at = _mm512_mask_mov_epi32(at, up, idx);
         idx = _mm512_add_epi32(idx, step);
@@ -149,6 +154,33 @@ static int max_below_avx512(const float *p, int n, uint32_t hi) {
     int32_t rk = -1;
     for (int l = 0; l < 16; l++)
         if (kb[l] >= 0 && (kb[l] > rk || (kb[l] == rk && ib[l] < res))) rk = kb[l], res = ib[l];
+    *below = res;
+    return m;
+}
+
+static int min_in_range_avx512(const float *p, int n, uint32_t lo, uint32_t hi) {
+    __m512i vlo = _mm512_set1_epi32((int)lo), vhi = _mm512_set1_epi32((int)hi), sign = _mm512_set1_epi32(0x7fffffff);
+    __m512i best = _mm512_set1_epi32(-1), at = _mm512_set1_epi32(-1); /* unsigned max: no key yet */
+    __m512i idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i step = _mm512_set1_epi32(16);
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 k = tail_mask(i, n);
+        __m512i key = _mm512_and_si512(_mm512_maskz_loadu_epi32(k, p + i), sign);
+        __mmask16 in = _mm512_mask_cmpge_epu32_mask(k, key, vlo) & _mm512_cmplt_epu32_mask(key, vhi);
+        /* <= keeps the latest index of a lane's minimum */
+        __mmask16 down = _mm512_mask_cmple_epu32_mask(in, key, best);
+        best = _mm512_mask_mov_epi32(best, down, key);
+        at = _mm512_mask_mov_epi32(at, down, idx);
+        idx = _mm512_add_epi32(idx, step);
+    }
+    uint32_t kb[16];
+    int32_t ib[16];
+    _mm512_storeu_si512(kb, best);
+    _mm512_storeu_si512(ib, at);
+    int res = -1;
+    uint32_t rk = 0xffffffffu;
+    for (int l = 0; l < 16; l++)
+        if (ib[l] >= 0 && (kb[l] < rk || (kb[l] == rk && ib[l] > res))) rk = kb[l], res = ib[l];
     return res;
 }
 
@@ -208,5 +240,5 @@ static void finish_avx512(float *out, const float *p, int n, uint32_t kc, int ic
 }
 
 const struct sampler_row_ops sampler_ops_avx512 = {
-    scan_avx512, find_avx512, exp_sum_avx512, scale_avx512, levels_avx512, collect_avx512, max_below_avx512, draw_total_avx512, draw_block_avx512, finish_avx512,
+    scan_avx512, find_avx512, exp_sum_avx512, scale_avx512, levels_avx512, collect_avx512, collect_top_avx512, min_in_range_avx512, draw_total_avx512, draw_block_avx512, finish_avx512,
 };

@@ -37,8 +37,11 @@ struct sampler_row_ops {
     void (*levels)(const float *p, int n, float *mass);
     /* ids of the elements whose key (f32 bits without the sign) lies in [lo, hi), in index order */
     int (*collect)(uint32_t *ids, const float *p, int n, uint32_t lo, uint32_t hi);
-    /* index of the largest element whose key is < hi (lowest index on ties), -1 if none */
-    int (*max_below)(const float *p, int n, uint32_t hi);
+    /* collect(ids, p, n, t, 2^31), and in the same pass *below = the index of the largest element whose
+     * key is < t (lowest index on ties), -1 if none */
+    int (*collect_top)(uint32_t *ids, const float *p, int n, uint32_t t, int *below);
+    /* index of the smallest element whose key is in [lo, hi) (highest index on ties); one exists */
+    int (*min_in_range)(const float *p, int n, uint32_t lo, uint32_t hi);
     /* the draw's CDF: sum of the 16-token block sums in block order (block_sum16's pairwise tree, in
      * double; the last block zero-padded), and the last index with p > 0 (-1 if none) */
     double (*draw_total)(const float *p, int n, int *last);

@@ -185,3 +185,21 @@ Test(top_p, negative_zero_is_zero) {
     for (int t = 0; t < N_TOP_PS; t++) expect_same(q, 3, top_ps[t], &x, "-0 tail");
     bufs_free(&x);
 }
+
+/* The renormalizing sum is taken in id order, and order matters here: 2^18 tokens of 2^-80 come first by
+ * id and add up to one ulp of 2^-10, which pushes the kept mass 2^-10 (1 + 2^-24) past the f32 rounding
+ * tie; summed in sorted order each of them is lost against 2^-10 and the tie rounds down instead. */
+Test(top_p, kept_mass_is_summed_in_id_order) {
+    enum { TINY = 1 << 18, N = TINY + 2 };
+    float *p = malloc(sizeof(float) * N);
+    for (int i = 0; i < TINY; i++) p[i] = 0x1p-80f;
+    p[TINY] = 0x1p-10f;
+    p[TINY + 1] = 0x1p-34f;
+    struct bufs x = bufs_new(N);
+    cr_expect_eq(expect_same(p, N, 0.5f, &x, "id-order mass"), N);
+    float kf = 0x1p-10f * (1.0f + 0x1p-23f); /* the id-order sum, rounded up past the tie */
+    cr_expect_eq(x.a[TINY], 0x1p-10f / kf);
+    cr_expect_eq(x.a[0], 0x1p-80f / kf);
+    bufs_free(&x);
+    free(p);
+}
