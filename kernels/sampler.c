@@ -64,7 +64,7 @@ static int find_scalar(const void *row, enum fr_dtype dtype, int n, float v) {
     return n - 1;
 }
 
-static void exp_sum_scalar(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t, float *acc) {
+static void exp_sum_scalar(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t, double *acc) {
     for (int i = 0; i < n; i++) {
         float v = sampler_exp((row_at(row, dtype, i) - m) / t);
         e[i] = v;
@@ -269,11 +269,11 @@ int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, f
     float m;
     if (ops->scan(row, dtype, n, &m) || m == -INFINITY) return row_error(row, dtype, n, err);
     /* subtracting the max first keeps (x - m) / T <= 0 for any T > 0: no overflow, the top exp is 1 */
-    float acc[SAMPLER_LANES] = {0};
+    double acc[SAMPLER_LANES] = {0};
     ops->exp_sum(probs, row, dtype, n, m, temperature, acc);
     for (int w = SAMPLER_LANES / 2; w >= 1; w /= 2)
         for (int j = 0; j < w; j++) acc[j] += acc[j + w];
-    ops->scale(probs, n, acc[0]); /* acc[0] >= 1: the max element contributes exp(0) */
+    ops->scale(probs, n, (float)acc[0]); /* >= 1: the max element contributes exp(0) */
     return 0;
 }
 

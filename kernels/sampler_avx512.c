@@ -69,16 +69,19 @@ static inline __m512 exp16(__m512 x) {
     return _mm512_maskz_mov_ps(live, _mm512_mul_ps(_mm512_mul_ps(y, s1), s2));
 }
 
-static void exp_sum_avx512(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t, float *acc) {
-    __m512 vm = _mm512_set1_ps(m), vt = _mm512_set1_ps(t), a = _mm512_loadu_ps(acc);
+static void exp_sum_avx512(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t, double *acc) {
+    __m512 vm = _mm512_set1_ps(m), vt = _mm512_set1_ps(t);
+    __m512d lo = _mm512_loadu_pd(acc), hi = _mm512_loadu_pd(acc + 8); /* lanes i % 16 = 0..7, 8..15 */
     for (int i = 0; i < n; i += 16) {
         __mmask16 k = tail_mask(i, n);
-        __m512 x = load16(row, dtype, i, n, m); /* dead lanes: exp(0), masked out below */
-        __m512 v = exp16(_mm512_div_ps(_mm512_sub_ps(x, vm), vt));
+        __m512 x = load16(row, dtype, i, n, m);
+        __m512 v = _mm512_maskz_mov_ps(k, exp16(_mm512_div_ps(_mm512_sub_ps(x, vm), vt))); /* dead lanes: 0 */
         _mm512_mask_storeu_ps(e + i, k, v);
-        a = _mm512_mask_add_ps(a, k, a, v);
+        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
     }
-    _mm512_storeu_ps(acc, a);
+    _mm512_storeu_pd(acc, lo);
+    _mm512_storeu_pd(acc + 8, hi);
 }
 
 static void scale_avx512(float *p, int n, float s) {

@@ -20,7 +20,7 @@
 #define SAMPLER_EXP_P3    4.1665795894e-2f
 #define SAMPLER_EXP_P4    1.6666665459e-1f
 #define SAMPLER_EXP_P5    5.0000001201e-1f
-#define SAMPLER_LANES     16 /* f32 partial sums of the softmax denominator */
+#define SAMPLER_LANES     16 /* double partial sums of the softmax denominator */
 #define SAMPLER_LEVELS     7 /* top-p pre-filter levels 2^-4, 2^-8, ..., 2^-28 */
 #define SAMPLER_LEVEL_STEP 4
 
@@ -29,8 +29,8 @@ struct sampler_row_ops {
     bool (*scan)(const void *row, enum fr_dtype dtype, int n, float *max);
     /* first index whose value == v (v is in the row) */
     int (*find)(const void *row, enum fr_dtype dtype, int n, float v);
-    /* e[i] = exp((x[i] - m) / t); acc[i % 16] += e[i] in index order */
-    void (*exp_sum)(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t, float *acc);
+    /* e[i] = exp((x[i] - m) / t); acc[i % 16] += e[i] in index order, in double */
+    void (*exp_sum)(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t, double *acc);
     /* p[i] = p[i] / s */
     void (*scale)(float *p, int n, float s);
     /* mass[j] ~ sum of the elements >= 2^(-SAMPLER_LEVEL_STEP * (j + 1)) (f32 sums: a guide, not exact) */

@@ -1,0 +1,20 @@
+/* The checks `forge-roofline verify` runs: a table, so other modules (the decode kernels) add rows.
+ * Each check writes a one-line detail (what was compared, the measured error) and returns its status. */
+#ifndef FR_VERIFY_CHECKS_H
+#define FR_VERIFY_CHECKS_H
+
+#include <stddef.h>
+
+enum verify_status { VERIFY_PASSED, VERIFY_FAILED, VERIFY_SKIPPED };
+
+struct verify_check {
+    const char *name;
+    enum verify_status (*run)(char *detail, size_t cap);
+};
+
+extern const struct verify_check verify_checks[];
+extern const int verify_check_count;
+
+const char *verify_status_name(enum verify_status s);
+
+#endif
