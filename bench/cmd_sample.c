@@ -216,9 +216,10 @@ int cmd_sample(int argc, char **argv) {
     void *row = malloc(row_bytes);
     float *dist = malloc(sizeof(float) * (size_t)n);
     void *scratch = malloc(sampler_top_p_scratch_bytes(n));
+    int *tokens = malloc(sizeof(int) * (size_t)rows); /* printed only once every row succeeded */
     FILE *pout = NULL;
     rc = CLI_EXIT_OK;
-    if (!row || !dist || !scratch) {
+    if (!row || !dist || !scratch || !tokens) {
         rc = cli_fail("sample: out of memory for vocabulary %d", n);
         goto done;
     }
@@ -238,7 +239,7 @@ int cmd_sample(int argc, char **argv) {
             rc = cli_usage_error("sample: %s: row %ld: %s", o.in, r, err.msg);
             goto done;
         }
-        printf("%d\n", tok);
+        tokens[r] = tok;
         if (pout) {
             to_little_endian(dist, (size_t)n, sizeof(float));
             if (fwrite(dist, sizeof(float), (size_t)n, pout) != (size_t)n) {
@@ -247,12 +248,15 @@ int cmd_sample(int argc, char **argv) {
             }
         }
     }
+    for (long r = 0; r < rows; r++) printf("%d\n", tokens[r]);
     if (fflush(stdout) != 0) rc = cli_fail("sample: write error on stdout");
 done:
     if (pout && fclose(pout) != 0 && rc == CLI_EXIT_OK) rc = cli_fail("sample: write error on %s", o.probs_out);
+    if (pout && rc != CLI_EXIT_OK) remove(o.probs_out); /* no half-written output behind an error */
     fclose(in);
     free(row);
     free(dist);
     free(scratch);
+    free(tokens);
     return rc;
 }

@@ -3,6 +3,7 @@
  * vectors, the draw's guards, and sampler_pick end to end. */
 #include <criterion/criterion.h>
 #include <float.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,4 +308,73 @@ Test(sampler, pick_reproducible_and_vocab_one) {
     cr_expect(strstr(err.msg, "top_p"));
     free(row);
     free(scratch);
+}
+
+/* The draw's definition written out plainly: block sums (pairwise inside a block) summed in block order,
+ * the crossing block walked token by token. Every instruction-set path must give this token. */
+static int draw_plain(const float *p, int n, double u) {
+    double total = 0;
+    int last = -1, blocks = (n + 15) / 16;
+    for (int b = 0; b < blocks; b++) {
+        float blk[16];
+        for (int j = 0; j < 16; j++) blk[j] = b * 16 + j < n ? p[b * 16 + j] : 0.0f;
+        double s[8];
+        for (int j = 0; j < 8; j++) s[j] = (double)blk[j] + blk[j + 8];
+        for (int j = 0; j < 4; j++) s[j] += s[j + 4];
+        for (int j = 0; j < 2; j++) s[j] += s[j + 2];
+        total += s[0] + s[1];
+    }
+    for (int i = 0; i < n; i++)
+        if (p[i] > 0) last = i;
+    if (last < 0) return -1;
+    double target = u * total, c = 0;
+    for (int b = 0; b < blocks; b++) {
+        float blk[16];
+        for (int j = 0; j < 16; j++) blk[j] = b * 16 + j < n ? p[b * 16 + j] : 0.0f;
+        double s[8];
+        for (int j = 0; j < 8; j++) s[j] = (double)blk[j] + blk[j + 8];
+        for (int j = 0; j < 4; j++) s[j] += s[j + 4];
+        for (int j = 0; j < 2; j++) s[j] += s[j + 2];
+        double next = c + (s[0] + s[1]);
+        if (next > target) {
+            int pick = -1;
+            for (int i = b * 16; i < n && i < b * 16 + 16; i++) {
+                if (!(p[i] > 0)) continue;
+                c += p[i];
+                pick = i;
+                if (c > target) return i;
+            }
+            return pick;
+        }
+        c = next;
+    }
+    return last;
+}
+
+Test(sampler, draw_matches_its_definition_on_every_isa) {
+    enum { NMAX = 3000 };
+    float *p = malloc(sizeof(float) * NMAX);
+    uint64_t s = 99;
+    for (int trial = 0; trial < 300; trial++) {
+        int n = 1 + (int)(sampler_rows_next(&s) % NMAX);
+        bool any = false;
+        for (int i = 0; i < n; i++) {
+            double u = sampler_rows_uniform(&s);
+            p[i] = trial % 3 == 0 ? (u < 0.9 ? 0.0f : (float)u) : (float)ldexp(u, -(int)(60 * sampler_rows_uniform(&s)));
+            any |= p[i] > 0;
+        }
+        if (!any) p[n - 1] = 1.0f;
+        for (int d = 0; d < 20; d++) {
+            double u = d == 0 ? 1.0 - 0x1p-53 : d == 1 ? 0.0 : sampler_rows_uniform(&s);
+            int want = draw_plain(p, n, u);
+            for (int isa = 0; isa < 2; isa++) {
+                if (sampler_isa_force(isa ? KERNEL_ISA_AVX512 : KERNEL_ISA_SCALAR) != 0) continue;
+                int got = sampler_draw(p, n, u);
+                cr_expect_eq(got, want, "trial %d n %d u %.17g isa %d", trial, n, u, isa);
+                cr_assert(got >= 0 && p[got] > 0, "zero-probability token %d", got);
+            }
+        }
+    }
+    sampler_isa_force(KERNEL_ISA_COUNT);
+    free(p);
 }
