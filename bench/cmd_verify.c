@@ -27,7 +27,8 @@ int cmd_verify(int argc, char **argv) {
         }
     }
     int matched = 0;
-    for (int c = 0; c < verify_check_count; c++) matched += !only || strncmp(verify_checks[c].name, only, strlen(only)) == 0;
+    for (int c = 0; c < verify_check_count; c++)
+        matched += !only || strncmp(verify_checks[c].name, only, strlen(only)) == 0;
     if (!matched) return cli_usage_error("verify: no check matches '%s' (try --list)", only);
 
     printf("# forge-roofline verify: sampler isa %s, timer resolution %.0f ns\n",
@@ -39,7 +40,8 @@ int cmd_verify(int argc, char **argv) {
         double t0 = timing_now_s();
         enum verify_status s = verify_checks[c].run(detail, sizeof detail);
         counts[s]++;
-        printf("%-18s %s (%.1f s)  %s\n", verify_checks[c].name, detail, timing_now_s() - t0, verify_status_name(s));
+        printf("%-18s %s (%.1f s)  %s\n", verify_checks[c].name, detail, timing_now_s() - t0,
+               verify_status_name(s));
         fflush(stdout);
     }
     printf("verify: %d passed, %d failed, %d skipped\n", counts[VERIFY_PASSED], counts[VERIFY_FAILED],

@@ -48,8 +48,8 @@ static enum verify_status topp_compare(const struct topp_run *r, const char *wha
     int same = 0, sizes_differ = 0, bits_differ = 0, kmin = n, kmax = 0;
     uint64_t seed = 0x5eed;
     for (int row = 0; row < r->rows; row++) {
-        enum sampler_row_kind kind = r->mix_kinds ? (enum sampler_row_kind)(row % SAMPLER_ROW_KIND_COUNT)
-                                                  : SAMPLER_ROW_REALISTIC;
+        enum sampler_row_kind kind =
+            r->mix_kinds ? (enum sampler_row_kind)(row % SAMPLER_ROW_KIND_COUNT) : SAMPLER_ROW_REALISTIC;
         sampler_rows_fill(logits, n, kind, 8000 + (uint64_t)row);
         float top_p = r->top_p >= 0 ? r->top_p : mix[sampler_rows_next(&seed) % (sizeof mix / sizeof mix[0])];
         const void *src = logits;
@@ -79,12 +79,15 @@ static enum verify_status topp_compare(const struct topp_run *r, const char *wha
     if (same < 0) return VERIFY_FAILED;
     bool ok = max_diff == 0 && bits_differ == 0 && same == r->rows && sizes_differ == 0;
     char tp[32];
-    if (r->top_p >= 0) snprintf(tp, sizeof tp, "%g", (double)r->top_p);
-    else snprintf(tp, sizeof tp, "mix");
-    snprintf(detail, cap, "%s: %d rows x %d%s, T %g, top_p %s, nucleus %d..%d: max |fast - sort| %.2e, %d rows not "
+    if (r->top_p >= 0)
+        snprintf(tp, sizeof tp, "%g", (double)r->top_p);
+    else
+        snprintf(tp, sizeof tp, "mix");
+    snprintf(detail, cap,
+             "%s: %d rows x %d%s, T %g, top_p %s, nucleus %d..%d: max |fast - sort| %.2e, %d rows not "
              "bitwise equal, draws agree %d/%d",
-             what, r->rows, n, r->bf16 ? " bf16" : "", (double)r->temperature, tp, kmin, kmax, max_diff, bits_differ,
-             same, r->rows);
+             what, r->rows, n, r->bf16 ? " bf16" : "", (double)r->temperature, tp, kmin, kmax, max_diff,
+             bits_differ, same, r->rows);
     return ok ? VERIFY_PASSED : VERIFY_FAILED;
 }
 
@@ -132,8 +135,8 @@ static enum verify_status check_greedy(char *detail, size_t cap) {
     }
     sampler_isa_force(KERNEL_ISA_COUNT);
     free(x), free(h);
-    snprintf(detail, cap, "greedy argmax vs reference: %d rows x %d, f32 and bf16, %s: %d mismatches", rows, n,
-             ni > 1 ? "scalar and avx512" : "scalar only", bad);
+    snprintf(detail, cap, "greedy argmax vs reference: %d rows x %d, f32 and bf16, %s: %d mismatches", rows,
+             n, ni > 1 ? "scalar and avx512" : "scalar only", bad);
     return bad ? VERIFY_FAILED : VERIFY_PASSED;
 }
 
@@ -165,8 +168,9 @@ static enum verify_status check_softmax(char *detail, size_t cap) {
     }
     sampler_isa_force(KERNEL_ISA_COUNT);
     free(x), free(a), free(b), free(ref);
-    snprintf(detail, cap, "softmax vs expf/double reference: %d rows x %d: max rel err %.2e (bound 1e-06); %s", rows,
-             n, worst, ni > 1 ? (isa_diff ? "avx512 != scalar" : "avx512 == scalar bitwise") : "scalar only");
+    snprintf(detail, cap,
+             "softmax vs expf/double reference: %d rows x %d: max rel err %.2e (bound 1e-06); %s", rows, n,
+             worst, ni > 1 ? (isa_diff ? "avx512 != scalar" : "avx512 == scalar bitwise") : "scalar only");
     return worst <= 1e-6 && isa_diff == 0 ? VERIFY_PASSED : VERIFY_FAILED;
 }
 
@@ -188,7 +192,9 @@ static enum verify_status check_exp(char *detail, size_t cap) {
             worst_sub = err > worst_sub ? err : worst_sub;
         }
     }
-    snprintf(detail, cap, "sampler exp vs double exp: %ld points in [-104, 0]: max %.3f ulp (at %.7g), %.3f subnormal steps (bounds %d, 1)",
+    snprintf(detail, cap,
+             "sampler exp vs double exp: %ld points in [-104, 0]: max %.3f ulp (at %.7g), %.3f subnormal "
+             "steps (bounds %d, 1)",
              count, worst_ulp, (double)at, worst_sub, SAMPLER_EXP_MAX_ULP);
     return worst_ulp <= SAMPLER_EXP_MAX_ULP && worst_sub <= 1.0 ? VERIFY_PASSED : VERIFY_FAILED;
 }
@@ -239,8 +245,9 @@ static enum verify_status check_draw(char *detail, size_t cap) {
     }
     sampler_isa_force(KERNEL_ISA_COUNT);
     free(x), free(p), free(scratch);
-    snprintf(detail, cap, "draw: %d draws over %d filtered rows: %d zero-probability tokens; %s", rows * draws, rows,
-             zero, ni > 1 ? (isa_diff ? "avx512 != scalar" : "avx512 == scalar on every draw") : "scalar only");
+    snprintf(detail, cap, "draw: %d draws over %d filtered rows: %d zero-probability tokens; %s",
+             rows * draws, rows, zero,
+             ni > 1 ? (isa_diff ? "avx512 != scalar" : "avx512 == scalar on every draw") : "scalar only");
     return zero == 0 && isa_diff == 0 ? VERIFY_PASSED : VERIFY_FAILED;
 }
 

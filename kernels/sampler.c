@@ -64,7 +64,8 @@ static int find_scalar(const void *row, enum fr_dtype dtype, int n, float v) {
     return n - 1;
 }
 
-static void exp_sum_scalar(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t, double *acc) {
+static void exp_sum_scalar(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t,
+                           double *acc) {
     for (int i = 0; i < n; i++) {
         float v = sampler_exp((row_at(row, dtype, i) - m) / t);
         e[i] = v;
@@ -159,7 +160,9 @@ static void finish_scalar(float *out, const float *p, int n, uint32_t kc, int ic
 }
 
 const struct sampler_row_ops sampler_ops_scalar = {
-    scan_scalar, find_scalar, exp_sum_scalar, scale_scalar, levels_scalar, collect_scalar, collect_top_scalar, min_in_range_scalar, draw_total_scalar, draw_block_scalar, finish_scalar,
+    scan_scalar,       find_scalar,       exp_sum_scalar,     scale_scalar,
+    levels_scalar,     collect_scalar,    collect_top_scalar, min_in_range_scalar,
+    draw_total_scalar, draw_block_scalar, finish_scalar,
 };
 
 /* ---- dispatch: AVX-512 when the CPU has it, else scalar; tests pin one ---- */
@@ -172,7 +175,9 @@ static bool cpu_has_avx512(void) {
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
 }
 
-enum kernel_isa sampler_isa_best(void) { return cpu_has_avx512() ? KERNEL_ISA_AVX512 : KERNEL_ISA_SCALAR; }
+enum kernel_isa sampler_isa_best(void) {
+    return cpu_has_avx512() ? KERNEL_ISA_AVX512 : KERNEL_ISA_SCALAR;
+}
 
 enum kernel_isa sampler_isa_active(void) {
     return isa_forced >= 0 ? (enum kernel_isa)isa_forced : sampler_isa_best();
@@ -353,7 +358,9 @@ size_t sampler_scratch_bytes(int vocab) {
     return 64 + (size_t)vocab * sizeof(float) + 64 + sampler_top_p_scratch_bytes(vocab);
 }
 
-static void *align64(void *p) { return (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+static void *align64(void *p) {
+    return (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+}
 
 int sampler_pick_row(const void *row, enum fr_dtype dtype, int vocab, const struct sampler_params *p,
                      uint64_t step, void *scratch, int *token, struct fr_err *err) {

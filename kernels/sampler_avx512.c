@@ -38,7 +38,8 @@ static bool scan_avx512(const void *row, enum fr_dtype dtype, int n, float *max)
 static int find_avx512(const void *row, enum fr_dtype dtype, int n, float v) {
     __m512 t = _mm512_set1_ps(v);
     for (int i = 0; i < n; i += 16) {
-        __mmask16 eq = _mm512_mask_cmp_ps_mask(tail_mask(i, n), load16(row, dtype, i, n, 0.0f), t, _CMP_EQ_OQ);
+        __mmask16 eq =
+            _mm512_mask_cmp_ps_mask(tail_mask(i, n), load16(row, dtype, i, n, 0.0f), t, _CMP_EQ_OQ);
         if (eq) return i + __builtin_ctz(eq);
     }
     return n - 1;
@@ -61,7 +62,8 @@ static inline __m512 exp16(__m512 x) {
     y = _mm512_add_ps(_mm512_mul_ps(y, z), r);
     y = _mm512_add_ps(y, _mm512_set1_ps(1.0f));
     __m512i ni = _mm512_cvttps_epi32(n);
-    __m512i n1 = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_srli_epi32(_mm512_sub_epi32(_mm512_setzero_si512(), ni), 1));
+    __m512i n1 = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                  _mm512_srli_epi32(_mm512_sub_epi32(_mm512_setzero_si512(), ni), 1));
     __m512i n2 = _mm512_sub_epi32(ni, n1);
     __m512i bias = _mm512_set1_epi32(127);
     __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, bias), 23));
@@ -69,7 +71,8 @@ static inline __m512 exp16(__m512 x) {
     return _mm512_maskz_mov_ps(live, _mm512_mul_ps(_mm512_mul_ps(y, s1), s2));
 }
 
-static void exp_sum_avx512(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t, double *acc) {
+static void exp_sum_avx512(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t,
+                           double *acc) {
     __m512 vm = _mm512_set1_ps(m), vt = _mm512_set1_ps(t);
     __m512d lo = _mm512_loadu_pd(acc), hi = _mm512_loadu_pd(acc + 8); /* lanes i % 16 = 0..7, 8..15 */
     for (int i = 0; i < n; i += 16) {
@@ -78,7 +81,8 @@ static void exp_sum_avx512(float *e, const void *row, enum fr_dtype dtype, int n
         __m512 v = _mm512_maskz_mov_ps(k, exp16(_mm512_div_ps(_mm512_sub_ps(x, vm), vt))); /* dead lanes: 0 */
         _mm512_mask_storeu_ps(e + i, k, v);
         lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
-        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+        hi = _mm512_add_pd(hi,
+                           _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
     }
     _mm512_storeu_pd(acc, lo);
     _mm512_storeu_pd(acc + 8, hi);
@@ -162,7 +166,8 @@ static int collect_top_avx512(uint32_t *ids, const float *p, int n, uint32_t t, 
 }
 
 static int min_in_range_avx512(const float *p, int n, uint32_t lo, uint32_t hi) {
-    __m512i vlo = _mm512_set1_epi32((int)lo), vhi = _mm512_set1_epi32((int)hi), sign = _mm512_set1_epi32(0x7fffffff);
+    __m512i vlo = _mm512_set1_epi32((int)lo), vhi = _mm512_set1_epi32((int)hi),
+            sign = _mm512_set1_epi32(0x7fffffff);
     __m512i best = _mm512_set1_epi32(-1), at = _mm512_set1_epi32(-1); /* unsigned max: no key yet */
     __m512i idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     __m512i step = _mm512_set1_epi32(16);
@@ -189,8 +194,9 @@ static int min_in_range_avx512(const float *p, int n, uint32_t lo, uint32_t hi) 
 
 /* block sums in sampler_block_sum16's order: (p[j] + p[j+8]) in 8 double lanes, then halves */
 static inline double block_sum16_avx512(__m512 v) {
-    __m512d s = _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)),
-                              _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+    __m512d s =
+        _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)),
+                      _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
     __m256d t = _mm256_add_pd(_mm512_castpd512_pd256(s), _mm512_extractf64x4_pd(s, 1));
     __m128d u = _mm_add_pd(_mm256_castpd256_pd128(t), _mm256_extractf128_pd(t, 1));
     return _mm_cvtsd_f64(_mm_add_sd(u, _mm_unpackhi_pd(u, u)));
@@ -227,7 +233,8 @@ static int draw_block_avx512(const float *p, int n, double target, double *befor
 }
 
 static void finish_avx512(float *out, const float *p, int n, uint32_t kc, int ic, float kf) {
-    __m512i vkc = _mm512_set1_epi32((int)kc), vic = _mm512_set1_epi32(ic), sign = _mm512_set1_epi32(0x7fffffff);
+    __m512i vkc = _mm512_set1_epi32((int)kc), vic = _mm512_set1_epi32(ic),
+            sign = _mm512_set1_epi32(0x7fffffff);
     __m512i idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     __m512i step = _mm512_set1_epi32(16);
     __m512 vkf = _mm512_set1_ps(kf);
@@ -243,5 +250,7 @@ static void finish_avx512(float *out, const float *p, int n, uint32_t kc, int ic
 }
 
 const struct sampler_row_ops sampler_ops_avx512 = {
-    scan_avx512, find_avx512, exp_sum_avx512, scale_avx512, levels_avx512, collect_avx512, collect_top_avx512, min_in_range_avx512, draw_total_avx512, draw_block_avx512, finish_avx512,
+    scan_avx512,       find_avx512,       exp_sum_avx512,     scale_avx512,
+    levels_avx512,     collect_avx512,    collect_top_avx512, min_in_range_avx512,
+    draw_total_avx512, draw_block_avx512, finish_avx512,
 };

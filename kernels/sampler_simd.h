@@ -9,19 +9,19 @@
 #include "kernels/dtype.h"
 
 /* The exp polynomial (Cephes expf coefficients, Cody-Waite reduction), shared by every path. */
-#define SAMPLER_EXP_LO    (-104.0f)
-#define SAMPLER_LOG2E     1.44269504088896341f
-#define SAMPLER_ROUND_MAG 12582912.0f /* 1.5 * 2^23: x + MAG - MAG rounds |x| < 2^22 to nearest even */
-#define SAMPLER_LN2_HI    0.693359375f
-#define SAMPLER_LN2_LO    (-2.12194440e-4f)
-#define SAMPLER_EXP_P0    1.9875691500e-4f
-#define SAMPLER_EXP_P1    1.3981999507e-3f
-#define SAMPLER_EXP_P2    8.3334519073e-3f
-#define SAMPLER_EXP_P3    4.1665795894e-2f
-#define SAMPLER_EXP_P4    1.6666665459e-1f
-#define SAMPLER_EXP_P5    5.0000001201e-1f
-#define SAMPLER_LANES     16 /* double partial sums of the softmax denominator */
-#define SAMPLER_LEVELS     7 /* top-p pre-filter levels 2^-4, 2^-8, ..., 2^-28 */
+#define SAMPLER_EXP_LO     (-104.0f)
+#define SAMPLER_LOG2E      1.44269504088896341f
+#define SAMPLER_ROUND_MAG  12582912.0f /* 1.5 * 2^23: x + MAG - MAG rounds |x| < 2^22 to nearest even */
+#define SAMPLER_LN2_HI     0.693359375f
+#define SAMPLER_LN2_LO     (-2.12194440e-4f)
+#define SAMPLER_EXP_P0     1.9875691500e-4f
+#define SAMPLER_EXP_P1     1.3981999507e-3f
+#define SAMPLER_EXP_P2     8.3334519073e-3f
+#define SAMPLER_EXP_P3     4.1665795894e-2f
+#define SAMPLER_EXP_P4     1.6666665459e-1f
+#define SAMPLER_EXP_P5     5.0000001201e-1f
+#define SAMPLER_LANES      16 /* double partial sums of the softmax denominator */
+#define SAMPLER_LEVELS     7  /* top-p pre-filter levels 2^-4, 2^-8, ..., 2^-28 */
 #define SAMPLER_LEVEL_STEP 4
 
 struct sampler_row_ops {

@@ -23,11 +23,11 @@
 
 #include "kernels/sampler_simd.h"
 
-#define BIN_SHIFT  20   /* bin = key >> 20 */
-#define BINS       2048 /* keys are < 2^31 */
-#define COPIES     2    /* interleaved histograms break the store-to-load chain on a crowded bin */
-#define SUB_BITS   10   /* within a bin, the low 20 key bits sort in two 10-bit passes */
-#define SUB_SIZE   1024
+#define BIN_SHIFT 20   /* bin = key >> 20 */
+#define BINS      2048 /* keys are < 2^31 */
+#define COPIES    2    /* interleaved histograms break the store-to-load chain on a crowded bin */
+#define SUB_BITS  10   /* within a bin, the low 20 key bits sort in two 10-bit passes */
+#define SUB_SIZE  1024
 
 struct topp_work {
     double *sum;                  /* [COPIES][BINS] exact per-bin sums */
@@ -41,8 +41,8 @@ struct topp_work {
 
 size_t sampler_top_p_scratch_bytes(int n) {
     if (n < 1) n = 1;
-    return 64 + (sizeof(double) + sizeof(uint32_t)) * COPIES * BINS + sizeof(uint32_t) * (BINS + 2 * SUB_SIZE) +
-           5 * sizeof(uint32_t) * ((size_t)n + 16);
+    return 64 + (sizeof(double) + sizeof(uint32_t)) * COPIES * BINS +
+           sizeof(uint32_t) * (BINS + 2 * SUB_SIZE) + 5 * sizeof(uint32_t) * ((size_t)n + 16);
 }
 
 static struct topp_work work_layout(void *scratch, int n) {
@@ -177,7 +177,9 @@ static void histogram_add(struct topp_work *w, const float *p, const uint32_t *i
 }
 
 /* ulp of the smallest value a bin can hold: every value in the bin and above is a multiple of it */
-static double bin_ulp(int b) { return ldexp(1.0, ((b >> 3) ? (b >> 3) : 1) - 150); }
+static double bin_ulp(int b) {
+    return ldexp(1.0, ((b >> 3) ? (b >> 3) : 1) - 150);
+}
 
 static float bin_floor(int b) {
     uint32_t u = (uint32_t)b << BIN_SHIFT;
@@ -314,7 +316,8 @@ int sampler_top_p_fast_into(float *out, const float *probs, int n, float top_p, 
         b = lo - 1;
     }
     if (wk.whole_bin >= 0) { /* the last kept token: the smallest of that bin, the highest id among ties */
-        uint32_t lo_key = (uint32_t)wk.whole_bin << BIN_SHIFT, hi_key = (uint32_t)(wk.whole_bin + 1) << BIN_SHIFT;
+        uint32_t lo_key = (uint32_t)wk.whole_bin << BIN_SHIFT, hi_key = (uint32_t)(wk.whole_bin + 1)
+                                                                        << BIN_SHIFT;
         if (wk.whole_bin >= t0_bin && m1 <= n / 8) {
             wk.kc = 0xffffffffu;
             for (int j = 0; j < m1; j++) {

@@ -24,7 +24,8 @@ Test(sampler, params_errors) {
     struct sampler_params ok = {0.8f, 0.9f, 1};
     cr_expect_eq(sampler_check_params(&ok, &err), 0);
     struct sampler_params bad[] = {
-        {-0.1f, 0.9f, 1}, {NAN, 0.9f, 1}, {INFINITY, 0.9f, 1}, {0.8f, -0.01f, 1}, {0.8f, 1.01f, 1}, {0.8f, NAN, 1},
+        {-0.1f, 0.9f, 1},  {NAN, 0.9f, 1},   {INFINITY, 0.9f, 1},
+        {0.8f, -0.01f, 1}, {0.8f, 1.01f, 1}, {0.8f, NAN, 1},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err.msg[0] = 0;
@@ -32,7 +33,8 @@ Test(sampler, params_errors) {
         cr_expect_neq(err.msg[0], 0, "case %zu has a message", i);
     }
     struct sampler_params edge[] = {{0.0f, 0.0f, 0}, {0.0f, 1.0f, 0}, {1e-30f, 1e-8f, 0}};
-    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) cr_expect_eq(sampler_check_params(&edge[i], &err), 0);
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
+        cr_expect_eq(sampler_check_params(&edge[i], &err), 0);
 }
 
 /* ---- rows with bad values: every path names the index ---- */
@@ -192,7 +194,8 @@ Test(sampler, softmax_matches_reference_and_isas) {
                 double tol = 1e-30 + 1e-6 * fabs(ref[i]);
                 double d = fabs((double)a[i] - ref[i]);
                 if (d / (1e-12 + fabs(ref[i])) > worst) worst = d / (1e-12 + fabs(ref[i]));
-                cr_expect_leq(d, tol, "n %d kind %d i %d: %.9g vs %.9g", n, kind, i, (double)a[i], (double)ref[i]);
+                cr_expect_leq(d, tol, "n %d kind %d i %d: %.9g vs %.9g", n, kind, i, (double)a[i],
+                              (double)ref[i]);
                 if (d > tol) break;
             }
             cr_expect_leq(fabs(sum - 1.0), 1e-6, "n %d sum %.9g", n, sum);
@@ -238,7 +241,8 @@ Test(sampler, philox_known_answers) {
     for (int k = 0; k < 3; k++) {
         uint32_t out[4];
         sampler_philox4x32_10(kat[k], kat[k] + 4, out);
-        for (int j = 0; j < 4; j++) cr_expect_eq(out[j], kat[k][6 + j], "vector %d word %d: %08x", k, j, out[j]);
+        for (int j = 0; j < 4; j++)
+            cr_expect_eq(out[j], kat[k][6 + j], "vector %d word %d: %08x", k, j, out[j]);
     }
     double u = sampler_uniform(0, 0);
     cr_expect_eq(u, (double)((((uint64_t)0x6627e8d5u << 32) | 0xe169c58du) >> 11) * 0x1p-53);
@@ -277,7 +281,8 @@ Test(sampler, draw_frequencies) {
     float p[4] = {0.1f, 0.2f, 0.3f, 0.4f};
     int hits[4] = {0};
     for (uint64_t k = 0; k < 40000; k++) hits[sampler_draw(p, 4, sampler_uniform(7, k))]++;
-    for (int i = 0; i < 4; i++) cr_expect_leq(fabs(hits[i] / 40000.0 - p[i]), 0.01, "token %d: %d", i, hits[i]);
+    for (int i = 0; i < 4; i++)
+        cr_expect_leq(fabs(hits[i] / 40000.0 - p[i]), 0.01, "token %d: %d", i, hits[i]);
 }
 
 Test(sampler, pick_reproducible_and_vocab_one) {
@@ -360,7 +365,8 @@ Test(sampler, draw_matches_its_definition_on_every_isa) {
         bool any = false;
         for (int i = 0; i < n; i++) {
             double u = sampler_rows_uniform(&s);
-            p[i] = trial % 3 == 0 ? (u < 0.9 ? 0.0f : (float)u) : (float)ldexp(u, -(int)(60 * sampler_rows_uniform(&s)));
+            p[i] = trial % 3 == 0 ? (u < 0.9 ? 0.0f : (float)u)
+                                  : (float)ldexp(u, -(int)(60 * sampler_rows_uniform(&s)));
             any |= p[i] > 0;
         }
         if (!any) p[n - 1] = 1.0f;

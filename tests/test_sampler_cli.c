@@ -67,7 +67,8 @@ enum { V = 5000, ROWS = 6 };
 
 static float *logit_rows(void) {
     float *x = malloc(sizeof(float) * V * ROWS);
-    for (int r = 0; r < ROWS; r++) sampler_rows_fill(x + r * V, V, (enum sampler_row_kind)(r % 3), 40 + (uint64_t)r);
+    for (int r = 0; r < ROWS; r++)
+        sampler_rows_fill(x + r * V, V, (enum sampler_row_kind)(r % 3), 40 + (uint64_t)r);
     return x;
 }
 
@@ -77,7 +78,8 @@ Test(sample_cli, tokens_match_sampler_pick) {
     write_file("logits.f32", x, sizeof(float) * V * ROWS);
     char args[512], out[4096], err[1024];
     snprintf(args, sizeof args,
-             "sample --in %s/logits.f32 --vocab %d --temperature 0.8 --top-p 0.9 --seed 77 --probs-out %s/probs.f32",
+             "sample --in %s/logits.f32 --vocab %d --temperature 0.8 --top-p 0.9 --seed 77 --probs-out "
+             "%s/probs.f32",
              dir, V, dir);
     cr_assert_eq(run(b, args, out, sizeof out, err, sizeof err), 0, "stderr: %s", err);
     void *scratch = malloc(sampler_scratch_bytes(V));
@@ -104,8 +106,10 @@ Test(sample_cli, tokens_match_sampler_pick) {
     fclose(pf);
     /* the sort method and the fast one draw the same tokens */
     char out2[4096];
-    snprintf(args, sizeof args,
-             "sample --in %s/logits.f32 --vocab %d --temperature 0.8 --top-p 0.9 --seed 77 --top-p-method sort", dir, V);
+    snprintf(
+        args, sizeof args,
+        "sample --in %s/logits.f32 --vocab %d --temperature 0.8 --top-p 0.9 --seed 77 --top-p-method sort",
+        dir, V);
     cr_assert_eq(run(b, args, out2, sizeof out2, err, sizeof err), 0, "stderr: %s", err);
     cr_expect_str_eq(out2, out);
     free(x), free(scratch), free(probs), free(got);
@@ -118,8 +122,8 @@ Test(sample_cli, greedy_bf16_and_probs_input) {
     for (int i = 0; i < V * ROWS; i++) h[i] = bf16_from_f32(x[i]);
     write_file("logits.bf16", h, sizeof(uint16_t) * V * ROWS);
     char args[512], out[4096], err[1024];
-    snprintf(args, sizeof args, "sample --in %s/logits.bf16 --dtype bf16 --vocab %d --temperature 0 --top-p 1 --seed 1",
-             dir, V);
+    snprintf(args, sizeof args,
+             "sample --in %s/logits.bf16 --dtype bf16 --vocab %d --temperature 0 --top-p 1 --seed 1", dir, V);
     cr_assert_eq(run(b, args, out, sizeof out, err, sizeof err), 0, "stderr: %s", err);
     char *line = out;
     for (int r = 0; r < ROWS && line; r++) {
@@ -132,8 +136,8 @@ Test(sample_cli, greedy_bf16_and_probs_input) {
     /* probabilities in: dyadic row, top_p 0.5 keeps only token 2 */
     float pr[4] = {0.125f, 0.125f, 0.5f, 0.25f};
     write_file("probs.f32", pr, sizeof pr);
-    snprintf(args, sizeof args, "sample --in %s/probs.f32 --input probs --vocab 4 --temperature 1 --top-p 0.5 --seed 3",
-             dir);
+    snprintf(args, sizeof args,
+             "sample --in %s/probs.f32 --input probs --vocab 4 --temperature 1 --top-p 0.5 --seed 3", dir);
     cr_assert_eq(run(b, args, out, sizeof out, err, sizeof err), 0, "stderr: %s", err);
     cr_expect_str_eq(out, "2\n");
     free(x), free(h);
@@ -165,31 +169,43 @@ Test(sample_cli, bad_input_is_exit_2) {
     write_file("neg.f32", neg, sizeof neg);
     write_file("odd.f32", row, 30);
     write_file("empty.f32", row, 0);
-    expect_usage_error("sample --in %s/odd.f32 --vocab 4 --temperature 1 --top-p 0.9 --seed 1", "not a whole number");
-    expect_usage_error("sample --in %s/eight.f32 --vocab 3 --temperature 1 --top-p 0.9 --seed 1", "not a whole number");
+    expect_usage_error("sample --in %s/odd.f32 --vocab 4 --temperature 1 --top-p 0.9 --seed 1",
+                       "not a whole number");
+    expect_usage_error("sample --in %s/eight.f32 --vocab 3 --temperature 1 --top-p 0.9 --seed 1",
+                       "not a whole number");
     expect_usage_error("sample --in %s/empty.f32 --vocab 4 --temperature 1 --top-p 0.9 --seed 1", "empty");
-    expect_usage_error("sample --in %s/nan.f32 --vocab 4 --temperature 1 --top-p 0.9 --seed 1", "row 1: NaN at index 2");
-    expect_usage_error("sample --in %s/inf.f32 --vocab 4 --temperature 0 --top-p 0.9 --seed 1", "row 1: +inf at index 2");
-    expect_usage_error("sample --in %s/ninf.f32 --vocab 4 --temperature 1 --top-p 0.9 --seed 1", "row 0: every value is -inf");
+    expect_usage_error("sample --in %s/nan.f32 --vocab 4 --temperature 1 --top-p 0.9 --seed 1",
+                       "row 1: NaN at index 2");
+    expect_usage_error("sample --in %s/inf.f32 --vocab 4 --temperature 0 --top-p 0.9 --seed 1",
+                       "row 1: +inf at index 2");
+    expect_usage_error("sample --in %s/ninf.f32 --vocab 4 --temperature 1 --top-p 0.9 --seed 1",
+                       "row 0: every value is -inf");
     expect_usage_error("sample --in %s/neg.f32 --input probs --vocab 4 --temperature 1 --top-p 0.9 --seed 1",
                        "row 0: probability -0.25 at index 2");
-    expect_usage_error("sample --in %s/missing.f32 --vocab 4 --temperature 1 --top-p 0.9 --seed 1", "cannot open");
-    expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature -1 --top-p 0.9 --seed 1", "temperature");
-    expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature nan --top-p 0.9 --seed 1", "temperature");
+    expect_usage_error("sample --in %s/missing.f32 --vocab 4 --temperature 1 --top-p 0.9 --seed 1",
+                       "cannot open");
+    expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature -1 --top-p 0.9 --seed 1",
+                       "temperature");
+    expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature nan --top-p 0.9 --seed 1",
+                       "temperature");
     expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature 1 --top-p 1.5 --seed 1", "top_p");
     expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature 1 --top-p -0.1 --seed 1", "top_p");
     expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature 1 --top-p 0.9", "required");
     expect_usage_error("sample --in %s/eight.f32 --vocab 0 --temperature 1 --top-p 0.9 --seed 1", "--vocab");
-    expect_usage_error("sample --in %s/eight.f32 --vocab 4 --dtype fp16 --temperature 1 --top-p 0.9 --seed 1", "--dtype");
-    expect_usage_error("sample --in %s/eight.f32 --vocab 4 --input odds --temperature 1 --top-p 0.9 --seed 1", "--input");
-    expect_usage_error("sample --in %s/eight.f32 --vocab 4 --top-p-method heap --temperature 1 --top-p 0.9 --seed 1",
-                       "--top-p-method");
+    expect_usage_error("sample --in %s/eight.f32 --vocab 4 --dtype fp16 --temperature 1 --top-p 0.9 --seed 1",
+                       "--dtype");
+    expect_usage_error("sample --in %s/eight.f32 --vocab 4 --input odds --temperature 1 --top-p 0.9 --seed 1",
+                       "--input");
+    expect_usage_error(
+        "sample --in %s/eight.f32 --vocab 4 --top-p-method heap --temperature 1 --top-p 0.9 --seed 1",
+        "--top-p-method");
     expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature 1 --top-p 0.9 --seed -3", "--seed");
     expect_usage_error("sample --in %s/eight.f32 --vocab 4 --frobnicate", "unknown option");
     expect_usage_error("sample --vocab 4 --temperature 1 --top-p 0.9 --seed 1 --probs-out %s/p.f32", "--in");
     /* an error leaves no half-written --probs-out behind */
-    expect_usage_error("sample --in %s/nan.f32 --vocab 4 --temperature 1 --top-p 0.9 --seed 1 --probs-out %s/p.f32",
-                       "NaN at index 2");
+    expect_usage_error(
+        "sample --in %s/nan.f32 --vocab 4 --temperature 1 --top-p 0.9 --seed 1 --probs-out %s/p.f32",
+        "NaN at index 2");
     char path[128];
     snprintf(path, sizeof path, "%s/p.f32", dir);
     cr_expect_neq(access(path, F_OK), 0, "%s was left behind", path);
@@ -199,7 +215,8 @@ Test(sample_cli, verify_chapter_check_passes) {
     const char *b = bin("FORGE_ROOFLINE_FAST_BIN");
     static char out[8192];
     char err[1024];
-    cr_assert_eq(run(b, "verify --only sampler.top_p", out, sizeof out, err, sizeof err), 0, "%s%s", out, err);
+    cr_assert_eq(run(b, "verify --only sampler.top_p", out, sizeof out, err, sizeof err), 0, "%s%s", out,
+                 err);
     cr_expect(strstr(out, "max |fast - sort| 0.00e+00") != NULL, "%s", out);
     cr_expect(strstr(out, "draws agree 64/64") != NULL, "%s", out);
     cr_expect(strstr(out, "FAILED") == NULL, "%s", out);
