@@ -199,15 +199,16 @@ static enum verify_status check_exp(char *detail, size_t cap) {
     return worst_ulp <= SAMPLER_EXP_MAX_ULP && worst_sub <= 1.0 ? VERIFY_PASSED : VERIFY_FAILED;
 }
 
+const uint32_t verify_philox_kat[3][10] = {
+    {0, 0, 0, 0, 0, 0, 0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
+    {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0x408f276d, 0x41c83b0e,
+     0xa20bc7c6, 0x6d5451fd},
+    {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0, 0xd16cfe09, 0x94fdcceb,
+     0x5001e420, 0x24126ea1},
+};
+
 static enum verify_status check_philox(char *detail, size_t cap) {
-    /* Random123 kat_vectors, philox4x32 10: ctr[4] key[2] -> out[4] */
-    static const uint32_t kat[3][10] = {
-        {0, 0, 0, 0, 0, 0, 0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
-        {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0x408f276d, 0x41c83b0e,
-         0xa20bc7c6, 0x6d5451fd},
-        {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0, 0xd16cfe09, 0x94fdcceb,
-         0x5001e420, 0x24126ea1},
-    };
+    const uint32_t(*kat)[10] = verify_philox_kat;
     int ok = 0;
     for (int k = 0; k < 3; k++) {
         uint32_t out[4];

@@ -4,6 +4,7 @@
 #define FR_VERIFY_CHECKS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 enum verify_status { VERIFY_PASSED, VERIFY_FAILED, VERIFY_SKIPPED };
 
@@ -16,5 +17,8 @@ extern const struct verify_check verify_checks[];
 extern const int verify_check_count;
 
 const char *verify_status_name(enum verify_status s);
+
+/* Random123's kat_vectors for philox4x32 10: ctr[4], key[2], expected out[4] (shared with the tests) */
+extern const uint32_t verify_philox_kat[3][10];
 
 #endif

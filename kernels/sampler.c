@@ -98,16 +98,14 @@ static int collect_scalar(uint32_t *ids, const float *p, int n, uint32_t lo, uin
 }
 
 static int collect_top_scalar(uint32_t *ids, const float *p, int n, uint32_t t, int *below) {
-    int m = 0, best = -1;
+    int best = -1;
     uint32_t bk = 0;
     for (int i = 0; i < n; i++) {
         uint32_t k = sampler_key(p[i]);
-        ids[m] = (uint32_t)i;
-        m += k >= t;
         if (k < t && (best < 0 || k > bk)) best = i, bk = k;
     }
     *below = best;
-    return m;
+    return collect_scalar(ids, p, n, t, 0x80000000u);
 }
 
 static int min_in_range_scalar(const float *p, int n, uint32_t lo, uint32_t hi) {
@@ -265,11 +263,16 @@ int sampler_argmax_ref(const void *row, enum fr_dtype dtype, int n, int *index, 
 
 /* ---- softmax ---- */
 
-int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
-                    struct fr_err *err) {
+static int check_softmax(const void *row, int n, float temperature, struct fr_err *err) {
     if (check_shape(row, n, err)) return -1;
     if (!(temperature > 0.0f) || isinf(temperature))
         return fr_err_set(err, "softmax needs a finite temperature > 0 (got %g)", (double)temperature);
+    return 0;
+}
+
+int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
+                    struct fr_err *err) {
+    if (check_softmax(row, n, temperature, err)) return -1;
     const struct sampler_row_ops *ops = sampler_ops();
     float m;
     if (ops->scan(row, dtype, n, &m) || m == -INFINITY) return row_error(row, dtype, n, err);
@@ -284,9 +287,7 @@ int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, f
 
 int sampler_softmax_ref(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
                         struct fr_err *err) {
-    if (check_shape(row, n, err)) return -1;
-    if (!(temperature > 0.0f) || isinf(temperature))
-        return fr_err_set(err, "softmax needs a finite temperature > 0 (got %g)", (double)temperature);
+    if (check_softmax(row, n, temperature, err)) return -1;
     float m = -INFINITY;
     for (int i = 0; i < n; i++) {
         float v = row_at(row, dtype, i);

@@ -113,9 +113,12 @@ static void levels_avx512(const float *p, int n, float *mass) {
     for (int j = 0; j < SAMPLER_LEVELS; j++) mass[j] = _mm512_reduce_add_ps(acc[j]);
 }
 
-static int collect_avx512(uint32_t *ids, const float *p, int n, uint32_t lo, uint32_t hi) {
-    __m512i vlo = _mm512_set1_epi32((int)lo), vhi = _mm512_set1_epi32((int)hi);
-    __m512i sign = _mm512_set1_epi32(0x7fffffff);
+/* ids of the elements with key in [lo, hi), in index order; with below, also the index of the largest
+ * element whose key is < lo (lowest index on ties; -1 if none) */
+static inline int collect_range(uint32_t *ids, const float *p, int n, uint32_t lo, uint32_t hi, int *below) {
+    __m512i vlo = _mm512_set1_epi32((int)lo), vhi = _mm512_set1_epi32((int)hi),
+            sign = _mm512_set1_epi32(0x7fffffff);
+    __m512i best = _mm512_set1_epi32(-1), at = _mm512_setzero_si512(); /* -1: no key yet (keys < 2^31) */
     __m512i idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     __m512i step = _mm512_set1_epi32(16);
     int m = 0;
@@ -129,40 +132,31 @@ static int collect_avx512(uint32_t *ids, const float *p, int n, uint32_t lo, uin
             _mm512_storeu_si512(ids + m, _mm512_maskz_compress_epi32(in, idx));
             m += __builtin_popcount(in);
         }
+        if (below) { /* strictly greater (signed: -1 is below every key) keeps a lane's earliest index */
+            __mmask16 up = _mm512_mask_cmpgt_epi32_mask(_mm512_mask_cmplt_epu32_mask(k, key, vlo), key, best);
+            best = _mm512_mask_mov_epi32(best, up, key);
+            at = _mm512_mask_mov_epi32(at, up, idx);
+        }
         idx = _mm512_add_epi32(idx, step);
+    }
+    if (below) {
+        int32_t kb[16], ib[16];
+        _mm512_storeu_si512(kb, best);
+        _mm512_storeu_si512(ib, at);
+        int32_t rk = -1;
+        *below = -1;
+        for (int l = 0; l < 16; l++)
+            if (kb[l] >= 0 && (kb[l] > rk || (kb[l] == rk && ib[l] < *below))) rk = kb[l], *below = ib[l];
     }
     return m;
 }
 
+static int collect_avx512(uint32_t *ids, const float *p, int n, uint32_t lo, uint32_t hi) {
+    return collect_range(ids, p, n, lo, hi, NULL);
+}
+
 static int collect_top_avx512(uint32_t *ids, const float *p, int n, uint32_t t, int *below) {
-    __m512i vt = _mm512_set1_epi32((int)t), sign = _mm512_set1_epi32(0x7fffffff);
-    __m512i best = _mm512_set1_epi32(-1), at = _mm512_setzero_si512(); /* -1: no key yet (keys < 2^31) */
-    __m512i idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    __m512i step = _mm512_set1_epi32(16);
-    int m = 0;
-    for (int i = 0; i < n; i += 16) {
-        __mmask16 k = tail_mask(i, n);
-        __m512i key = _mm512_and_si512(_mm512_maskz_loadu_epi32(k, p + i), sign);
-        __mmask16 in = _mm512_mask_cmpge_epu32_mask(k, key, vt);
-        if (in) { /* register compress + full store: see collect_avx512 */
-            _mm512_storeu_si512(ids + m, _mm512_maskz_compress_epi32(in, idx));
-            m += __builtin_popcount(in);
-        }
-        /* strictly greater (signed: -1 is below every key) keeps the earliest index of a lane's max */
-        __mmask16 up = _mm512_mask_cmpgt_epi32_mask(k & (__mmask16)~in, key, best);
-        best = _mm512_mask_mov_epi32(best, up, key);
-        at = _mm512_mask_mov_epi32(at, up, idx);
-        idx = _mm512_add_epi32(idx, step);
-    }
-    int32_t kb[16], ib[16];
-    _mm512_storeu_si512(kb, best);
-    _mm512_storeu_si512(ib, at);
-    int res = -1;
-    int32_t rk = -1;
-    for (int l = 0; l < 16; l++)
-        if (kb[l] >= 0 && (kb[l] > rk || (kb[l] == rk && ib[l] < res))) rk = kb[l], res = ib[l];
-    *below = res;
-    return m;
+    return collect_range(ids, p, n, t, 0x80000000u, below);
 }
 
 static int min_in_range_avx512(const float *p, int n, uint32_t lo, uint32_t hi) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bench/sampler_rows.h"
+#include "bench/verify_checks.h"
 #include "kernels/sampler.h"
 
 static float f32_bits(uint32_t u) {
@@ -230,14 +231,7 @@ Test(sampler, softmax_tiny_temperature_is_one_hot) {
 /* ---- Philox and the draw ---- */
 
 Test(sampler, philox_known_answers) {
-    /* Random123 kat_vectors: philox4x32 10 ctr[4] key[2] -> out[4] */
-    static const uint32_t kat[3][10] = {
-        {0, 0, 0, 0, 0, 0, 0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
-        {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0x408f276d, 0x41c83b0e,
-         0xa20bc7c6, 0x6d5451fd},
-        {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0, 0xd16cfe09, 0x94fdcceb,
-         0x5001e420, 0x24126ea1},
-    };
+    const uint32_t(*kat)[10] = verify_philox_kat; /* Random123 kat_vectors: ctr[4] key[2] -> out[4] */
     for (int k = 0; k < 3; k++) {
         uint32_t out[4];
         sampler_philox4x32_10(kat[k], kat[k] + 4, out);
@@ -317,30 +311,26 @@ Test(sampler, pick_reproducible_and_vocab_one) {
 
 /* The draw's definition written out plainly: block sums (pairwise inside a block) summed in block order,
  * the crossing block walked token by token. Every instruction-set path must give this token. */
+static double block_sum_plain(const float *p, int n, int b) {
+    float blk[16];
+    for (int j = 0; j < 16; j++) blk[j] = b * 16 + j < n ? p[b * 16 + j] : 0.0f;
+    double s[8];
+    for (int j = 0; j < 8; j++) s[j] = (double)blk[j] + blk[j + 8];
+    for (int j = 0; j < 4; j++) s[j] += s[j + 4];
+    for (int j = 0; j < 2; j++) s[j] += s[j + 2];
+    return s[0] + s[1];
+}
+
 static int draw_plain(const float *p, int n, double u) {
     double total = 0;
     int last = -1, blocks = (n + 15) / 16;
-    for (int b = 0; b < blocks; b++) {
-        float blk[16];
-        for (int j = 0; j < 16; j++) blk[j] = b * 16 + j < n ? p[b * 16 + j] : 0.0f;
-        double s[8];
-        for (int j = 0; j < 8; j++) s[j] = (double)blk[j] + blk[j + 8];
-        for (int j = 0; j < 4; j++) s[j] += s[j + 4];
-        for (int j = 0; j < 2; j++) s[j] += s[j + 2];
-        total += s[0] + s[1];
-    }
+    for (int b = 0; b < blocks; b++) total += block_sum_plain(p, n, b);
     for (int i = 0; i < n; i++)
         if (p[i] > 0) last = i;
     if (last < 0) return -1;
     double target = u * total, c = 0;
     for (int b = 0; b < blocks; b++) {
-        float blk[16];
-        for (int j = 0; j < 16; j++) blk[j] = b * 16 + j < n ? p[b * 16 + j] : 0.0f;
-        double s[8];
-        for (int j = 0; j < 8; j++) s[j] = (double)blk[j] + blk[j + 8];
-        for (int j = 0; j < 4; j++) s[j] += s[j + 4];
-        for (int j = 0; j < 2; j++) s[j] += s[j + 2];
-        double next = c + (s[0] + s[1]);
+        double next = c + block_sum_plain(p, n, b);
         if (next > target) {
             int pick = -1;
             for (int i = b * 16; i < n && i < b * 16 + 16; i++) {
