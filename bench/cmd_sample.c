@@ -87,6 +87,14 @@ static int parse(int argc, char **argv, struct sample_opts *o) {
                 o->sort = true;
             else
                 return cli_usage_error("sample: --top-p-method must be fast or sort (got '%s')", v);
+        } else if ((v = opt_value(argc, argv, &i, "--isa"))) {
+            int isa = KERNEL_ISA_COUNT;
+            for (int k = 0; k < KERNEL_ISA_COUNT; k++)
+                if (strcmp(v, sampler_isa_name((enum kernel_isa)k)) == 0) isa = k;
+            if (isa == KERNEL_ISA_COUNT)
+                return cli_usage_error("sample: --isa must be scalar, avx2 or avx512 (got '%s')", v);
+            if (sampler_isa_force((enum kernel_isa)isa))
+                return cli_usage_error("sample: this CPU cannot run --isa %s", v);
         } else if ((v = opt_value(argc, argv, &i, "--temperature"))) {
             if (cli_parse_double(v, &d)) return cli_usage_error("sample: bad --temperature '%s'", v);
             o->p.temperature = (float)d;
@@ -146,8 +154,8 @@ static int run_bench(const struct sample_opts *o) {
     bo.top_p = o->p.top_p;
     bo.skip_sort = o->no_sort;
     printf("# sampler benchmark: isa %s, timer resolution %.0f ns, 1 thread, temperature %g, top_p %g\n",
-           sampler_isa_active() == KERNEL_ISA_AVX512 ? "avx512" : "scalar", timing_resolution_s() * 1e9,
-           (double)bo.temperature, (double)bo.top_p);
+           sampler_isa_name(sampler_isa_active()), timing_resolution_s() * 1e9, (double)bo.temperature,
+           (double)bo.top_p);
     printf("# rows: realistic = normal(0, 2.5) bulk + 1-8 peaks; flat = normal(0, 0.05); times per row\n\n");
     fflush(stdout);
     struct sampler_bench_result *r = NULL;

@@ -32,7 +32,7 @@ int cmd_verify(int argc, char **argv) {
     if (!matched) return cli_usage_error("verify: no check matches '%s' (try --list)", only);
 
     printf("# forge-roofline verify: sampler isa %s, timer resolution %.0f ns\n",
-           sampler_isa_best() == KERNEL_ISA_AVX512 ? "avx512" : "scalar", timing_resolution_s() * 1e9);
+           sampler_isa_name(sampler_isa_best()), timing_resolution_s() * 1e9);
     int counts[3] = {0, 0, 0};
     for (int c = 0; c < verify_check_count; c++) {
         if (only && strncmp(verify_checks[c].name, only, strlen(only)) != 0) continue;

@@ -101,11 +101,18 @@ static enum verify_status check_topp_mix(char *detail, size_t cap) {
     return topp_compare(&r, "top-p fast vs sort, realistic/flat/tied rows", detail, cap);
 }
 
-/* Runs fn once per available ISA (scalar, AVX-512) and says which were compared. */
-static int isa_list(enum kernel_isa *isas) {
+/* The instruction sets this CPU runs, scalar first; names them in *what. */
+static int isa_list(enum kernel_isa *isas, char *what, size_t cap) {
     int k = 0;
-    isas[k++] = KERNEL_ISA_SCALAR;
-    if (sampler_isa_best() == KERNEL_ISA_AVX512) isas[k++] = KERNEL_ISA_AVX512;
+    size_t len = 0;
+    what[0] = 0;
+    for (int i = 0; i < KERNEL_ISA_COUNT; i++) {
+        if (sampler_isa_force((enum kernel_isa)i) != 0) continue;
+        isas[k++] = (enum kernel_isa)i;
+        len += (size_t)snprintf(what + len, cap > len ? cap - len : 0, "%s%s", k > 1 ? "+" : "",
+                                sampler_isa_name((enum kernel_isa)i));
+    }
+    sampler_isa_force(KERNEL_ISA_COUNT);
     return k;
 }
 
@@ -117,8 +124,9 @@ static enum verify_status check_greedy(char *detail, size_t cap) {
         free(x), free(h);
         return out_of_memory(detail, cap);
     }
-    enum kernel_isa isas[2];
-    int ni = isa_list(isas);
+    enum kernel_isa isas[KERNEL_ISA_COUNT];
+    char names[64];
+    int ni = isa_list(isas, names, sizeof names);
     for (int row = 0; row < rows; row++) {
         sampler_rows_fill(x, n, (enum sampler_row_kind)(row % SAMPLER_ROW_KIND_COUNT), 9000 + (uint64_t)row);
         for (int i = 0; i < n; i++) h[i] = bf16_from_f32(x[i]);
@@ -136,7 +144,7 @@ static enum verify_status check_greedy(char *detail, size_t cap) {
     sampler_isa_force(KERNEL_ISA_COUNT);
     free(x), free(h);
     snprintf(detail, cap, "greedy argmax vs reference: %d rows x %d, f32 and bf16, %s: %d mismatches", rows,
-             n, ni > 1 ? "scalar and avx512" : "scalar only", bad);
+             n, names, bad);
     return bad ? VERIFY_FAILED : VERIFY_PASSED;
 }
 
@@ -148,8 +156,9 @@ static enum verify_status check_softmax(char *detail, size_t cap) {
         free(x), free(a), free(b), free(ref);
         return out_of_memory(detail, cap);
     }
-    enum kernel_isa isas[2];
-    int ni = isa_list(isas), isa_diff = 0;
+    enum kernel_isa isas[KERNEL_ISA_COUNT];
+    char names[64];
+    int ni = isa_list(isas, names, sizeof names), isa_diff = 0;
     double worst = 0;
     for (int row = 0; row < rows; row++) {
         sampler_rows_fill(x, n, (enum sampler_row_kind)(row % SAMPLER_ROW_KIND_COUNT), 9100 + (uint64_t)row);
@@ -158,8 +167,8 @@ static enum verify_status check_softmax(char *detail, size_t cap) {
         for (int k = 0; k < ni; k++) {
             sampler_isa_force(isas[k]);
             sampler_softmax(k ? b : a, x, FR_DTYPE_F32, n, t, NULL);
+            if (k) isa_diff += memcmp(a, b, sizeof(float) * (size_t)n) != 0;
         }
-        if (ni > 1) isa_diff += memcmp(a, b, sizeof(float) * (size_t)n) != 0;
         for (int i = 0; i < n; i++)
             if (ref[i] >= FLT_MIN) {
                 double rel = fabs((double)a[i] - ref[i]) / ref[i];
@@ -169,8 +178,8 @@ static enum verify_status check_softmax(char *detail, size_t cap) {
     sampler_isa_force(KERNEL_ISA_COUNT);
     free(x), free(a), free(b), free(ref);
     snprintf(detail, cap,
-             "softmax vs expf/double reference: %d rows x %d: max rel err %.2e (bound 1e-06); %s", rows, n,
-             worst, ni > 1 ? (isa_diff ? "avx512 != scalar" : "avx512 == scalar bitwise") : "scalar only");
+             "softmax vs expf/double reference: %d rows x %d: max rel err %.2e (bound 1e-06); %s %s", rows, n,
+             worst, names, isa_diff ? "differ" : "bitwise equal");
     return worst <= 1e-6 && isa_diff == 0 ? VERIFY_PASSED : VERIFY_FAILED;
 }
 
@@ -227,34 +236,36 @@ static enum verify_status check_draw(char *detail, size_t cap) {
         free(x), free(p), free(scratch);
         return out_of_memory(detail, cap);
     }
-    enum kernel_isa isas[2];
-    int ni = isa_list(isas);
+    enum kernel_isa isas[KERNEL_ISA_COUNT];
+    char names[64];
+    int ni = isa_list(isas, names, sizeof names);
     for (int row = 0; row < rows; row++) {
         sampler_rows_fill(x, n, (enum sampler_row_kind)(row % SAMPLER_ROW_KIND_COUNT), 9200 + (uint64_t)row);
         sampler_softmax(p, x, FR_DTYPE_F32, n, 1.0f, NULL);
         sampler_top_p_fast(p, n, row % 4 == 0 ? 1.0f : 0.9f, scratch);
         for (int d = 0; d < draws; d++) {
             double u = d == 0 ? 1.0 - 0x1p-53 : sampler_uniform((uint64_t)row, (uint64_t)d);
-            int t[2] = {-1, -1};
+            int t[KERNEL_ISA_COUNT] = {-1, -1, -1};
             for (int k = 0; k < ni; k++) {
                 sampler_isa_force(isas[k]);
                 t[k] = sampler_draw(p, n, u);
             }
             zero += t[0] < 0 || !(p[t[0]] > 0.0f);
-            isa_diff += ni > 1 && t[0] != t[1];
+            for (int k = 1; k < ni; k++) isa_diff += t[k] != t[0];
         }
     }
     sampler_isa_force(KERNEL_ISA_COUNT);
     free(x), free(p), free(scratch);
-    snprintf(detail, cap, "draw: %d draws over %d filtered rows: %d zero-probability tokens; %s",
-             rows * draws, rows, zero,
-             ni > 1 ? (isa_diff ? "avx512 != scalar" : "avx512 == scalar on every draw") : "scalar only");
+    snprintf(detail, cap, "draw: %d draws over %d filtered rows: %d zero-probability tokens; %s %s",
+             rows * draws, rows, zero, names, isa_diff ? "differ" : "agree on every draw");
     return zero == 0 && isa_diff == 0 ? VERIFY_PASSED : VERIFY_FAILED;
 }
 
 static enum verify_status check_simd_available(char *detail, size_t cap) {
-    if (sampler_isa_best() != KERNEL_ISA_AVX512) {
-        snprintf(detail, cap, "sampler avx512 path: CPU lacks AVX-512 F/BW/VL/DQ, scalar path only");
+    enum kernel_isa best = sampler_isa_best();
+    if (best != KERNEL_ISA_AVX512) {
+        snprintf(detail, cap, "sampler avx512 path: CPU lacks AVX-512 F/BW/VL/DQ, using %s (same bits)",
+                 sampler_isa_name(best));
         return VERIFY_SKIPPED;
     }
     snprintf(detail, cap, "sampler avx512 path: in use (checked against scalar above)");

@@ -78,13 +78,15 @@ static void scale_scalar(float *p, int n, float s) {
 }
 
 static void levels_scalar(const float *p, int n, float *mass) {
-    double acc[SAMPLER_LEVELS] = {0};
+    /* each value lands in the bucket of the highest level it reaches; level j sums buckets 0..j */
+    double bucket[SAMPLER_LEVELS + 1] = {0};
     for (int i = 0; i < n; i++) {
-        uint32_t k = sampler_key(p[i]);
-        for (int j = 0; j < SAMPLER_LEVELS; j++)
-            if (k >= (uint32_t)(127 - SAMPLER_LEVEL_STEP * (j + 1)) << 23) acc[j] += p[i];
+        int below = 127 - (int)(sampler_key(p[i]) >> 23); /* binades below 1 */
+        int j = below <= SAMPLER_LEVEL_STEP ? 0 : (below + SAMPLER_LEVEL_STEP - 1) / SAMPLER_LEVEL_STEP - 1;
+        bucket[j < SAMPLER_LEVELS ? j : SAMPLER_LEVELS] += p[i];
     }
-    for (int j = 0; j < SAMPLER_LEVELS; j++) mass[j] = (float)acc[j];
+    double run = 0;
+    for (int j = 0; j < SAMPLER_LEVELS; j++) mass[j] = (float)(run += bucket[j]);
 }
 
 static int collect_scalar(uint32_t *ids, const float *p, int n, uint32_t lo, uint32_t hi) {
@@ -163,18 +165,29 @@ const struct sampler_row_ops sampler_ops_scalar = {
     draw_total_scalar, draw_block_scalar, finish_scalar,
 };
 
-/* ---- dispatch: AVX-512 when the CPU has it, else scalar; tests pin one ---- */
+/* ---- dispatch: the best of AVX-512, AVX2, scalar the CPU runs; tests pin one ---- */
 
 static int isa_forced = -1;
 
-static bool cpu_has_avx512(void) {
+static bool cpu_runs(enum kernel_isa isa) {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+    switch (isa) {
+    case KERNEL_ISA_SCALAR:
+        return true;
+    case KERNEL_ISA_AVX2:
+        return __builtin_cpu_supports("avx2");
+    case KERNEL_ISA_AVX512:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+    default:
+        return false;
+    }
 }
 
 enum kernel_isa sampler_isa_best(void) {
-    return cpu_has_avx512() ? KERNEL_ISA_AVX512 : KERNEL_ISA_SCALAR;
+    return cpu_runs(KERNEL_ISA_AVX512) ? KERNEL_ISA_AVX512
+           : cpu_runs(KERNEL_ISA_AVX2) ? KERNEL_ISA_AVX2
+                                       : KERNEL_ISA_SCALAR;
 }
 
 enum kernel_isa sampler_isa_active(void) {
@@ -186,15 +199,20 @@ int sampler_isa_force(enum kernel_isa isa) {
         isa_forced = -1;
         return 0;
     }
-    if (isa == KERNEL_ISA_SCALAR || (isa == KERNEL_ISA_AVX512 && cpu_has_avx512())) {
-        isa_forced = (int)isa;
-        return 0;
-    }
-    return -1; /* no AVX2 path: the sampler's passes are either AVX-512 or scalar */
+    if (!cpu_runs(isa)) return -1;
+    isa_forced = (int)isa;
+    return 0;
+}
+
+const char *sampler_isa_name(enum kernel_isa isa) {
+    return isa == KERNEL_ISA_AVX512 ? "avx512" : isa == KERNEL_ISA_AVX2 ? "avx2" : "scalar";
 }
 
 const struct sampler_row_ops *sampler_ops(void) {
-    return sampler_isa_active() == KERNEL_ISA_AVX512 ? &sampler_ops_avx512 : &sampler_ops_scalar;
+    enum kernel_isa isa = sampler_isa_active();
+    return isa == KERNEL_ISA_AVX512 ? &sampler_ops_avx512
+           : isa == KERNEL_ISA_AVX2 ? &sampler_ops_avx2
+                                    : &sampler_ops_scalar;
 }
 
 /* ---- checks ---- */

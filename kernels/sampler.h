@@ -83,10 +83,12 @@ double sampler_uniform(uint64_t seed, uint64_t step);
  * token. Never a zero-probability token (the end of the CDF is guarded). -1 if no entry is positive. */
 int sampler_draw(const float *probs, int n, double u);
 
-/* Instruction set of the row passes: AVX-512 where the CPU has it, else scalar (every path gives the same
- * bits). sampler_isa_force pins one for tests and benchmarks (-1 if unavailable; KERNEL_ISA_COUNT = best). */
+/* Instruction set of the row passes: AVX-512 (F/BW/VL/DQ), else AVX2, else scalar; every path gives the
+ * same bits. sampler_isa_force pins one for tests and benchmarks (-1 if the CPU lacks it;
+ * KERNEL_ISA_COUNT = back to the best). */
 enum kernel_isa sampler_isa_best(void);
 enum kernel_isa sampler_isa_active(void);
 int sampler_isa_force(enum kernel_isa isa);
+const char *sampler_isa_name(enum kernel_isa isa);
 
 #endif

@@ -1,4 +1,4 @@
-/* Private to the sampler: the row passes that have an AVX-512 (and AVX2) twin beside the scalar one in
+/* Private to the sampler: the row passes that have AVX2 and AVX-512 twins beside the scalar one in
  * sampler.c / sampler_topp.c. Every twin computes bit-identical results: same operations, same order. */
 #ifndef FR_SAMPLER_SIMD_H
 #define FR_SAMPLER_SIMD_H
@@ -52,6 +52,7 @@ struct sampler_row_ops {
 };
 
 extern const struct sampler_row_ops sampler_ops_scalar;
+extern const struct sampler_row_ops sampler_ops_avx2;
 extern const struct sampler_row_ops sampler_ops_avx512;
 const struct sampler_row_ops *sampler_ops(void);
 

@@ -46,8 +46,8 @@ static void expect_row_error(const float *row, int n, const char *needle) {
     float *probs = malloc(sizeof(float) * (size_t)n);
     void *scratch = malloc(sampler_scratch_bytes(n));
     struct sampler_params greedy = {0.0f, 1.0f, 0}, warm = {0.7f, 0.9f, 0};
-    for (int isa = 0; isa < 2; isa++) {
-        if (sampler_isa_force(isa ? KERNEL_ISA_AVX512 : KERNEL_ISA_SCALAR) != 0) continue;
+    for (int isa = 0; isa < KERNEL_ISA_COUNT; isa++) {
+        if (sampler_isa_force((enum kernel_isa)isa) != 0) continue;
         cr_expect_neq(sampler_argmax(row, FR_DTYPE_F32, n, &tok, &err), 0);
         cr_expect(strstr(err.msg, needle), "argmax: '%s' lacks '%s'", err.msg, needle);
         cr_expect_neq(sampler_softmax(probs, row, FR_DTYPE_F32, n, 0.7f, &err), 0);
@@ -109,8 +109,8 @@ Test(sampler, greedy_lowest_index_on_ties) {
         int want = -1;
         for (int i = 0; i < n; i++)
             if (want < 0 || row[i] > row[want]) want = i;
-        for (int isa = 0; isa < 2; isa++) {
-            if (sampler_isa_force(isa ? KERNEL_ISA_AVX512 : KERNEL_ISA_SCALAR) != 0) continue;
+        for (int isa = 0; isa < KERNEL_ISA_COUNT; isa++) {
+            if (sampler_isa_force((enum kernel_isa)isa) != 0) continue;
             int got = -1, goth = -1, ref = -1;
             cr_assert_eq(sampler_argmax(row, FR_DTYPE_F32, n, &got, NULL), 0);
             cr_assert_eq(sampler_argmax(rowh, FR_DTYPE_BF16, n, &goth, NULL), 0);
@@ -201,15 +201,18 @@ Test(sampler, softmax_matches_reference_and_isas) {
             }
             cr_expect_leq(fabs(sum - 1.0), 1e-6, "n %d sum %.9g", n, sum);
             if (n > 3) cr_expect_eq(a[n / 3], 0.0f);
-            if (sampler_isa_force(KERNEL_ISA_AVX512) == 0) {
+            for (int isa = KERNEL_ISA_AVX2; isa < KERNEL_ISA_COUNT; isa++) {
+                if (sampler_isa_force((enum kernel_isa)isa) != 0) continue;
                 cr_assert_eq(sampler_softmax(b, row, FR_DTYPE_F32, n, t, NULL), 0);
-                cr_expect_eq(memcmp(a, b, sizeof(float) * (size_t)n), 0, "avx512 == scalar bitwise, n %d", n);
+                cr_expect_eq(memcmp(a, b, sizeof(float) * (size_t)n), 0, "isa %d == scalar bitwise, n %d",
+                             isa, n);
                 for (int i = 0; i < n; i++) rowh[i] = bf16_from_f32(row[i]);
                 float *c = ref; /* reuse */
                 cr_assert_eq(sampler_softmax(b, rowh, FR_DTYPE_BF16, n, t, NULL), 0);
                 cr_assert_eq(sampler_isa_force(KERNEL_ISA_SCALAR), 0);
                 cr_assert_eq(sampler_softmax(c, rowh, FR_DTYPE_BF16, n, t, NULL), 0);
-                cr_expect_eq(memcmp(b, c, sizeof(float) * (size_t)n), 0, "bf16 avx512 == scalar, n %d", n);
+                cr_expect_eq(memcmp(b, c, sizeof(float) * (size_t)n), 0, "bf16 isa %d == scalar, n %d", isa,
+                             n);
             }
             sampler_isa_force(KERNEL_ISA_COUNT);
         }
@@ -363,8 +366,8 @@ Test(sampler, draw_matches_its_definition_on_every_isa) {
         for (int d = 0; d < 20; d++) {
             double u = d == 0 ? 1.0 - 0x1p-53 : d == 1 ? 0.0 : sampler_rows_uniform(&s);
             int want = draw_plain(p, n, u);
-            for (int isa = 0; isa < 2; isa++) {
-                if (sampler_isa_force(isa ? KERNEL_ISA_AVX512 : KERNEL_ISA_SCALAR) != 0) continue;
+            for (int isa = 0; isa < KERNEL_ISA_COUNT; isa++) {
+                if (sampler_isa_force((enum kernel_isa)isa) != 0) continue;
                 int got = sampler_draw(p, n, u);
                 cr_expect_eq(got, want, "trial %d n %d u %.17g isa %d", trial, n, u, isa);
                 cr_assert(got >= 0 && p[got] > 0, "zero-probability token %d", got);

@@ -30,8 +30,8 @@ static void bufs_free(struct bufs *x) {
 static int expect_same(const float *probs, int n, float top_p, struct bufs *x, const char *what) {
     memcpy(x->a, probs, sizeof(float) * (size_t)n);
     int kr = sampler_top_p_ref(x->a, n, top_p, x->scratch);
-    for (int isa = 0; isa < 2; isa++) {
-        if (sampler_isa_force(isa ? KERNEL_ISA_AVX512 : KERNEL_ISA_SCALAR) != 0) continue;
+    for (int isa = 0; isa < KERNEL_ISA_COUNT; isa++) {
+        if (sampler_isa_force((enum kernel_isa)isa) != 0) continue;
         memcpy(x->b, probs, sizeof(float) * (size_t)n);
         int kf = sampler_top_p_fast(x->b, n, top_p, x->scratch);
         cr_expect_eq(kf, kr, "%s: nucleus %d vs %d (n %d, top_p %.9g, isa %d)", what, kf, kr, n,
