@@ -73,10 +73,6 @@ static void exp_sum_scalar(float *e, const void *row, enum fr_dtype dtype, int n
     }
 }
 
-static void scale_scalar(float *p, int n, float s) {
-    for (int i = 0; i < n; i++) p[i] = p[i] / s;
-}
-
 static void levels_scalar(const float *p, int n, float *mass) {
     /* each value lands in the bucket of the highest level it reaches; level j sums buckets 0..j */
     double bucket[SAMPLER_LEVELS + 1] = {0};
@@ -87,6 +83,11 @@ static void levels_scalar(const float *p, int n, float *mass) {
     }
     double run = 0;
     for (int j = 0; j < SAMPLER_LEVELS; j++) mass[j] = (float)(run += bucket[j]);
+}
+
+static void scale_scalar(float *p, int n, float s, float *mass) {
+    for (int i = 0; i < n; i++) p[i] = p[i] / s;
+    if (mass) levels_scalar(p, n, mass);
 }
 
 static int collect_scalar(uint32_t *ids, const float *p, int n, uint32_t lo, uint32_t hi) {
@@ -151,12 +152,14 @@ static int draw_block_scalar(const float *p, int n, double target, double *befor
     return -1;
 }
 
-static void finish_scalar(float *out, const float *p, int n, uint32_t kc, int ic, float kf) {
+static void finish_scalar(float *out, const float *p, int n, uint32_t kc, int ic, float kf, double *total,
+                          int *last) {
     for (int i = 0; i < n; i++) {
         uint32_t k = sampler_key(p[i]);
         bool kept = k > kc || (k == kc && i <= ic);
         out[i] = kept ? p[i] / kf : 0.0f;
     }
+    if (total) *total = draw_total_scalar(out, n, last);
 }
 
 const struct sampler_row_ops sampler_ops_scalar = {
@@ -288,8 +291,9 @@ static int check_softmax(const void *row, int n, float temperature, struct fr_er
     return 0;
 }
 
-int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
-                    struct fr_err *err) {
+/* the softmax; with levels, also the top-p pre-filter's level masses of the result, in the last pass */
+static int softmax_levels(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
+                          float *levels, struct fr_err *err) {
     if (check_softmax(row, n, temperature, err)) return -1;
     const struct sampler_row_ops *ops = sampler_ops();
     float m;
@@ -299,8 +303,13 @@ int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, f
     ops->exp_sum(probs, row, dtype, n, m, temperature, acc);
     for (int w = SAMPLER_LANES / 2; w >= 1; w /= 2)
         for (int j = 0; j < w; j++) acc[j] += acc[j + w];
-    ops->scale(probs, n, (float)acc[0]); /* >= 1: the max element contributes exp(0) */
+    ops->scale(probs, n, (float)acc[0], levels); /* >= 1: the max element contributes exp(0) */
     return 0;
+}
+
+int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
+                    struct fr_err *err) {
+    return softmax_levels(probs, row, dtype, n, temperature, NULL, err);
 }
 
 int sampler_softmax_ref(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
@@ -348,14 +357,10 @@ double sampler_uniform(uint64_t seed, uint64_t step) {
     return (double)bits * 0x1p-53;
 }
 
-int sampler_draw(const float *probs, int n, double u) {
-    if (!probs || n < 1) return -1;
-    const struct sampler_row_ops *ops = sampler_ops();
-    int last;
-    double total = ops->draw_total(probs, n, &last);
+int sampler_draw_given(const float *probs, int n, double u, double total, int last) {
     if (last < 0) return -1;
     double before = 0;
-    int b = ops->draw_block(probs, n, u * total, &before);
+    int b = sampler_ops()->draw_block(probs, n, u * total, &before);
     if (b < 0) return last; /* u * total rounded up to total: the end of the CDF */
     /* inside the block, token by token; the block's own sum crossed the target, so if rounding keeps
      * these partial sums short of it, its last positive token is the one */
@@ -368,6 +373,13 @@ int sampler_draw(const float *probs, int n, double u) {
         if (c > u * total) return i;
     }
     return pick >= 0 ? pick : last;
+}
+
+int sampler_draw(const float *probs, int n, double u) {
+    if (!probs || n < 1) return -1;
+    int last;
+    double total = sampler_ops()->draw_total(probs, n, &last);
+    return sampler_draw_given(probs, n, u, total, last);
 }
 
 /* ---- the chain ---- */
@@ -389,9 +401,14 @@ int sampler_pick_row(const void *row, enum fr_dtype dtype, int vocab, const stru
     if (!scratch) return fr_err_set(err, "no scratch buffer");
     float *probs = align64(scratch);
     void *work = align64(probs + vocab);
-    if (sampler_softmax(probs, row, dtype, vocab, p->temperature, err)) return -1;
-    sampler_top_p_fast(probs, vocab, p->top_p, work);
-    int t = sampler_draw(probs, vocab, sampler_uniform(p->seed, step));
+    /* the pieces fused where one pass can feed the next: the softmax's last pass measures the top-p
+     * pre-filter levels, the filter's last pass sums the draw's blocks */
+    float levels[SAMPLER_LEVELS];
+    if (softmax_levels(probs, row, dtype, vocab, p->temperature, levels, err)) return -1;
+    double u = sampler_uniform(p->seed, step), total = -1;
+    int last = -1, t;
+    sampler_top_p_fast_fused(probs, probs, vocab, p->top_p, work, levels, &total, &last);
+    t = total >= 0 ? sampler_draw_given(probs, vocab, u, total, last) : sampler_draw(probs, vocab, u);
     if (t < 0) return fr_err_set(err, "no token with positive probability");
     *token = t;
     return 0;

@@ -10,7 +10,8 @@
 #include "kernels/sampler_simd.h"
 
 /* 16 values of the row as f32 from index i, lanes past n set to fill */
-static inline void load16(const void *row, enum fr_dtype dtype, int i, int n, float fill, __m256 *a, __m256 *b) {
+static inline void load16(const void *row, enum fr_dtype dtype, int i, int n, float fill, __m256 *a,
+                          __m256 *b) {
     if (n - i >= 16) {
         if (dtype == FR_DTYPE_BF16) {
             const __m128i *h = (const __m128i *)((const uint16_t *)row + i);
@@ -24,15 +25,20 @@ static inline void load16(const void *row, enum fr_dtype dtype, int i, int n, fl
     }
     float t[16];
     for (int j = 0; j < 16; j++) {
-        if (i + j >= n) t[j] = fill;
-        else if (dtype == FR_DTYPE_BF16) t[j] = bf16_to_f32(((const uint16_t *)row)[i + j]);
-        else t[j] = ((const float *)row)[i + j];
+        if (i + j >= n)
+            t[j] = fill;
+        else if (dtype == FR_DTYPE_BF16)
+            t[j] = bf16_to_f32(((const uint16_t *)row)[i + j]);
+        else
+            t[j] = ((const float *)row)[i + j];
     }
     *a = _mm256_loadu_ps(t);
     *b = _mm256_loadu_ps(t + 8);
 }
 
-static inline void loadp(const float *p, int i, int n, __m256 *a, __m256 *b) { load16(p, FR_DTYPE_F32, i, n, 0.0f, a, b); }
+static inline void loadp(const float *p, int i, int n, __m256 *a, __m256 *b) {
+    load16(p, FR_DTYPE_F32, i, n, 0.0f, a, b);
+}
 
 static inline void store16(float *dst, int i, int n, __m256 a, __m256 b) {
     if (n - i >= 16) {
@@ -46,7 +52,9 @@ static inline void store16(float *dst, int i, int n, __m256 a, __m256 b) {
     memcpy(dst + i, t, sizeof(float) * (size_t)(n - i));
 }
 
-static inline __m256i keys8(__m256 v) { return _mm256_and_si256(_mm256_castps_si256(v), _mm256_set1_epi32(0x7fffffff)); }
+static inline __m256i keys8(__m256 v) {
+    return _mm256_and_si256(_mm256_castps_si256(v), _mm256_set1_epi32(0x7fffffff));
+}
 
 /* lanes of the half starting at i + off that lie below n */
 static inline __m256i live8(int i, int off, int n) {
@@ -58,8 +66,10 @@ static bool scan_avx2(const void *row, enum fr_dtype dtype, int n, float *max) {
     for (int i = 0; i < n; i += 16) {
         __m256 a, b;
         load16(row, dtype, i, n, -INFINITY, &a, &b);
-        bad = _mm256_or_ps(bad, _mm256_or_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q), _mm256_cmp_ps(a, inf, _CMP_EQ_OQ)));
-        bad = _mm256_or_ps(bad, _mm256_or_ps(_mm256_cmp_ps(b, b, _CMP_UNORD_Q), _mm256_cmp_ps(b, inf, _CMP_EQ_OQ)));
+        bad = _mm256_or_ps(
+            bad, _mm256_or_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q), _mm256_cmp_ps(a, inf, _CMP_EQ_OQ)));
+        bad = _mm256_or_ps(
+            bad, _mm256_or_ps(_mm256_cmp_ps(b, b, _CMP_UNORD_Q), _mm256_cmp_ps(b, inf, _CMP_EQ_OQ)));
         m = _mm256_max_ps(m, _mm256_max_ps(a, b));
     }
     float t[8];
@@ -107,7 +117,8 @@ static inline __m256 exp8(__m256 x) {
     return _mm256_and_ps(live, _mm256_mul_ps(_mm256_mul_ps(y, s1), s2));
 }
 
-static void exp_sum_avx2(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t, double *acc) {
+static void exp_sum_avx2(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t,
+                         double *acc) {
     __m256 vm = _mm256_set1_ps(m), vt = _mm256_set1_ps(t);
     __m256d a0 = _mm256_loadu_pd(acc), a1 = _mm256_loadu_pd(acc + 4); /* lanes i % 16 = 0..3, 4..7 */
     __m256d a2 = _mm256_loadu_pd(acc + 8), a3 = _mm256_loadu_pd(acc + 12);
@@ -132,36 +143,46 @@ static void exp_sum_avx2(float *e, const void *row, enum fr_dtype dtype, int n, 
     _mm256_storeu_pd(acc + 12, a3);
 }
 
-static void scale_avx2(float *p, int n, float s) {
-    __m256 vs = _mm256_set1_ps(s);
-    for (int i = 0; i < n; i += 16) {
-        __m256 a, b;
-        loadp(p, i, n, &a, &b);
-        store16(p, i, n, _mm256_div_ps(a, vs), _mm256_div_ps(b, vs));
+/* the level masses: acc[j] += v where v's key >= 2^(-4(j+1)) (key > level - 1) */
+static inline void levels_add(__m256 *acc, __m256 v) {
+    __m256i key = keys8(v);
+    for (int j = 0; j < SAMPLER_LEVELS; j++) {
+        __m256i thr = _mm256_set1_epi32(((127 - SAMPLER_LEVEL_STEP * (j + 1)) << 23) - 1);
+        acc[j] = _mm256_add_ps(acc[j], _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_cmpgt_epi32(key, thr))));
     }
 }
 
-static void levels_avx2(const float *p, int n, float *mass) {
-    __m256 acc[SAMPLER_LEVELS];
-    __m256i thr[SAMPLER_LEVELS]; /* key >= level  <=>  key > level - 1 */
-    for (int j = 0; j < SAMPLER_LEVELS; j++) {
-        acc[j] = _mm256_setzero_ps();
-        thr[j] = _mm256_set1_epi32(((127 - SAMPLER_LEVEL_STEP * (j + 1)) << 23) - 1);
-    }
-    for (int i = 0; i < n; i += 16) {
-        __m256 v[2];
-        loadp(p, i, n, &v[0], &v[1]);
-        for (int h = 0; h < 2; h++) {
-            __m256i key = keys8(v[h]);
-            for (int j = 0; j < SAMPLER_LEVELS; j++)
-                acc[j] = _mm256_add_ps(acc[j], _mm256_and_ps(v[h], _mm256_castsi256_ps(_mm256_cmpgt_epi32(key, thr[j]))));
-        }
-    }
+static inline void levels_out(const __m256 *acc, float *mass) {
     for (int j = 0; j < SAMPLER_LEVELS; j++) {
         float t[8];
         _mm256_storeu_ps(t, acc[j]);
         mass[j] = ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
     }
+}
+
+static void levels_avx2(const float *p, int n, float *mass) {
+    __m256 acc[SAMPLER_LEVELS];
+    for (int j = 0; j < SAMPLER_LEVELS; j++) acc[j] = _mm256_setzero_ps();
+    for (int i = 0; i < n; i += 16) {
+        __m256 a, b;
+        loadp(p, i, n, &a, &b);
+        levels_add(acc, a);
+        levels_add(acc, b);
+    }
+    levels_out(acc, mass);
+}
+
+static void scale_avx2(float *p, int n, float s, float *mass) {
+    __m256 vs = _mm256_set1_ps(s), acc[SAMPLER_LEVELS];
+    for (int j = 0; j < SAMPLER_LEVELS; j++) acc[j] = _mm256_setzero_ps();
+    for (int i = 0; i < n; i += 16) {
+        __m256 a, b;
+        loadp(p, i, n, &a, &b);
+        a = _mm256_div_ps(a, vs), b = _mm256_div_ps(b, vs); /* padding lanes: 0 / s = 0 */
+        store16(p, i, n, a, b);
+        if (mass) levels_add(acc, a), levels_add(acc, b);
+    }
+    if (mass) levels_out(acc, mass);
 }
 
 /* ids of the elements with key in [lo, hi), in index order; with below, also the index of the largest
@@ -240,8 +261,10 @@ static int min_in_range_avx2(const float *p, int n, uint32_t lo, uint32_t hi) {
 
 /* sampler_block_sum16's order: (p[j] + p[j+8]) in 8 double lanes, then halves */
 static inline double block_sum16_avx2(__m256 a, __m256 b) {
-    __m256d lo = _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(a)), _mm256_cvtps_pd(_mm256_castps256_ps128(b)));
-    __m256d hi = _mm256_add_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1)));
+    __m256d lo =
+        _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(a)), _mm256_cvtps_pd(_mm256_castps256_ps128(b)));
+    __m256d hi = _mm256_add_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)),
+                               _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1)));
     __m256d t = _mm256_add_pd(lo, hi);
     __m128d u = _mm_add_pd(_mm256_castpd256_pd128(t), _mm256_extractf128_pd(t, 1));
     return _mm_cvtsd_f64(_mm_add_sd(u, _mm_unpackhi_pd(u, u)));
@@ -269,7 +292,8 @@ static int draw_block_avx2(const float *p, int n, double target, double *before)
     for (int i = 0; i < n; i += 16) {
         __m256 a, b;
         loadp(p, i, n, &a, &b);
-        if (!_mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(a, zero, _CMP_NEQ_UQ), _mm256_cmp_ps(b, zero, _CMP_NEQ_UQ))))
+        if (!_mm256_movemask_ps(
+                _mm256_or_ps(_mm256_cmp_ps(a, zero, _CMP_NEQ_UQ), _mm256_cmp_ps(b, zero, _CMP_NEQ_UQ))))
             continue;
         double next = c + block_sum16_avx2(a, b);
         if (next > target) {
@@ -281,10 +305,13 @@ static int draw_block_avx2(const float *p, int n, double target, double *before)
     return -1;
 }
 
-static void finish_avx2(float *out, const float *p, int n, uint32_t kc, int ic, float kf) {
+static void finish_avx2(float *out, const float *p, int n, uint32_t kc, int ic, float kf, double *total,
+                        int *last) {
     __m256i vkc = _mm256_set1_epi32((int)kc), vic = _mm256_set1_epi32(ic);
     __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), step = _mm256_set1_epi32(8);
-    __m256 vkf = _mm256_set1_ps(kf);
+    __m256 vkf = _mm256_set1_ps(kf), zero = _mm256_setzero_ps();
+    double sum = 0;
+    int end = -1;
     for (int i = 0; i < n; i += 16) {
         __m256 v[2];
         loadp(p, i, n, &v[0], &v[1]);
@@ -296,10 +323,18 @@ static void finish_avx2(float *out, const float *p, int n, uint32_t kc, int ic, 
             idx = _mm256_add_epi32(idx, step);
         }
         store16(out, i, n, v[0], v[1]);
+        if (!total) continue;
+        unsigned pos = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(v[0], zero, _CMP_GT_OQ)) |
+                       (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(v[1], zero, _CMP_GT_OQ)) << 8;
+        if (pos) { /* the draw's blocks, as draw_total (padding lanes are 0) */
+            end = i + 31 - __builtin_clz(pos);
+            sum += block_sum16_avx2(v[0], v[1]);
+        }
     }
+    if (total) *total = sum, *last = end;
 }
 
 const struct sampler_row_ops sampler_ops_avx2 = {
-    scan_avx2,         find_avx2,     exp_sum_avx2,      scale_avx2,       levels_avx2,     collect_avx2,
-    collect_top_avx2,  min_in_range_avx2, draw_total_avx2, draw_block_avx2, finish_avx2,
+    scan_avx2,        find_avx2,         exp_sum_avx2,    scale_avx2,      levels_avx2, collect_avx2,
+    collect_top_avx2, min_in_range_avx2, draw_total_avx2, draw_block_avx2, finish_avx2,
 };

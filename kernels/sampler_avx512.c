@@ -88,29 +88,36 @@ static void exp_sum_avx512(float *e, const void *row, enum fr_dtype dtype, int n
     _mm512_storeu_pd(acc + 8, hi);
 }
 
-static void scale_avx512(float *p, int n, float s) {
-    __m512 vs = _mm512_set1_ps(s);
-    for (int i = 0; i < n; i += 16) {
-        __mmask16 k = tail_mask(i, n);
-        _mm512_mask_storeu_ps(p + i, k, _mm512_div_ps(_mm512_maskz_loadu_ps(k, p + i), vs));
+/* the level masses: acc[j] += v where v's key >= 2^(-4(j+1)) */
+static inline void levels_add(__m512 *acc, __m512 v) {
+    __m512i key = _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7fffffff));
+    for (int j = 0; j < SAMPLER_LEVELS; j++) {
+        __m512i thr = _mm512_set1_epi32((127 - SAMPLER_LEVEL_STEP * (j + 1)) << 23);
+        acc[j] = _mm512_mask_add_ps(acc[j], _mm512_cmpge_epu32_mask(key, thr), acc[j], v);
     }
+}
+
+static inline void levels_out(const __m512 *acc, float *mass) {
+    for (int j = 0; j < SAMPLER_LEVELS; j++) mass[j] = _mm512_reduce_add_ps(acc[j]);
 }
 
 static void levels_avx512(const float *p, int n, float *mass) {
     __m512 acc[SAMPLER_LEVELS];
-    __m512i thr[SAMPLER_LEVELS];
-    for (int j = 0; j < SAMPLER_LEVELS; j++) {
-        acc[j] = _mm512_setzero_ps();
-        thr[j] = _mm512_set1_epi32((127 - SAMPLER_LEVEL_STEP * (j + 1)) << 23);
-    }
-    __m512i sign = _mm512_set1_epi32(0x7fffffff);
+    for (int j = 0; j < SAMPLER_LEVELS; j++) acc[j] = _mm512_setzero_ps();
+    for (int i = 0; i < n; i += 16) levels_add(acc, _mm512_maskz_loadu_ps(tail_mask(i, n), p + i));
+    levels_out(acc, mass);
+}
+
+static void scale_avx512(float *p, int n, float s, float *mass) {
+    __m512 vs = _mm512_set1_ps(s), acc[SAMPLER_LEVELS];
+    for (int j = 0; j < SAMPLER_LEVELS; j++) acc[j] = _mm512_setzero_ps();
     for (int i = 0; i < n; i += 16) {
-        __m512 v = _mm512_maskz_loadu_ps(tail_mask(i, n), p + i);
-        __m512i key = _mm512_and_si512(_mm512_castps_si512(v), sign);
-        for (int j = 0; j < SAMPLER_LEVELS; j++)
-            acc[j] = _mm512_mask_add_ps(acc[j], _mm512_cmpge_epu32_mask(key, thr[j]), acc[j], v);
+        __mmask16 k = tail_mask(i, n);
+        __m512 v = _mm512_maskz_div_ps(k, _mm512_maskz_loadu_ps(k, p + i), vs);
+        _mm512_mask_storeu_ps(p + i, k, v);
+        if (mass) levels_add(acc, v);
     }
-    for (int j = 0; j < SAMPLER_LEVELS; j++) mass[j] = _mm512_reduce_add_ps(acc[j]);
+    if (mass) levels_out(acc, mass);
 }
 
 /* ids of the elements with key in [lo, hi), in index order; with below, also the index of the largest
@@ -226,21 +233,32 @@ static int draw_block_avx512(const float *p, int n, double target, double *befor
     return -1;
 }
 
-static void finish_avx512(float *out, const float *p, int n, uint32_t kc, int ic, float kf) {
+static void finish_avx512(float *out, const float *p, int n, uint32_t kc, int ic, float kf, double *total,
+                          int *last) {
     __m512i vkc = _mm512_set1_epi32((int)kc), vic = _mm512_set1_epi32(ic),
             sign = _mm512_set1_epi32(0x7fffffff);
     __m512i idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     __m512i step = _mm512_set1_epi32(16);
-    __m512 vkf = _mm512_set1_ps(kf);
+    __m512 vkf = _mm512_set1_ps(kf), zero = _mm512_setzero_ps();
+    double sum = 0;
+    int end = -1;
     for (int i = 0; i < n; i += 16) {
         __mmask16 k = tail_mask(i, n);
         __m512 v = _mm512_maskz_loadu_ps(k, p + i);
         __m512i key = _mm512_and_si512(_mm512_castps_si512(v), sign);
         __mmask16 kept = _mm512_cmpgt_epu32_mask(key, vkc) |
                          (_mm512_cmpeq_epi32_mask(key, vkc) & _mm512_cmple_epi32_mask(idx, vic));
-        _mm512_mask_storeu_ps(out + i, k, _mm512_maskz_div_ps(kept, v, vkf));
+        __m512 r = _mm512_maskz_div_ps(kept, v, vkf);
+        _mm512_mask_storeu_ps(out + i, k, r);
         idx = _mm512_add_epi32(idx, step);
+        if (!total) continue;
+        __mmask16 pos = _mm512_cmp_ps_mask(r, zero, _CMP_GT_OQ); /* the draw's blocks, as draw_total */
+        if (pos) {
+            end = i + 31 - __builtin_clz((unsigned)pos);
+            sum += block_sum16_avx512(r);
+        }
     }
+    if (total) *total = sum, *last = end;
 }
 
 const struct sampler_row_ops sampler_ops_avx512 = {

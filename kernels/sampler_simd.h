@@ -31,8 +31,8 @@ struct sampler_row_ops {
     int (*find)(const void *row, enum fr_dtype dtype, int n, float v);
     /* e[i] = exp((x[i] - m) / t); acc[i % 16] += e[i] in index order, in double */
     void (*exp_sum)(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t, double *acc);
-    /* p[i] = p[i] / s */
-    void (*scale)(float *p, int n, float s);
+    /* p[i] = p[i] / s; with mass, also levels() of the result in the same pass */
+    void (*scale)(float *p, int n, float s, float *mass);
     /* mass[j] ~ sum of the elements >= 2^(-SAMPLER_LEVEL_STEP * (j + 1)) (f32 sums: a guide, not exact) */
     void (*levels)(const float *p, int n, float *mass);
     /* ids of the elements whose key (f32 bits without the sign) lies in [lo, hi), in index order */
@@ -47,8 +47,10 @@ struct sampler_row_ops {
     double (*draw_total)(const float *p, int n, int *last);
     /* the first block whose running sum (as above) exceeds target, and that sum before it; -1 if none */
     int (*draw_block)(const float *p, int n, double target, double *before);
-    /* out[i] = kept ? p[i] / kf : 0, kept = key > kc || (key == kc && i <= ic); out may be p */
-    void (*finish)(float *out, const float *p, int n, uint32_t kc, int ic, float kf);
+    /* out[i] = kept ? p[i] / kf : 0, kept = key > kc || (key == kc && i <= ic); out may be p. With total,
+     * also draw_total() of the result in the same pass. */
+    void (*finish)(float *out, const float *p, int n, uint32_t kc, int ic, float kf, double *total,
+                   int *last);
 };
 
 extern const struct sampler_row_ops sampler_ops_scalar;
@@ -64,6 +66,14 @@ static inline double sampler_block_sum16(const float *p) {
         for (int j = 0; j < w; j++) s[j] += s[j + w];
     return s[0];
 }
+
+/* The fast filter with the pieces the chain already has: levels (NULL: computed here) and, when total is
+ * given, the draw's total and last positive index of the output (both set only if it returns with
+ * *total >= 0; top_p >= 1 leaves *total = -1). */
+int sampler_top_p_fast_fused(float *out, const float *probs, int n, float top_p, void *scratch,
+                             const float *levels, double *total, int *last);
+/* sampler_draw given draw_total's results */
+int sampler_draw_given(const float *probs, int n, double u, double total, int last);
 
 static inline uint32_t sampler_key(float v) {
     uint32_t u;

@@ -228,6 +228,12 @@ int sampler_top_p_fast(float *probs, int n, float top_p, void *scratch) {
 }
 
 int sampler_top_p_fast_into(float *out, const float *probs, int n, float top_p, void *scratch) {
+    return sampler_top_p_fast_fused(out, probs, n, top_p, scratch, NULL, NULL, NULL);
+}
+
+int sampler_top_p_fast_fused(float *out, const float *probs, int n, float top_p, void *scratch,
+                             const float *levels, double *total, int *last) {
+    if (total) *total = -1;
     if (!(top_p < 1.0f)) {
         if (out != probs) memcpy(out, probs, sizeof(float) * (size_t)n);
         return n;
@@ -238,7 +244,10 @@ int sampler_top_p_fast_into(float *out, const float *probs, int n, float top_p, 
 
     /* pre-filter: the highest level 2^-4j whose (approximate) mass covers top_p with a margin */
     float level_mass[SAMPLER_LEVELS];
-    ops->levels(probs, n, level_mass);
+    if (levels)
+        memcpy(level_mass, levels, sizeof level_mass);
+    else
+        ops->levels(probs, n, level_mass);
     uint32_t t0 = 0;
     for (int j = 0; j < SAMPLER_LEVELS; j++)
         if (level_mass[j] >= top_p * 1.001f + 1e-6f) {
@@ -341,6 +350,6 @@ int sampler_top_p_fast_into(float *out, const float *probs, int n, float top_p, 
             if (k > wk.kc || (k == wk.kc && i <= wk.ic)) kept_mass += probs[i];
         }
     }
-    ops->finish(out, probs, n, wk.kc, wk.ic, (float)kept_mass);
+    ops->finish(out, probs, n, wk.kc, wk.ic, (float)kept_mass, total, last);
     return wk.kept;
 }

@@ -377,3 +377,33 @@ Test(sampler, draw_matches_its_definition_on_every_isa) {
     sampler_isa_force(KERNEL_ISA_COUNT);
     free(p);
 }
+
+/* sampler_pick fuses passes (levels in the softmax, the draw's total in the filter); its token must be
+ * the one the separate pieces give, on every instruction set. */
+Test(sampler, pick_equals_the_pieces) {
+    int sizes[] = {1, 17, 1000, 32000, 151936};
+    float tps[] = {0.0f, 0.5f, 0.9f, 0.999f, 1.0f};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        int n = sizes[si];
+        float *row = malloc(sizeof(float) * (size_t)n), *p = malloc(sizeof(float) * (size_t)n);
+        void *scratch = malloc(sampler_scratch_bytes(n));
+        for (int kind = 0; kind < SAMPLER_ROW_KIND_COUNT; kind++) {
+            sampler_rows_fill(row, n, (enum sampler_row_kind)kind, 500 + si);
+            for (size_t ti = 0; ti < sizeof tps / sizeof tps[0]; ti++) {
+                struct sampler_params prm = {0.9f, tps[ti], 31};
+                uint64_t step = si * 100 + ti;
+                cr_assert_eq(sampler_softmax(p, row, FR_DTYPE_F32, n, prm.temperature, NULL), 0);
+                sampler_top_p_ref(p, n, prm.top_p, scratch);
+                int want = sampler_draw(p, n, sampler_uniform(prm.seed, step));
+                for (int isa = 0; isa < KERNEL_ISA_COUNT; isa++) {
+                    if (sampler_isa_force((enum kernel_isa)isa) != 0) continue;
+                    int got = -1;
+                    cr_assert_eq(sampler_pick(row, n, &prm, step, scratch, &got, NULL), 0);
+                    cr_expect_eq(got, want, "n %d kind %d top_p %g isa %d", n, kind, (double)prm.top_p, isa);
+                }
+                sampler_isa_force(KERNEL_ISA_COUNT);
+            }
+        }
+        free(row), free(p), free(scratch);
+    }
+}
