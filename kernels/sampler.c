@@ -85,8 +85,8 @@ static void levels_scalar(const float *p, int n, float *mass) {
     for (int j = 0; j < SAMPLER_LEVELS; j++) mass[j] = (float)(run += bucket[j]);
 }
 
-static void scale_scalar(float *p, int n, float s, float *mass) {
-    for (int i = 0; i < n; i++) p[i] = p[i] / s;
+static void scale_scalar(float *p, int n, float r, float *mass) {
+    for (int i = 0; i < n; i++) p[i] = p[i] * r;
     if (mass) levels_scalar(p, n, mass);
 }
 
@@ -303,7 +303,9 @@ static int softmax_levels(float *probs, const void *row, enum fr_dtype dtype, in
     ops->exp_sum(probs, row, dtype, n, m, temperature, acc);
     for (int w = SAMPLER_LANES / 2; w >= 1; w /= 2)
         for (int j = 0; j < w; j++) acc[j] += acc[j + w];
-    ops->scale(probs, n, (float)acc[0], levels); /* >= 1: the max element contributes exp(0) */
+    /* times the f32 reciprocal of the sum (>= 1: the max element contributes exp(0)), as PyTorch's
+     * softmax does: a multiply instead of a divide per token, half an ulp more error */
+    ops->scale(probs, n, (float)(1.0 / acc[0]), levels);
     return 0;
 }
 

@@ -46,7 +46,7 @@ int sampler_argmax_ref(const void *row, enum fr_dtype dtype, int n, int *index, 
 
 /* probs[n] = softmax((row - max) / temperature), temperature > 0. Same checks as sampler_argmax.
  * Every instruction-set path gives bit-identical output: the exp below, 16 double partial sums (lane
- * i % 16) reduced in a fixed tree and rounded to f32, and an f32 division per element. */
+ * i % 16) reduced in a fixed tree, and each exp times the f32 reciprocal of that sum. */
 int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
                     struct fr_err *err);
 /* Plain scalar twin: libm expf and a double sum; agrees with sampler_softmax to a few ulp. */

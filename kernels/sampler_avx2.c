@@ -172,13 +172,13 @@ static void levels_avx2(const float *p, int n, float *mass) {
     levels_out(acc, mass);
 }
 
-static void scale_avx2(float *p, int n, float s, float *mass) {
-    __m256 vs = _mm256_set1_ps(s), acc[SAMPLER_LEVELS];
+static void scale_avx2(float *p, int n, float r, float *mass) {
+    __m256 vr = _mm256_set1_ps(r), acc[SAMPLER_LEVELS];
     for (int j = 0; j < SAMPLER_LEVELS; j++) acc[j] = _mm256_setzero_ps();
     for (int i = 0; i < n; i += 16) {
         __m256 a, b;
         loadp(p, i, n, &a, &b);
-        a = _mm256_div_ps(a, vs), b = _mm256_div_ps(b, vs); /* padding lanes: 0 / s = 0 */
+        a = _mm256_mul_ps(a, vr), b = _mm256_mul_ps(b, vr); /* padding lanes: 0 * r = 0 */
         store16(p, i, n, a, b);
         if (mass) levels_add(acc, a), levels_add(acc, b);
     }

@@ -71,53 +71,86 @@ static inline __m512 exp16(__m512 x) {
     return _mm512_maskz_mov_ps(live, _mm512_mul_ps(_mm512_mul_ps(y, s1), s2));
 }
 
+static inline void acc_add(__m512d *lo, __m512d *hi, __m512 v) {
+    *lo = _mm512_add_pd(*lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+    *hi =
+        _mm512_add_pd(*hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+}
+
 static void exp_sum_avx512(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t,
                            double *acc) {
     __m512 vm = _mm512_set1_ps(m), vt = _mm512_set1_ps(t);
     __m512d lo = _mm512_loadu_pd(acc), hi = _mm512_loadu_pd(acc + 8); /* lanes i % 16 = 0..7, 8..15 */
-    for (int i = 0; i < n; i += 16) {
+    int i = 0;
+    /* two independent exps per step: the polynomial is a long dependent chain, one alone stalls */
+    for (; i + 32 <= n; i += 32) {
+        __m512 v0 = exp16(_mm512_div_ps(_mm512_sub_ps(load16(row, dtype, i, n, m), vm), vt));
+        __m512 v1 = exp16(_mm512_div_ps(_mm512_sub_ps(load16(row, dtype, i + 16, n, m), vm), vt));
+        _mm512_storeu_ps(e + i, v0);
+        _mm512_storeu_ps(e + i + 16, v1);
+        acc_add(&lo, &hi, v0); /* lane order kept: element i before element i + 16 */
+        acc_add(&lo, &hi, v1);
+    }
+    for (; i < n; i += 16) {
         __mmask16 k = tail_mask(i, n);
         __m512 x = load16(row, dtype, i, n, m);
         __m512 v = _mm512_maskz_mov_ps(k, exp16(_mm512_div_ps(_mm512_sub_ps(x, vm), vt))); /* dead lanes: 0 */
         _mm512_mask_storeu_ps(e + i, k, v);
-        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
-        hi = _mm512_add_pd(hi,
-                           _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+        acc_add(&lo, &hi, v);
     }
     _mm512_storeu_pd(acc, lo);
     _mm512_storeu_pd(acc + 8, hi);
 }
 
-/* the level masses: acc[j] += v where v's key >= 2^(-4(j+1)) */
-static inline void levels_add(__m512 *acc, __m512 v) {
-    __m512i key = _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7fffffff));
-    for (int j = 0; j < SAMPLER_LEVELS; j++) {
-        __m512i thr = _mm512_set1_epi32((127 - SAMPLER_LEVEL_STEP * (j + 1)) << 23);
-        acc[j] = _mm512_mask_add_ps(acc[j], _mm512_cmpge_epu32_mask(key, thr), acc[j], v);
-    }
-}
-
-static inline void levels_out(const __m512 *acc, float *mass) {
-    for (int j = 0; j < SAMPLER_LEVELS; j++) mass[j] = _mm512_reduce_add_ps(acc[j]);
-}
+/* The level masses, acc_j += v where v's key >= 2^(-4(j+1)), in seven named accumulators: kept in an
+ * array, GCC stores the whole array back every step. SAMPLER_LEVELS is 7. */
+#define LEVELS_DECLARE                                                                                       \
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0, acc4 = acc0, acc5 = acc0,      \
+           acc6 = acc0;                                                                                      \
+    const __m512i sign_ = _mm512_set1_epi32(0x7fffffff)
+#define LEVEL_ADD(j, key, v)                                                                                 \
+    acc##j = _mm512_mask_add_ps(                                                                             \
+        acc##j, _mm512_cmpge_epu32_mask(key, _mm512_set1_epi32((127 - SAMPLER_LEVEL_STEP * (j + 1)) << 23)), \
+        acc##j, v)
+#define LEVELS_ADD(v)                                                                                        \
+    do {                                                                                                     \
+        __m512i key_ = _mm512_and_si512(_mm512_castps_si512(v), sign_);                                      \
+        LEVEL_ADD(0, key_, v), LEVEL_ADD(1, key_, v), LEVEL_ADD(2, key_, v), LEVEL_ADD(3, key_, v);          \
+        LEVEL_ADD(4, key_, v), LEVEL_ADD(5, key_, v), LEVEL_ADD(6, key_, v);                                 \
+    } while (0)
+#define LEVELS_OUT(mass)                                                                                     \
+    do {                                                                                                     \
+        const __m512 all_[SAMPLER_LEVELS] = {acc0, acc1, acc2, acc3, acc4, acc5, acc6};                      \
+        for (int j_ = 0; j_ < SAMPLER_LEVELS; j_++) (mass)[j_] = _mm512_reduce_add_ps(all_[j_]);             \
+    } while (0)
+_Static_assert(SAMPLER_LEVELS == 7, "LEVELS_ADD names seven accumulators");
 
 static void levels_avx512(const float *p, int n, float *mass) {
-    __m512 acc[SAMPLER_LEVELS];
-    for (int j = 0; j < SAMPLER_LEVELS; j++) acc[j] = _mm512_setzero_ps();
-    for (int i = 0; i < n; i += 16) levels_add(acc, _mm512_maskz_loadu_ps(tail_mask(i, n), p + i));
-    levels_out(acc, mass);
+    LEVELS_DECLARE;
+    for (int i = 0; i < n; i += 16) {
+        __m512 v = _mm512_maskz_loadu_ps(tail_mask(i, n), p + i);
+        LEVELS_ADD(v);
+    }
+    LEVELS_OUT(mass);
 }
 
-static void scale_avx512(float *p, int n, float s, float *mass) {
-    __m512 vs = _mm512_set1_ps(s), acc[SAMPLER_LEVELS];
-    for (int j = 0; j < SAMPLER_LEVELS; j++) acc[j] = _mm512_setzero_ps();
+static void scale_avx512(float *p, int n, float r, float *mass) {
+    __m512 vr = _mm512_set1_ps(r);
+    if (!mass) {
+        for (int i = 0; i < n; i += 16) {
+            __mmask16 k = tail_mask(i, n);
+            _mm512_mask_storeu_ps(p + i, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, p + i), vr));
+        }
+        return;
+    }
+    LEVELS_DECLARE;
     for (int i = 0; i < n; i += 16) {
         __mmask16 k = tail_mask(i, n);
-        __m512 v = _mm512_maskz_div_ps(k, _mm512_maskz_loadu_ps(k, p + i), vs);
+        __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, p + i), vr);
         _mm512_mask_storeu_ps(p + i, k, v);
-        if (mass) levels_add(acc, v);
+        LEVELS_ADD(v);
     }
-    if (mass) levels_out(acc, mass);
+    LEVELS_OUT(mass);
 }
 
 /* ids of the elements with key in [lo, hi), in index order; with below, also the index of the largest

@@ -31,8 +31,8 @@ struct sampler_row_ops {
     int (*find)(const void *row, enum fr_dtype dtype, int n, float v);
     /* e[i] = exp((x[i] - m) / t); acc[i % 16] += e[i] in index order, in double */
     void (*exp_sum)(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t, double *acc);
-    /* p[i] = p[i] / s; with mass, also levels() of the result in the same pass */
-    void (*scale)(float *p, int n, float s, float *mass);
+    /* p[i] = p[i] * r; with mass, also levels() of the result in the same pass */
+    void (*scale)(float *p, int n, float r, float *mass);
     /* mass[j] ~ sum of the elements >= 2^(-SAMPLER_LEVEL_STEP * (j + 1)) (f32 sums: a guide, not exact) */
     void (*levels)(const float *p, int n, float *mass);
     /* ids of the elements whose key (f32 bits without the sign) lies in [lo, hi), in index order */
