@@ -40,7 +40,7 @@ struct sample_opts {
 /* "--name value" or "--name=value"; returns the value or NULL (usage error printed by the caller) */
 static const char *opt_value(int argc, char **argv, int *i, const char *name) {
     size_t len = strlen(name);
-    if (strncmp(argv[*i], name, len) != 0) return NULL;
+    if (!argv[*i] || strncmp(argv[*i], name, len) != 0) return NULL;
     if (argv[*i][len] == '=') return argv[*i] + len + 1;
     if (argv[*i][len] != 0) return NULL;
     if (*i + 1 >= argc) return "";

@@ -150,8 +150,8 @@ static enum verify_status check_greedy(char *detail, size_t cap) {
 
 static enum verify_status check_softmax(char *detail, size_t cap) {
     int n = QWEN3_VOCAB, rows = 16;
-    float *x = malloc(sizeof(float) * (size_t)n), *a = malloc(sizeof(float) * (size_t)n);
-    float *b = malloc(sizeof(float) * (size_t)n), *ref = malloc(sizeof(float) * (size_t)n);
+    float *x = malloc(sizeof(float) * (size_t)n), *a = calloc((size_t)n, sizeof(float));
+    float *b = calloc((size_t)n, sizeof(float)), *ref = calloc((size_t)n, sizeof(float));
     if (!x || !a || !b || !ref) {
         free(x), free(a), free(b), free(ref);
         return out_of_memory(detail, cap);

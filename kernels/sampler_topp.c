@@ -48,7 +48,7 @@ size_t sampler_top_p_scratch_bytes(int n) {
 static struct topp_work work_layout(void *scratch, int n) {
     struct topp_work w;
     w.sum = (double *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    w.count = (uint32_t *)(w.sum + COPIES * BINS);
+    w.count = (uint32_t *)(void *)((char *)w.sum + sizeof(double) * COPIES * BINS);
     w.start = w.count + COPIES * BINS;
     w.radix = w.start + BINS;
     w.region = w.radix + 2 * SUB_SIZE;
