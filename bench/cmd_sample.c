@@ -156,7 +156,8 @@ static int run_bench(const struct sample_opts *o) {
     printf("# sampler benchmark: isa %s, timer resolution %.0f ns, 1 thread, temperature %g, top_p %g\n",
            sampler_isa_name(sampler_isa_active()), timing_resolution_s() * 1e9, (double)bo.temperature,
            (double)bo.top_p);
-    printf("# rows: realistic = normal(0, 2.5) bulk + 1-8 peaks; flat = normal(0, 0.05); times per row\n\n");
+    printf("# rows: realistic = normal(0, 2.5) bulk + 1-8 peaks (the median-nucleus row of 15 seeds); flat = "
+           "normal(0, 0.05); times per row\n\n");
     fflush(stdout);
     struct sampler_bench_result *r = NULL;
     int n = 0;
