@@ -16,7 +16,8 @@ static void usage(FILE *f) {
     fprintf(f, "usage: forge-roofline sample --in FILE --vocab V --temperature T --top-p P --seed S\n"
                "                             [--input logits|probs] [--dtype f32|bf16]\n"
                "                             [--top-p-method fast|sort] [--probs-out FILE]\n"
-               "       forge-roofline sample --bench [--vocab V[,V...]] [--temperature T] [--top-p P] [--no-sort]\n\n"
+               "       forge-roofline sample --bench [--vocab V[,V...]] [--temperature T] [--top-p P] "
+               "[--no-sort]\n\n"
                "Reads rows of V little-endian values and prints one token id per row; row r is step r.\n"
                "  --input probs   rows are probabilities (finite, >= 0): the softmax is skipped\n"
                "  --temperature   0 = greedy (argmax); > 0 = softmax(logits / T), top-p, seeded draw\n"
@@ -39,7 +40,7 @@ struct sample_opts {
 /* "--name value" or "--name=value"; returns the value or NULL (usage error printed by the caller) */
 static const char *opt_value(int argc, char **argv, int *i, const char *name) {
     size_t len = strlen(name);
-    if (strncmp(argv[*i], name, len) != 0) return NULL;
+    if (!argv[*i] || strncmp(argv[*i], name, len) != 0) return NULL;
     if (argv[*i][len] == '=') return argv[*i] + len + 1;
     if (argv[*i][len] != 0) return NULL;
     if (*i + 1 >= argc) return "";
@@ -70,15 +71,30 @@ static int parse(int argc, char **argv, struct sample_opts *o) {
             if (o->n_bench_vocabs < 1) return cli_usage_error("sample: bad --vocab '%s' (1 .. 2^26)", v);
             o->vocab = o->bench_vocabs[0];
         } else if ((v = opt_value(argc, argv, &i, "--input"))) {
-            if (strcmp(v, "logits") == 0) o->probs_input = false;
-            else if (strcmp(v, "probs") == 0) o->probs_input = true;
-            else return cli_usage_error("sample: --input must be logits or probs (got '%s')", v);
+            if (strcmp(v, "logits") == 0)
+                o->probs_input = false;
+            else if (strcmp(v, "probs") == 0)
+                o->probs_input = true;
+            else
+                return cli_usage_error("sample: --input must be logits or probs (got '%s')", v);
         } else if ((v = opt_value(argc, argv, &i, "--dtype"))) {
-            if (fr_dtype_parse(v, &o->dtype)) return cli_usage_error("sample: --dtype must be f32 or bf16 (got '%s')", v);
+            if (fr_dtype_parse(v, &o->dtype))
+                return cli_usage_error("sample: --dtype must be f32 or bf16 (got '%s')", v);
         } else if ((v = opt_value(argc, argv, &i, "--top-p-method"))) {
-            if (strcmp(v, "fast") == 0) o->sort = false;
-            else if (strcmp(v, "sort") == 0) o->sort = true;
-            else return cli_usage_error("sample: --top-p-method must be fast or sort (got '%s')", v);
+            if (strcmp(v, "fast") == 0)
+                o->sort = false;
+            else if (strcmp(v, "sort") == 0)
+                o->sort = true;
+            else
+                return cli_usage_error("sample: --top-p-method must be fast or sort (got '%s')", v);
+        } else if ((v = opt_value(argc, argv, &i, "--isa"))) {
+            int isa = KERNEL_ISA_COUNT;
+            for (int k = 0; k < KERNEL_ISA_COUNT; k++)
+                if (strcmp(v, sampler_isa_name((enum kernel_isa)k)) == 0) isa = k;
+            if (isa == KERNEL_ISA_COUNT)
+                return cli_usage_error("sample: --isa must be scalar, avx2 or avx512 (got '%s')", v);
+            if (sampler_isa_force((enum kernel_isa)isa))
+                return cli_usage_error("sample: this CPU cannot run --isa %s", v);
         } else if ((v = opt_value(argc, argv, &i, "--temperature"))) {
             if (cli_parse_double(v, &d)) return cli_usage_error("sample: bad --temperature '%s'", v);
             o->p.temperature = (float)d;
@@ -138,9 +154,10 @@ static int run_bench(const struct sample_opts *o) {
     bo.top_p = o->p.top_p;
     bo.skip_sort = o->no_sort;
     printf("# sampler benchmark: isa %s, timer resolution %.0f ns, 1 thread, temperature %g, top_p %g\n",
-           sampler_isa_active() == KERNEL_ISA_AVX512 ? "avx512" : "scalar", timing_resolution_s() * 1e9, (double)bo.temperature,
+           sampler_isa_name(sampler_isa_active()), timing_resolution_s() * 1e9, (double)bo.temperature,
            (double)bo.top_p);
-    printf("# rows: realistic = normal(0, 2.5) bulk + 1-8 peaks; flat = normal(0, 0.05); times per row\n\n");
+    printf("# rows: realistic = normal(0, 2.5) bulk + 1-8 peaks (the median-nucleus row of 15 seeds); flat = "
+           "normal(0, 0.05); times per row\n\n");
     fflush(stdout);
     struct sampler_bench_result *r = NULL;
     int n = 0;
@@ -156,8 +173,8 @@ static int run_bench(const struct sample_opts *o) {
         for (int j = 0; j < n; j++)
             if (strcmp(r[j].variant, "chain_sort") == 0 && r[j].vocab == r[i].vocab &&
                 strcmp(r[j].row_kind, r[i].row_kind) == 0)
-                printf("chain speed-up over sort, vocab %d, %s rows: %.0fx (medians)\n", r[i].vocab, r[i].row_kind,
-                       r[j].timing.median_s / r[i].timing.median_s);
+                printf("chain speed-up over sort, vocab %d, %s rows: %.0fx (medians)\n", r[i].vocab,
+                       r[i].row_kind, r[j].timing.median_s / r[i].timing.median_s);
     }
     printf("validation: fast top-p == sort reference bitwise on every timed row: PASSED\n");
     free(r);
@@ -170,7 +187,8 @@ static int sample_row(const struct sample_opts *o, const void *row, int n, uint6
     if (o->probs_input) {
         if (o->dtype == FR_DTYPE_BF16)
             for (int i = 0; i < n; i++) dist[i] = bf16_to_f32(((const uint16_t *)row)[i]);
-        else memcpy(dist, row, sizeof(float) * (size_t)n);
+        else
+            memcpy(dist, row, sizeof(float) * (size_t)n);
         if (sampler_check_probs(dist, n, err)) return -1;
     } else if (o->p.temperature > 0) {
         if (sampler_softmax(dist, row, o->dtype, n, o->p.temperature, err)) return -1;
@@ -183,8 +201,10 @@ static int sample_row(const struct sample_opts *o, const void *row, int n, uint6
         dist[*tok] = 1.0f;
         return 0;
     }
-    if (o->sort) sampler_top_p_ref(dist, n, o->p.top_p, scratch);
-    else sampler_top_p_fast(dist, n, o->p.top_p, scratch);
+    if (o->sort)
+        sampler_top_p_ref(dist, n, o->p.top_p, scratch);
+    else
+        sampler_top_p_fast(dist, n, o->p.top_p, scratch);
     *tok = sampler_draw(dist, n, sampler_uniform(o->p.seed, step));
     if (*tok < 0) return fr_err_set(err, "no token with positive probability");
     return 0;
@@ -209,16 +229,18 @@ int cmd_sample(int argc, char **argv) {
     if (size <= 0 || (size_t)size % row_bytes != 0) {
         fclose(in);
         if (size == 0) return cli_usage_error("sample: %s is empty", o.in);
-        return cli_usage_error("sample: %s has %ld bytes, not a whole number of rows of %d %s values (%zu bytes)",
-                               o.in, size, n, fr_dtype_name(o.dtype), row_bytes);
+        return cli_usage_error(
+            "sample: %s has %ld bytes, not a whole number of rows of %d %s values (%zu bytes)", o.in, size, n,
+            fr_dtype_name(o.dtype), row_bytes);
     }
     long rows = size / (long)row_bytes;
     void *row = malloc(row_bytes);
     float *dist = malloc(sizeof(float) * (size_t)n);
     void *scratch = malloc(sampler_top_p_scratch_bytes(n));
+    int *tokens = malloc(sizeof(int) * (size_t)rows); /* printed only once every row succeeded */
     FILE *pout = NULL;
     rc = CLI_EXIT_OK;
-    if (!row || !dist || !scratch) {
+    if (!row || !dist || !scratch || !tokens) {
         rc = cli_fail("sample: out of memory for vocabulary %d", n);
         goto done;
     }
@@ -238,7 +260,7 @@ int cmd_sample(int argc, char **argv) {
             rc = cli_usage_error("sample: %s: row %ld: %s", o.in, r, err.msg);
             goto done;
         }
-        printf("%d\n", tok);
+        tokens[r] = tok;
         if (pout) {
             to_little_endian(dist, (size_t)n, sizeof(float));
             if (fwrite(dist, sizeof(float), (size_t)n, pout) != (size_t)n) {
@@ -247,12 +269,16 @@ int cmd_sample(int argc, char **argv) {
             }
         }
     }
+    for (long r = 0; r < rows; r++) printf("%d\n", tokens[r]);
     if (fflush(stdout) != 0) rc = cli_fail("sample: write error on stdout");
 done:
-    if (pout && fclose(pout) != 0 && rc == CLI_EXIT_OK) rc = cli_fail("sample: write error on %s", o.probs_out);
+    if (pout && fclose(pout) != 0 && rc == CLI_EXIT_OK)
+        rc = cli_fail("sample: write error on %s", o.probs_out);
+    if (pout && rc != CLI_EXIT_OK) remove(o.probs_out); /* no half-written output behind an error */
     fclose(in);
     free(row);
     free(dist);
     free(scratch);
+    free(tokens);
     return rc;
 }

@@ -1,5 +1,5 @@
 /* Seeded logit rows (see sampler_rows.h). The realistic kind follows the shape of an LM head's output at
- * decode: a normal bulk (sd 2.5) and 1-8 tokens 4-12 above the bulk's largest value. */
+ * decode: a normal bulk (sd 2.5) and 1-8 tokens up to 8 above the bulk's largest value. */
 #include "bench/sampler_rows.h"
 
 #include <math.h>
@@ -11,7 +11,9 @@ uint64_t sampler_rows_next(uint64_t *state) {
     return z ^ (z >> 31);
 }
 
-double sampler_rows_uniform(uint64_t *state) { return (double)(sampler_rows_next(state) >> 11) * 0x1p-53; }
+double sampler_rows_uniform(uint64_t *state) {
+    return (double)(sampler_rows_next(state) >> 11) * 0x1p-53;
+}
 
 double sampler_rows_normal(uint64_t *state) {
     double u1 = sampler_rows_uniform(state), u2 = sampler_rows_uniform(state);
@@ -20,10 +22,14 @@ double sampler_rows_normal(uint64_t *state) {
 
 const char *sampler_row_kind_name(enum sampler_row_kind kind) {
     switch (kind) {
-    case SAMPLER_ROW_REALISTIC: return "realistic";
-    case SAMPLER_ROW_FLAT: return "flat";
-    case SAMPLER_ROW_TIES: return "ties";
-    default: return "?";
+    case SAMPLER_ROW_REALISTIC:
+        return "realistic";
+    case SAMPLER_ROW_FLAT:
+        return "flat";
+    case SAMPLER_ROW_TIES:
+        return "ties";
+    default:
+        return "?";
     }
 }
 
@@ -32,9 +38,12 @@ void sampler_rows_fill(float *logits, int n, enum sampler_row_kind kind, uint64_
     double top = -INFINITY;
     for (int i = 0; i < n; i++) {
         double v;
-        if (kind == SAMPLER_ROW_FLAT) v = 0.05 * sampler_rows_normal(&s);
-        else if (kind == SAMPLER_ROW_TIES) v = (double)(sampler_rows_next(&s) % 6);
-        else v = 2.5 * sampler_rows_normal(&s);
+        if (kind == SAMPLER_ROW_FLAT)
+            v = 0.05 * sampler_rows_normal(&s);
+        else if (kind == SAMPLER_ROW_TIES)
+            v = (double)(sampler_rows_next(&s) % 6);
+        else
+            v = 2.5 * sampler_rows_normal(&s);
         logits[i] = (float)v;
         if (v > top) top = v;
     }
@@ -42,6 +51,6 @@ void sampler_rows_fill(float *logits, int n, enum sampler_row_kind kind, uint64_
     int peaks = 1 + (int)(sampler_rows_next(&s) % 8);
     for (int j = 0; j < peaks; j++) {
         int at = (int)(sampler_rows_next(&s) % (uint64_t)n);
-        logits[at] = (float)(top + 4.0 + 8.0 * sampler_rows_uniform(&s));
+        logits[at] = (float)(top + 8.0 * sampler_rows_uniform(&s));
     }
 }

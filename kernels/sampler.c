@@ -64,7 +64,8 @@ static int find_scalar(const void *row, enum fr_dtype dtype, int n, float v) {
     return n - 1;
 }
 
-static void exp_sum_scalar(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t, float *acc) {
+static void exp_sum_scalar(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t,
+                           double *acc) {
     for (int i = 0; i < n; i++) {
         float v = sampler_exp((row_at(row, dtype, i) - m) / t);
         e[i] = v;
@@ -72,18 +73,21 @@ static void exp_sum_scalar(float *e, const void *row, enum fr_dtype dtype, int n
     }
 }
 
-static void scale_scalar(float *p, int n, float s) {
-    for (int i = 0; i < n; i++) p[i] = p[i] / s;
+static void levels_scalar(const float *p, int n, float *mass) {
+    /* each value lands in the bucket of the highest level it reaches; level j sums buckets 0..j */
+    double bucket[SAMPLER_LEVELS + 1] = {0};
+    for (int i = 0; i < n; i++) {
+        int below = 127 - (int)(sampler_key(p[i]) >> 23); /* binades below 1 */
+        int j = below <= SAMPLER_LEVEL_STEP ? 0 : (below + SAMPLER_LEVEL_STEP - 1) / SAMPLER_LEVEL_STEP - 1;
+        bucket[j < SAMPLER_LEVELS ? j : SAMPLER_LEVELS] += p[i];
+    }
+    double run = 0;
+    for (int j = 0; j < SAMPLER_LEVELS; j++) mass[j] = (float)(run += bucket[j]);
 }
 
-static void levels_scalar(const float *p, int n, float *mass) {
-    double acc[SAMPLER_LEVELS] = {0};
-    for (int i = 0; i < n; i++) {
-        uint32_t k = sampler_key(p[i]);
-        for (int j = 0; j < SAMPLER_LEVELS; j++)
-            if (k >= (uint32_t)(127 - SAMPLER_LEVEL_STEP * (j + 1)) << 23) acc[j] += p[i];
-    }
-    for (int j = 0; j < SAMPLER_LEVELS; j++) mass[j] = (float)acc[j];
+static void scale_scalar(float *p, int n, float r, float *mass) {
+    for (int i = 0; i < n; i++) p[i] = p[i] * r;
+    if (mass) levels_scalar(p, n, mass);
 }
 
 static int collect_scalar(uint32_t *ids, const float *p, int n, uint32_t lo, uint32_t hi) {
@@ -96,12 +100,23 @@ static int collect_scalar(uint32_t *ids, const float *p, int n, uint32_t lo, uin
     return m;
 }
 
-static int max_below_scalar(const float *p, int n, uint32_t hi) {
+static int collect_top_scalar(uint32_t *ids, const float *p, int n, uint32_t t, int *below) {
     int best = -1;
     uint32_t bk = 0;
     for (int i = 0; i < n; i++) {
         uint32_t k = sampler_key(p[i]);
-        if (k < hi && (best < 0 || k > bk)) best = i, bk = k;
+        if (k < t && (best < 0 || k > bk)) best = i, bk = k;
+    }
+    *below = best;
+    return collect_scalar(ids, p, n, t, 0x80000000u);
+}
+
+static int min_in_range_scalar(const float *p, int n, uint32_t lo, uint32_t hi) {
+    int best = -1;
+    uint32_t bk = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t k = sampler_key(p[i]);
+        if (k >= lo && k < hi && (best < 0 || k <= bk)) best = i, bk = k;
     }
     return best;
 }
@@ -137,29 +152,46 @@ static int draw_block_scalar(const float *p, int n, double target, double *befor
     return -1;
 }
 
-static void finish_scalar(float *out, const float *p, int n, uint32_t kc, int ic, float kf) {
+static void finish_scalar(float *out, const float *p, int n, uint32_t kc, int ic, float kf, double *total,
+                          int *last) {
     for (int i = 0; i < n; i++) {
         uint32_t k = sampler_key(p[i]);
         bool kept = k > kc || (k == kc && i <= ic);
         out[i] = kept ? p[i] / kf : 0.0f;
     }
+    if (total) *total = draw_total_scalar(out, n, last);
 }
 
 const struct sampler_row_ops sampler_ops_scalar = {
-    scan_scalar, find_scalar, exp_sum_scalar, scale_scalar, levels_scalar, collect_scalar, max_below_scalar, draw_total_scalar, draw_block_scalar, finish_scalar,
+    scan_scalar,       find_scalar,       exp_sum_scalar,     scale_scalar,
+    levels_scalar,     collect_scalar,    collect_top_scalar, min_in_range_scalar,
+    draw_total_scalar, draw_block_scalar, finish_scalar,
 };
 
-/* ---- dispatch: AVX-512 when the CPU has it, else scalar; tests pin one ---- */
+/* ---- dispatch: the best of AVX-512, AVX2, scalar the CPU runs; tests pin one ---- */
 
 static int isa_forced = -1;
 
-static bool cpu_has_avx512(void) {
+static bool cpu_runs(enum kernel_isa isa) {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+    switch (isa) {
+    case KERNEL_ISA_SCALAR:
+        return true;
+    case KERNEL_ISA_AVX2:
+        return __builtin_cpu_supports("avx2");
+    case KERNEL_ISA_AVX512:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+    default:
+        return false;
+    }
 }
 
-enum kernel_isa sampler_isa_best(void) { return cpu_has_avx512() ? KERNEL_ISA_AVX512 : KERNEL_ISA_SCALAR; }
+enum kernel_isa sampler_isa_best(void) {
+    return cpu_runs(KERNEL_ISA_AVX512) ? KERNEL_ISA_AVX512
+           : cpu_runs(KERNEL_ISA_AVX2) ? KERNEL_ISA_AVX2
+                                       : KERNEL_ISA_SCALAR;
+}
 
 enum kernel_isa sampler_isa_active(void) {
     return isa_forced >= 0 ? (enum kernel_isa)isa_forced : sampler_isa_best();
@@ -170,15 +202,20 @@ int sampler_isa_force(enum kernel_isa isa) {
         isa_forced = -1;
         return 0;
     }
-    if (isa == KERNEL_ISA_SCALAR || (isa == KERNEL_ISA_AVX512 && cpu_has_avx512())) {
-        isa_forced = (int)isa;
-        return 0;
-    }
-    return -1; /* no AVX2 path: the sampler's passes are either AVX-512 or scalar */
+    if (!cpu_runs(isa)) return -1;
+    isa_forced = (int)isa;
+    return 0;
+}
+
+const char *sampler_isa_name(enum kernel_isa isa) {
+    return isa == KERNEL_ISA_AVX512 ? "avx512" : isa == KERNEL_ISA_AVX2 ? "avx2" : "scalar";
 }
 
 const struct sampler_row_ops *sampler_ops(void) {
-    return sampler_isa_active() == KERNEL_ISA_AVX512 ? &sampler_ops_avx512 : &sampler_ops_scalar;
+    enum kernel_isa isa = sampler_isa_active();
+    return isa == KERNEL_ISA_AVX512 ? &sampler_ops_avx512
+           : isa == KERNEL_ISA_AVX2 ? &sampler_ops_avx2
+                                    : &sampler_ops_scalar;
 }
 
 /* ---- checks ---- */
@@ -247,28 +284,39 @@ int sampler_argmax_ref(const void *row, enum fr_dtype dtype, int n, int *index, 
 
 /* ---- softmax ---- */
 
-int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
-                    struct fr_err *err) {
+static int check_softmax(const void *row, int n, float temperature, struct fr_err *err) {
     if (check_shape(row, n, err)) return -1;
     if (!(temperature > 0.0f) || isinf(temperature))
         return fr_err_set(err, "softmax needs a finite temperature > 0 (got %g)", (double)temperature);
+    return 0;
+}
+
+/* the softmax; with levels, also the top-p pre-filter's level masses of the result, in the last pass */
+static int softmax_levels(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
+                          float *levels, struct fr_err *err) {
+    if (check_softmax(row, n, temperature, err)) return -1;
     const struct sampler_row_ops *ops = sampler_ops();
     float m;
     if (ops->scan(row, dtype, n, &m) || m == -INFINITY) return row_error(row, dtype, n, err);
     /* subtracting the max first keeps (x - m) / T <= 0 for any T > 0: no overflow, the top exp is 1 */
-    float acc[SAMPLER_LANES] = {0};
+    double acc[SAMPLER_LANES] = {0};
     ops->exp_sum(probs, row, dtype, n, m, temperature, acc);
     for (int w = SAMPLER_LANES / 2; w >= 1; w /= 2)
         for (int j = 0; j < w; j++) acc[j] += acc[j + w];
-    ops->scale(probs, n, acc[0]); /* acc[0] >= 1: the max element contributes exp(0) */
+    /* times the f32 reciprocal of the sum (>= 1: the max element contributes exp(0)), as PyTorch's
+     * softmax does: a multiply instead of a divide per token, half an ulp more error */
+    ops->scale(probs, n, (float)(1.0 / acc[0]), levels);
     return 0;
+}
+
+int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
+                    struct fr_err *err) {
+    return softmax_levels(probs, row, dtype, n, temperature, NULL, err);
 }
 
 int sampler_softmax_ref(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
                         struct fr_err *err) {
-    if (check_shape(row, n, err)) return -1;
-    if (!(temperature > 0.0f) || isinf(temperature))
-        return fr_err_set(err, "softmax needs a finite temperature > 0 (got %g)", (double)temperature);
+    if (check_softmax(row, n, temperature, err)) return -1;
     float m = -INFINITY;
     for (int i = 0; i < n; i++) {
         float v = row_at(row, dtype, i);
@@ -311,14 +359,10 @@ double sampler_uniform(uint64_t seed, uint64_t step) {
     return (double)bits * 0x1p-53;
 }
 
-int sampler_draw(const float *probs, int n, double u) {
-    if (!probs || n < 1) return -1;
-    const struct sampler_row_ops *ops = sampler_ops();
-    int last;
-    double total = ops->draw_total(probs, n, &last);
+int sampler_draw_given(const float *probs, int n, double u, double total, int last) {
     if (last < 0) return -1;
     double before = 0;
-    int b = ops->draw_block(probs, n, u * total, &before);
+    int b = sampler_ops()->draw_block(probs, n, u * total, &before);
     if (b < 0) return last; /* u * total rounded up to total: the end of the CDF */
     /* inside the block, token by token; the block's own sum crossed the target, so if rounding keeps
      * these partial sums short of it, its last positive token is the one */
@@ -333,6 +377,13 @@ int sampler_draw(const float *probs, int n, double u) {
     return pick >= 0 ? pick : last;
 }
 
+int sampler_draw(const float *probs, int n, double u) {
+    if (!probs || n < 1) return -1;
+    int last;
+    double total = sampler_ops()->draw_total(probs, n, &last);
+    return sampler_draw_given(probs, n, u, total, last);
+}
+
 /* ---- the chain ---- */
 
 size_t sampler_scratch_bytes(int vocab) {
@@ -340,7 +391,9 @@ size_t sampler_scratch_bytes(int vocab) {
     return 64 + (size_t)vocab * sizeof(float) + 64 + sampler_top_p_scratch_bytes(vocab);
 }
 
-static void *align64(void *p) { return (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+static void *align64(void *p) {
+    return (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+}
 
 int sampler_pick_row(const void *row, enum fr_dtype dtype, int vocab, const struct sampler_params *p,
                      uint64_t step, void *scratch, int *token, struct fr_err *err) {
@@ -350,9 +403,14 @@ int sampler_pick_row(const void *row, enum fr_dtype dtype, int vocab, const stru
     if (!scratch) return fr_err_set(err, "no scratch buffer");
     float *probs = align64(scratch);
     void *work = align64(probs + vocab);
-    if (sampler_softmax(probs, row, dtype, vocab, p->temperature, err)) return -1;
-    sampler_top_p_fast(probs, vocab, p->top_p, work);
-    int t = sampler_draw(probs, vocab, sampler_uniform(p->seed, step));
+    /* the pieces fused where one pass can feed the next: the softmax's last pass measures the top-p
+     * pre-filter levels, the filter's last pass sums the draw's blocks */
+    float levels[SAMPLER_LEVELS];
+    if (softmax_levels(probs, row, dtype, vocab, p->temperature, levels, err)) return -1;
+    double u = sampler_uniform(p->seed, step), total = -1;
+    int last = -1, t;
+    sampler_top_p_fast_fused(probs, probs, vocab, p->top_p, work, levels, &total, &last);
+    t = total >= 0 ? sampler_draw_given(probs, vocab, u, total, last) : sampler_draw(probs, vocab, u);
     if (t < 0) return fr_err_set(err, "no token with positive probability");
     *token = t;
     return 0;

@@ -1,15 +1,19 @@
 /* Top-p (nucleus) filter: the sort-based reference, written literally from DESIGN.md, and a fast path that
  * never sorts the whole vocabulary yet returns the same bits on every row.
- * Fast path: a histogram of the probabilities' top 11 bits (exponent + 3 mantissa bits) gives a threshold
- * bin whose lower-bound mass covers top_p; only tokens at or above it are collected (in id order) and radix
- * sorted, so the walk sees exactly the first candidates of the reference's sorted order, and its double
- * running sum is the reference's, step for step. Bins never split ties (equal values share a bin). If the
- * nucleus runs past the candidates the threshold is lowered and the next bins are appended. The
- * renormalizing sum is the reference's id-order double sum; when every kept value is a multiple of the
- * smallest kept value's ulp and the sum stays below 2^53 of those ulps, every partial sum is exact in any
- * order, so the sorted-order sum already equals it and the id-order pass is skipped.
- * Checked in tests/test_sampler_topp.c: fast == reference bitwise on seeded realistic, flat, tied, dyadic
- * and tiny rows, f32 and bf16. */
+ * Fast path. Bins are the top 11 bits of a probability's bits (exponent + 3 mantissa bits): equal values
+ * share a bin, so bins never split ties, and bins in descending order are the reference's sorted order
+ * cut into runs. Every value in a bin is a multiple of the bin's ulp and below 2^24 of them, so a bin's
+ * double sum is exact in any order. Walking the bins from the top, the reference's double running sum
+ * stays exact while it is below 2^53 ulps of the current bin; then a bin whose smallest possible value
+ * would still be kept is taken whole, with no sort: the order inside it cannot change any sum. Only the
+ * bins where the cut may fall (and any bin once sums stop being exact) are collected in id order, radix
+ * sorted (key descending, stable: id ascending) and walked token by token exactly as the reference does.
+ * A power-of-two pre-filter keeps a peaked row from histogramming its long tail: only the tokens above the
+ * highest level whose mass covers top_p are histogrammed, the rest only if the nucleus reaches them.
+ * The renormalizing sum is the reference's id-order double sum; it is exact (so equal to the sorted-order
+ * sum) when the kept mass is below 2^53 ulps of the smallest kept value, else it is redone in id order.
+ * Checked in tests/test_sampler_topp.c: fast == reference bitwise on seeded realistic, flat, tied, dyadic,
+ * wide-range and tiny rows, f32 and bf16, scalar and AVX-512. */
 #include "kernels/sampler.h"
 
 #include <math.h>
@@ -19,34 +23,33 @@
 
 #include "kernels/sampler_simd.h"
 
-#define BIN_SHIFT   20   /* bin = key >> 20: exponent and 3 mantissa bits, 2^(1/8) wide */
-#define BINS        2048 /* keys are < 2^31 */
-#define COPIES      4    /* interleaved histograms break the store-to-load chain on a crowded bin */
-#define COUNT_SHIFT 40   /* histogram word: count << 40 | sum of key bits 8..19 (a mass floor) */
-#define MAX_FAST_N  (1 << 24)
-#define SUB_BITS    10 /* within a bin, the low 20 key bits sort in two 10-bit passes */
-#define SUB_SIZE    1024
-#define SMALL_BIN   4096 /* a bin this small is cheap to take along */
+#define BIN_SHIFT 20   /* bin = key >> 20 */
+#define BINS      2048 /* keys are < 2^31 */
+#define COPIES    2    /* interleaved histograms break the store-to-load chain on a crowded bin */
+#define SUB_BITS  10   /* within a bin, the low 20 key bits sort in two 10-bit passes */
+#define SUB_SIZE  1024
 
 struct topp_work {
-    uint64_t *hist;   /* [COPIES][BINS] */
-    uint32_t *start;  /* [BINS] offset of each candidate bin */
-    uint32_t *radix;  /* [2][SUB_SIZE] */
-    uint32_t *region;             /* [n + 16] region-1 candidates in id order */
-    uint32_t *ids, *keys;         /* [n + 16] one round's candidates (id order), then sort temporaries */
-    uint32_t *seg_ids, *seg_keys; /* [n] candidates grouped by bin, high bins first */
+    double *sum;                  /* [COPIES][BINS] exact per-bin sums */
+    uint32_t *count;              /* [COPIES][BINS] */
+    uint32_t *start;              /* [BINS] offset of each collected bin */
+    uint32_t *radix;              /* [2][SUB_SIZE] */
+    uint32_t *region;             /* [n + 16] tokens above the pre-filter level, id order */
+    uint32_t *ids, *keys;         /* [n + 16] one collection (id order), then sort temporaries */
+    uint32_t *seg_ids, *seg_keys; /* [n + 16] the collection grouped by bin, high bins first */
 };
 
 size_t sampler_top_p_scratch_bytes(int n) {
     if (n < 1) n = 1;
-    return 64 + sizeof(uint64_t) * COPIES * BINS + sizeof(uint32_t) * (BINS + 2 * SUB_SIZE) +
-           5 * sizeof(uint32_t) * ((size_t)n + 16);
+    return 64 + (sizeof(double) + sizeof(uint32_t)) * COPIES * BINS +
+           sizeof(uint32_t) * (BINS + 2 * SUB_SIZE) + 5 * sizeof(uint32_t) * ((size_t)n + 16);
 }
 
 static struct topp_work work_layout(void *scratch, int n) {
     struct topp_work w;
-    w.hist = (uint64_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    w.start = (uint32_t *)(w.hist + COPIES * BINS);
+    w.sum = (double *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    w.count = (uint32_t *)(void *)((char *)w.sum + sizeof(double) * COPIES * BINS);
+    w.start = w.count + COPIES * BINS;
     w.radix = w.start + BINS;
     w.region = w.radix + 2 * SUB_SIZE;
     w.ids = w.region + n + 16;
@@ -146,92 +149,76 @@ static void sort_bin(uint32_t *id, uint32_t *k, uint32_t *tid, uint32_t *tk, int
     }
 }
 
-/* Adds the keys of p[ids[0..m)] (ids NULL: every i < n whose key is < below) to the histogram. */
-static void histogram_add(uint64_t *hist, const float *p, const uint32_t *ids, int m, uint32_t below) {
-    const uint64_t one = (uint64_t)1 << COUNT_SHIFT;
-    memset(hist + BINS, 0, sizeof(uint64_t) * (COPIES - 1) * BINS);
+/* Adds p[ids[0..m)] (ids NULL: every p[i], i < m, whose key is < below) to the bin counts and sums. */
+static void histogram_add(struct topp_work *w, const float *p, const uint32_t *ids, int m, uint32_t below) {
+    memset(w->count + BINS, 0, sizeof(uint32_t) * (COPIES - 1) * BINS);
+    memset(w->sum + BINS, 0, sizeof(double) * (COPIES - 1) * BINS);
     int i = 0;
     for (; i + COPIES <= m; i += COPIES)
         for (int c = 0; c < COPIES; c++) {
-            uint32_t k = sampler_key(p[ids ? ids[i + c] : (uint32_t)(i + c)]);
+            float v = p[ids ? ids[i + c] : (uint32_t)(i + c)];
+            uint32_t k = sampler_key(v);
             if (!ids && k >= below) continue;
-            hist[c * BINS + (k >> BIN_SHIFT)] += one + ((k >> 8) & 0xfffu);
+            w->count[c * BINS + (k >> BIN_SHIFT)]++;
+            w->sum[c * BINS + (k >> BIN_SHIFT)] += v;
         }
     for (; i < m; i++) {
-        uint32_t k = sampler_key(p[ids ? ids[i] : (uint32_t)i]);
+        float v = p[ids ? ids[i] : (uint32_t)i];
+        uint32_t k = sampler_key(v);
         if (!ids && k >= below) continue;
-        hist[k >> BIN_SHIFT] += one + ((k >> 8) & 0xfffu);
+        w->count[k >> BIN_SHIFT]++;
+        w->sum[k >> BIN_SHIFT] += v;
     }
     for (int b = 0; b < BINS; b++)
-        for (int c = 1; c < COPIES; c++) hist[b] += hist[c * BINS + b];
-}
-
-static inline uint32_t bin_count(const uint64_t *hist, int b) { return (uint32_t)(hist[b] >> COUNT_SHIFT); }
-
-/* A lower bound on the bin's mass, within 2^-15 of it: the dropped key bits 0..7 weigh < 2^8 ulps each. */
-static double bin_mass_floor(const uint64_t *hist, int b) {
-    double count = (double)(hist[b] >> COUNT_SHIFT);
-    double bits = (double)(hist[b] & (((uint64_t)1 << COUNT_SHIFT) - 1));
-    int e = b >> 3, lead = (e ? 8 : 0) + (b & 7); /* implicit bit + the 3 mantissa bits of the bin */
-    return ldexp(count * lead * 1048576.0 + bits * 256.0, (e ? e : 1) - 150);
+        for (int c = 1; c < COPIES; c++) {
+            w->count[b] += w->count[c * BINS + b];
+            w->sum[b] += w->sum[c * BINS + b]; /* exact: one exponent, < 2^29 terms */
+        }
 }
 
 /* ulp of the smallest value a bin can hold: every value in the bin and above is a multiple of it */
-static double bin_ulp(int b) { return ldexp(1.0, ((b >> 3) ? (b >> 3) : 1) - 150); }
+static double bin_ulp(int b) {
+    return ldexp(1.0, ((b >> 3) ? (b >> 3) : 1) - 150);
+}
 
-/* would the next token in sorted order, of probability v, be dropped? (the reference's prefix test) */
-static inline bool drops(double run, float v, float top_p) { return !((float)(run + v) - v < top_p); }
+static float bin_floor(int b) {
+    uint32_t u = (uint32_t)b << BIN_SHIFT;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
 
 struct walk {
     double run, run_kept; /* the reference's double running sum: through the last visited / kept token */
-    int kept, ic;         /* nucleus size; the last kept token's id */
-    uint32_t kc;          /* and key */
-    bool cut;             /* the first dropped token was found */
+    int kept, ic;         /* nucleus size; the last kept token's id and key (when walked token by token) */
+    uint32_t kc;
+    int whole_bin; /* >= 0: the last kept token closes this bin, taken whole (its id is found at the end) */
+    bool cut;      /* the first dropped token was found */
 };
 
-/* One bin's candidates (id order) in the reference's walk. If every running sum stays exact (all values
- * are multiples of the bin's ulp and the sum stays below 2^53 of them), the order inside the bin cannot
- * change any sum, so a bin whose smallest token is kept is taken whole without sorting it. */
-static void walk_bin(struct walk *wk, const float *probs, uint32_t *sid, uint32_t *sk, int c, int b, float top_p,
-                     struct topp_work *w) {
-    if (wk->kept > 0) { /* the bin's largest token comes next: if it drops, nothing here is kept */
-        uint32_t top = 0;
-        for (int j = 0; j < c; j++) top = sk[j] > top ? sk[j] : top;
-        float v;
-        memcpy(&v, &top, sizeof v);
-        if (drops(wk->run, v, top_p)) {
-            wk->cut = true;
-            return;
-        }
-    }
-    if (c > 32) {
-        double part[4] = {0, 0, 0, 0};
-        uint32_t low = 0xffffffffu;
-        int low_id = 0;
-        for (int j = 0; j < c; j++) {
-            part[j & 3] += probs[sid[j]];
-            if (sk[j] <= low) low = sk[j], low_id = (int)sid[j]; /* last in id order among the smallest */
-        }
-        double whole = wk->run + ((part[0] + part[1]) + (part[2] + part[3]));
-        float v;
-        memcpy(&v, &low, sizeof v);
-        if (whole < 0x1p53 * bin_ulp(b) && (float)whole - v < top_p) {
-            wk->run = wk->run_kept = whole; /* exact: equals the reference's sequential sum */
-            wk->kept += c;
-            wk->kc = low, wk->ic = low_id;
-            return;
-        }
-    }
-    sort_bin(sid, sk, w->ids, w->keys, c, w->radix);
+/* Takes bin b whole if the running sum stays exact through it and even its smallest possible value would
+ * be kept (prefixes never decrease along the sorted order, so then every token of it is kept). */
+static bool take_whole(struct walk *wk, const struct topp_work *w, int b, float top_p) {
+    double whole = wk->run + w->sum[b];
+    if (!(whole < 0x1p53 * bin_ulp(b)) || !((float)whole - bin_floor(b) < top_p)) return false;
+    wk->run = wk->run_kept = whole; /* exact: equals the reference's sequential sum */
+    wk->kept += (int)w->count[b];
+    wk->whole_bin = b;
+    return true;
+}
+
+/* the reference's walk over one bin's tokens in sorted order */
+static void walk_sorted(struct walk *wk, const float *probs, const uint32_t *sid, const uint32_t *sk, int c,
+                        float top_p) {
     for (int j = 0; j < c; j++) {
         float pj = probs[sid[j]];
-        if (wk->kept > 0 && drops(wk->run, pj, top_p)) {
+        if (wk->kept > 0 && !((float)(wk->run + pj) - pj < top_p)) {
             wk->cut = true; /* prefixes never decrease along the sorted order: all later ones drop too */
             return;
         }
         wk->run += pj;
         wk->kept++;
-        wk->kc = sk[j], wk->ic = (int)sid[j];
+        wk->kc = sk[j], wk->ic = (int)sid[j], wk->whole_bin = -1;
         wk->run_kept = wk->run;
     }
 }
@@ -241,94 +228,114 @@ int sampler_top_p_fast(float *probs, int n, float top_p, void *scratch) {
 }
 
 int sampler_top_p_fast_into(float *out, const float *probs, int n, float top_p, void *scratch) {
+    return sampler_top_p_fast_fused(out, probs, n, top_p, scratch, NULL, NULL, NULL);
+}
+
+int sampler_top_p_fast_fused(float *out, const float *probs, int n, float top_p, void *scratch,
+                             const float *levels, double *total, int *last) {
+    if (total) *total = -1;
     if (!(top_p < 1.0f)) {
         if (out != probs) memcpy(out, probs, sizeof(float) * (size_t)n);
         return n;
     }
-    if (n > MAX_FAST_N) return sampler_top_p_ref_into(out, probs, n, top_p, scratch); /* 24-bit counts */
+    if (n > (1 << 29)) return sampler_top_p_ref_into(out, probs, n, top_p, scratch); /* bin sums exact */
     const struct sampler_row_ops *ops = sampler_ops();
     struct topp_work w = work_layout(scratch, n);
 
-    /* Region 1: the tokens at or above the highest power-of-two level whose (approximate) mass covers
-     * top_p, histogrammed alone, so a peaked row never histograms its long tail. Region 2, the rest, is
-     * histogrammed only if the nucleus runs past region 1. */
+    /* pre-filter: the highest level 2^-4j whose (approximate) mass covers top_p with a margin */
     float level_mass[SAMPLER_LEVELS];
-    ops->levels(probs, n, level_mass);
+    if (levels)
+        memcpy(level_mass, levels, sizeof level_mass);
+    else
+        ops->levels(probs, n, level_mass);
     uint32_t t0 = 0;
     for (int j = 0; j < SAMPLER_LEVELS; j++)
         if (level_mass[j] >= top_p * 1.001f + 1e-6f) {
             t0 = (uint32_t)(127 - SAMPLER_LEVEL_STEP * (j + 1)) << 23;
             break;
         }
-    memset(w.hist, 0, sizeof(uint64_t) * BINS);
-    int m1 = ops->collect(w.region, probs, n, t0, 0x80000000u);
-    histogram_add(w.hist, probs, w.region, m1, 0);
-    bool region2 = t0 == 0; /* the histogram already covers every token */
+    int t0_bin = (int)(t0 >> BIN_SHIFT);
+    memset(w.count, 0, sizeof(uint32_t) * BINS);
+    memset(w.sum, 0, sizeof(double) * BINS);
+    int below = -1; /* the largest token under the level: the next one after the pre-filtered tokens */
+    int m1 = ops->collect_top(w.region, probs, n, t0, &below);
+    histogram_add(&w, probs, w.region, m1, 0);
+    bool all_binned = t0 == 0;
 
-    struct walk wk = {0};
-    double mass = 0; /* mass floor of the bins taken */
-    int taken = 0, hi = BINS;
-    while (!wk.cut && hi > 0) {
-        if (!region2 && hi <= (int)(t0 >> BIN_SHIFT)) {
-            histogram_add(w.hist, probs, NULL, n, t0);
-            region2 = true;
+    struct walk wk = {.whole_bin = -1};
+    int b = BINS - 1;
+    while (b >= 0 && !wk.cut) {
+        if (!all_binned && b < t0_bin) {
+            /* past the pre-filtered tokens: the largest token below them comes next; only if it is kept
+             * does the nucleus reach into the tail, which is then histogrammed too */
+            if (below < 0) break;
+            float v = probs[below];
+            if (wk.kept > 0 && !((float)(wk.run + v) - v < top_p)) {
+                wk.cut = true;
+                break;
+            }
+            histogram_add(&w, probs, NULL, n, t0);
+            all_binned = true;
         }
-        /* threshold: bins from the top until their mass floor covers top_p; after a run-past, at least as
-         * many new tokens as already taken, so the rounds stay O(log n) */
-        int lo = hi, fresh = 0, floor_bin = region2 ? 0 : (int)(t0 >> BIN_SHIFT);
-        while (lo > floor_bin) {
-            lo--;
-            uint32_t c = bin_count(w.hist, lo);
-            if (!c) continue;
-            fresh += (int)c;
-            mass += bin_mass_floor(w.hist, lo);
-            if (mass >= top_p && fresh >= taken) break;
-        }
-        /* the first dropped token is usually the top of the next nonempty bin: take it along if small,
-         * which spares the pass that would look for it */
-        for (int b = lo - 1; b >= floor_bin && fresh > 0; b--) {
-            uint32_t c = bin_count(w.hist, b);
-            if (!c) continue;
-            if (c <= SMALL_BIN) lo = b, fresh += (int)c, mass += bin_mass_floor(w.hist, b);
-            break;
-        }
-        if (fresh == 0) {
-            hi = lo;
+        if (!w.count[b] || take_whole(&wk, &w, b, top_p)) {
+            b--;
             continue;
         }
-        /* candidates grouped by bin (high first), id order within a bin: the first radix pass for free */
-        uint32_t off = 0;
-        for (int b = hi - 1; b >= lo; b--) w.start[b] = off, off += bin_count(w.hist, b);
-        uint32_t hi_key = hi == BINS ? 0x80000000u : (uint32_t)hi << BIN_SHIFT;
-        int m;
-        if (!region2 || t0 == 0) { /* still inside region 1: filter its list instead of the row */
-            m = 0;
+        /* The cut may fall here: collect bins b down to where the exact mass reaches top_p, plus the
+         * next nonempty bin (the first dropped token may be its largest). */
+        int floor_bin = all_binned ? 0 : t0_bin, lo = b;
+        double mass = wk.run + w.sum[b];
+        while (mass < top_p && lo > floor_bin) mass += w.sum[--lo];
+        for (int x = lo - 1; x >= floor_bin; x--)
+            if (w.count[x]) {
+                lo = x;
+                break;
+            }
+        uint32_t lo_key = (uint32_t)lo << BIN_SHIFT, hi_key = (uint32_t)(b + 1) << BIN_SHIFT;
+        int m = 0;
+        if (lo >= t0_bin && m1 <= n / 8) { /* a short pre-filtered list: filter it rather than the row */
             for (int j = 0; j < m1; j++) {
                 uint32_t k = sampler_key(probs[w.region[j]]);
                 w.ids[m] = w.region[j];
-                m += (k >= (uint32_t)lo << BIN_SHIFT) & (k < hi_key);
+                m += (k >= lo_key) & (k < hi_key);
             }
         } else {
-            m = ops->collect(w.ids, probs, n, (uint32_t)lo << BIN_SHIFT, hi_key);
+            m = ops->collect(w.ids, probs, n, lo_key, hi_key);
         }
+        /* group by bin, high first, id order within a bin (a stable counting sort on the bin) */
+        uint32_t off = 0;
+        for (int x = b; x >= lo; x--) w.start[x] = off, off += w.count[x];
         for (int j = 0; j < m; j++) {
             uint32_t id = w.ids[j], k = sampler_key(probs[id]), pos = w.start[k >> BIN_SHIFT]++;
             w.seg_ids[pos] = id;
             w.seg_keys[pos] = k;
         }
         uint32_t at = 0;
-        for (int b = hi - 1; b >= lo && !wk.cut; b--) {
-            int c = (int)bin_count(w.hist, b);
-            if (!c) continue;
-            walk_bin(&wk, probs, w.seg_ids + at, w.seg_keys + at, c, b, top_p, &w);
+        for (int x = b; x >= lo && !wk.cut; x--) {
+            int c = (int)w.count[x];
+            if (!c || take_whole(&wk, &w, x, top_p)) {
+                at += (uint32_t)c;
+                continue;
+            }
+            uint32_t *sid = w.seg_ids + at, *sk = w.seg_keys + at;
             at += (uint32_t)c;
+            sort_bin(sid, sk, w.ids, w.keys, c, w.radix);
+            walk_sorted(&wk, probs, sid, sk, c, top_p);
         }
-        taken += m;
-        hi = lo;
-        if (!wk.cut && lo > 0) { /* the largest token below the candidates comes next */
-            int next = ops->max_below(probs, n, (uint32_t)lo << BIN_SHIFT);
-            if (next < 0) break;
-            wk.cut = drops(wk.run, probs[next], top_p);
+        b = lo - 1;
+    }
+    if (wk.whole_bin >= 0) { /* the last kept token: the smallest of that bin, the highest id among ties */
+        uint32_t lo_key = (uint32_t)wk.whole_bin << BIN_SHIFT, hi_key = (uint32_t)(wk.whole_bin + 1)
+                                                                        << BIN_SHIFT;
+        if (wk.whole_bin >= t0_bin && m1 <= n / 8) {
+            wk.kc = 0xffffffffu;
+            for (int j = 0; j < m1; j++) {
+                uint32_t k = sampler_key(probs[w.region[j]]);
+                if (k >= lo_key && k < hi_key && k <= wk.kc) wk.kc = k, wk.ic = (int)w.region[j];
+            }
+        } else {
+            wk.ic = ops->min_in_range(probs, n, lo_key, hi_key);
+            wk.kc = sampler_key(probs[wk.ic]);
         }
     }
 
@@ -343,6 +350,6 @@ int sampler_top_p_fast_into(float *out, const float *probs, int n, float top_p, 
             if (k > wk.kc || (k == wk.kc && i <= wk.ic)) kept_mass += probs[i];
         }
     }
-    ops->finish(out, probs, n, wk.kc, wk.ic, (float)kept_mass);
+    ops->finish(out, probs, n, wk.kc, wk.ic, (float)kept_mass, total, last);
     return wk.kept;
 }

@@ -3,11 +3,13 @@
  * vectors, the draw's guards, and sampler_pick end to end. */
 #include <criterion/criterion.h>
 #include <float.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench/sampler_rows.h"
+#include "bench/verify_checks.h"
 #include "kernels/sampler.h"
 
 static float f32_bits(uint32_t u) {
@@ -23,7 +25,8 @@ Test(sampler, params_errors) {
     struct sampler_params ok = {0.8f, 0.9f, 1};
     cr_expect_eq(sampler_check_params(&ok, &err), 0);
     struct sampler_params bad[] = {
-        {-0.1f, 0.9f, 1}, {NAN, 0.9f, 1}, {INFINITY, 0.9f, 1}, {0.8f, -0.01f, 1}, {0.8f, 1.01f, 1}, {0.8f, NAN, 1},
+        {-0.1f, 0.9f, 1},  {NAN, 0.9f, 1},   {INFINITY, 0.9f, 1},
+        {0.8f, -0.01f, 1}, {0.8f, 1.01f, 1}, {0.8f, NAN, 1},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err.msg[0] = 0;
@@ -31,7 +34,8 @@ Test(sampler, params_errors) {
         cr_expect_neq(err.msg[0], 0, "case %zu has a message", i);
     }
     struct sampler_params edge[] = {{0.0f, 0.0f, 0}, {0.0f, 1.0f, 0}, {1e-30f, 1e-8f, 0}};
-    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) cr_expect_eq(sampler_check_params(&edge[i], &err), 0);
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
+        cr_expect_eq(sampler_check_params(&edge[i], &err), 0);
 }
 
 /* ---- rows with bad values: every path names the index ---- */
@@ -42,8 +46,8 @@ static void expect_row_error(const float *row, int n, const char *needle) {
     float *probs = malloc(sizeof(float) * (size_t)n);
     void *scratch = malloc(sampler_scratch_bytes(n));
     struct sampler_params greedy = {0.0f, 1.0f, 0}, warm = {0.7f, 0.9f, 0};
-    for (int isa = 0; isa < 2; isa++) {
-        if (sampler_isa_force(isa ? KERNEL_ISA_AVX512 : KERNEL_ISA_SCALAR) != 0) continue;
+    for (int isa = 0; isa < KERNEL_ISA_COUNT; isa++) {
+        if (sampler_isa_force((enum kernel_isa)isa) != 0) continue;
         cr_expect_neq(sampler_argmax(row, FR_DTYPE_F32, n, &tok, &err), 0);
         cr_expect(strstr(err.msg, needle), "argmax: '%s' lacks '%s'", err.msg, needle);
         cr_expect_neq(sampler_softmax(probs, row, FR_DTYPE_F32, n, 0.7f, &err), 0);
@@ -105,8 +109,8 @@ Test(sampler, greedy_lowest_index_on_ties) {
         int want = -1;
         for (int i = 0; i < n; i++)
             if (want < 0 || row[i] > row[want]) want = i;
-        for (int isa = 0; isa < 2; isa++) {
-            if (sampler_isa_force(isa ? KERNEL_ISA_AVX512 : KERNEL_ISA_SCALAR) != 0) continue;
+        for (int isa = 0; isa < KERNEL_ISA_COUNT; isa++) {
+            if (sampler_isa_force((enum kernel_isa)isa) != 0) continue;
             int got = -1, goth = -1, ref = -1;
             cr_assert_eq(sampler_argmax(row, FR_DTYPE_F32, n, &got, NULL), 0);
             cr_assert_eq(sampler_argmax(rowh, FR_DTYPE_BF16, n, &goth, NULL), 0);
@@ -187,24 +191,28 @@ Test(sampler, softmax_matches_reference_and_isas) {
             double sum = 0, worst = 0;
             for (int i = 0; i < n; i++) {
                 sum += a[i];
-                /* exp within 2 ulp, (x - m) / T rounded once, f32 sums over <= 9,500 terms a lane */
-                double tol = 1e-12 + 2e-5 * fabs(ref[i]);
+                /* both round the same (x - m) / T; then exp within 1 ulp each, double sums, f32 division */
+                double tol = 1e-30 + 1e-6 * fabs(ref[i]);
                 double d = fabs((double)a[i] - ref[i]);
                 if (d / (1e-12 + fabs(ref[i])) > worst) worst = d / (1e-12 + fabs(ref[i]));
-                cr_expect_leq(d, tol, "n %d kind %d i %d: %.9g vs %.9g", n, kind, i, (double)a[i], (double)ref[i]);
+                cr_expect_leq(d, tol, "n %d kind %d i %d: %.9g vs %.9g", n, kind, i, (double)a[i],
+                              (double)ref[i]);
                 if (d > tol) break;
             }
-            cr_expect_leq(fabs(sum - 1.0), 1e-5, "n %d sum %.9g", n, sum);
+            cr_expect_leq(fabs(sum - 1.0), 1e-6, "n %d sum %.9g", n, sum);
             if (n > 3) cr_expect_eq(a[n / 3], 0.0f);
-            if (sampler_isa_force(KERNEL_ISA_AVX512) == 0) {
+            for (int isa = KERNEL_ISA_AVX2; isa < KERNEL_ISA_COUNT; isa++) {
+                if (sampler_isa_force((enum kernel_isa)isa) != 0) continue;
                 cr_assert_eq(sampler_softmax(b, row, FR_DTYPE_F32, n, t, NULL), 0);
-                cr_expect_eq(memcmp(a, b, sizeof(float) * (size_t)n), 0, "avx512 == scalar bitwise, n %d", n);
+                cr_expect_eq(memcmp(a, b, sizeof(float) * (size_t)n), 0, "isa %d == scalar bitwise, n %d",
+                             isa, n);
                 for (int i = 0; i < n; i++) rowh[i] = bf16_from_f32(row[i]);
                 float *c = ref; /* reuse */
                 cr_assert_eq(sampler_softmax(b, rowh, FR_DTYPE_BF16, n, t, NULL), 0);
                 cr_assert_eq(sampler_isa_force(KERNEL_ISA_SCALAR), 0);
                 cr_assert_eq(sampler_softmax(c, rowh, FR_DTYPE_BF16, n, t, NULL), 0);
-                cr_expect_eq(memcmp(b, c, sizeof(float) * (size_t)n), 0, "bf16 avx512 == scalar, n %d", n);
+                cr_expect_eq(memcmp(b, c, sizeof(float) * (size_t)n), 0, "bf16 isa %d == scalar, n %d", isa,
+                             n);
             }
             sampler_isa_force(KERNEL_ISA_COUNT);
         }
@@ -226,18 +234,12 @@ Test(sampler, softmax_tiny_temperature_is_one_hot) {
 /* ---- Philox and the draw ---- */
 
 Test(sampler, philox_known_answers) {
-    /* Random123 kat_vectors: philox4x32 10 ctr[4] key[2] -> out[4] */
-    static const uint32_t kat[3][10] = {
-        {0, 0, 0, 0, 0, 0, 0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
-        {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0x408f276d, 0x41c83b0e,
-         0xa20bc7c6, 0x6d5451fd},
-        {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0, 0xd16cfe09, 0x94fdcceb,
-         0x5001e420, 0x24126ea1},
-    };
+    const uint32_t(*kat)[10] = verify_philox_kat; /* Random123 kat_vectors: ctr[4] key[2] -> out[4] */
     for (int k = 0; k < 3; k++) {
         uint32_t out[4];
         sampler_philox4x32_10(kat[k], kat[k] + 4, out);
-        for (int j = 0; j < 4; j++) cr_expect_eq(out[j], kat[k][6 + j], "vector %d word %d: %08x", k, j, out[j]);
+        for (int j = 0; j < 4; j++)
+            cr_expect_eq(out[j], kat[k][6 + j], "vector %d word %d: %08x", k, j, out[j]);
     }
     double u = sampler_uniform(0, 0);
     cr_expect_eq(u, (double)((((uint64_t)0x6627e8d5u << 32) | 0xe169c58du) >> 11) * 0x1p-53);
@@ -276,7 +278,8 @@ Test(sampler, draw_frequencies) {
     float p[4] = {0.1f, 0.2f, 0.3f, 0.4f};
     int hits[4] = {0};
     for (uint64_t k = 0; k < 40000; k++) hits[sampler_draw(p, 4, sampler_uniform(7, k))]++;
-    for (int i = 0; i < 4; i++) cr_expect_leq(fabs(hits[i] / 40000.0 - p[i]), 0.01, "token %d: %d", i, hits[i]);
+    for (int i = 0; i < 4; i++)
+        cr_expect_leq(fabs(hits[i] / 40000.0 - p[i]), 0.01, "token %d: %d", i, hits[i]);
 }
 
 Test(sampler, pick_reproducible_and_vocab_one) {
@@ -307,4 +310,100 @@ Test(sampler, pick_reproducible_and_vocab_one) {
     cr_expect(strstr(err.msg, "top_p"));
     free(row);
     free(scratch);
+}
+
+/* The draw's definition written out plainly: block sums (pairwise inside a block) summed in block order,
+ * the crossing block walked token by token. Every instruction-set path must give this token. */
+static double block_sum_plain(const float *p, int n, int b) {
+    float blk[16];
+    for (int j = 0; j < 16; j++) blk[j] = b * 16 + j < n ? p[b * 16 + j] : 0.0f;
+    double s[8];
+    for (int j = 0; j < 8; j++) s[j] = (double)blk[j] + blk[j + 8];
+    for (int j = 0; j < 4; j++) s[j] += s[j + 4];
+    for (int j = 0; j < 2; j++) s[j] += s[j + 2];
+    return s[0] + s[1];
+}
+
+static int draw_plain(const float *p, int n, double u) {
+    double total = 0;
+    int last = -1, blocks = (n + 15) / 16;
+    for (int b = 0; b < blocks; b++) total += block_sum_plain(p, n, b);
+    for (int i = 0; i < n; i++)
+        if (p[i] > 0) last = i;
+    if (last < 0) return -1;
+    double target = u * total, c = 0;
+    for (int b = 0; b < blocks; b++) {
+        double next = c + block_sum_plain(p, n, b);
+        if (next > target) {
+            int pick = -1;
+            for (int i = b * 16; i < n && i < b * 16 + 16; i++) {
+                if (!(p[i] > 0)) continue;
+                c += p[i];
+                pick = i;
+                if (c > target) return i;
+            }
+            return pick;
+        }
+        c = next;
+    }
+    return last;
+}
+
+Test(sampler, draw_matches_its_definition_on_every_isa) {
+    enum { NMAX = 3000 };
+    float *p = malloc(sizeof(float) * NMAX);
+    uint64_t s = 99;
+    for (int trial = 0; trial < 300; trial++) {
+        int n = 1 + (int)(sampler_rows_next(&s) % NMAX);
+        bool any = false;
+        for (int i = 0; i < n; i++) {
+            double u = sampler_rows_uniform(&s);
+            p[i] = trial % 3 == 0 ? (u < 0.9 ? 0.0f : (float)u)
+                                  : (float)ldexp(u, -(int)(60 * sampler_rows_uniform(&s)));
+            any |= p[i] > 0;
+        }
+        if (!any) p[n - 1] = 1.0f;
+        for (int d = 0; d < 20; d++) {
+            double u = d == 0 ? 1.0 - 0x1p-53 : d == 1 ? 0.0 : sampler_rows_uniform(&s);
+            int want = draw_plain(p, n, u);
+            for (int isa = 0; isa < KERNEL_ISA_COUNT; isa++) {
+                if (sampler_isa_force((enum kernel_isa)isa) != 0) continue;
+                int got = sampler_draw(p, n, u);
+                cr_expect_eq(got, want, "trial %d n %d u %.17g isa %d", trial, n, u, isa);
+                cr_assert(got >= 0 && p[got] > 0, "zero-probability token %d", got);
+            }
+        }
+    }
+    sampler_isa_force(KERNEL_ISA_COUNT);
+    free(p);
+}
+
+/* sampler_pick fuses passes (levels in the softmax, the draw's total in the filter); its token must be
+ * the one the separate pieces give, on every instruction set. */
+Test(sampler, pick_equals_the_pieces) {
+    int sizes[] = {1, 17, 1000, 32000, 151936};
+    float tps[] = {0.0f, 0.5f, 0.9f, 0.999f, 1.0f};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        int n = sizes[si];
+        float *row = malloc(sizeof(float) * (size_t)n), *p = malloc(sizeof(float) * (size_t)n);
+        void *scratch = malloc(sampler_scratch_bytes(n));
+        for (int kind = 0; kind < SAMPLER_ROW_KIND_COUNT; kind++) {
+            sampler_rows_fill(row, n, (enum sampler_row_kind)kind, 500 + si);
+            for (size_t ti = 0; ti < sizeof tps / sizeof tps[0]; ti++) {
+                struct sampler_params prm = {0.9f, tps[ti], 31};
+                uint64_t step = si * 100 + ti;
+                cr_assert_eq(sampler_softmax(p, row, FR_DTYPE_F32, n, prm.temperature, NULL), 0);
+                sampler_top_p_ref(p, n, prm.top_p, scratch);
+                int want = sampler_draw(p, n, sampler_uniform(prm.seed, step));
+                for (int isa = 0; isa < KERNEL_ISA_COUNT; isa++) {
+                    if (sampler_isa_force((enum kernel_isa)isa) != 0) continue;
+                    int got = -1;
+                    cr_assert_eq(sampler_pick(row, n, &prm, step, scratch, &got, NULL), 0);
+                    cr_expect_eq(got, want, "n %d kind %d top_p %g isa %d", n, kind, (double)prm.top_p, isa);
+                }
+                sampler_isa_force(KERNEL_ISA_COUNT);
+            }
+        }
+        free(row), free(p), free(scratch);
+    }
 }

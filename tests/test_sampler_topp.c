@@ -21,24 +21,27 @@ static struct bufs bufs_new(int n) {
     return x;
 }
 
-static void bufs_free(struct bufs *x) { free(x->a), free(x->b), free(x->scratch); }
+static void bufs_free(struct bufs *x) {
+    free(x->a), free(x->b), free(x->scratch);
+}
 
 /* Runs both filters on probs[n] with every available ISA; expects identical bits and nucleus sizes.
  * Returns the nucleus size. */
 static int expect_same(const float *probs, int n, float top_p, struct bufs *x, const char *what) {
     memcpy(x->a, probs, sizeof(float) * (size_t)n);
     int kr = sampler_top_p_ref(x->a, n, top_p, x->scratch);
-    for (int isa = 0; isa < 2; isa++) {
-        if (sampler_isa_force(isa ? KERNEL_ISA_AVX512 : KERNEL_ISA_SCALAR) != 0) continue;
+    for (int isa = 0; isa < KERNEL_ISA_COUNT; isa++) {
+        if (sampler_isa_force((enum kernel_isa)isa) != 0) continue;
         memcpy(x->b, probs, sizeof(float) * (size_t)n);
         int kf = sampler_top_p_fast(x->b, n, top_p, x->scratch);
-        cr_expect_eq(kf, kr, "%s: nucleus %d vs %d (n %d, top_p %.9g, isa %d)", what, kf, kr, n, (double)top_p, isa);
+        cr_expect_eq(kf, kr, "%s: nucleus %d vs %d (n %d, top_p %.9g, isa %d)", what, kf, kr, n,
+                     (double)top_p, isa);
         if (memcmp(x->a, x->b, sizeof(float) * (size_t)n) != 0) {
             int first = -1;
             for (int i = 0; i < n && first < 0; i++)
                 if (memcmp(x->a + i, x->b + i, sizeof(float))) first = i;
-            cr_expect_fail("%s: fast != ref at index %d: %.9g vs %.9g (n %d, top_p %.9g, isa %d)", what, first,
-                           (double)x->b[first], (double)x->a[first], n, (double)top_p, isa);
+            cr_expect_fail("%s: fast != ref at index %d: %.9g vs %.9g (n %d, top_p %.9g, isa %d)", what,
+                           first, (double)x->b[first], (double)x->a[first], n, (double)top_p, isa);
         }
     }
     sampler_isa_force(KERNEL_ISA_COUNT);
@@ -57,8 +60,8 @@ Test(top_p, dyadic_boundaries) {
     struct {
         float top_p;
         int kept;
-    } cases[] = {{0.0f, 1}, {0.5f, 1}, {0.50000006f, 2}, {0.75f, 2}, {0.7500001f, 3}, {0.875f, 3},
-                 {0.9375f, 4}, {0.93750006f, 5}, {0.99f, 5}, {1.0f, 5}};
+    } cases[] = {{0.0f, 1},   {0.5f, 1},    {0.50000006f, 2}, {0.75f, 2}, {0.7500001f, 3},
+                 {0.875f, 3}, {0.9375f, 4}, {0.93750006f, 5}, {0.99f, 5}, {1.0f, 5}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         cr_expect_eq(expect_same(p, 5, cases[c].top_p, &x, "dyadic"), cases[c].kept, "top_p %.9g",
                      (double)cases[c].top_p);
@@ -118,7 +121,8 @@ Test(top_p, vocabulary_of_one) {
 
 /* ---- fast == reference on seeded rows ---- */
 
-static void softmax_rows(int n, int rows, float temperature, enum sampler_row_kind kind, bool bf16, uint64_t seed) {
+static void softmax_rows(int n, int rows, float temperature, enum sampler_row_kind kind, bool bf16,
+                         uint64_t seed) {
     float *logits = malloc(sizeof(float) * (size_t)n), *probs = malloc(sizeof(float) * (size_t)n);
     uint16_t *h = malloc(sizeof(uint16_t) * (size_t)n);
     struct bufs x = bufs_new(n);
@@ -129,18 +133,29 @@ static void softmax_rows(int n, int rows, float temperature, enum sampler_row_ki
             for (int i = 0; i < n; i++) h[i] = bf16_from_f32(logits[i]);
             row = h;
         }
-        cr_assert_eq(sampler_softmax(probs, row, bf16 ? FR_DTYPE_BF16 : FR_DTYPE_F32, n, temperature, NULL), 0);
+        cr_assert_eq(sampler_softmax(probs, row, bf16 ? FR_DTYPE_BF16 : FR_DTYPE_F32, n, temperature, NULL),
+                     0);
         for (int t = 0; t < N_TOP_PS; t++) expect_same(probs, n, top_ps[t], &x, sampler_row_kind_name(kind));
     }
     bufs_free(&x);
     free(logits), free(probs), free(h);
 }
 
-Test(top_p, fast_equals_ref_realistic_151936) { softmax_rows(151936, 3, 0.8f, SAMPLER_ROW_REALISTIC, false, 11); }
-Test(top_p, fast_equals_ref_realistic_bf16) { softmax_rows(151936, 2, 1.0f, SAMPLER_ROW_REALISTIC, true, 21); }
-Test(top_p, fast_equals_ref_flat) { softmax_rows(32000, 2, 1.0f, SAMPLER_ROW_FLAT, false, 31); }
-Test(top_p, fast_equals_ref_ties) { softmax_rows(32000, 2, 0.7f, SAMPLER_ROW_TIES, true, 41); }
-Test(top_p, fast_equals_ref_hot) { softmax_rows(65536, 2, 0.3f, SAMPLER_ROW_REALISTIC, false, 51); }
+Test(top_p, fast_equals_ref_realistic_151936) {
+    softmax_rows(151936, 3, 0.8f, SAMPLER_ROW_REALISTIC, false, 11);
+}
+Test(top_p, fast_equals_ref_realistic_bf16) {
+    softmax_rows(151936, 2, 1.0f, SAMPLER_ROW_REALISTIC, true, 21);
+}
+Test(top_p, fast_equals_ref_flat) {
+    softmax_rows(32000, 2, 1.0f, SAMPLER_ROW_FLAT, false, 31);
+}
+Test(top_p, fast_equals_ref_ties) {
+    softmax_rows(32000, 2, 0.7f, SAMPLER_ROW_TIES, true, 41);
+}
+Test(top_p, fast_equals_ref_hot) {
+    softmax_rows(65536, 2, 0.3f, SAMPLER_ROW_REALISTIC, false, 51);
+}
 
 /* small vocabularies and hand-built probability rows: random zeros, duplicates, dyadic values, subnormals,
  * values spread over 140 binades, unnormalized mass */
@@ -156,11 +171,16 @@ Test(top_p, fast_equals_ref_small_random_rows) {
         for (int i = 0; i < n; i++) {
             double u = sampler_rows_uniform(&s);
             float v;
-            if (style == 0) v = (float)u;                                              /* plain */
-            else if (style == 1) v = (float)ldexp(1.0, -(int)(u * 12));                /* dyadic */
-            else if (style == 2) v = (float)((int)(u * 4)) * 0.125f;                   /* ties and zeros */
-            else if (style == 3) v = (float)ldexp(1.0 + u, -(int)(140 * sampler_rows_uniform(&s))); /* wide */
-            else v = (float)(u * 1e-39);                                               /* subnormal */
+            if (style == 0)
+                v = (float)u; /* plain */
+            else if (style == 1)
+                v = (float)ldexp(1.0, -(int)(u * 12)); /* dyadic */
+            else if (style == 2)
+                v = (float)((int)(u * 4)) * 0.125f; /* ties and zeros */
+            else if (style == 3)
+                v = (float)ldexp(1.0 + u, -(int)(140 * sampler_rows_uniform(&s))); /* wide */
+            else
+                v = (float)(u * 1e-39); /* subnormal */
             p[i] = v;
             any |= v > 0;
         }
@@ -184,4 +204,22 @@ Test(top_p, negative_zero_is_zero) {
     q[2] = 1e-45f;
     for (int t = 0; t < N_TOP_PS; t++) expect_same(q, 3, top_ps[t], &x, "-0 tail");
     bufs_free(&x);
+}
+
+/* The renormalizing sum is taken in id order, and order matters here: 2^18 tokens of 2^-80 come first by
+ * id and add up to one ulp of 2^-10, which pushes the kept mass 2^-10 (1 + 2^-24) past the f32 rounding
+ * tie; summed in sorted order each of them is lost against 2^-10 and the tie rounds down instead. */
+Test(top_p, kept_mass_is_summed_in_id_order) {
+    enum { TINY = 1 << 18, N = TINY + 2 };
+    float *p = malloc(sizeof(float) * N);
+    for (int i = 0; i < TINY; i++) p[i] = 0x1p-80f;
+    p[TINY] = 0x1p-10f;
+    p[TINY + 1] = 0x1p-34f;
+    struct bufs x = bufs_new(N);
+    cr_expect_eq(expect_same(p, N, 0.5f, &x, "id-order mass"), N);
+    float kf = 0x1p-10f * (1.0f + 0x1p-23f); /* the id-order sum, rounded up past the tie */
+    cr_expect_eq(x.a[TINY], 0x1p-10f / kf);
+    cr_expect_eq(x.a[0], 0x1p-80f / kf);
+    bufs_free(&x);
+    free(p);
 }
