@@ -8,6 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Positions per block of the attention loops (see attn_partial). */
+#define KERNEL_ATT_BLOCK 64
+
 struct kernel_ops {
     /* y[r] = W[r][:] . x for r in [0, rows); W row-major with row stride `cols`. */
     void (*matvec_bf16)(float *y, const uint16_t *w, const float *x, int rows, int cols);
@@ -23,17 +26,15 @@ struct kernel_ops {
     void (*bf16_to_f32)(float *dst, const uint16_t *src, int n);
     void (*f32_to_bf16)(uint16_t *dst, const float *src, int n); /* round to nearest even, NaN kept */
     void (*rope_apply)(float *x, const float *cos_t, const float *sin_t, int n_heads, int head_dim);
-    /* In place: s[i] = exp(s[i] - max s) / sum; returns nothing, n >= 1. */
-    void (*softmax)(float *s, int n);
-    /* Attention scores for positions [p0, p1): for every KV head k and each of its `group` query heads
-     * h = k * group + g, s[h * s_stride + p] = scale * (q[h] . K[p][k]). K is [n_pos][n_kv][head_dim],
-     * bf16 (kv_bf16 != 0) or f32. */
-    void (*attn_scores)(float *s, size_t s_stride, const float *q, const void *k, int kv_bf16, int p0, int p1,
-                        int n_kv, int group, int head_dim, float scale);
-    /* Weighted V for KV heads [k0, k1) and dims [d0, d1) of each: out[h][d] = sum_p prob[h][p] * V[p][k][d]
-     * over p in [0, n_pos), for the `group` query heads of each KV head (out is overwritten). */
-    void (*attn_values)(float *out, const float *prob, size_t p_stride, const void *v, int kv_bf16, int n_pos,
-                        int n_kv, int group, int head_dim, int k0, int k1, int d0, int d1);
+    /* Attention of all n_kv * group query heads over positions [p0, p1), flash-decoding style: blocks of at
+     * most `pb` positions; per block the scaled scores go to sbuf[h * pb + i], then the running max m[h],
+     * the running sum l[h] of exp(score - m[h]) and the unnormalized output o[h][:] (the exp-weighted sum
+     * of V rows) are updated, rescaling by exp(m_old - m_new) when the max grows. Overwrites o
+     * [n_kv * group][head_dim], m and l [n_kv * group]; the result is o[h] / l[h]. K and V are
+     * [n_pos][n_kv][head_dim], bf16 (kv_bf16 != 0) or f32; each row is read from memory once. */
+    void (*attn_partial)(float *o, float *m, float *l, float *sbuf, int pb, const float *q, const void *k,
+                         const void *v, int kv_bf16, int p0, int p1, int n_kv, int group, int head_dim,
+                         float scale);
 };
 
 extern const struct kernel_ops kernel_ops_scalar;

@@ -17,8 +17,8 @@
 
 static const struct kernel_ops *const kernel_ops_by_isa[KERNEL_ISA_COUNT] = {
     [KERNEL_ISA_SCALAR] = &kernel_ops_scalar,
-    [KERNEL_ISA_AVX2] = &kernel_ops_scalar,
-    [KERNEL_ISA_AVX512] = &kernel_ops_scalar,
+    [KERNEL_ISA_AVX2] = &kernel_ops_avx2,
+    [KERNEL_ISA_AVX512] = &kernel_ops_avx512,
 };
 
 static const char *const kernel_isa_names[KERNEL_ISA_COUNT] = {
@@ -33,10 +33,11 @@ static int kernel_isa_forced = -1;
 
 static enum kernel_isa kernel_isa_detect(void) {
     __builtin_cpu_init();
-    /* The AVX2 file is built with -mavx2 -mfma -mf16c; the AVX-512 file additionally with F/BW/VL/DQ (and
-     * BF16, whose instructions it does not use, so CPUs without AVX512_BF16 run it too). libgcc's checks
-     * include the OS's XSAVE state (XCR0), so a kernel that does not save zmm registers gets AVX2. */
-    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    /* The AVX2 file is built with -mavx2 -mfma (and -mf16c, whose instructions nothing here uses: every AVX2
+     * CPU has it, and clang's __builtin_cpu_supports does not know its name); the AVX-512 file also with
+     * F/BW/VL/DQ (and BF16, likewise unused, so CPUs without AVX512_BF16 run it too). The compiler's
+     * checks include the OS's XSAVE state (XCR0): a kernel that does not save zmm registers gets AVX2. */
+    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     int avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                  __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
     return avx512 ? KERNEL_ISA_AVX512 : avx2 ? KERNEL_ISA_AVX2 : KERNEL_ISA_SCALAR;
@@ -70,7 +71,9 @@ const char *kernel_isa_name(enum kernel_isa isa) {
     return (int)isa >= 0 && isa < KERNEL_ISA_COUNT ? kernel_isa_names[isa] : "unknown";
 }
 
-const struct kernel_ops *kernel_ops_active(void) { return kernel_ops_by_isa[kernel_isa_active()]; }
+const struct kernel_ops *kernel_ops_active(void) {
+    return kernel_ops_by_isa[kernel_isa_active()];
+}
 
 void kernel_vexp(float *y, const float *x, int n) {
     if (n > 0) kernel_ops_active()->vexp(y, x, n);
@@ -133,8 +136,8 @@ void rmsnorm(float *out, const float *x, const float *w, int n, float eps) {
 }
 
 void rmsnorm_heads(float *x, const float *w, int n_heads, int head_dim, float eps) {
-    for (int h = 0; h < n_heads; h++) rmsnorm(x + (size_t)h * (size_t)head_dim, x + (size_t)h * (size_t)head_dim,
-                                              w, head_dim, eps);
+    for (int h = 0; h < n_heads; h++)
+        rmsnorm(x + (size_t)h * (size_t)head_dim, x + (size_t)h * (size_t)head_dim, w, head_dim, eps);
 }
 
 void vec_add(float *y, const float *x, int n) {
@@ -181,57 +184,96 @@ void kv_store(void *dst, enum fr_dtype kvtype, const float *src, int n) {
 
 /* ---- attention ---- */
 
-/* Positions per work item of the score phase: each item streams a contiguous [pos][n_kv][head_dim] slab. */
-#define ATTN_POS_BLOCK 32
-
 struct attn_args {
     float *out;
     const float *q;
     const void *k, *v;
     int kv_bf16, n_pos, n_heads, n_kv, head_dim;
-    float *s; /* scores, then probabilities: [n_heads][n_pos] */
+    float *scratch; /* n_heads * n_pos floats */
     const struct kernel_ops *ops;
 };
 
-/* The three phases, each split over the team with an implicit barrier between them:
- * 1. scores: position blocks; every K row is read once and dotted with all query heads of its group;
- * 2. softmax: one query head per item;
- * 3. weighted V: KV heads (and, with more threads than KV heads, slices of head_dim) per thread, all
- *    positions in order, so each V row is read once for all query heads sharing it. */
-static void attention_team(const struct attn_args *a) {
-    int group = a->n_heads / a->n_kv;
-    float scale = 1.0f / sqrtf((float)a->head_dim);
-    int n_blk = (a->n_pos + ATTN_POS_BLOCK - 1) / ATTN_POS_BLOCK;
-#pragma omp for schedule(static)
-    for (int b = 0; b < n_blk; b++) {
-        int p0 = b * ATTN_POS_BLOCK, p1 = p0 + ATTN_POS_BLOCK < a->n_pos ? p0 + ATTN_POS_BLOCK : a->n_pos;
-        a->ops->attn_scores(a->s, (size_t)a->n_pos, a->q, a->k, a->kv_bf16, p0, p1, a->n_kv, group, a->head_dim,
-                            scale);
-    }
-#pragma omp for schedule(static)
-    for (int h = 0; h < a->n_heads; h++) a->ops->softmax(a->s + (size_t)h * (size_t)a->n_pos, a->n_pos);
+/* Flash-decoding over the team: each thread takes a contiguous run of whole position blocks and streams
+ * its K and V rows once, for every query head (kernel_ops.attn_partial), keeping in scratch its
+ * unnormalized output o[n_heads][head_dim], running max m[n_heads] and sum l[n_heads] and one block of
+ * scores. After a barrier the partial results are merged per head:
+ *   M = max_t m_t,  out = sum_t exp(m_t - M) o_t / sum_t exp(m_t - M) l_t.
+ * Splitting positions rather than heads keeps every thread on one sequential stretch of the cache and
+ * balances any head count over any thread count. Scratch bounds the split: a thread needs
+ * n_heads * (block + head_dim + 2) floats of it, so short contexts run on fewer threads (under ~200
+ * positions at head_dim 128, one), where the cost is microseconds anyway. */
+/* Floats of scratch one thread's share needs (see attention_team). */
+static size_t attn_per_thread(const struct attn_args *a) {
+    int pb = a->n_pos < KERNEL_ATT_BLOCK ? a->n_pos : KERNEL_ATT_BLOCK;
+    return (size_t)a->n_heads * (size_t)(pb + a->head_dim + 2);
+}
 
+/* How many threads the scratch can hold. */
+static size_t attn_fit(const struct attn_args *a) {
+    return (size_t)a->n_heads * (size_t)a->n_pos / attn_per_thread(a);
+}
+
+/* The team size: as many threads as there are, at most as many as the scratch holds. */
+static int attn_threads(size_t fit) {
+    int nt = omp_get_max_threads();
+    return (size_t)nt > fit ? (int)fit : nt;
+}
+
+/* One thread: the output accumulates in place; one block of scores fits scratch since block <= n_pos. */
+static void attention_single(const struct attn_args *a) {
+    int H = a->n_heads, D = a->head_dim;
+    int pb = a->n_pos < KERNEL_ATT_BLOCK ? a->n_pos : KERNEL_ATT_BLOCK;
+    float m[H], l[H];
+    a->ops->attn_partial(a->out, m, l, a->scratch, pb, a->q, a->k, a->v, a->kv_bf16, 0, a->n_pos, a->n_kv,
+                         H / a->n_kv, D, 1.0f / sqrtf((float)D));
+    for (int h = 0; h < H; h++) {
+        float inv = 1.0f / l[h];
+        for (int d = 0; d < D; d++) a->out[(size_t)h * (size_t)D + (size_t)d] *= inv;
+    }
+}
+
+static void attention_team(const struct attn_args *a) {
     int nt = omp_get_num_threads(), t = omp_get_thread_num();
-    if (nt <= a->n_kv) {
-        int k0 = a->n_kv * t / nt, k1 = a->n_kv * (t + 1) / nt;
-        if (k1 > k0)
-            a->ops->attn_values(a->out, a->s, (size_t)a->n_pos, a->v, a->kv_bf16, a->n_pos, a->n_kv, group,
-                                a->head_dim, k0, k1, 0, a->head_dim);
-    } else {
-        /* More threads than KV heads: split each head's dims into slices of whole 16-float lines. */
-        int per_head = (nt + a->n_kv - 1) / a->n_kv;
-        int max_slices = a->head_dim / 16 > 0 ? a->head_dim / 16 : 1;
-        if (per_head > max_slices) per_head = max_slices;
-        int units = a->n_kv * per_head;
-        for (int u = t; u < units; u += nt) {
-            int kh = u / per_head, sl = u % per_head;
-            int d0 = (int)((long)a->head_dim / 16 * sl / per_head) * 16;
-            int d1 = sl + 1 == per_head ? a->head_dim : (int)((long)a->head_dim / 16 * (sl + 1) / per_head) * 16;
-            a->ops->attn_values(a->out, a->s, (size_t)a->n_pos, a->v, a->kv_bf16, a->n_pos, a->n_kv, group,
-                                a->head_dim, kh, kh + 1, d0, d1);
-        }
+    int H = a->n_heads, D = a->head_dim, group = a->n_heads / a->n_kv;
+    int pb = a->n_pos < KERNEL_ATT_BLOCK ? a->n_pos : KERNEL_ATT_BLOCK;
+    size_t per_thread = attn_per_thread(a), fit = attn_fit(a);
+    int used = fit < (size_t)nt ? (int)fit : nt;
+    if (used <= 1) {
+        if (t == 0) attention_single(a);
+#pragma omp barrier
+        return;
+    }
+    long n_blk = (a->n_pos + pb - 1) / pb;
+    if (t < used) {
+        int p0 = (int)(n_blk * t / used) * pb, p1 = (int)(n_blk * (t + 1) / used) * pb;
+        if (p1 > a->n_pos) p1 = a->n_pos;
+        float *o = a->scratch + (size_t)t * per_thread, *m = o + (size_t)H * (size_t)D, *l = m + H,
+              *sbuf = l + H;
+        a->ops->attn_partial(o, m, l, sbuf, pb, a->q, a->k, a->v, a->kv_bf16, p0, p1, a->n_kv, group, D,
+                             1.0f / sqrtf((float)D));
     }
 #pragma omp barrier
+#pragma omp for schedule(static)
+    for (int h = 0; h < H; h++) {
+        float mx = -INFINITY, sum = 0.0f, w[used];
+        for (int u = 0; u < used; u++) {
+            float mu = a->scratch[(size_t)u * per_thread + (size_t)H * (size_t)D + (size_t)h];
+            mx = mu > mx ? mu : mx;
+        }
+        for (int u = 0; u < used; u++) {
+            const float *mu = a->scratch + (size_t)u * per_thread + (size_t)H * (size_t)D;
+            w[u] = expf(mu[h] - mx);
+            sum += w[u] * mu[H + h];
+        }
+        for (int u = 0; u < used; u++) w[u] /= sum;
+        float *oh = a->out + (size_t)h * (size_t)D;
+        for (int d = 0; d < D; d++) {
+            float acc = 0.0f;
+            for (int u = 0; u < used; u++)
+                acc += w[u] * a->scratch[(size_t)u * per_thread + (size_t)h * (size_t)D + (size_t)d];
+            oh[d] = acc;
+        }
+    }
 }
 
 void attention(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
@@ -251,14 +293,18 @@ void attention(float *out, const float *q, const void *k_cache, const void *v_ca
         .n_heads = n_heads,
         .n_kv = n_kv_heads,
         .head_dim = head_dim,
-        .s = scratch,
+        .scratch = scratch,
         .ops = kernel_ops_active(),
     };
     if (omp_in_parallel()) {
         attention_team(&a);
-    } else {
-        /* Cached bytes per step: 2 * n_pos * n_kv * head_dim elements; tiny contexts stay on one thread. */
-#pragma omp parallel if ((size_t)n_pos * (size_t)n_kv_heads * (size_t)head_dim >= 8192)
-        attention_team(&a);
+        return;
     }
+    size_t fit = attn_fit(&a);
+    if (fit < 2) {
+        attention_single(&a);
+        return;
+    }
+#pragma omp parallel num_threads(attn_threads(fit))
+    attention_team(&a);
 }

@@ -6,7 +6,8 @@
 #include "kernels/kernels.h"
 
 static double ref_load(const void *base, enum fr_dtype t, size_t i) {
-    return t == FR_DTYPE_BF16 ? (double)bf16_to_f32(((const uint16_t *)base)[i]) : (double)((const float *)base)[i];
+    return t == FR_DTYPE_BF16 ? (double)bf16_to_f32(((const uint16_t *)base)[i])
+                              : (double)((const float *)base)[i];
 }
 
 void matvec_ref(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols) {

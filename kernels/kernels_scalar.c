@@ -85,53 +85,48 @@ static void rope_apply_scalar(float *x, const float *cos_t, const float *sin_t, 
     }
 }
 
-static void softmax_scalar(float *s, int n) {
-    float mx = s[0];
-    for (int i = 1; i < n; i++) mx = s[i] > mx ? s[i] : mx;
-    float sum = 0.0f;
-    for (int i = 0; i < n; i++) {
-        s[i] = expf(s[i] - mx);
-        sum += s[i];
-    }
-    float inv = 1.0f / sum;
-    for (int i = 0; i < n; i++) s[i] *= inv;
-}
-
 static float kv_at(const void *base, int kv_bf16, size_t idx) {
     return kv_bf16 ? bf16_to_f32(((const uint16_t *)base)[idx]) : ((const float *)base)[idx];
 }
 
-static void attn_scores_scalar(float *s, size_t s_stride, const float *q, const void *k, int kv_bf16, int p0,
-                               int p1, int n_kv, int group, int head_dim, float scale) {
-    for (int p = p0; p < p1; p++) {
-        for (int kh = 0; kh < n_kv; kh++) {
-            size_t base = ((size_t)p * (size_t)n_kv + (size_t)kh) * (size_t)head_dim;
-            for (int g = 0; g < group; g++) {
-                int h = kh * group + g;
-                const float *qh = q + (size_t)h * (size_t)head_dim;
-                float acc = 0.0f;
-                for (int d = 0; d < head_dim; d++) acc += qh[d] * kv_at(k, kv_bf16, base + (size_t)d);
-                s[(size_t)h * s_stride + (size_t)p] = acc * scale;
-            }
-        }
+static void attn_partial_scalar(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
+                                const void *k, const void *v, int kv_bf16, int p0, int p1, int n_kv,
+                                int group, int head_dim, float scale) {
+    int n_heads = n_kv * group;
+    size_t hd = (size_t)head_dim, rs = (size_t)n_kv * hd;
+    for (int h = 0; h < n_heads; h++) {
+        m[h] = -INFINITY;
+        l[h] = 0.0f;
+        for (size_t d = 0; d < hd; d++) o[(size_t)h * hd + d] = 0.0f;
     }
-}
-
-static void attn_values_scalar(float *out, const float *prob, size_t p_stride, const void *v, int kv_bf16,
-                               int n_pos, int n_kv, int group, int head_dim, int k0, int k1, int d0, int d1) {
-    for (int kh = k0; kh < k1; kh++)
-        for (int g = 0; g < group; g++) {
-            float *o = out + (size_t)(kh * group + g) * (size_t)head_dim;
-            for (int d = d0; d < d1; d++) o[d] = 0.0f;
-        }
-    for (int p = 0; p < n_pos; p++) {
-        for (int kh = k0; kh < k1; kh++) {
-            size_t base = ((size_t)p * (size_t)n_kv + (size_t)kh) * (size_t)head_dim;
-            for (int g = 0; g < group; g++) {
-                int h = kh * group + g;
-                float pr = prob[(size_t)h * p_stride + (size_t)p];
-                float *o = out + (size_t)h * (size_t)head_dim;
-                for (int d = d0; d < d1; d++) o[d] += pr * kv_at(v, kv_bf16, base + (size_t)d);
+    for (int b0 = p0; b0 < p1; b0 += pb) {
+        int np = p1 - b0 < pb ? p1 - b0 : pb;
+        for (int h = 0; h < n_heads; h++) {
+            const float *qh = q + (size_t)h * hd;
+            float *s = sbuf + (size_t)h * (size_t)pb;
+            size_t kh = (size_t)(h / group) * hd;
+            float mx = m[h];
+            for (int i = 0; i < np; i++) {
+                size_t base = (size_t)(b0 + i) * rs + kh;
+                float acc = 0.0f;
+                for (size_t d = 0; d < hd; d++) acc += qh[d] * kv_at(k, kv_bf16, base + d);
+                s[i] = acc * scale;
+                mx = s[i] > mx ? s[i] : mx;
+            }
+            if (mx > m[h]) { /* the max grew: rescale what was summed against the old one */
+                float alpha = expf(m[h] - mx);
+                l[h] *= alpha;
+                for (size_t d = 0; d < hd; d++) o[(size_t)h * hd + d] *= alpha;
+                m[h] = mx;
+            }
+            for (int i = 0; i < np; i++) {
+                s[i] = expf(s[i] - mx);
+                l[h] += s[i];
+            }
+            float *oh = o + (size_t)h * hd;
+            for (int i = 0; i < np; i++) {
+                size_t base = (size_t)(b0 + i) * rs + kh;
+                for (size_t d = 0; d < hd; d++) oh[d] += s[i] * kv_at(v, kv_bf16, base + d);
             }
         }
     }
@@ -148,7 +143,5 @@ const struct kernel_ops kernel_ops_scalar = {
     .bf16_to_f32 = bf16_to_f32_scalar,
     .f32_to_bf16 = f32_to_bf16_scalar,
     .rope_apply = rope_apply_scalar,
-    .softmax = softmax_scalar,
-    .attn_scores = attn_scores_scalar,
-    .attn_values = attn_values_scalar,
+    .attn_partial = attn_partial_scalar,
 };

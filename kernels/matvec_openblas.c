@@ -22,9 +22,9 @@
 
 #define MATVEC_SBGEMV_MAX_COLS 65536
 
-typedef void (*sbgemv_fn)(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans, blasint m, blasint n, float alpha,
-                          const uint16_t *a, blasint lda, const uint16_t *x, blasint incx, float beta, float *y,
-                          blasint incy);
+typedef void (*sbgemv_fn)(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans, blasint m, blasint n,
+                          float alpha, const uint16_t *a, blasint lda, const uint16_t *x, blasint incx,
+                          float beta, float *y, blasint incy);
 
 int matvec_openblas(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
                     const char **why);

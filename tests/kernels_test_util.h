@@ -67,15 +67,15 @@ static inline int test_close(const char *what, const float *got, const float *re
             max_i = i;
         }
     }
-    if (bad)
-        cr_log_error("%s: %zu of %zu mismatches, max error %.3g at [%zu]", what, bad, n, max_err, max_i);
+    if (bad) cr_log_error("%s: %zu of %zu mismatches, max error %.3g at [%zu]", what, bad, n, max_err, max_i);
     return bad == 0;
 }
 
 /* Runs BODY once per ISA the CPU supports, with `isa` set and forced; restores the best ISA after. */
-#define FOR_EACH_ISA(isa)                                                                                  \
-    for (enum kernel_isa isa = KERNEL_ISA_SCALAR; isa < KERNEL_ISA_COUNT || (kernel_isa_force(KERNEL_ISA_COUNT), 0); \
-         isa = (enum kernel_isa)(isa + 1))                                                                 \
+#define FOR_EACH_ISA(isa)                                                                                    \
+    for (enum kernel_isa isa = KERNEL_ISA_SCALAR;                                                            \
+         isa < KERNEL_ISA_COUNT || (kernel_isa_force(KERNEL_ISA_COUNT), 0);                                  \
+         isa = (enum kernel_isa)(isa + 1))                                                                   \
         if (kernel_isa_force(isa) == 0)
 
 #endif

@@ -13,7 +13,7 @@ struct mv_case {
     int rows, cols;
 };
 
-static const struct mv_case mv_cases[] = {{1, 1},    {1, 16},  {3, 7},   {4, 33},   {5, 64},  {17, 100},
+static const struct mv_case mv_cases[] = {{1, 1},    {1, 16},  {3, 7},    {4, 33},     {5, 64},  {17, 100},
                                           {31, 129}, {67, 17}, {64, 256}, {130, 1027}, {257, 48}};
 
 /* tol[r] = cols * u * sum_c |w[r][c] x[c]| */
@@ -49,15 +49,20 @@ static void mv_check_all_isas(enum fr_dtype t) {
             for (int r = 0; r < rows; r++) y[r] = NAN;
             cr_assert_eq(matvec(y, w, t, x, rows, cols, MATVEC_BACKEND_FORGE, NULL), 0);
             char what[96];
-            snprintf(what, sizeof what, "matvec %s %s %dx%d", fr_dtype_name(t), kernel_isa_name(isa), rows, cols);
+            snprintf(what, sizeof what, "matvec %s %s %dx%d", fr_dtype_name(t), kernel_isa_name(isa), rows,
+                     cols);
             cr_expect(test_close(what, y, ref, (size_t)rows, 0.0, 0.0, tol), "%s", what);
         }
         free(w), free(x), free(y), free(ref), free(tol);
     }
 }
 
-Test(kernels_matvec, bf16_every_isa) { mv_check_all_isas(FR_DTYPE_BF16); }
-Test(kernels_matvec, f32_every_isa) { mv_check_all_isas(FR_DTYPE_F32); }
+Test(kernels_matvec, bf16_every_isa) {
+    mv_check_all_isas(FR_DTYPE_BF16);
+}
+Test(kernels_matvec, f32_every_isa) {
+    mv_check_all_isas(FR_DTYPE_F32);
+}
 
 Test(kernels_matvec, ref_hand_computed) {
     /* [[1, 2], [-0.5, 4]] . [3, 0.25] = [3.5, -0.5] exactly, in bf16 and f32 */
