@@ -235,7 +235,7 @@ static int run_decode(const struct decode_args *a, struct run *r) {
     double steps_s = (double)(n_prompt + gen_steps) / (prompt_s + gen_s);
     fprintf(stderr,
             "; %.2f steps/s streams %.2f GB of weights per step = %.1f GB/s (provisional wall time)\n",
-            steps_s, cost.weight_bytes / 1e9, steps_s * cost.weight_bytes / 1e9);
+            steps_s, cost.total.weight_bytes / 1e9, steps_s * cost.total.weight_bytes / 1e9);
     return CLI_EXIT_OK;
 }
 

@@ -1,8 +1,9 @@
 /* forge-roofline [run] --model M: the full run. In order: machine and ceilings, verify (a failed check stops
  * the run), each block alone with cold weights, whole decode steps at each context with per-block times, the
  * sampler sweep, then the report under results/<host>-<UTC stamp>/ (written under a temporary name, renamed
- * when complete). Predicted time of a block or step = max(DRAM bytes / DRAM read bandwidth + activation bytes
- * / L2 read bandwidth, FLOPs / peak FLOP/s), all measured in this run; efficiency = predicted / measured. */
+ * when complete). Predicted time of a block or step = max(DRAM bytes / DRAM read bandwidth + cache-resident
+ * bytes / L2 read bandwidth, FLOPs / peak FLOP/s) with the split of model/cost.h and the ceilings measured in
+ * this run; efficiency = predicted / measured. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,7 +20,7 @@
 #include "bench/report_write.h"
 #include "bench/results_dir.h"
 #include "bench/sampler_bench.h"
-#include "bench/verify.h"
+#include "bench/verify_run.h"
 #include "model/cost.h"
 #include "model/decode.h"
 #include "model/weights.h"
@@ -43,13 +44,15 @@ struct run_args {
 };
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: forge-roofline --model M [--dtype bf16|f32] [--kv bf16|f32] [--threads N] [--context LIST]\n"
-            "                      [--block-context T] [--gemv forge|openblas] [--events LIST] [--quick]\n"
-            "                      [--out DIR] [--no-plots]\n"
-            "Measures the machine, verifies the kernels, times every block and whole decode steps (default\n"
-            "contexts 1,1024,4096,16384) and the sampler, and writes results/<host>-<UTC stamp>/ with run.json,\n"
-            "CSV files, report.md and roofline plots. --quick: fewer repetitions and contexts (CI, smoke runs).\n");
+    fprintf(
+        f,
+        "usage: forge-roofline --model M [--dtype bf16|f32] [--kv bf16|f32] [--threads N] [--context LIST]\n"
+        "                      [--block-context T] [--gemv forge|openblas] [--events LIST] [--quick]\n"
+        "                      [--out DIR] [--no-plots]\n"
+        "Measures the machine, verifies the kernels, times every block and whole decode steps (default\n"
+        "contexts 1,1024,4096,16384) and the sampler, and writes results/<host>-<UTC stamp>/ with run.json,\n"
+        "CSV files, report.md and roofline plots. --quick: fewer repetitions and contexts (CI, smoke "
+        "runs).\n");
 }
 
 static int parse_args(int argc, char **argv, struct run_args *a) {
@@ -66,7 +69,8 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
                                          {"no-plots", no_argument, 0, 'n'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    *a = (struct run_args){.wtype = FR_DTYPE_BF16, .kvtype = FR_DTYPE_BF16, .out = "results", .block_context = -1};
+    *a = (struct run_args){
+        .wtype = FR_DTYPE_BF16, .kvtype = FR_DTYPE_BF16, .out = "results", .block_context = -1};
     int contexts_given = 0;
     optind = 1;
     opterr = 0;
@@ -74,7 +78,9 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
     long v;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (ch) {
-        case 'm': a->model = optarg; break;
+        case 'm':
+            a->model = optarg;
+            break;
         case 'd':
             if (model_opts_dtype("--dtype", optarg, &a->wtype)) return CLI_EXIT_USAGE;
             break;
@@ -82,7 +88,8 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
             if (model_opts_dtype("--kv", optarg, &a->kvtype)) return CLI_EXIT_USAGE;
             break;
         case 't':
-            if (cli_parse_long(optarg, 1, 4096, &v)) return cli_usage_error("--threads: expected 1..4096, got '%s'", optarg);
+            if (cli_parse_long(optarg, 1, 4096, &v))
+                return cli_usage_error("--threads: expected 1..4096, got '%s'", optarg);
             a->threads = (int)v;
             break;
         case 'c':
@@ -97,16 +104,30 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
                 return cli_usage_error("--block-context: expected an integer >= 0, got '%s'", optarg);
             break;
         case 'g':
-            if (strcmp(optarg, "forge") == 0) a->gemv = MATVEC_BACKEND_FORGE;
-            else if (strcmp(optarg, "openblas") == 0) a->gemv = MATVEC_BACKEND_OPENBLAS;
-            else return cli_usage_error("--gemv: expected forge or openblas, got '%s'", optarg);
+            if (strcmp(optarg, "forge") == 0)
+                a->gemv = MATVEC_BACKEND_FORGE;
+            else if (strcmp(optarg, "openblas") == 0)
+                a->gemv = MATVEC_BACKEND_OPENBLAS;
+            else
+                return cli_usage_error("--gemv: expected forge or openblas, got '%s'", optarg);
             break;
-        case 'e': a->events = optarg; break;
-        case 'o': a->out = optarg; break;
-        case 'q': a->quick = 1; break;
-        case 'n': a->no_plots = 1; break;
-        case 'h': usage(stdout); return -1;
-        default: return cli_usage_error("unknown or incomplete option '%s' (try --help)", argv[optind - 1]);
+        case 'e':
+            a->events = optarg;
+            break;
+        case 'o':
+            a->out = optarg;
+            break;
+        case 'q':
+            a->quick = 1;
+            break;
+        case 'n':
+            a->no_plots = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        default:
+            return cli_usage_error("unknown or incomplete option '%s' (try --help)", argv[optind - 1]);
         }
     }
     if (optind < argc) return cli_usage_error("unexpected argument '%s' (try --help)", argv[optind]);
@@ -142,14 +163,14 @@ struct roofs {
     double dram_gbs, l2_gbs, peak_gflops;
 };
 
-static double predict_s(const struct roofs *r, double dram_bytes, double act_bytes, double flops) {
-    double mem = dram_bytes / (r->dram_gbs * 1e9) + act_bytes / (r->l2_gbs * 1e9);
+static double predict_s(const struct roofs *r, double dram_bytes, double cache_bytes, double flops) {
+    double mem = dram_bytes / (r->dram_gbs * 1e9) + cache_bytes / (r->l2_gbs * 1e9);
     double compute = flops / (r->peak_gflops * 1e9);
     return mem > compute ? mem : compute;
 }
 
-static const char *bound_of(const struct roofs *r, double dram_bytes, double act_bytes, double flops) {
-    double mem = dram_bytes / (r->dram_gbs * 1e9) + act_bytes / (r->l2_gbs * 1e9);
+static const char *bound_of(const struct roofs *r, double dram_bytes, double cache_bytes, double flops) {
+    double mem = dram_bytes / (r->dram_gbs * 1e9) + cache_bytes / (r->l2_gbs * 1e9);
     return flops / (r->peak_gflops * 1e9) > mem ? "compute" : "memory";
 }
 
@@ -187,11 +208,15 @@ static void git_commit(char *out, size_t len) {
     if (!slash) return;
     *slash = '\0';
     char cmd[700];
-    if (snprintf(cmd, sizeof cmd, "git -C '%s' rev-parse --short=12 HEAD 2>/dev/null", exe) >= (int)sizeof cmd) return;
+    if (snprintf(cmd, sizeof cmd, "git -C '%s' rev-parse --short=12 HEAD 2>/dev/null", exe) >=
+        (int)sizeof cmd)
+        return;
     FILE *p = popen(cmd, "r");
     if (!p) return;
-    if (fgets(out, (int)len, p)) out[strcspn(out, "\n")] = '\0';
-    else out[0] = '\0';
+    if (fgets(out, (int)len, p))
+        out[strcspn(out, "\n")] = '\0';
+    else
+        out[0] = '\0';
     pclose(p);
 }
 
@@ -209,10 +234,11 @@ static void fill_provenance(struct run_report *rep, const struct run_args *a, in
     p->host[sizeof p->host - 1] = '\0';
     snprintf(p->utc_stamp, sizeof p->utc_stamp, "%s", stamp);
     snprintf(p->cpu_model, sizeof p->cpu_model, "%s", m->cpu_model);
-    snprintf(p->topology, sizeof p->topology,
-             "%d package(s), %d NUMA node(s), %d cores, %d PUs, L1d %zu KiB, L2 %zu KiB, L3 %zu KiB, %.1f GiB; %s",
-             m->packages, m->numa_nodes, m->cores, m->pus, m->l1d_bytes >> 10, m->l2_bytes >> 10, m->l3_bytes >> 10,
-             (double)m->memory_bytes / (1u << 30), m->binding);
+    snprintf(
+        p->topology, sizeof p->topology,
+        "%d package(s), %d NUMA node(s), %d cores, %d PUs, L1d %zu KiB, L2 %zu KiB, L3 %zu KiB, %.1f GiB; %s",
+        m->packages, m->numa_nodes, m->cores, m->pus, m->l1d_bytes >> 10, m->l2_bytes >> 10,
+        m->l3_bytes >> 10, (double)m->memory_bytes / (1u << 30), m->binding);
     p->threads = m->threads;
     snprintf(p->dtype, sizeof p->dtype, "%s", fr_dtype_name(a->wtype));
     snprintf(p->kv_dtype, sizeof p->kv_dtype, "%s", fr_dtype_name(a->kvtype));
@@ -227,12 +253,13 @@ static void fill_model(struct run_report *rep, const struct qwen3_config *cfg, e
     snprintf(m->name, sizeof m->name, "%s", cfg->name);
     m->params = (double)qwen3_param_count(cfg);
     m->hidden = cfg->hidden, m->intermediate = cfg->intermediate, m->n_layers = cfg->n_layers;
-    m->n_heads = cfg->n_heads, m->n_kv_heads = cfg->n_kv_heads, m->head_dim = cfg->head_dim, m->vocab = cfg->vocab;
+    m->n_heads = cfg->n_heads, m->n_kv_heads = cfg->n_kv_heads, m->head_dim = cfg->head_dim,
+    m->vocab = cfg->vocab;
     m->tied_embeddings = cfg->tied_embeddings;
     struct cost_opts o = {wtype, FR_DTYPE_BF16};
     struct step_cost s;
     cost_step(cfg, &o, 0, SAMPLER_VARIANT_CHAIN, &s);
-    m->weight_bytes = s.weight_bytes;
+    m->weight_bytes = s.total.weight_bytes;
 }
 
 static void describe_counters(struct report_counters *out, const struct counters *c) {
@@ -284,9 +311,8 @@ static int measure_blocks(struct run *r, const struct timing_opts *t) {
         o->id = (enum block_id)b;
         snprintf(o->name, sizeof o->name, "%s", block_name((enum block_id)b));
         o->calls = c.calls, o->flops = c.flops, o->bytes = c.bytes;
-        double dram = c.weight_bytes + c.kv_read_bytes + c.kv_write_bytes;
-        o->predicted_s = predict_s(&r->roofs, dram, c.act_bytes, c.flops);
-        snprintf(o->bound, sizeof o->bound, "%s", bound_of(&r->roofs, dram, c.act_bytes, c.flops));
+        o->predicted_s = predict_s(&r->roofs, c.dram_bytes, c.cache_bytes, c.flops);
+        snprintf(o->bound, sizeof o->bound, "%s", bound_of(&r->roofs, c.dram_bytes, c.cache_bytes, c.flops));
         int counted = counters_start(&r->counters) == 0;
         int rc = decode_bench_block(&r->st, (enum block_id)b, T, t, &o->measured, &err);
         counted = counters_stop(&r->counters) == 0 && counted;
@@ -307,18 +333,44 @@ static int measure_steps(struct run *r, const struct decode_bench_opts *o) {
     struct fr_err err = {{0}};
     for (int i = 0; i < r->args.n_contexts && rep->n_steps < REPORT_MAX_STEPS; i++) {
         struct report_step *s = &rep->steps[rep->n_steps++];
-        struct step_cost c;
-        cost_step(&r->cfg, &co, r->args.contexts[i], SAMPLER_VARIANT_CHAIN, &c);
+        struct step_cost sc;
+        cost_step(&r->cfg, &co, r->args.contexts[i], SAMPLER_VARIANT_CHAIN, &sc);
+        const struct block_cost *c = &sc.total;
         struct decode_bench_step m;
         if (decode_bench_step(&r->st, r->args.contexts[i], o, &m, &err) != 0) return cli_fail("%s", err.msg);
-        s->context = c.context, s->bytes = c.bytes, s->flops = c.flops;
-        s->predicted_s = predict_s(&r->roofs, c.weight_bytes + c.kv_read_bytes + c.kv_write_bytes, c.act_bytes, c.flops);
+        s->context = sc.context, s->bytes = c->bytes, s->flops = c->flops;
+        s->predicted_s = predict_s(&r->roofs, c->dram_bytes, c->cache_bytes, c->flops);
         s->measured = m.step;
         s->tokens_per_s = 1.0 / m.step.median_s;
         s->efficiency = s->predicted_s / m.step.median_s;
         s->above_roof = report_is_above_roof(false, s->efficiency);
         for (int b = 0; b < BLOCK_COUNT; b++) s->block_s[b] = m.block_median_s[b];
     }
+    return CLI_EXIT_OK;
+}
+
+/* The sampler sweep: every variant at every vocabulary (quick: 151,936 only, no sort reference). */
+static int measure_sampler(struct run_report *rep, int quick) {
+    struct sampler_bench_opts o;
+    sampler_bench_default_opts(&o);
+    static const int quick_vocab[] = {151936};
+    if (quick) {
+        o.vocabs = quick_vocab, o.n_vocabs = 1, o.skip_sort = true;
+        o.min_time_s /= 10;
+    }
+    struct sampler_bench_result *res = NULL;
+    int n = 0;
+    struct fr_err err = {{0}};
+    if (sampler_bench_run(&o, &res, &n, &err) != 0) return cli_fail("sampler benchmark: %s", err.msg);
+    for (int i = 0; i < n && rep->n_sampler < REPORT_MAX_SAMPLER; i++) {
+        struct report_sampler *s = &rep->sampler[rep->n_sampler++];
+        snprintf(s->variant, sizeof s->variant, "%s", res[i].variant);
+        snprintf(s->row_kind, sizeof s->row_kind, "%s", res[i].row_kind);
+        s->vocab = res[i].vocab;
+        s->nucleus = res[i].nucleus;
+        s->measured = res[i].timing;
+    }
+    free(res);
     return CLI_EXIT_OK;
 }
 
@@ -332,11 +384,12 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (a->block_context < 0) a->block_context = max_ctx < 1024 ? max_ctx : 1024;
     if (a->block_context > max_ctx) max_ctx = a->block_context;
     if (max_ctx >= r->cfg.max_context)
-        return cli_usage_error("--context %ld: %s holds at most %d positions (max_position_embeddings)", max_ctx,
-                               r->cfg.name, r->cfg.max_context);
+        return cli_usage_error("--context %ld: %s holds at most %d positions (max_position_embeddings)",
+                               max_ctx, r->cfg.name, r->cfg.max_context);
     const char *why = NULL;
     if (!matvec_backend_available(a->gemv, a->wtype, &why))
-        return cli_usage_error("--gemv openblas with %s weights: %s", fr_dtype_name(a->wtype), why ? why : "unavailable");
+        return cli_usage_error("--gemv openblas with %s weights: %s", fr_dtype_name(a->wtype),
+                               why ? why : "unavailable");
     if (!(r->report = calloc(1, sizeof *r->report))) return cli_fail("out of memory");
     report_init(r->report);
 
@@ -360,15 +413,19 @@ static int run_main(struct run *r, int argc, char **argv) {
     struct ceilings_opts copts = {.quick = a->quick};
     if (ceilings_measure(&r->machine, &copts, &r->ceilings, &err) != 0) return cli_fail("%s", err.msg);
     r->roofs.dram_gbs = r->ceilings.all[CEILING_DRAM_READ].best;
-    r->roofs.l2_gbs = r->ceilings.all[CEILING_L2_READ].measured ? r->ceilings.all[CEILING_L2_READ].best
-                                                                 : r->roofs.dram_gbs;
+    r->roofs.l2_gbs =
+        r->ceilings.all[CEILING_L2_READ].measured ? r->ceilings.all[CEILING_L2_READ].best : r->roofs.dram_gbs;
     r->roofs.peak_gflops = r->ceilings.all[CEILING_PEAK_FLOPS].best;
     fill_ceilings(r->report, &r->ceilings);
     fill_provenance(r->report, a, argc, argv, &r->machine, stamp);
 
     progress_phase(&pr, "verify");
-    if (verify_run_all(stderr, a->quick) != 0)
-        return cli_fail("verify failed: nothing is timed on wrong kernels (see the FAILED lines above)");
+    int counts[3];
+    verify_run(stderr, NULL, counts);
+    if (counts[VERIFY_FAILED])
+        return cli_fail(
+            "verify: %d check(s) failed: nothing is timed on wrong kernels (see the FAILED lines above)",
+            counts[VERIFY_FAILED]);
 
     progress_phase(&pr, "weights (synthetic)");
     if (qwen3_weights_alloc(&r->weights, &r->cfg, a->wtype, &err) != 0) return cli_usage_error("%s", err.msg);
@@ -379,12 +436,15 @@ static int run_main(struct run *r, int argc, char **argv) {
     r->have_state = 1;
     fill_model(r->report, &r->cfg, a->wtype);
     struct decode_bench_opts bo = {
-        .block_timing = a->quick ? (struct timing_opts){1, 3, 50, 0.02} : (struct timing_opts){2, 10, 200, 0.3},
-        .step_timing = a->quick ? (struct timing_opts){1, 3, 50, 0.05} : (struct timing_opts){2, 10, 100, 1.0},
+        .block_timing =
+            a->quick ? (struct timing_opts){1, 3, 50, 0.02} : (struct timing_opts){2, 10, 200, 0.3},
+        .step_timing =
+            a->quick ? (struct timing_opts){1, 3, 50, 0.05} : (struct timing_opts){2, 10, 100, 1.0},
         .sampler = {.temperature = 0.8f, .top_p = 0.9f, .seed = 42},
     };
     r->st.sampler_params = bo.sampler;
-    if (decode_step(&r->st, 1, 0, NULL, &err) != 0) return cli_fail("%s", err.msg); /* real logits for the sampler */
+    if (decode_step(&r->st, 1, 0, NULL, &err) != 0)
+        return cli_fail("%s", err.msg); /* real logits for the sampler */
 
     progress_phase(&pr, "blocks (cold weights)");
     r->report->blocks_context = a->block_context;
@@ -394,14 +454,15 @@ static int run_main(struct run *r, int argc, char **argv) {
     if ((rc = measure_steps(r, &bo))) return rc;
 
     progress_phase(&pr, "sampler sweep");
-    if (sampler_bench_report(r->report, a->quick, &err) != 0) return cli_fail("%s", err.msg);
+    if ((rc = measure_sampler(r->report, a->quick))) return rc;
 
     progress_phase(&pr, "report");
     enum report_plots_result plots = REPORT_PLOTS_NO_GNUPLOT;
     struct fr_err plots_err = {{0}};
     if (a->no_plots) {
         if (report_write_data(r->report, r->dir.tmp_path, &err) != 0 ||
-            report_write_markdown(r->report, r->dir.tmp_path, REPORT_PLOTS_NO_GNUPLOT, "plots skipped (--no-plots)", &err) != 0)
+            report_write_markdown(r->report, r->dir.tmp_path, REPORT_PLOTS_NO_GNUPLOT,
+                                  "plots skipped (--no-plots)", &err) != 0)
             return cli_fail("%s", err.msg);
     } else if (report_write_run(r->report, r->dir.tmp_path, &plots, &plots_err, &err) != 0) {
         return cli_fail("%s", err.msg);

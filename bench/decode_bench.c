@@ -29,7 +29,8 @@ int decode_bench_block(struct decode_state *st, enum block_id b, long context, c
                        struct timing_stats *out, struct fr_err *err) {
     struct block_ctx c = {st, b, (int)context, 0};
     st->token = 1;
-    if (timing_measure(block_rep, &c, opts, out) != 0) return fr_err_set(err, "out of memory timing %s", block_name(b));
+    if (timing_measure(block_rep, &c, opts, out) != 0)
+        return fr_err_set(err, "out of memory timing %s", block_name(b));
     if (c.failed) return fr_err_set(err, "block %s failed: %s", block_name(b), st->err.msg);
     return 0;
 }
@@ -74,8 +75,8 @@ int decode_bench_step(struct decode_state *st, long context, const struct decode
     memset(out, 0, sizeof *out);
     out->context = context;
     if (context >= st->max_pos)
-        return fr_err_set(err, "context %ld needs a KV cache of %ld positions, it holds %d", context, context + 1,
-                          st->max_pos);
+        return fr_err_set(err, "context %ld needs a KV cache of %ld positions, it holds %d", context,
+                          context + 1, st->max_pos);
     kv_cache_fill_random(&st->kv, (int)context, 0x5eedULL + (uint64_t)context);
     struct timing_opts t = opts->step_timing;
     int max_rows = (t.max_reps > 0 ? t.max_reps : 1000) + t.warmup;
@@ -83,8 +84,10 @@ int decode_bench_step(struct decode_state *st, long context, const struct decode
     c.rows = calloc((size_t)max_rows * BLOCK_COUNT, sizeof *c.rows);
     if (!c.rows) return fr_err_set(err, "out of memory for per-block times");
     int rc = 0;
-    if (timing_measure(step_rep, &c, &t, &out->step) != 0) rc = fr_err_set(err, "out of memory timing steps");
-    else if (c.failed) rc = fr_err_set(err, "decode step at context %ld failed: %s", context, c.err.msg);
+    if (timing_measure(step_rep, &c, &t, &out->step) != 0)
+        rc = fr_err_set(err, "out of memory timing steps");
+    else if (c.failed)
+        rc = fr_err_set(err, "decode step at context %ld failed: %s", context, c.err.msg);
     /* per-block medians over the timed repetitions (rows after the warm-up) */
     int n = c.n_rows - t.warmup;
     double *col = n > 0 ? malloc(sizeof *col * (size_t)n) : NULL;

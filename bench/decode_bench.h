@@ -17,8 +17,8 @@ struct decode_bench_opts {
 
 struct decode_bench_step {
     long context;
-    struct timing_stats step;               /* forward pass + sampler, per step */
-    double block_median_s[BLOCK_COUNT];     /* median over repetitions of each block's time in one step */
+    struct timing_stats step;           /* forward pass + sampler, per step */
+    double block_median_s[BLOCK_COUNT]; /* median over repetitions of each block's time in one step */
 };
 
 /* Measures block b alone at context `context` (the KV cache must hold that many positions). Returns 0, or

@@ -6,6 +6,9 @@
  * - attention at context T reads T + 1 cached positions of K and V for every KV head, once per KV head (the
  *   query heads of a group share the stream), and writes its score row (n_heads x (T+1) f32) once and reads
  *   it twice (softmax, weighted sum).
+ * - for prediction the bytes are also split by where the real step finds them: matrix weights and KV reads
+ *   come from DRAM (they are far larger than the caches and read once per step); norm weights, the new K
+ *   and V and the activations are cache-resident.
  * Pinned by tests/test_cost.c to figures computed by hand from Qwen3-0.6B's config. */
 #include "model/cost.h"
 
@@ -125,6 +128,8 @@ void cost_block(const struct qwen3_config *c, const struct cost_opts *o, enum bl
     out->kv_write_bytes = b.kv_write_bytes * calls;
     out->act_bytes = b.act_bytes * calls;
     out->bytes = out->weight_bytes + out->kv_read_bytes + out->kv_write_bytes + out->act_bytes;
+    out->dram_bytes = (d->reads_weights ? out->weight_bytes : 0) + out->kv_read_bytes;
+    out->cache_bytes = out->bytes - out->dram_bytes;
 }
 
 void cost_step(const struct qwen3_config *c, const struct cost_opts *o, long context,
@@ -134,12 +139,15 @@ void cost_step(const struct qwen3_config *c, const struct cost_opts *o, long con
     for (int i = 0; i < BLOCK_COUNT; i++) {
         struct block_cost *b = &out->blocks[i];
         cost_block(c, o, (enum block_id)i, context, sampler, b);
-        out->flops += b->flops;
-        out->bytes += b->bytes;
-        out->weight_bytes += b->weight_bytes;
-        out->kv_read_bytes += b->kv_read_bytes;
-        out->kv_write_bytes += b->kv_write_bytes;
-        out->act_bytes += b->act_bytes;
+        struct block_cost *t = &out->total;
+        t->flops += b->flops;
+        t->bytes += b->bytes;
+        t->weight_bytes += b->weight_bytes;
+        t->kv_read_bytes += b->kv_read_bytes;
+        t->kv_write_bytes += b->kv_write_bytes;
+        t->act_bytes += b->act_bytes;
+        t->dram_bytes += b->dram_bytes;
+        t->cache_bytes += b->cache_bytes;
     }
 }
 

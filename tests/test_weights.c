@@ -197,6 +197,6 @@ Test(weights, sizes_agree_with_the_cost_model) {
         }
         struct step_cost sc;
         cost_step(&c, &o, 0, SAMPLER_VARIANT_GREEDY, &sc);
-        cr_expect_eq(sc.weight_bytes, sum); /* no other block reads weights */
+        cr_expect_eq(sc.total.weight_bytes, sum); /* no other block reads weights */
     }
 }
