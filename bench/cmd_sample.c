@@ -26,7 +26,8 @@ static void usage(FILE *f) {
         "  --temperature   0 = greedy (argmax); > 0 = softmax(logits / T), top-p, seeded draw\n"
         "  --probs-out     writes each row's filtered, renormalized distribution as f32 rows\n"
         "                  (one-hot at temperature 0)\n"
-        "  --bench         times greedy, softmax, both top-p filters and the draw; markdown table\n");
+        "  --bench         times greedy, softmax, both top-p filters and the draw; markdown table\n"
+        "  --isa NAME      scalar, avx2 or avx512: pins the sampler's instruction set (same bits)\n");
 }
 
 struct sample_opts {
