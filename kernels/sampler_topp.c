@@ -32,20 +32,22 @@
 #define SUB_SIZE   1024
 
 struct topp_work {
-    uint64_t *hist;               /* [COPIES][BINS] count and low key bits per bin */
-    double *sum;                  /* [BINS] exact per-bin sums */
-    uint32_t *count;              /* [BINS] */
-    uint32_t *start;              /* [BINS] offset of each collected bin */
-    uint32_t *radix;              /* [2][SUB_SIZE] */
-    uint32_t *region;             /* [n + 16] tokens above the pre-filter level, id order */
-    uint32_t *ids, *keys;         /* [n + 16] one collection (id order), then sort temporaries */
-    uint32_t *seg_ids, *seg_keys; /* [n + 16] the collection grouped by bin, high bins first */
+    uint64_t *hist;                       /* [COPIES][BINS] count and low key bits per bin */
+    double *sum;                          /* [BINS] exact per-bin sums */
+    uint32_t *count;                      /* [BINS] */
+    uint32_t *start;                      /* [BINS] offset of each collected bin */
+    uint32_t *radix;                      /* [2][SUB_SIZE] */
+    uint32_t *region;                     /* [n + 16] tokens above the pre-filter level, id order */
+    uint32_t *ids, *keys;                 /* [n + 16] one collection (id order), then sort temporaries */
+    uint32_t *seg_ids, *seg_keys;         /* [n + 16] the collection grouped by bin, high bins first */
+    uint32_t *seg_tmp_ids, *seg_tmp_keys; /* [n + 16] one sub-bin's tokens */
+    uint32_t *sub_radix;                  /* [2][SUB_SIZE] radix counts while the sub-bin counts live */
 };
 
 size_t sampler_top_p_scratch_bytes(int n) {
     if (n < 1) n = 1;
     return 64 + sizeof(uint64_t) * COPIES * BINS + (sizeof(double) + sizeof(uint32_t)) * BINS +
-           sizeof(uint32_t) * (BINS + 2 * SUB_SIZE) + 5 * sizeof(uint32_t) * ((size_t)n + 16);
+           sizeof(uint32_t) * (BINS + 4 * SUB_SIZE) + 7 * sizeof(uint32_t) * ((size_t)n + 16);
 }
 
 static struct topp_work work_layout(void *scratch, int n) {
@@ -60,6 +62,9 @@ static struct topp_work work_layout(void *scratch, int n) {
     w.keys = w.ids + n + 16;
     w.seg_ids = w.keys + n + 16;
     w.seg_keys = w.seg_ids + n + 16;
+    w.seg_tmp_ids = w.seg_keys + n + 16;
+    w.seg_tmp_keys = w.seg_tmp_ids + n + 16;
+    w.sub_radix = w.seg_tmp_keys + n + 16;
     return w;
 }
 
@@ -231,6 +236,57 @@ static void walk_sorted(struct walk *wk, const float *probs, const uint32_t *sid
     }
 }
 
+/* One bin where the cut may fall, its c tokens in id order. While sums are exact the bin splits again on
+ * the next 10 key bits into sub-bins whose exact sums come from integers too: sub-bins that are kept whole
+ * need no sort, and only the sub-bin holding the cut is sorted and walked token by token. Otherwise (or
+ * for a short bin) the whole bin is sorted and walked. */
+static void walk_bin(struct walk *wk, const struct topp_work *w, const float *probs, uint32_t *sid,
+                     uint32_t *sk, int c, int b, float top_p) {
+    if (c <= 64 || !(wk->run + w->sum[b] < 0x1p53 * bin_ulp(b))) {
+        sort_bin(sid, sk, w->ids, w->keys, c, w->radix);
+        walk_sorted(wk, probs, sid, sk, c, top_p);
+        return;
+    }
+    uint32_t *cnt = w->radix, *low = w->radix + SUB_SIZE; /* per sub-bin: count, sum of the low 10 bits */
+    memset(w->radix, 0, sizeof(uint32_t) * 2 * SUB_SIZE);
+    for (int j = 0; j < c; j++) {
+        uint32_t s = (sk[j] >> SUB_BITS) & (SUB_SIZE - 1);
+        cnt[s]++;
+        low[s] += sk[j] & (SUB_SIZE - 1);
+    }
+    int e = b >> 3, whole_sub = -1;
+    for (int s = SUB_SIZE - 1; s >= 0 && !wk->cut; s--) {
+        if (!cnt[s]) continue;
+        uint64_t lead =
+            ((uint64_t)((e ? 8 : 0) + (b & 7)) << SUB_BITS) | (uint64_t)s; /* 1 + 13 mantissa bits */
+        double whole = wk->run + ldexp((double)(cnt[s] * lead * SUB_SIZE + low[s]), (e ? e : 1) - 150);
+        uint32_t floor_key = ((uint32_t)b << BIN_SHIFT) | ((uint32_t)s << SUB_BITS);
+        float floor_v;
+        memcpy(&floor_v, &floor_key, sizeof floor_v);
+        if ((float)whole - floor_v < top_p) { /* even its smallest possible value is kept: all of it is */
+            wk->run = wk->run_kept = whole;
+            wk->kept += (int)cnt[s];
+            whole_sub = s;
+            continue;
+        }
+        int m = 0; /* the sub-bin's tokens, id order, sorted on the last 10 bits and walked */
+        for (int j = 0; j < c; j++)
+            if (((sk[j] >> SUB_BITS) & (SUB_SIZE - 1)) == (uint32_t)s)
+                w->seg_tmp_ids[m] = sid[j], w->seg_tmp_keys[m++] = sk[j];
+        int kept_before = wk->kept;
+        sort_bin(w->seg_tmp_ids, w->seg_tmp_keys, w->ids, w->keys, m, w->sub_radix);
+        walk_sorted(wk, probs, w->seg_tmp_ids, w->seg_tmp_keys, m, top_p);
+        if (wk->kept > kept_before) whole_sub = -1; /* the last kept token is known */
+    }
+    if (whole_sub >= 0) { /* the last kept token closes that sub-bin: its smallest, highest id among ties */
+        wk->kc = 0xffffffffu;
+        for (int j = 0; j < c; j++)
+            if (((sk[j] >> SUB_BITS) & (SUB_SIZE - 1)) == (uint32_t)whole_sub && sk[j] <= wk->kc)
+                wk->kc = sk[j], wk->ic = (int)sid[j];
+        wk->whole_bin = -1;
+    }
+}
+
 int sampler_top_p_fast(float *probs, int n, float top_p, void *scratch) {
     return sampler_top_p_fast_into(probs, probs, n, top_p, scratch);
 }
@@ -330,8 +386,7 @@ int sampler_top_p_fast_fused(float *out, const float *probs, int n, float top_p,
             }
             uint32_t *sid = w.seg_ids + at, *sk = w.seg_keys + at;
             at += (uint32_t)c;
-            sort_bin(sid, sk, w.ids, w.keys, c, w.radix);
-            walk_sorted(&wk, probs, sid, sk, c, top_p);
+            walk_bin(&wk, &w, probs, sid, sk, c, x, top_p);
         }
         b = lo - 1;
     }

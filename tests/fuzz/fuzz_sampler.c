@@ -16,8 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 8) return 0;
     uint32_t head;
     memcpy(&head, data, 4);
-    float top_p = (float)(head % 1000001u) / 1e6f; /* [0, 1] */
-    float temperature = (float)(data[4] % 8) * 0.25f;   /* 0 (greedy) .. 1.75 */
+    float top_p = (float)(head % 1000001u) / 1e6f;    /* [0, 1] */
+    float temperature = (float)(data[4] % 8) * 0.25f; /* 0 (greedy) .. 1.75 */
     enum fr_dtype dtype = data[5] & 1 ? FR_DTYPE_BF16 : FR_DTYPE_F32;
     data += 8, size -= 8;
     int n = (int)(size / fr_dtype_size(dtype));
