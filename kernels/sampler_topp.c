@@ -6,8 +6,9 @@
  * counts and sums of the low key bits. Walking the bins from the top, the reference's double running sum
  * stays exact while it is below 2^53 ulps of the current bin; then a bin whose smallest possible value
  * would still be kept is taken whole, with no sort: the order inside it cannot change any sum. Only the
- * bins where the cut may fall (and any bin once sums stop being exact) are collected in id order, radix
- * sorted (key descending, stable: id ascending) and walked token by token exactly as the reference does.
+ * bins where the cut may fall (and any bin once sums stop being exact) are collected in id order; inside
+ * one, while sums are exact, the same split repeats on the next 10 key bits, and only the part holding the
+ * cut is radix sorted (key descending, stable: id ascending) and walked token by token as the reference.
  * A power-of-two pre-filter keeps a peaked row from histogramming its long tail: only the tokens above the
  * highest level whose mass covers top_p are histogrammed, the rest only if the nucleus reaches them.
  * The renormalizing sum is the reference's id-order double sum; it is exact (so equal to the sorted-order
