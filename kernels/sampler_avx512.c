@@ -45,11 +45,13 @@ static int find_avx512(const void *row, enum fr_dtype dtype, int n, float v) {
     return n - 1;
 }
 
+/* sampler_exp on 16 lanes. Rounding t with roundscale equals the scalar (t + 1.5 * 2^23) - 1.5 * 2^23 for
+ * |t| < 2^22, and scalef rounds y * 2^n once, as the scalar's two exact-then-rounded factors do. */
 static inline __m512 exp16(__m512 x) {
     __mmask16 live = _mm512_cmp_ps_mask(x, _mm512_set1_ps(SAMPLER_EXP_LO), _CMP_GE_OQ);
     x = _mm512_max_ps(x, _mm512_set1_ps(SAMPLER_EXP_LO)); /* keeps dead lanes (-inf) finite */
-    __m512 mag = _mm512_set1_ps(SAMPLER_ROUND_MAG);
-    __m512 n = _mm512_sub_ps(_mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(SAMPLER_LOG2E)), mag), mag);
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(SAMPLER_LOG2E)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m512 r = _mm512_sub_ps(x, _mm512_mul_ps(n, _mm512_set1_ps(SAMPLER_LN2_HI)));
     r = _mm512_sub_ps(r, _mm512_mul_ps(n, _mm512_set1_ps(SAMPLER_LN2_LO)));
     __m512 z = _mm512_mul_ps(r, r);
@@ -61,14 +63,7 @@ static inline __m512 exp16(__m512 x) {
     y = _mm512_add_ps(_mm512_mul_ps(y, r), _mm512_set1_ps(SAMPLER_EXP_P5));
     y = _mm512_add_ps(_mm512_mul_ps(y, z), r);
     y = _mm512_add_ps(y, _mm512_set1_ps(1.0f));
-    __m512i ni = _mm512_cvttps_epi32(n);
-    __m512i n1 = _mm512_sub_epi32(_mm512_setzero_si512(),
-                                  _mm512_srli_epi32(_mm512_sub_epi32(_mm512_setzero_si512(), ni), 1));
-    __m512i n2 = _mm512_sub_epi32(ni, n1);
-    __m512i bias = _mm512_set1_epi32(127);
-    __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, bias), 23));
-    __m512 s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, bias), 23));
-    return _mm512_maskz_mov_ps(live, _mm512_mul_ps(_mm512_mul_ps(y, s1), s2));
+    return _mm512_maskz_scalef_ps(live, y, n);
 }
 
 static inline void acc_add(__m512d *lo, __m512d *hi, __m512 v) {
