@@ -97,11 +97,10 @@ static void exp_sum_avx512(float *e, const void *row, enum fr_dtype dtype, int n
     _mm512_storeu_pd(acc + 8, hi);
 }
 
-/* The level masses, acc_j += v where v's key >= 2^(-4(j+1)), in seven named accumulators: kept in an
- * array, GCC stores the whole array back every step. SAMPLER_LEVELS is 7. */
+/* The level masses, acc_j += v where v's key >= 2^(-6(j+1)), in four named accumulators: kept in an
+ * array, GCC stores the whole array back every step. */
 #define LEVELS_DECLARE                                                                                       \
-    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0, acc4 = acc0, acc5 = acc0,      \
-           acc6 = acc0;                                                                                      \
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;                                \
     const __m512i sign_ = _mm512_set1_epi32(0x7fffffff)
 #define LEVEL_ADD(j, key, v)                                                                                 \
     acc##j = _mm512_mask_add_ps(                                                                             \
@@ -111,14 +110,13 @@ static void exp_sum_avx512(float *e, const void *row, enum fr_dtype dtype, int n
     do {                                                                                                     \
         __m512i key_ = _mm512_and_si512(_mm512_castps_si512(v), sign_);                                      \
         LEVEL_ADD(0, key_, v), LEVEL_ADD(1, key_, v), LEVEL_ADD(2, key_, v), LEVEL_ADD(3, key_, v);          \
-        LEVEL_ADD(4, key_, v), LEVEL_ADD(5, key_, v), LEVEL_ADD(6, key_, v);                                 \
     } while (0)
 #define LEVELS_OUT(mass)                                                                                     \
     do {                                                                                                     \
-        const __m512 all_[SAMPLER_LEVELS] = {acc0, acc1, acc2, acc3, acc4, acc5, acc6};                      \
+        const __m512 all_[SAMPLER_LEVELS] = {acc0, acc1, acc2, acc3};                                        \
         for (int j_ = 0; j_ < SAMPLER_LEVELS; j_++) (mass)[j_] = _mm512_reduce_add_ps(all_[j_]);             \
     } while (0)
-_Static_assert(SAMPLER_LEVELS == 7, "LEVELS_ADD names seven accumulators");
+_Static_assert(SAMPLER_LEVELS == 4, "LEVELS_ADD names four accumulators");
 
 static void levels_avx512(const float *p, int n, float *mass) {
     LEVELS_DECLARE;

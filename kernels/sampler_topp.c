@@ -307,7 +307,7 @@ int sampler_top_p_fast_fused(float *out, const float *probs, int n, float top_p,
     const struct sampler_row_ops *ops = sampler_ops();
     struct topp_work w = work_layout(scratch, n);
 
-    /* pre-filter: the highest level 2^-4j whose (approximate) mass covers top_p with a margin */
+    /* pre-filter: the highest level 2^-6j whose (approximate) mass covers top_p with a margin */
     float level_mass[SAMPLER_LEVELS];
     if (levels)
         memcpy(level_mass, levels, sizeof level_mass);

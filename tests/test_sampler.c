@@ -425,8 +425,9 @@ Test(sampler, softmax_exp_sweep_bitwise_across_isas) {
         int first = -1;
         for (int i = 0; i < N && first < 0; i++)
             if (memcmp(a + i, b + i, sizeof(float))) first = i;
-        cr_expect_eq(first, -1, "isa %d differs at x = %.9g: %a vs %a", isa, first < 0 ? 0.0 : (double)row[first],
-                     first < 0 ? 0.0 : (double)b[first], first < 0 ? 0.0 : (double)a[first]);
+        cr_expect_eq(first, -1, "isa %d differs at x = %.9g: %a vs %a", isa,
+                     first < 0 ? 0.0 : (double)row[first], first < 0 ? 0.0 : (double)b[first],
+                     first < 0 ? 0.0 : (double)a[first]);
     }
     sampler_isa_force(KERNEL_ISA_COUNT);
     free(row), free(a), free(b);
