@@ -22,7 +22,7 @@ ISA_AVX512 := -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512bf16 -mfma -mf1
 
 LIB_SRC  := $(wildcard kernels/*.c model/*.c roofline/*.c bench/*.c)
 LIB_SRC  := $(filter-out bench/main.c,$(LIB_SRC))
-TEST_SRC := $(wildcard tests/test_*.c)
+TEST_SRC := $(wildcard tests/test_*.c tests/cli_run.c)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -41,10 +41,12 @@ deps:
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(BASEFLAGS) $(CFLAGS) $(ISA) -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(BASEFLAGS) $(CFLAGS) $(ISA) -c $< -o $@
 $(BUILD)/san/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(BASEFLAGS) $(SANITIZE) $(ISA) -c $< -o $@
+	@echo "  CC san  $<"
+	@$(CC) $(BASEFLAGS) $(SANITIZE) $(ISA) -c $< -o $@
 $(BUILD)/obj/%_avx2.o $(BUILD)/san/%_avx2.o: ISA = $(ISA_AVX2)
 $(BUILD)/obj/%_avx512.o $(BUILD)/san/%_avx512.o: ISA = $(ISA_AVX512)
 
@@ -80,19 +82,26 @@ lint: deps
 	clang-tidy --quiet $(LIB_SRC) bench/main.c -- -std=c11 -D_GNU_SOURCE -fopenmp -I. $(PKG_CFLAGS) \
 	  $(ISA_AVX512)
 
-# libFuzzer harnesses (clang); each runs for FUZZ_SECONDS.
+# libFuzzer harnesses (clang); each runs for FUZZ_SECONDS over its seed corpus in tests/fuzz/corpus/.
 FUZZ_SECONDS ?= 20
 FUZZ_CC      ?= clang
-fuzz: deps
-	@mkdir -p $(BUILD)/fuzz
+FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fopenmp -I. $(PKG_CFLAGS)
+FUZZ_OBJ     := $(LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
+$(BUILD)/fuzz/obj/%.o: %.c
+	@mkdir -p $(@D)
+	@echo "  CC fuzz $<"
+	@$(FUZZ_CC) $(FUZZ_FLAGS) $(ISA) -c $< -o $@
+$(BUILD)/fuzz/obj/%_avx2.o: ISA = $(ISA_AVX2)
+$(BUILD)/fuzz/obj/%_avx512.o: ISA = $(ISA_AVX512)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+fuzz: deps $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 	@set -e; for f in $(FUZZ_SRC); do \
-	  n=$$(basename $$f .c); \
-	  $(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fopenmp -I. \
-	    $(PKG_CFLAGS) $(ISA_AVX512) -o $(BUILD)/fuzz/$$n $$f $(LIB_SRC) $(LDLIBS); \
-	  mkdir -p $(BUILD)/fuzz/$$n-corpus; \
+	  n=$$(basename $$f .c); mkdir -p $(BUILD)/fuzz/$$n-corpus; \
 	  echo "fuzz: $$n for $(FUZZ_SECONDS) s"; \
 	  $(BUILD)/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $(BUILD)/fuzz/$$n-corpus \
-	    tests/fuzz/corpus/$$n; \
+	    tests/fuzz/corpus/$$n > $(BUILD)/fuzz/$$n.log 2>&1 || { tail -40 $(BUILD)/fuzz/$$n.log; exit 1; }; \
+	  grep -E '^(Done|stat::number_of_executed_units)' $(BUILD)/fuzz/$$n.log; \
 	done
 
 install: all

@@ -1,8 +1,113 @@
-/* forge-roofline compare: placeholder until its issue lands. */
+/* forge-roofline compare RUN_A RUN_B [--out DIR] [--force]: pairs the rows of two runs, writes compare.md
+ * and compare.png/.svg, and prints compare.md. Runs of a different model, dtype, thread count or CPU are
+ * refused (exit 2) unless --force. Checked end to end in tests/test_report_compare.c. */
 #include "bench/cli.h"
 
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/compare.h"
+#include "bench/report_json.h"
+#include "bench/report_write.h"
+
+static void usage(FILE *f) {
+    fputs("usage: forge-roofline compare RUN_A RUN_B [--out DIR] [--force]\n"
+          "  RUN_A, RUN_B  results folders (or their run.json); A is the baseline, ratios are B/A\n"
+          "  --out DIR     where compare.md and compare.png/.svg go\n"
+          "                (default: compare-<A>-vs-<B> beside RUN_B)\n"
+          "  --force       compare runs of a different model, dtype, thread count or CPU anyway\n",
+          f);
+}
+
+/* The folder name of a run path and the folder holding it, without a trailing /run.json. */
+static void run_split(const char *path, char *base, size_t base_len, char *parent, size_t parent_len) {
+    char buf[1024], copy[1024];
+    snprintf(buf, sizeof buf, "%s", path);
+    size_t n = strlen(buf);
+    while (n > 1 && buf[n - 1] == '/') buf[--n] = '\0';
+    if (n >= 9 && strcmp(buf + n - 9, "/run.json") == 0) buf[n - 9] = '\0';
+    memcpy(copy, buf, sizeof copy);
+    snprintf(base, base_len, "%s", basename(buf));
+    snprintf(parent, parent_len, "%s", dirname(copy));
+}
+
 int cmd_compare(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return cli_fail("'compare' is not implemented yet");
+    const char *runs[2] = {NULL, NULL}, *out = NULL;
+    int n_runs = 0;
+    bool force = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return CLI_EXIT_OK;
+        } else if (strcmp(a, "--force") == 0) {
+            force = true;
+        } else if (strcmp(a, "--out") == 0) {
+            if (i + 1 >= argc || !argv[i + 1][0]) return cli_usage_error("compare: --out needs a folder");
+            out = argv[++i];
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return cli_usage_error("compare: unknown option '%s' (try compare --help)", a);
+        } else if (n_runs < 2) {
+            runs[n_runs++] = a;
+        } else {
+            return cli_usage_error("compare: more than two runs given ('%s')", a);
+        }
+    }
+    if (n_runs != 2)
+        return cli_usage_error("compare: needs two runs: compare RUN_A RUN_B [--out DIR] [--force]");
+
+    struct run_report *ra = malloc(sizeof *ra), *rb = malloc(sizeof *rb);
+    if (!ra || !rb) {
+        free(ra);
+        free(rb);
+        return cli_fail("compare: out of memory");
+    }
+    int rc = CLI_EXIT_OK;
+    struct fr_err err = {{0}}, mismatch = {{0}};
+    if (report_json_read(runs[0], ra, &err) != 0 || report_json_read(runs[1], rb, &err) != 0) {
+        rc = cli_usage_error("compare: %s", err.msg);
+        goto done;
+    }
+    if (compare_check(ra, rb, &mismatch) != 0) {
+        if (!force) {
+            rc = cli_usage_error("compare: %s (use --force to compare anyway)", mismatch.msg);
+            goto done;
+        }
+        fprintf(stderr, "forge-roofline: warning: %s; comparing anyway (--force)\n", mismatch.msg);
+    }
+    char out_buf[2048];
+    if (!out) {
+        char base_a[256], base_b[256], parent[1024], unused[1024];
+        run_split(runs[0], base_a, sizeof base_a, unused, sizeof unused);
+        run_split(runs[1], base_b, sizeof base_b, parent, sizeof parent);
+        snprintf(out_buf, sizeof out_buf, "%s/compare-%s-vs-%s", parent, base_a, base_b);
+        out = out_buf;
+    }
+    const char *why = mismatch.msg[0] ? mismatch.msg + strlen("runs are not comparable: ") : NULL;
+    if (compare_write(ra, rb, runs[0], runs[1], why, out, &err) != 0) {
+        rc = cli_fail("compare: %s", err.msg);
+        goto done;
+    }
+    int plots = report_plots_draw_mode("--compare", out, &err);
+    if (plots == REPORT_PLOTS_NO_GNUPLOT)
+        fprintf(stderr, "forge-roofline: warning: %s; compare.md written\n", err.msg);
+    else if (plots == REPORT_PLOTS_FAILED)
+        rc = cli_fail("compare: %s", err.msg);
+
+    char md[2100];
+    snprintf(md, sizeof md, "%s/compare.md", out);
+    FILE *f = fopen(md, "r");
+    if (f) {
+        char buf[4096];
+        size_t got;
+        while ((got = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, got, stdout);
+        fclose(f);
+    }
+    fprintf(stderr, "forge-roofline: compare written to %s\n", out);
+done:
+    free(ra);
+    free(rb);
+    return rc;
 }

@@ -1,8 +1,230 @@
-/* forge-roofline predict: placeholder until its issue lands. */
+/* forge-roofline predict: the analytic cost of one decode step, per block and in total, for each context
+ * length asked for, as markdown, CSV or JSON. Every figure comes from model/cost.c; nothing is measured. */
+#include <cJSON.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "bench/cli.h"
+#include "bench/model_opts.h"
+#include "model/cost.h"
+
+#define PREDICT_MAX_CONTEXTS 32
+
+enum predict_format { PREDICT_MD, PREDICT_CSV, PREDICT_JSON };
+
+struct predict_args {
+    const char *model;
+    struct cost_opts cost;
+    enum sampler_variant sampler;
+    enum predict_format format;
+    long contexts[PREDICT_MAX_CONTEXTS];
+    int n_contexts;
+};
+
+static void usage(FILE *f) {
+    fprintf(
+        f,
+        "usage: forge-roofline predict --model M [--context 1,1024,4096] [--dtype bf16|f32] [--kv bf16|f32]\n"
+        "                              [--sampler chain|greedy] [--format md|csv|json]\n"
+        "Predicted FLOPs and bytes (weights, KV read, KV written, activations) of every block of one\n"
+        "decode step at batch 1, and per-step totals, for each context length T (tokens already cached).\n");
+}
+
+static int parse_args(int argc, char **argv, struct predict_args *a) {
+    static const struct option opts[] = {
+        {"model", required_argument, 0, 'm'},  {"context", required_argument, 0, 'c'},
+        {"dtype", required_argument, 0, 'd'},  {"kv", required_argument, 0, 'k'},
+        {"format", required_argument, 0, 'f'}, {"sampler", required_argument, 0, 's'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    *a = (struct predict_args){.cost = {FR_DTYPE_BF16, FR_DTYPE_BF16}, .sampler = SAMPLER_VARIANT_CHAIN};
+    a->contexts[0] = 1, a->contexts[1] = 1024, a->contexts[2] = 4096, a->n_contexts = 3;
+    optind = 1;
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'm':
+            a->model = optarg;
+            break;
+        case 'c':
+            a->n_contexts = cli_parse_long_list(optarg, 0, 1L << 30, a->contexts, PREDICT_MAX_CONTEXTS);
+            if (a->n_contexts < 0)
+                return cli_usage_error("--context: expected a comma-separated list of integers in [0, 2^30], "
+                                       "at most %d, got '%s'",
+                                       PREDICT_MAX_CONTEXTS, optarg);
+            break;
+        case 'd':
+            if (model_opts_dtype("--dtype", optarg, &a->cost.weights)) return CLI_EXIT_USAGE;
+            break;
+        case 'k':
+            if (model_opts_dtype("--kv", optarg, &a->cost.kv)) return CLI_EXIT_USAGE;
+            break;
+        case 's':
+            if (strcmp(optarg, "chain") == 0)
+                a->sampler = SAMPLER_VARIANT_CHAIN;
+            else if (strcmp(optarg, "greedy") == 0)
+                a->sampler = SAMPLER_VARIANT_GREEDY;
+            else
+                return cli_usage_error("--sampler: expected chain or greedy, got '%s'", optarg);
+            break;
+        case 'f':
+            if (strcmp(optarg, "md") == 0)
+                a->format = PREDICT_MD;
+            else if (strcmp(optarg, "csv") == 0)
+                a->format = PREDICT_CSV;
+            else if (strcmp(optarg, "json") == 0)
+                a->format = PREDICT_JSON;
+            else
+                return cli_usage_error("--format: expected md, csv or json, got '%s'", optarg);
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        default:
+            return cli_usage_error("predict: unknown or incomplete option '%s' (try predict --help)",
+                                   argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return cli_usage_error("predict: unexpected argument '%s'", argv[optind]);
+    if (!a->model) return cli_usage_error("predict: --model is required (try predict --help)");
+    return CLI_EXIT_OK;
+}
+
+static void print_md(const struct qwen3_config *cfg, const struct predict_args *a,
+                     const struct step_cost *steps) {
+    printf("# forge-roofline predict: %s\n\n", cfg->name);
+    printf("config %s · params %" PRIu64 " · weights %s · KV %s · batch 1 · sampler %s\n", cfg->path,
+           qwen3_param_count(cfg), fr_dtype_name(a->cost.weights), fr_dtype_name(a->cost.kv),
+           cost_sampler_variant_name(a->sampler));
+    printf("hidden %d · intermediate %d · layers %d · heads %d · KV heads %d · head_dim %d · vocab %d · tied "
+           "%s\n",
+           cfg->hidden, cfg->intermediate, cfg->n_layers, cfg->n_heads, cfg->n_kv_heads, cfg->head_dim,
+           cfg->vocab, cfg->tied_embeddings ? "yes" : "no");
+    printf("KV bytes per cached position: %.0f · bytes are per step (all calls); FLOP/B = FLOPs / bytes\n",
+           cost_kv_bytes_per_position(cfg, a->cost.kv));
+    for (int s = 0; s < a->n_contexts; s++) {
+        const struct step_cost *st = &steps[s];
+        printf("\n## context T = %ld (attends over %ld positions)\n\n", st->context, st->context + 1);
+        printf("| block | calls | FLOPs | weight bytes | KV read bytes | KV write bytes | act bytes | bytes "
+               "| FLOP/B |\n");
+        printf("|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+        for (int i = 0; i < BLOCK_COUNT; i++) {
+            const struct block_cost *b = &st->blocks[i];
+            printf("| %s | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f |\n", block_name(b->id),
+                   b->calls, b->flops, b->weight_bytes, b->kv_read_bytes, b->kv_write_bytes, b->act_bytes,
+                   b->bytes, cost_intensity(b->flops, b->bytes));
+        }
+        printf("| **step** | | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f |\n", st->flops,
+               st->weight_bytes, st->kv_read_bytes, st->kv_write_bytes, st->act_bytes, st->bytes,
+               cost_intensity(st->flops, st->bytes));
+    }
+    printf("\n## steps\n\n| context | FLOPs | bytes | GB | weight bytes | KV read bytes | FLOP/B |\n");
+    printf("|--:|--:|--:|--:|--:|--:|--:|\n");
+    for (int s = 0; s < a->n_contexts; s++)
+        printf("| %ld | %.0f | %.0f | %.4f | %.0f | %.0f | %.3f |\n", steps[s].context, steps[s].flops,
+               steps[s].bytes, steps[s].bytes / 1e9, steps[s].weight_bytes, steps[s].kv_read_bytes,
+               cost_intensity(steps[s].flops, steps[s].bytes));
+}
+
+static void print_csv(const struct qwen3_config *cfg, const struct predict_args *a,
+                      const struct step_cost *steps) {
+    printf("model,weights,kv,context,block,calls,flops,weight_bytes,kv_read_bytes,kv_write_bytes,act_bytes,"
+           "bytes,"
+           "flop_per_byte\n");
+    for (int s = 0; s < a->n_contexts; s++) {
+        for (int i = 0; i <= BLOCK_COUNT; i++) {
+            const struct step_cost *st = &steps[s];
+            const struct block_cost *b = i < BLOCK_COUNT ? &st->blocks[i] : NULL;
+            printf("%s,%s,%s,%ld,%s,%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f\n", cfg->name,
+                   fr_dtype_name(a->cost.weights), fr_dtype_name(a->cost.kv), st->context,
+                   b ? block_name(b->id) : "step", b ? b->calls : 1, b ? b->flops : st->flops,
+                   b ? b->weight_bytes : st->weight_bytes, b ? b->kv_read_bytes : st->kv_read_bytes,
+                   b ? b->kv_write_bytes : st->kv_write_bytes, b ? b->act_bytes : st->act_bytes,
+                   b ? b->bytes : st->bytes,
+                   b ? cost_intensity(b->flops, b->bytes) : cost_intensity(st->flops, st->bytes));
+        }
+    }
+}
+
+static void json_add_costs(cJSON *o, double flops, double w, double kvr, double kvw, double act,
+                           double bytes) {
+    cJSON_AddNumberToObject(o, "flops", flops);
+    cJSON_AddNumberToObject(o, "bytes", bytes);
+    cJSON_AddNumberToObject(o, "weight_bytes", w);
+    cJSON_AddNumberToObject(o, "kv_read_bytes", kvr);
+    cJSON_AddNumberToObject(o, "kv_write_bytes", kvw);
+    cJSON_AddNumberToObject(o, "act_bytes", act);
+    cJSON_AddNumberToObject(o, "flop_per_byte", cost_intensity(flops, bytes));
+}
+
+static int print_json(const struct qwen3_config *cfg, const struct predict_args *a,
+                      const struct step_cost *steps) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", "forge-roofline-predict/1");
+    cJSON *m = cJSON_AddObjectToObject(root, "model");
+    cJSON_AddStringToObject(m, "name", cfg->name);
+    cJSON_AddStringToObject(m, "config", cfg->path);
+    cJSON_AddNumberToObject(m, "params", (double)qwen3_param_count(cfg));
+    cJSON_AddNumberToObject(m, "hidden", cfg->hidden);
+    cJSON_AddNumberToObject(m, "intermediate", cfg->intermediate);
+    cJSON_AddNumberToObject(m, "layers", cfg->n_layers);
+    cJSON_AddNumberToObject(m, "heads", cfg->n_heads);
+    cJSON_AddNumberToObject(m, "kv_heads", cfg->n_kv_heads);
+    cJSON_AddNumberToObject(m, "head_dim", cfg->head_dim);
+    cJSON_AddNumberToObject(m, "vocab", cfg->vocab);
+    cJSON_AddBoolToObject(m, "tied_embeddings", cfg->tied_embeddings);
+    cJSON_AddNumberToObject(m, "kv_bytes_per_position", cost_kv_bytes_per_position(cfg, a->cost.kv));
+    cJSON_AddStringToObject(root, "dtype", fr_dtype_name(a->cost.weights));
+    cJSON_AddStringToObject(root, "kv", fr_dtype_name(a->cost.kv));
+    cJSON_AddStringToObject(root, "sampler", cost_sampler_variant_name(a->sampler));
+    cJSON *blocks = cJSON_AddArrayToObject(root, "blocks");
+    cJSON *jsteps = cJSON_AddArrayToObject(root, "steps");
+    for (int s = 0; s < a->n_contexts; s++) {
+        const struct step_cost *st = &steps[s];
+        for (int i = 0; i < BLOCK_COUNT; i++) {
+            const struct block_cost *b = &st->blocks[i];
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "name", block_name(b->id));
+            cJSON_AddNumberToObject(o, "context", (double)st->context);
+            cJSON_AddNumberToObject(o, "calls", b->calls);
+            json_add_costs(o, b->flops, b->weight_bytes, b->kv_read_bytes, b->kv_write_bytes, b->act_bytes,
+                           b->bytes);
+            cJSON_AddItemToArray(blocks, o);
+        }
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "context", (double)st->context);
+        json_add_costs(o, st->flops, st->weight_bytes, st->kv_read_bytes, st->kv_write_bytes, st->act_bytes,
+                       st->bytes);
+        cJSON_AddItemToArray(jsteps, o);
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) return cli_fail("predict: out of memory writing JSON");
+    puts(text);
+    free(text);
+    return CLI_EXIT_OK;
+}
 
 int cmd_predict(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return cli_fail("'predict' is not implemented yet");
+    struct predict_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc < 0) return CLI_EXIT_OK; /* --help */
+    if (rc) return rc;
+    struct qwen3_config cfg;
+    if ((rc = model_opts_load(a.model, &cfg))) return rc;
+    if (cost_params_from_blocks(&cfg) != qwen3_param_count(&cfg))
+        return cli_fail("predict: self-check failed: the block table reads %" PRIu64
+                        " parameters, the config has %" PRIu64,
+                        cost_params_from_blocks(&cfg), qwen3_param_count(&cfg));
+    struct step_cost steps[PREDICT_MAX_CONTEXTS];
+    for (int s = 0; s < a.n_contexts; s++) cost_step(&cfg, &a.cost, a.contexts[s], a.sampler, &steps[s]);
+    if (a.format == PREDICT_JSON) return print_json(&cfg, &a, steps);
+    if (a.format == PREDICT_CSV)
+        print_csv(&cfg, &a, steps);
+    else
+        print_md(&cfg, &a, steps);
+    return CLI_EXIT_OK;
 }

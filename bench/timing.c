@@ -62,3 +62,44 @@ int timing_measure(timing_fn fn, void *ctx, const struct timing_opts *opts, stru
     free(samples);
     return 0;
 }
+
+int timing_measure_pair(timing_fn fa, void *ctx_a, timing_fn fb, void *ctx_b, const struct timing_opts *opts,
+                        struct timing_stats *out_a, struct timing_stats *out_b, double *median_ratio) {
+    int max_reps = opts->max_reps > 0 ? opts->max_reps : 1000;
+    int min_reps = opts->min_reps > 0 ? opts->min_reps : 1;
+    if (min_reps > max_reps) min_reps = max_reps;
+    double *sa = malloc(sizeof *sa * (size_t)max_reps), *sb = malloc(sizeof *sb * (size_t)max_reps);
+    double *ratio = malloc(sizeof *ratio * (size_t)max_reps);
+    if (!sa || !sb || !ratio) {
+        free(ratio);
+        free(sb);
+        free(sa);
+        return -1;
+    }
+    long rep = 0;
+    for (int i = 0; i < opts->warmup; i++, rep++) fa(ctx_a, rep), fb(ctx_b, rep);
+    int n = 0;
+    double timed = 0;
+    while (n < max_reps && (n < min_reps || timed < opts->min_time_s)) {
+        double t0 = timing_now_s();
+        fa(ctx_a, rep);
+        double t1 = timing_now_s();
+        fb(ctx_b, rep++);
+        double t2 = timing_now_s();
+        sa[n] = t1 - t0, sb[n] = t2 - t1;
+        ratio[n] = sb[n] > 0 ? sa[n] / sb[n] : 0;
+        timed += t2 - t0;
+        n++;
+    }
+    timing_stats_from_samples(sa, n, out_a);
+    timing_stats_from_samples(sb, n, out_b);
+    if (median_ratio) {
+        struct timing_stats rs;
+        timing_stats_from_samples(ratio, n, &rs);
+        *median_ratio = rs.median_s;
+    }
+    free(ratio);
+    free(sb);
+    free(sa);
+    return 0;
+}

@@ -7,9 +7,9 @@
 
 struct timing_stats {
     double median_s, min_s, max_s, mean_s;
-    double cv;   /* standard deviation / mean */
-    int reps;    /* timed repetitions (warm-up excluded) */
-    bool noisy;  /* cv above TIMING_NOISY_CV: the figure is reported but flagged */
+    double cv;  /* standard deviation / mean */
+    int reps;   /* timed repetitions (warm-up excluded) */
+    bool noisy; /* cv above TIMING_NOISY_CV: the figure is reported but flagged */
 };
 
 #define TIMING_NOISY_CV 0.05
@@ -29,6 +29,13 @@ double timing_resolution_s(void); /* clock_getres of CLOCK_MONOTONIC */
 
 /* Runs fn under the options and fills out. Returns non-zero only on allocation failure. */
 int timing_measure(timing_fn fn, void *ctx, const struct timing_opts *opts, struct timing_stats *out);
+
+/* Runs fa and fb alternately (a, b, a, b, ...) under the same options, so both see the same noise of a
+ * shared machine: for comparing two kernels that do the same work. median_ratio (may be NULL) receives the
+ * median over the pairs of time_a / time_b, which cancels noise slower than one pair. Returns non-zero only
+ * on allocation failure. */
+int timing_measure_pair(timing_fn fa, void *ctx_a, timing_fn fb, void *ctx_b, const struct timing_opts *opts,
+                        struct timing_stats *out_a, struct timing_stats *out_b, double *median_ratio);
 
 /* Statistics of n samples (sorts them in place). */
 void timing_stats_from_samples(double *samples, int n, struct timing_stats *out);

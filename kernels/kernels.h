@@ -14,15 +14,18 @@
 
 /* ---- instruction-set dispatch ---- */
 enum kernel_isa { KERNEL_ISA_SCALAR, KERNEL_ISA_AVX2, KERNEL_ISA_AVX512, KERNEL_ISA_COUNT };
-enum kernel_isa kernel_isa_best(void);    /* best the CPU supports */
-enum kernel_isa kernel_isa_active(void);  /* the one in use (best unless forced) */
+enum kernel_isa kernel_isa_best(void);     /* best the CPU supports */
+enum kernel_isa kernel_isa_active(void);   /* the one in use (best unless forced) */
 int kernel_isa_force(enum kernel_isa isa); /* -1 if the CPU lacks it; KERNEL_ISA_COUNT = back to best */
 const char *kernel_isa_name(enum kernel_isa isa);
 
 /* ---- matvec: y[rows] = W[rows][cols] . x[cols], W bf16 or f32, x and y f32, f32 accumulation ---- */
 enum matvec_backend { MATVEC_BACKEND_FORGE, MATVEC_BACKEND_OPENBLAS };
-/* Splits rows across the OpenMP threads of the caller's team. Returns -1 (and sets *why when non-NULL) if
- * the backend cannot run this weight type here (e.g. an OpenBLAS build without cblas_sbgemv). */
+/* Splits rows across OpenMP threads: called outside a parallel region (the usual case) it opens its own
+ * `omp parallel` team; called inside an active one, every thread of the team must make the same call (like an
+ * orphaned `omp for`) and each computes its share. MATVEC_BACKEND_OPENBLAS runs on OpenBLAS's own threads
+ * instead (see kernels/matvec_openblas.c). Returns -1 (and sets *why when non-NULL) if the backend cannot run
+ * this weight type here (e.g. an OpenBLAS build without cblas_sbgemv). */
 int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
            enum matvec_backend backend, const char **why);
 bool matvec_backend_available(enum matvec_backend backend, enum fr_dtype wtype, const char **why);
@@ -57,7 +60,9 @@ void kv_store(void *dst, enum fr_dtype kvtype, const float *src, int n);
 /* ---- GQA attention for one new query over n_pos cached positions ----
  * q[n_heads][head_dim]; k_cache, v_cache [n_pos][n_kv_heads][head_dim] of kvtype; out[n_heads][head_dim];
  * query head h reads KV head h / (n_heads / n_kv_heads); scores scaled by 1/sqrt(head_dim); softmax in f32
- * with the row max subtracted. scratch needs n_heads * n_pos floats. Splits heads across OpenMP threads. */
+ * with the row max subtracted. scratch needs n_heads * n_pos floats. Splits positions across OpenMP threads
+ * (flash-decoding: each thread streams its run of K and V rows once for all heads, then the partial softmax
+ * sums are merged), so every cached row is read once per step whatever the head or thread count. */
 void attention(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
                int n_pos, int n_heads, int n_kv_heads, int head_dim, float *scratch);
 void attention_ref(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,

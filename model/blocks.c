@@ -23,9 +23,13 @@ static const struct block_desc blocks[] = {
 };
 static_assert(sizeof blocks / sizeof blocks[0] == BLOCK_COUNT, "block table out of step with enum block_id");
 
-const struct block_desc *block_table(void) { return blocks; }
+const struct block_desc *block_table(void) {
+    return blocks;
+}
 
-const char *block_name(enum block_id id) { return (unsigned)id < BLOCK_COUNT ? blocks[id].name : "?"; }
+const char *block_name(enum block_id id) {
+    return (unsigned)id < BLOCK_COUNT ? blocks[id].name : "?";
+}
 
 const struct block_desc *block_by_name(const char *name) {
     for (int i = 0; i < BLOCK_COUNT; i++)

@@ -28,13 +28,13 @@ enum block_scope { BLOCK_SCOPE_STEP, BLOCK_SCOPE_LAYER };
 
 struct block_desc {
     enum block_id id;
-    const char *name;        /* report and CSV name, e.g. "qkv_proj" */
-    enum block_scope scope;  /* calls per step = 1 or n_layers */
-    int reads_weights;       /* streams a weight matrix from memory */
-    const char *what;        /* one line for --list and report.md */
+    const char *name;       /* report and CSV name, e.g. "qkv_proj" */
+    enum block_scope scope; /* calls per step = 1 or n_layers */
+    int reads_weights;      /* streams a weight matrix from memory */
+    const char *what;       /* one line for --list and report.md */
 };
 
-const struct block_desc *block_table(void);          /* BLOCK_COUNT rows, indexed by enum block_id */
+const struct block_desc *block_table(void);               /* BLOCK_COUNT rows, indexed by enum block_id */
 const struct block_desc *block_by_name(const char *name); /* NULL when unknown */
 const char *block_name(enum block_id id);
 

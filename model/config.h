@@ -9,19 +9,19 @@
 #include "kernels/fr_err.h"
 
 struct qwen3_config {
-    char name[64];          /* model name: directory name under model/, or the file's parent dir */
-    char path[512];         /* the config.json it came from */
-    int hidden;             /* hidden_size, e.g. 1024 */
-    int intermediate;       /* intermediate_size, e.g. 3072 */
-    int n_layers;           /* num_hidden_layers */
-    int n_heads;            /* num_attention_heads (query heads) */
-    int n_kv_heads;         /* num_key_value_heads */
-    int head_dim;           /* head_dim: explicit, NOT hidden / n_heads (128 vs 64 for Qwen3-0.6B) */
-    int vocab;              /* vocab_size */
-    int max_context;        /* max_position_embeddings */
-    double rms_eps;         /* rms_norm_eps */
-    double rope_theta;      /* rope_theta */
-    bool tied_embeddings;   /* tie_word_embeddings: LM head reads the embedding matrix */
+    char name[64];        /* model name: directory name under model/, or the file's parent dir */
+    char path[512];       /* the config.json it came from */
+    int hidden;           /* hidden_size, e.g. 1024 */
+    int intermediate;     /* intermediate_size, e.g. 3072 */
+    int n_layers;         /* num_hidden_layers */
+    int n_heads;          /* num_attention_heads (query heads) */
+    int n_kv_heads;       /* num_key_value_heads */
+    int head_dim;         /* head_dim: explicit, NOT hidden / n_heads (128 vs 64 for Qwen3-0.6B) */
+    int vocab;            /* vocab_size */
+    int max_context;      /* max_position_embeddings */
+    double rms_eps;       /* rms_norm_eps */
+    double rope_theta;    /* rope_theta */
+    bool tied_embeddings; /* tie_word_embeddings: LM head reads the embedding matrix */
 };
 
 /* Parses a config.json file. On error returns non-zero with a one-line message naming the file and the

@@ -1,0 +1,256 @@
+/* struct run_report helpers: the field tables every writer and the reader walk, initialisation to "nothing
+ * measured", the above-roof rule, and the number formats every writer shares (exact round-trip text for
+ * CSV, fixed decimals or "n/a" for markdown). Checked in tests/test_report_write.c and, for the
+ * write-then-read symmetry, tests/test_report_compare.c. */
+#include "bench/report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void stats_init(struct timing_stats *t) {
+    t->median_s = t->min_s = t->max_s = t->mean_s = t->cv = NAN;
+    t->reps = 0;
+    t->noisy = false;
+}
+
+void report_init(struct run_report *r) {
+    memset(r, 0, sizeof *r);
+    r->prov.timer_resolution_s = NAN;
+    r->model.params = r->model.weight_bytes = NAN;
+    r->blocks_context = -1;
+    for (int i = 0; i < REPORT_MAX_CEILINGS; i++) {
+        struct report_ceiling *c = &r->ceilings[i];
+        c->value = c->median = c->min = c->max = NAN;
+    }
+    for (int i = 0; i < BLOCK_COUNT; i++) {
+        struct report_block *b = &r->blocks[i];
+        b->flops = b->bytes = b->predicted_s = b->efficiency = NAN;
+        stats_init(&b->measured);
+        for (int e = 0; e < REPORT_MAX_EVENTS; e++) b->counters[e] = NAN;
+    }
+    for (int i = 0; i < REPORT_MAX_STEPS; i++) {
+        struct report_step *s = &r->steps[i];
+        s->bytes = s->flops = s->predicted_s = s->tokens_per_s = s->efficiency = NAN;
+        stats_init(&s->measured);
+        for (int b = 0; b < BLOCK_COUNT; b++) s->block_s[b] = NAN;
+    }
+    for (int i = 0; i < REPORT_MAX_SAMPLER; i++) {
+        r->sampler[i].nucleus = -1;
+        stats_init(&r->sampler[i].measured);
+    }
+}
+
+double report_ratio(double num, double den) {
+    return (isfinite(num) && isfinite(den) && den > 0) ? num / den : NAN;
+}
+
+const struct report_step *report_headline_step(const struct run_report *r) {
+    for (int i = 0; i < r->n_steps; i++)
+        if (r->steps[i].context == r->blocks_context) return &r->steps[i];
+    return r->n_steps > 0 ? &r->steps[0] : NULL;
+}
+
+FILE *report_file_open(const char *dir, const char *name, struct fr_err *err) {
+    char path[2048];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
+        fr_err_set(err, "path too long: %s/%s", dir, name);
+        return NULL;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) fr_err_set(err, "cannot write '%s': %s", path, strerror(errno));
+    return f;
+}
+
+int report_file_close(FILE *f, const char *dir, const char *name, struct fr_err *err) {
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) return fr_err_set(err, "error writing '%s/%s'", dir, name);
+    return 0;
+}
+
+bool report_is_above_roof(bool flagged, double efficiency) {
+    return flagged || (isfinite(efficiency) && efficiency > 1.0);
+}
+
+const char *report_ceiling_unit(enum report_ceiling_kind kind) {
+    return kind == REPORT_CEILING_COMPUTE ? "GFLOP/s" : "GB/s";
+}
+
+void report_fmt_exact(double v, char *buf) {
+    if (!isfinite(v)) {
+        buf[0] = '\0';
+        return;
+    }
+    /* Integers print without an exponent up to 2^53; other values in the shortest round-trip form. */
+    if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+        snprintf(buf, REPORT_FMT_LEN, "%.0f", v);
+        return;
+    }
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(buf, REPORT_FMT_LEN, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) return;
+    }
+}
+
+void report_fmt_md(double v, double scale, int decimals, char *buf) {
+    if (!isfinite(v) || !isfinite(v * scale)) {
+        snprintf(buf, REPORT_FMT_LEN, "n/a");
+        return;
+    }
+    snprintf(buf, REPORT_FMT_LEN, "%.*f", decimals, v * scale);
+}
+
+/* ---------- field tables ---------- */
+
+#define BOTH (REPORT_IN_JSON | REPORT_IN_CSV)
+#define F_STR(T, key, member)                                                                                \
+    { key, NULL, REPORT_F_STR, offsetof(T, member), sizeof(((T *)0)->member), 0, NULL, BOTH }
+#define F_NUM(T, key, type, member)                                                                          \
+    { key, NULL, type, offsetof(T, member), 0, 0, NULL, BOTH }
+#define F_DERIVED(key, fn)                                                                                   \
+    { key, NULL, REPORT_F_DERIVED, 0, 0, 0, fn, REPORT_IN_CSV }
+/* The timing columns every measured row carries. */
+#define F_STATS(T)                                                                                           \
+    F_NUM(T, "measured_s", REPORT_F_DOUBLE, measured.median_s),                                              \
+        F_NUM(T, "min_s", REPORT_F_DOUBLE, measured.min_s),                                                  \
+        F_NUM(T, "max_s", REPORT_F_DOUBLE, measured.max_s), F_NUM(T, "reps", REPORT_F_INT, measured.reps),   \
+        F_NUM(T, "cv", REPORT_F_DOUBLE, measured.cv), F_NUM(T, "noisy", REPORT_F_BOOL, measured.noisy)
+#define F_ABOVE(T)                                                                                           \
+    {                                                                                                        \
+        "above_roof", NULL, REPORT_F_ABOVE_ROOF, offsetof(T, above_roof), 0, offsetof(T, efficiency), NULL,  \
+            BOTH                                                                                             \
+    }
+
+static double block_intensity(const void *row) {
+    const struct report_block *b = row;
+    return report_ratio(b->flops, b->bytes);
+}
+static double block_gflops(const void *row) {
+    const struct report_block *b = row;
+    return report_ratio(b->flops, b->measured.median_s) / 1e9;
+}
+static double block_gbs(const void *row) {
+    const struct report_block *b = row;
+    return report_ratio(b->bytes, b->measured.median_s) / 1e9;
+}
+static double step_predicted_tps(const void *row) {
+    const struct report_step *s = row;
+    return report_ratio(1.0, s->predicted_s);
+}
+
+#define P struct report_provenance
+static const struct report_field prov_fields[] = {
+    F_STR(P, "version", version),
+    F_STR(P, "git_commit", git_commit),
+    F_STR(P, "command_line", command_line),
+    F_STR(P, "host", host),
+    F_STR(P, "utc", utc_stamp),
+    F_STR(P, "cpu", cpu_model),
+    F_STR(P, "topology", topology),
+    F_NUM(P, "threads", REPORT_F_INT, threads),
+    F_STR(P, "dtype", dtype),
+    F_STR(P, "kv_dtype", kv_dtype),
+    F_STR(P, "gemv_backend", gemv_backend),
+    F_NUM(P, "quick", REPORT_F_BOOL, quick),
+    F_NUM(P, "timer_resolution_s", REPORT_F_DOUBLE, timer_resolution_s),
+};
+#undef P
+
+#define M struct report_model
+static const struct report_field model_fields[] = {
+    F_STR(M, "name", name),
+    F_NUM(M, "params", REPORT_F_DOUBLE, params),
+    F_NUM(M, "hidden", REPORT_F_INT, hidden),
+    F_NUM(M, "intermediate", REPORT_F_INT, intermediate),
+    F_NUM(M, "layers", REPORT_F_INT, n_layers),
+    F_NUM(M, "heads", REPORT_F_INT, n_heads),
+    F_NUM(M, "kv_heads", REPORT_F_INT, n_kv_heads),
+    F_NUM(M, "head_dim", REPORT_F_INT, head_dim),
+    F_NUM(M, "vocab", REPORT_F_INT, vocab),
+    F_NUM(M, "tied_embeddings", REPORT_F_BOOL, tied_embeddings),
+    F_NUM(M, "weight_bytes", REPORT_F_DOUBLE, weight_bytes),
+};
+#undef M
+
+#define C struct report_ceiling
+static const struct report_field ceiling_fields[] = {
+    F_STR(C, "name", name),
+    F_NUM(C, "kind", REPORT_F_KIND, kind),
+    F_NUM(C, "unit", REPORT_F_UNIT, kind),
+    {"value", "best", REPORT_F_DOUBLE, offsetof(C, value), 0, 0, NULL, BOTH},
+    F_NUM(C, "median", REPORT_F_DOUBLE, median),
+    F_NUM(C, "min", REPORT_F_DOUBLE, min),
+    F_NUM(C, "max", REPORT_F_DOUBLE, max),
+    F_NUM(C, "reps", REPORT_F_INT, reps),
+    F_NUM(C, "one_core", REPORT_F_BOOL, one_core),
+    F_NUM(C, "roof", REPORT_F_BOOL, roof),
+    F_NUM(C, "noisy", REPORT_F_BOOL, noisy),
+    F_STR(C, "why", why),
+};
+#undef C
+
+#define B struct report_block
+static const struct report_field block_fields[] = {
+    F_STR(B, "name", name),
+    F_NUM(B, "calls", REPORT_F_LONG, calls),
+    F_NUM(B, "flops", REPORT_F_DOUBLE, flops),
+    F_NUM(B, "bytes", REPORT_F_DOUBLE, bytes),
+    F_DERIVED("intensity_flop_per_byte", block_intensity),
+    F_NUM(B, "predicted_s", REPORT_F_DOUBLE, predicted_s),
+    F_STATS(B),
+    F_NUM(B, "efficiency", REPORT_F_DOUBLE, efficiency),
+    F_STR(B, "bound", bound),
+    F_ABOVE(B),
+    F_DERIVED("measured_gflop_per_s", block_gflops),
+    F_DERIVED("measured_gb_per_s", block_gbs),
+};
+#undef B
+
+#define S struct report_step
+static const struct report_field step_fields[] = {
+    F_NUM(S, "context", REPORT_F_LONG, context),
+    F_NUM(S, "bytes", REPORT_F_DOUBLE, bytes),
+    F_NUM(S, "flops", REPORT_F_DOUBLE, flops),
+    F_NUM(S, "predicted_s", REPORT_F_DOUBLE, predicted_s),
+    F_STATS(S),
+    F_NUM(S, "tokens_per_s", REPORT_F_DOUBLE, tokens_per_s),
+    F_DERIVED("predicted_tokens_per_s", step_predicted_tps),
+    F_NUM(S, "efficiency", REPORT_F_DOUBLE, efficiency),
+    F_ABOVE(S),
+};
+#undef S
+
+#define Z struct report_sampler
+static const struct report_field sampler_fields[] = {
+    F_STR(Z, "variant", variant),
+    F_STR(Z, "row_kind", row_kind),
+    F_NUM(Z, "vocab", REPORT_F_LONG, vocab),
+    F_NUM(Z, "nucleus", REPORT_F_LONG_OPT, nucleus),
+    F_STATS(Z),
+};
+#undef Z
+
+const struct report_field *report_table_fields(enum report_table t, int *n) {
+#define TABLE(a) (*n = (int)(sizeof a / sizeof a[0]), a)
+    switch (t) {
+    case REPORT_TABLE_PROVENANCE:
+        return TABLE(prov_fields);
+    case REPORT_TABLE_MODEL:
+        return TABLE(model_fields);
+    case REPORT_TABLE_CEILING:
+        return TABLE(ceiling_fields);
+    case REPORT_TABLE_BLOCK:
+        return TABLE(block_fields);
+    case REPORT_TABLE_STEP:
+        return TABLE(step_fields);
+    case REPORT_TABLE_SAMPLER:
+        return TABLE(sampler_fields);
+    default:
+        *n = 0;
+        return NULL;
+    }
+#undef TABLE
+}

@@ -1,0 +1,209 @@
+/* struct run_report: everything one run writes, as plain data. The orchestrator (cmd_run) fills it; the
+ * writers of bench/report_write.h turn it into run.json, the CSV files, report.md and the plot inputs.
+ *
+ * Ownership: the struct owns all its storage (fixed-size arrays with counts, fixed-size strings); no
+ * pointer inside it is ever freed. It is tens of KB: allocate it with calloc or make it static, then call
+ * report_init() so every number starts as NaN ("not measured") and every count at 0.
+ *
+ * Units: seconds (_s), bytes, FLOPs; bandwidth ceilings in GB/s (1e9 bytes/s), compute ceilings in GFLOP/s.
+ * A value that was not measured or is unavailable stays NaN; writers print it as null (JSON), an empty
+ * field (CSV) or "n/a" (markdown), never as a number. */
+#ifndef FR_REPORT_H
+#define FR_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <stdio.h>
+
+#include "bench/timing.h"
+#include "kernels/fr_err.h"
+#include "model/blocks.h"
+
+#define REPORT_SCHEMA       "forge-roofline/1"
+#define REPORT_MAX_EVENTS   16
+#define REPORT_MAX_CEILINGS 24
+#define REPORT_MAX_STEPS    24
+#define REPORT_MAX_SAMPLER  96
+#define REPORT_NAME_LEN     64
+#define REPORT_REASON_LEN   256
+
+struct report_provenance {
+    char version[32];        /* FR_VERSION */
+    char git_commit[48];     /* commit of the build, "" when unknown */
+    char command_line[1024]; /* argv joined by spaces */
+    char host[128];
+    char utc_stamp[32]; /* e.g. 20261129T173000Z (results_dir_stamp) */
+    char cpu_model[128];
+    char topology[512]; /* hwloc summary, one line */
+    int threads;
+    char dtype[16];        /* weights, e.g. "bf16" */
+    char kv_dtype[16];     /* KV cache, e.g. "bf16" */
+    char gemv_backend[32]; /* e.g. "avx512", "scalar", "openblas" */
+    bool quick;            /* --quick: fewer repetitions, smaller sweeps */
+    double timer_resolution_s;
+};
+
+struct report_event {
+    char name[REPORT_NAME_LEN]; /* PAPI event name, e.g. "PAPI_TOT_CYC" */
+    bool available;
+    char reason[REPORT_REASON_LEN]; /* why it cannot be counted; "" when available */
+};
+
+struct report_counters {
+    bool available;                 /* at least one event could be counted */
+    char reason[REPORT_REASON_LEN]; /* when not available: the library's reason */
+    int n_events;
+    struct report_event events[REPORT_MAX_EVENTS];
+};
+
+enum report_ceiling_kind {
+    REPORT_CEILING_BANDWIDTH, /* GB/s: a sloped roof */
+    REPORT_CEILING_COMPUTE,   /* GFLOP/s: a flat roof */
+};
+
+struct report_ceiling {
+    char name[REPORT_NAME_LEN]; /* e.g. "dram_read", "l2_read", "fma_f32" */
+    enum report_ceiling_kind kind;
+    double value;            /* the headline figure: best of the repetitions (STREAM's rule) */
+    double median, min, max; /* same unit as value */
+    int reps;
+    bool one_core; /* measured on one core (else on all `threads`) */
+    bool roof;     /* draw it as a roof in the roofline plot */
+    bool noisy;    /* the repetitions spread more than TIMING_NOISY_CV */
+    char why[128]; /* why it is not measured (value NaN); "" otherwise */
+};
+
+struct report_model {
+    char name[REPORT_NAME_LEN];
+    double params; /* parameter count (embedding once when tied) */
+    int hidden, intermediate, n_layers, n_heads, n_kv_heads, head_dim, vocab;
+    bool tied_embeddings;
+    double weight_bytes; /* weight bytes streamed per decode step */
+};
+
+/* One row per block of the block table, for one decode step at `run_report.blocks_context`.
+ * flops, bytes, predicted_s and measured are totals over the step (all `calls` calls). */
+struct report_block {
+    enum block_id id;
+    char name[REPORT_NAME_LEN]; /* block_name(id) */
+    long calls;
+    double flops, bytes;
+    double predicted_s;
+    struct timing_stats measured;       /* median_s is the headline measured_s */
+    double efficiency;                  /* predicted_s / measured_s: 1 = on the roof */
+    char bound[16];                     /* "memory" or "compute" */
+    bool above_roof;                    /* measured faster than the roof allows: an accounting error */
+    double counters[REPORT_MAX_EVENTS]; /* per step, indexed like run_report.counters.events; NaN = none */
+};
+
+/* One row per context length: one whole decode step. */
+struct report_step {
+    long context; /* tokens already in the KV cache */
+    double bytes, flops;
+    double predicted_s;
+    struct timing_stats measured;
+    double tokens_per_s; /* 1 / measured_s */
+    double efficiency;   /* predicted_s / measured_s */
+    bool above_roof;
+    double block_s[BLOCK_COUNT]; /* seconds per step spent in each block (observer); NaN = not observed */
+};
+
+/* One row per sampler variant, row kind and vocabulary size. */
+struct report_sampler {
+    char variant[REPORT_NAME_LEN];  /* e.g. "greedy", "topp_sort", "topp_fast" */
+    char row_kind[REPORT_NAME_LEN]; /* e.g. "peaked", "flat" */
+    long vocab;
+    long nucleus; /* tokens kept by top-p on this row; -1 when it does not apply */
+    struct timing_stats measured;
+};
+
+struct run_report {
+    struct report_provenance prov;
+    struct report_counters counters;
+    int n_ceilings;
+    struct report_ceiling ceilings[REPORT_MAX_CEILINGS];
+    struct report_model model;
+    long blocks_context; /* context length the block rows were measured at */
+    int n_blocks;
+    struct report_block blocks[BLOCK_COUNT];
+    int n_steps;
+    struct report_step steps[REPORT_MAX_STEPS];
+    int n_sampler;
+    struct report_sampler sampler[REPORT_MAX_SAMPLER];
+};
+
+/* The one field list of every table of the report, in column order, in the spirit of llama-bench: run.json,
+ * the CSV files and the run.json reader all walk these tables, so a field cannot be written under one name
+ * and read under another. A field points into its row struct by offset. */
+enum report_table {
+    REPORT_TABLE_PROVENANCE, /* struct report_provenance (JSON object only) */
+    REPORT_TABLE_MODEL,      /* struct report_model (JSON object only) */
+    REPORT_TABLE_CEILING,    /* struct report_ceiling */
+    REPORT_TABLE_BLOCK,      /* struct report_block */
+    REPORT_TABLE_STEP,       /* struct report_step */
+    REPORT_TABLE_SAMPLER,    /* struct report_sampler */
+    REPORT_TABLE_COUNT
+};
+
+enum report_field_type {
+    REPORT_F_STR,        /* char[size] */
+    REPORT_F_DOUBLE,     /* double; NaN = null */
+    REPORT_F_INT,        /* int */
+    REPORT_F_LONG,       /* long */
+    REPORT_F_LONG_OPT,   /* long; negative = null (nucleus) */
+    REPORT_F_BOOL,       /* bool */
+    REPORT_F_ABOVE_ROOF, /* bool flag at offset, efficiency double at aux: written as report_is_above_roof()
+                          */
+    REPORT_F_KIND,       /* enum report_ceiling_kind: "bandwidth" or "compute" */
+    REPORT_F_UNIT,       /* the unit of the ceiling kind at offset (derived, not read back) */
+    REPORT_F_DERIVED,    /* derive(row): CSV only, not read back */
+};
+
+#define REPORT_IN_JSON 1u
+#define REPORT_IN_CSV  2u
+
+struct report_field {
+    const char *name;     /* JSON key and CSV column */
+    const char *csv_name; /* CSV column when it differs, else NULL */
+    enum report_field_type type;
+    size_t offset, size, aux;
+    double (*derive)(const void *row);
+    unsigned where; /* REPORT_IN_JSON | REPORT_IN_CSV */
+};
+
+/* The address of a field in its row. */
+static inline const void *report_field_at(const void *row, size_t offset) {
+    return (const char *)row + offset;
+}
+
+/* The fields of a table and their count. */
+const struct report_field *report_table_fields(enum report_table t, int *n);
+
+/* Zeroes r, then sets every measured or derived number to NaN and nucleus to -1. */
+void report_init(struct run_report *r);
+
+/* num / den, or NaN when either is not finite or den <= 0. */
+double report_ratio(double num, double den);
+
+/* The step shown beside the block rows: the one at blocks_context, else the first; NULL when none. */
+const struct report_step *report_headline_step(const struct run_report *r);
+
+/* Opens dir/name for writing, and closes it checking every write; errors are one line in err. */
+FILE *report_file_open(const char *dir, const char *name, struct fr_err *err);
+int report_file_close(FILE *f, const char *dir, const char *name, struct fr_err *err);
+
+/* A row is reported as an accounting error when flagged, or when its efficiency exceeds 1. */
+bool report_is_above_roof(bool flagged, double efficiency);
+
+/* The unit string of a ceiling kind: "GB/s" or "GFLOP/s". */
+const char *report_ceiling_unit(enum report_ceiling_kind kind);
+
+/* Number formatting shared by the writers and compare. Both write at most 32 bytes into buf.
+ * report_fmt_exact: shortest text that reads back to the same double; "" for NaN or infinity (CSV).
+ * report_fmt_md: v * scale with `decimals` decimals; "n/a" for NaN or infinity (markdown). */
+#define REPORT_FMT_LEN 32
+void report_fmt_exact(double v, char *buf);
+void report_fmt_md(double v, double scale, int decimals, char *buf);
+
+#endif

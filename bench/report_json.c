@@ -1,0 +1,339 @@
+/* run.json writer and reader over the field tables of bench/report.c: one generic row writer, one generic
+ * row reader, and the few nested parts (counters, per-block counter values, per-step block seconds) by
+ * hand. Checked in tests/test_report_write.c (keys, nulls) and tests/test_report_compare.c (round trip,
+ * malformed input). */
+#include "bench/report_json.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---------- writing ---------- */
+
+static void add_num(cJSON *o, const char *key, double v) {
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, key, v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *json_row(enum report_table t, const void *row) {
+    int n;
+    const struct report_field *fs = report_table_fields(t, &n);
+    cJSON *o = cJSON_CreateObject();
+    for (int i = 0; i < n; i++) {
+        const struct report_field *f = &fs[i];
+        if (!(f->where & REPORT_IN_JSON)) continue;
+        const void *p = report_field_at(row, f->offset);
+        switch (f->type) {
+        case REPORT_F_STR:
+            cJSON_AddStringToObject(o, f->name, p);
+            break;
+        case REPORT_F_DOUBLE:
+            add_num(o, f->name, *(const double *)p);
+            break;
+        case REPORT_F_INT:
+            cJSON_AddNumberToObject(o, f->name, *(const int *)p);
+            break;
+        case REPORT_F_LONG:
+            cJSON_AddNumberToObject(o, f->name, (double)*(const long *)p);
+            break;
+        case REPORT_F_LONG_OPT:
+            add_num(o, f->name, *(const long *)p >= 0 ? (double)*(const long *)p : NAN);
+            break;
+        case REPORT_F_BOOL:
+            cJSON_AddBoolToObject(o, f->name, *(const bool *)p);
+            break;
+        case REPORT_F_ABOVE_ROOF:
+            cJSON_AddBoolToObject(
+                o, f->name,
+                report_is_above_roof(*(const bool *)p, *(const double *)report_field_at(row, f->aux)));
+            break;
+        case REPORT_F_KIND:
+            cJSON_AddStringToObject(
+                o, f->name,
+                *(const enum report_ceiling_kind *)p == REPORT_CEILING_COMPUTE ? "compute" : "bandwidth");
+            break;
+        case REPORT_F_UNIT:
+            cJSON_AddStringToObject(o, f->name, report_ceiling_unit(*(const enum report_ceiling_kind *)p));
+            break;
+        case REPORT_F_DERIVED:
+            break;
+        }
+    }
+    return o;
+}
+
+static cJSON *json_counters(const struct report_counters *c) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "available", c->available);
+    cJSON_AddStringToObject(o, "reason", c->reason);
+    cJSON *ev = cJSON_AddArrayToObject(o, "events");
+    for (int i = 0; i < c->n_events; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", c->events[i].name);
+        cJSON_AddBoolToObject(e, "available", c->events[i].available);
+        cJSON_AddStringToObject(e, "reason", c->events[i].reason);
+        cJSON_AddItemToArray(ev, e);
+    }
+    return o;
+}
+
+char *report_json_string(const struct run_report *r) {
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return NULL;
+    cJSON_AddStringToObject(root, "schema", REPORT_SCHEMA);
+    cJSON_AddItemToObject(root, "provenance", json_row(REPORT_TABLE_PROVENANCE, &r->prov));
+    cJSON_AddItemToObject(root, "counters", json_counters(&r->counters));
+    cJSON *ce = cJSON_AddArrayToObject(root, "ceilings");
+    for (int i = 0; i < r->n_ceilings; i++)
+        cJSON_AddItemToArray(ce, json_row(REPORT_TABLE_CEILING, &r->ceilings[i]));
+    cJSON_AddItemToObject(root, "model", json_row(REPORT_TABLE_MODEL, &r->model));
+    cJSON_AddNumberToObject(root, "blocks_context", (double)r->blocks_context);
+    cJSON *bl = cJSON_AddArrayToObject(root, "blocks");
+    for (int i = 0; i < r->n_blocks; i++) {
+        cJSON *o = json_row(REPORT_TABLE_BLOCK, &r->blocks[i]);
+        cJSON *c = cJSON_AddObjectToObject(o, "counters");
+        for (int e = 0; e < r->counters.n_events; e++)
+            add_num(c, r->counters.events[e].name, r->blocks[i].counters[e]);
+        cJSON_AddItemToArray(bl, o);
+    }
+    cJSON *st = cJSON_AddArrayToObject(root, "steps");
+    for (int i = 0; i < r->n_steps; i++) {
+        cJSON *o = json_row(REPORT_TABLE_STEP, &r->steps[i]);
+        cJSON *bs = cJSON_AddObjectToObject(o, "blocks_s");
+        for (int b = 0; b < BLOCK_COUNT; b++)
+            add_num(bs, block_name((enum block_id)b), r->steps[i].block_s[b]);
+        cJSON_AddItemToArray(st, o);
+    }
+    cJSON *sa = cJSON_AddArrayToObject(root, "sampler");
+    for (int i = 0; i < r->n_sampler; i++)
+        cJSON_AddItemToArray(sa, json_row(REPORT_TABLE_SAMPLER, &r->sampler[i]));
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+/* ---------- reading ---------- */
+
+struct reader {
+    const char *name;
+    struct fr_err *err;
+    int bad; /* an error is recorded: keep the first */
+};
+
+static void rd_fail(struct reader *rd, const char *what, const char *key) {
+    if (rd->bad) return;
+    rd->bad = 1;
+    fr_err_set(rd->err, "%s: malformed run.json: %s '%s'", rd->name, what, key);
+}
+
+static const cJSON *rd_item(struct reader *rd, const cJSON *o, const char *key) {
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!it) rd_fail(rd, "missing key", key);
+    return it;
+}
+
+static double rd_num(struct reader *rd, const cJSON *o, const char *key) {
+    const cJSON *it = rd_item(rd, o, key);
+    if (!it || cJSON_IsNull(it)) return NAN;
+    if (!cJSON_IsNumber(it)) {
+        rd_fail(rd, "not a number:", key);
+        return NAN;
+    }
+    return it->valuedouble;
+}
+
+static long rd_long(struct reader *rd, const cJSON *o, const char *key, long lo, long hi) {
+    double v = rd_num(rd, o, key);
+    if (!isfinite(v) || v != floor(v) || v < (double)lo || v > (double)hi) {
+        rd_fail(rd, "not an integer in range:", key);
+        return 0;
+    }
+    return (long)v;
+}
+
+static bool rd_bool(struct reader *rd, const cJSON *o, const char *key) {
+    const cJSON *it = rd_item(rd, o, key);
+    if (it && !cJSON_IsBool(it)) rd_fail(rd, "not a boolean:", key);
+    return it && cJSON_IsTrue(it);
+}
+
+static const char *rd_str(struct reader *rd, const cJSON *o, const char *key) {
+    const cJSON *it = rd_item(rd, o, key);
+    if (it && !cJSON_IsString(it)) rd_fail(rd, "not a string:", key);
+    return it && cJSON_IsString(it) ? it->valuestring : "";
+}
+
+static const cJSON *rd_obj(struct reader *rd, const cJSON *o, const char *key) {
+    const cJSON *it = rd_item(rd, o, key);
+    if (it && !cJSON_IsObject(it)) rd_fail(rd, "not an object:", key);
+    return it && cJSON_IsObject(it) ? it : NULL;
+}
+
+/* An array of objects with at most max rows: returns its first row (walk with ->next), *n its length;
+ * NULL and 0 when empty or on error. */
+static const cJSON *rd_arr(struct reader *rd, const cJSON *o, const char *key, int max, int *n) {
+    const cJSON *it = rd_item(rd, o, key);
+    *n = 0;
+    if (it && !cJSON_IsArray(it)) rd_fail(rd, "not an array:", key);
+    if (!it || !cJSON_IsArray(it)) return NULL;
+    if (cJSON_GetArraySize(it) > max) {
+        rd_fail(rd, "too many rows in", key);
+        return NULL;
+    }
+    for (const cJSON *e = it->child; e; e = e->next)
+        if (!cJSON_IsObject(e)) {
+            rd_fail(rd, "a row is not an object in", key);
+            return NULL;
+        }
+    *n = cJSON_GetArraySize(it);
+    return it->child;
+}
+
+static void rd_row(struct reader *rd, enum report_table t, const cJSON *o, void *row) {
+    if (!o) return;
+    int n;
+    const struct report_field *fs = report_table_fields(t, &n);
+    for (int i = 0; i < n; i++) {
+        const struct report_field *f = &fs[i];
+        if (!(f->where & REPORT_IN_JSON)) continue;
+        void *p = (char *)row + f->offset;
+        switch (f->type) {
+        case REPORT_F_STR:
+            snprintf(p, f->size, "%s", rd_str(rd, o, f->name));
+            break;
+        case REPORT_F_DOUBLE:
+            *(double *)p = rd_num(rd, o, f->name);
+            break;
+        case REPORT_F_INT:
+            *(int *)p = (int)rd_long(rd, o, f->name, INT_MIN, INT_MAX);
+            break;
+        case REPORT_F_LONG:
+            *(long *)p = rd_long(rd, o, f->name, LONG_MIN / 2, LONG_MAX / 2);
+            break;
+        case REPORT_F_LONG_OPT: {
+            const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, f->name);
+            *(long *)p = it && !cJSON_IsNull(it) ? rd_long(rd, o, f->name, 0, LONG_MAX / 2) : -1;
+            break;
+        }
+        case REPORT_F_BOOL:
+        case REPORT_F_ABOVE_ROOF:
+            *(bool *)p = rd_bool(rd, o, f->name);
+            break;
+        case REPORT_F_KIND: {
+            const char *k = rd_str(rd, o, f->name);
+            if (strcmp(k, "compute") != 0 && strcmp(k, "bandwidth") != 0)
+                rd_fail(rd, "unknown value of", f->name);
+            *(enum report_ceiling_kind *)p =
+                strcmp(k, "compute") == 0 ? REPORT_CEILING_COMPUTE : REPORT_CEILING_BANDWIDTH;
+            break;
+        }
+        case REPORT_F_UNIT:
+        case REPORT_F_DERIVED:
+            break;
+        }
+    }
+}
+
+static void rd_counters(struct reader *rd, const cJSON *o, struct report_counters *c) {
+    if (!o) return;
+    c->available = rd_bool(rd, o, "available");
+    snprintf(c->reason, sizeof c->reason, "%s", rd_str(rd, o, "reason"));
+    int i = 0;
+    for (const cJSON *e = rd_arr(rd, o, "events", REPORT_MAX_EVENTS, &c->n_events); e; e = e->next, i++) {
+        snprintf(c->events[i].name, sizeof c->events[i].name, "%s", rd_str(rd, e, "name"));
+        c->events[i].available = rd_bool(rd, e, "available");
+        snprintf(c->events[i].reason, sizeof c->events[i].reason, "%s", rd_str(rd, e, "reason"));
+    }
+}
+
+/* An optional object of name -> number (or null) into values[i] for names[i]. */
+static void rd_values(const cJSON *o, const char *const *names, int n, double *values) {
+    for (int i = 0; i < n; i++) {
+        const cJSON *v = o ? cJSON_GetObjectItemCaseSensitive(o, names[i]) : NULL;
+        values[i] = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    }
+}
+
+int report_json_parse(const char *json, size_t len, const char *name, struct run_report *r,
+                      struct fr_err *err) {
+    report_init(r);
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+    if (!root)
+        return fr_err_set(err, "%s: not valid JSON (near byte %ld)", name, end ? (long)(end - json) : -1L);
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+    if (!cJSON_IsObject(root) || !cJSON_IsString(schema) || strcmp(schema->valuestring, REPORT_SCHEMA) != 0) {
+        cJSON_Delete(root);
+        return fr_err_set(err, "%s: not a forge-roofline run (\"schema\" is not \"%s\")", name,
+                          REPORT_SCHEMA);
+    }
+    struct reader rd = {name, err, 0};
+    rd_row(&rd, REPORT_TABLE_PROVENANCE, rd_obj(&rd, root, "provenance"), &r->prov);
+    rd_counters(&rd, rd_obj(&rd, root, "counters"), &r->counters);
+    rd_row(&rd, REPORT_TABLE_MODEL, rd_obj(&rd, root, "model"), &r->model);
+    r->blocks_context = rd_long(&rd, root, "blocks_context", -1, LONG_MAX / 2);
+
+    int i = 0;
+    for (const cJSON *e = rd_arr(&rd, root, "ceilings", REPORT_MAX_CEILINGS, &r->n_ceilings); e; e = e->next)
+        rd_row(&rd, REPORT_TABLE_CEILING, e, &r->ceilings[i++]);
+
+    const char *events[REPORT_MAX_EVENTS];
+    for (int k = 0; k < r->counters.n_events; k++) events[k] = r->counters.events[k].name;
+    i = 0;
+    for (const cJSON *e = rd_arr(&rd, root, "blocks", BLOCK_COUNT, &r->n_blocks); e; e = e->next) {
+        struct report_block *b = &r->blocks[i++];
+        rd_row(&rd, REPORT_TABLE_BLOCK, e, b);
+        const struct block_desc *d = block_by_name(b->name);
+        b->id = d ? d->id : BLOCK_COUNT; /* an unknown block still pairs by name */
+        rd_values(rd_obj(&rd, e, "counters"), events, r->counters.n_events, b->counters);
+    }
+
+    const char *blocks[BLOCK_COUNT];
+    for (int k = 0; k < BLOCK_COUNT; k++) blocks[k] = block_name((enum block_id)k);
+    i = 0;
+    for (const cJSON *e = rd_arr(&rd, root, "steps", REPORT_MAX_STEPS, &r->n_steps); e; e = e->next) {
+        struct report_step *s = &r->steps[i++];
+        rd_row(&rd, REPORT_TABLE_STEP, e, s);
+        rd_values(rd_obj(&rd, e, "blocks_s"), blocks, BLOCK_COUNT, s->block_s);
+    }
+
+    i = 0;
+    for (const cJSON *e = rd_arr(&rd, root, "sampler", REPORT_MAX_SAMPLER, &r->n_sampler); e; e = e->next)
+        rd_row(&rd, REPORT_TABLE_SAMPLER, e, &r->sampler[i++]);
+    cJSON_Delete(root);
+    return rd.bad ? -1 : 0;
+}
+
+int report_json_read(const char *path, struct run_report *r, struct fr_err *err) {
+    char file[2048];
+    struct stat st;
+    if (stat(path, &st) != 0) return fr_err_set(err, "%s: %s", path, strerror(errno));
+    int n = S_ISDIR(st.st_mode) ? snprintf(file, sizeof file, "%s/run.json", path)
+                                : snprintf(file, sizeof file, "%s", path);
+    if (n < 0 || (size_t)n >= sizeof file) return fr_err_set(err, "%s: path too long", path);
+    FILE *f = fopen(file, "rb");
+    if (!f) return fr_err_set(err, "%s: %s", file, strerror(errno));
+    /* A run.json of this schema is tens of KB; 64 MiB bounds a wrong file. */
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (64 << 20)) {
+        fclose(f);
+        return fr_err_set(err, "%s: not a regular file under 64 MiB", file);
+    }
+    char *buf = malloc((size_t)st.st_size + 1);
+    if (!buf) {
+        fclose(f);
+        return fr_err_set(err, "%s: out of memory", file);
+    }
+    size_t len = fread(buf, 1, (size_t)st.st_size, f);
+    int bad = ferror(f);
+    fclose(f);
+    int rc = bad ? fr_err_set(err, "%s: read error", file) : report_json_parse(buf, len, file, r, err);
+    free(buf);
+    return rc;
+}

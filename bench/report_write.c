@@ -1,0 +1,414 @@
+/* The output contract of DESIGN.md, written from struct run_report: run.json (cJSON, schema
+ * forge-roofline/1), the CSV files, report.md, the stdout summary, and the plot inputs that
+ * scripts/plots.sh reads. Unmeasured values are null / empty / "n/a", never a number; a row above its roof
+ * is called an accounting error in words. Checked in tests/test_report_write.c (keys, headers, rows, nulls,
+ * flags) and tests/test_report_plots.c (images). */
+#include "bench/report_write.h"
+
+#include "bench/report_json.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------- small helpers ---------- */
+
+static int write_json(const struct run_report *r, const char *dir, struct fr_err *err) {
+    char *text = report_json_string(r);
+    if (!text) return fr_err_set(err, "out of memory building run.json");
+    FILE *f = report_file_open(dir, "run.json", err);
+    if (!f) {
+        free(text);
+        return -1;
+    }
+    fputs(text, f);
+    fputc('\n', f);
+    free(text);
+    return report_file_close(f, dir, "run.json", err);
+}
+
+/* ---------- CSV ---------- */
+
+static void csv_str(FILE *f, const char *s) {
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (const char *p = s; *p; p++) {
+        if (*p == '"') fputc('"', f);
+        fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static void csv_header(FILE *f, enum report_table t) {
+    int n;
+    const struct report_field *fs = report_table_fields(t, &n);
+    const char *sep = "";
+    for (int i = 0; i < n; i++) {
+        if (!(fs[i].where & REPORT_IN_CSV)) continue;
+        fprintf(f, "%s%s", sep, fs[i].csv_name ? fs[i].csv_name : fs[i].name);
+        sep = ",";
+    }
+}
+
+/* One row's table fields, comma-separated, without the line end. */
+static void csv_row(FILE *f, enum report_table t, const void *row) {
+    int n;
+    const struct report_field *fs = report_table_fields(t, &n);
+    bool first = true;
+    for (int i = 0; i < n; i++) {
+        const struct report_field *fd = &fs[i];
+        if (!(fd->where & REPORT_IN_CSV)) continue;
+        if (!first) fputc(',', f);
+        first = false;
+        const void *p = report_field_at(row, fd->offset);
+        char num[REPORT_FMT_LEN];
+        switch (fd->type) {
+        case REPORT_F_STR:
+            csv_str(f, p);
+            break;
+        case REPORT_F_DOUBLE:
+            report_fmt_exact(*(const double *)p, num), fputs(num, f);
+            break;
+        case REPORT_F_INT:
+            fprintf(f, "%d", *(const int *)p);
+            break;
+        case REPORT_F_LONG:
+            fprintf(f, "%ld", *(const long *)p);
+            break;
+        case REPORT_F_LONG_OPT:
+            if (*(const long *)p >= 0) fprintf(f, "%ld", *(const long *)p);
+            break;
+        case REPORT_F_BOOL:
+            fputc(*(const bool *)p ? '1' : '0', f);
+            break;
+        case REPORT_F_ABOVE_ROOF:
+            fputc(report_is_above_roof(*(const bool *)p, *(const double *)report_field_at(row, fd->aux))
+                      ? '1'
+                      : '0',
+                  f);
+            break;
+        case REPORT_F_KIND:
+            fputs(*(const enum report_ceiling_kind *)p == REPORT_CEILING_COMPUTE ? "compute" : "bandwidth",
+                  f);
+            break;
+        case REPORT_F_UNIT:
+            fputs(report_ceiling_unit(*(const enum report_ceiling_kind *)p), f);
+            break;
+        case REPORT_F_DERIVED:
+            report_fmt_exact(fd->derive(row), num), fputs(num, f);
+            break;
+        }
+    }
+}
+
+static void csv_num(FILE *f, double v) {
+    char buf[REPORT_FMT_LEN];
+    report_fmt_exact(v, buf);
+    fprintf(f, ",%s", buf);
+}
+
+/* blocks.csv adds one column per counter event; steps.csv one per block (seconds in the real step). */
+static int write_csvs(const struct run_report *r, const char *dir, struct fr_err *err) {
+    FILE *f = report_file_open(dir, "blocks.csv", err);
+    if (!f) return -1;
+    csv_header(f, REPORT_TABLE_BLOCK);
+    for (int e = 0; e < r->counters.n_events; e++) fprintf(f, ",%s", r->counters.events[e].name);
+    fputc('\n', f);
+    for (int i = 0; i < r->n_blocks; i++) {
+        csv_row(f, REPORT_TABLE_BLOCK, &r->blocks[i]);
+        for (int e = 0; e < r->counters.n_events; e++) csv_num(f, r->blocks[i].counters[e]);
+        fputc('\n', f);
+    }
+    if (report_file_close(f, dir, "blocks.csv", err) != 0 || !(f = report_file_open(dir, "steps.csv", err)))
+        return -1;
+    csv_header(f, REPORT_TABLE_STEP);
+    for (int b = 0; b < BLOCK_COUNT; b++) fprintf(f, ",%s_s", block_name((enum block_id)b));
+    fputc('\n', f);
+    for (int i = 0; i < r->n_steps; i++) {
+        csv_row(f, REPORT_TABLE_STEP, &r->steps[i]);
+        for (int b = 0; b < BLOCK_COUNT; b++) csv_num(f, r->steps[i].block_s[b]);
+        fputc('\n', f);
+    }
+    if (report_file_close(f, dir, "steps.csv", err) != 0 || !(f = report_file_open(dir, "sampler.csv", err)))
+        return -1;
+    csv_header(f, REPORT_TABLE_SAMPLER);
+    fputc('\n', f);
+    for (int i = 0; i < r->n_sampler; i++) {
+        csv_row(f, REPORT_TABLE_SAMPLER, &r->sampler[i]);
+        fputc('\n', f);
+    }
+    if (report_file_close(f, dir, "sampler.csv", err) != 0 ||
+        !(f = report_file_open(dir, "ceilings.csv", err)))
+        return -1;
+    csv_header(f, REPORT_TABLE_CEILING);
+    fputc('\n', f);
+    for (int i = 0; i < r->n_ceilings; i++) {
+        csv_row(f, REPORT_TABLE_CEILING, &r->ceilings[i]);
+        fputc('\n', f);
+    }
+    return report_file_close(f, dir, "ceilings.csv", err);
+}
+
+int report_write_data(const struct run_report *r, const char *dir, struct fr_err *err) {
+    if (write_json(r, dir, err) || write_csvs(r, dir, err) || report_plots_write_inputs(r, dir, err))
+        return -1;
+    return 0;
+}
+
+/* ---------- markdown ---------- */
+
+static void md_flags(char *out, size_t len, const struct timing_stats *t, bool above) {
+    char cv[REPORT_FMT_LEN];
+    report_fmt_md(t->cv, 100.0, 1, cv);
+    snprintf(out, len, "%s%s%s%s%s", above ? "**above roof: accounting error**" : "",
+             above && t->noisy ? "; " : "", t->noisy ? "noisy (cv " : "", t->noisy ? cv : "",
+             t->noisy ? " %)" : "");
+}
+
+static void md_setup(FILE *f, const struct run_report *r) {
+    const struct report_provenance *p = &r->prov;
+    char res[REPORT_FMT_LEN];
+    report_fmt_md(p->timer_resolution_s, 1e9, 0, res);
+    fprintf(f,
+            "Setup: forge-roofline %s%s%s%s on %s (%s), %s, %d thread%s, weights %s, KV cache %s, gemv %s, "
+            "timer resolution %s ns, %s%s.\n\n",
+            p->version, p->git_commit[0] ? " (" : "", p->git_commit, p->git_commit[0] ? ")" : "", p->host,
+            p->cpu_model[0] ? p->cpu_model : "CPU unknown", p->topology[0] ? p->topology : "topology unknown",
+            p->threads, p->threads == 1 ? "" : "s", p->dtype, p->kv_dtype, p->gemv_backend, res, p->utc_stamp,
+            p->quick ? ", quick run (fewer repetitions)" : "");
+    const struct report_model *m = &r->model;
+    char params[REPORT_FMT_LEN], wb[REPORT_FMT_LEN];
+    report_fmt_md(m->params, 1e-6, 1, params);
+    report_fmt_md(m->weight_bytes, 1e-9, 3, wb);
+    fprintf(
+        f,
+        "Model: %s, %s M parameters, hidden %d, intermediate %d, %d layers, %d query / %d KV heads of %d, "
+        "vocab %d, %s embeddings; %s GB of weights per decode step.\n\n",
+        m->name, params, m->hidden, m->intermediate, m->n_layers, m->n_heads, m->n_kv_heads, m->head_dim,
+        m->vocab, m->tied_embeddings ? "tied" : "untied", wb);
+}
+
+static void md_ceilings(FILE *f, const struct run_report *r) {
+    fputs("## Ceilings\n\n| ceiling | cores | best | median | min | max | unit | reps | notes |\n"
+          "|---|---|--:|--:|--:|--:|---|--:|---|\n",
+          f);
+    for (int i = 0; i < r->n_ceilings; i++) {
+        const struct report_ceiling *c = &r->ceilings[i];
+        char v[4][REPORT_FMT_LEN];
+        report_fmt_md(c->value, 1, 1, v[0]);
+        report_fmt_md(c->median, 1, 1, v[1]);
+        report_fmt_md(c->min, 1, 1, v[2]);
+        report_fmt_md(c->max, 1, 1, v[3]);
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %d | %s%s%s%s |\n", c->name,
+                c->one_core ? "1" : "all", v[0], v[1], v[2], v[3], report_ceiling_unit(c->kind), c->reps,
+                c->roof ? "roof" : "", c->roof && (c->noisy || c->why[0]) ? "; " : "",
+                c->noisy ? "noisy" : "", c->why);
+    }
+    if (r->n_ceilings == 0) fputs("| (none measured) | | | | | | | | |\n", f);
+    fputs(
+        "\nGB = 1e9 bytes. Best of the repetitions is the roof (STREAM's rule); \"roof\" marks the ceilings "
+        "drawn in the roofline plot.\n\n",
+        f);
+}
+
+static void md_blocks(FILE *f, const struct run_report *r, bool full) {
+    fprintf(f, "## Blocks of one decode step (context %ld)\n\n", r->blocks_context);
+    if (full)
+        fputs("| block | calls | MFLOP | MB | predicted µs | measured µs | min µs | max µs | reps | "
+              "efficiency | "
+              "bound | flags |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n",
+              f);
+    else
+        fputs("| block | predicted µs | measured µs | efficiency | bound | flags "
+              "|\n|---|--:|--:|--:|---|---|\n",
+              f);
+    double sum_pred = 0, sum_meas = 0;
+    for (int i = 0; i < r->n_blocks; i++) {
+        const struct report_block *b = &r->blocks[i];
+        char mf[REPORT_FMT_LEN], mb[REPORT_FMT_LEN], pr[REPORT_FMT_LEN], me[REPORT_FMT_LEN],
+            lo[REPORT_FMT_LEN], hi[REPORT_FMT_LEN], ef[REPORT_FMT_LEN], flags[160];
+        report_fmt_md(b->flops, 1e-6, 3, mf);
+        report_fmt_md(b->bytes, 1e-6, 3, mb);
+        report_fmt_md(b->predicted_s, 1e6, 1, pr);
+        report_fmt_md(b->measured.median_s, 1e6, 1, me);
+        report_fmt_md(b->measured.min_s, 1e6, 1, lo);
+        report_fmt_md(b->measured.max_s, 1e6, 1, hi);
+        report_fmt_md(b->efficiency, 100, 0, ef);
+        if (isfinite(b->efficiency)) strcat(ef, " %");
+        md_flags(flags, sizeof flags, &b->measured, report_is_above_roof(b->above_roof, b->efficiency));
+        const char *bound = b->bound[0] ? b->bound : "n/a";
+        if (full)
+            fprintf(f, "| %s | %ld | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", b->name, b->calls,
+                    mf, mb, pr, me, lo, hi, b->measured.reps, ef, bound, flags);
+        else
+            fprintf(f, "| %s | %s | %s | %s | %s | %s |\n", b->name, pr, me, ef, bound, flags);
+        sum_pred += b->predicted_s;
+        sum_meas += b->measured.median_s;
+    }
+    char sp[REPORT_FMT_LEN], sm[REPORT_FMT_LEN];
+    report_fmt_md(sum_pred, 1e6, 1, sp);
+    report_fmt_md(sum_meas, 1e6, 1, sm);
+    if (full)
+        fprintf(f, "| **sum of blocks** | | | | %s | %s | | | | | | |\n\n", sp, sm);
+    else
+        fprintf(f, "| **sum of blocks** | %s | %s | | | |\n\n", sp, sm);
+}
+
+static void md_steps(FILE *f, const struct run_report *r) {
+    fputs("## Decode steps\n\n| context | MB read | predicted ms | measured ms | min ms | max ms | reps | "
+          "tokens/s "
+          "| roof tokens/s | efficiency | flags |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n",
+          f);
+    for (int i = 0; i < r->n_steps; i++) {
+        const struct report_step *s = &r->steps[i];
+        char mb[REPORT_FMT_LEN], pr[REPORT_FMT_LEN], me[REPORT_FMT_LEN], lo[REPORT_FMT_LEN],
+            hi[REPORT_FMT_LEN], tps[REPORT_FMT_LEN], ptps[REPORT_FMT_LEN], ef[REPORT_FMT_LEN], flags[160];
+        report_fmt_md(s->bytes, 1e-6, 1, mb);
+        report_fmt_md(s->predicted_s, 1e3, 3, pr);
+        report_fmt_md(s->measured.median_s, 1e3, 3, me);
+        report_fmt_md(s->measured.min_s, 1e3, 3, lo);
+        report_fmt_md(s->measured.max_s, 1e3, 3, hi);
+        report_fmt_md(s->tokens_per_s, 1, 1, tps);
+        report_fmt_md(report_ratio(1.0, s->predicted_s), 1, 1, ptps);
+        report_fmt_md(s->efficiency, 100, 0, ef);
+        if (isfinite(s->efficiency)) strcat(ef, " %");
+        md_flags(flags, sizeof flags, &s->measured, report_is_above_roof(s->above_roof, s->efficiency));
+        fprintf(f, "| %ld | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s |\n", s->context, mb, pr, me, lo,
+                hi, s->measured.reps, tps, ptps, ef, flags);
+    }
+    if (r->n_steps == 0) fputs("| (none measured) | | | | | | | | | | |\n", f);
+    fputc('\n', f);
+}
+
+static void md_sampler(FILE *f, const struct run_report *r) {
+    fputs("## Sampler\n\n| variant | row kind | vocab | nucleus | median µs | min µs | max µs | reps | flags "
+          "|\n"
+          "|---|---|--:|--:|--:|--:|--:|--:|---|\n",
+          f);
+    for (int i = 0; i < r->n_sampler; i++) {
+        const struct report_sampler *s = &r->sampler[i];
+        char me[REPORT_FMT_LEN], lo[REPORT_FMT_LEN], hi[REPORT_FMT_LEN], nuc[REPORT_FMT_LEN], flags[160];
+        report_fmt_md(s->measured.median_s, 1e6, 1, me);
+        report_fmt_md(s->measured.min_s, 1e6, 1, lo);
+        report_fmt_md(s->measured.max_s, 1e6, 1, hi);
+        report_fmt_md(s->nucleus >= 0 ? (double)s->nucleus : NAN, 1, 0, nuc);
+        md_flags(flags, sizeof flags, &s->measured, false);
+        fprintf(f, "| %s | %s | %ld | %s | %s | %s | %s | %d | %s |\n", s->variant, s->row_kind, s->vocab,
+                nuc, me, lo, hi, s->measured.reps, flags);
+    }
+    if (r->n_sampler == 0) fputs("| (none measured) | | | | | | | | |\n", f);
+    fputc('\n', f);
+}
+
+static void md_counters(FILE *f, const struct run_report *r) {
+    const struct report_counters *c = &r->counters;
+    if (!c->available) {
+        fprintf(f, "Counters: unavailable (%s); figures are wall time only.\n\n",
+                c->reason[0] ? c->reason : "no reason given");
+        return;
+    }
+    fputs("Counters:", f);
+    for (int i = 0; i < c->n_events; i++)
+        fprintf(f, "%s %s %s%s%s", i ? ";" : "", c->events[i].name,
+                c->events[i].available ? "counted" : "unavailable", c->events[i].available ? "" : " — ",
+                c->events[i].available ? "" : c->events[i].reason);
+    fputs(".\n\n", f);
+}
+
+/* One accounting-error line; `what` names the row. */
+static void md_accounting(FILE *f, const char *what, double efficiency) {
+    char ef[REPORT_FMT_LEN];
+    report_fmt_md(efficiency, 100, 0, ef);
+    fprintf(f,
+            "- **Accounting error:** %s measured faster than its roof allows (efficiency %s %%). The byte or "
+            "FLOP count, or the ceiling, is wrong for it; this is not a speed-up.\n",
+            what, ef);
+}
+
+/* Rows above their roof and noisy rows, in words. */
+static void md_findings(FILE *f, const struct run_report *r) {
+    int n_above = 0, n_noisy = 0;
+    char what[128];
+    for (int i = 0; i < r->n_blocks; i++) {
+        const struct report_block *b = &r->blocks[i];
+        if (report_is_above_roof(b->above_roof, b->efficiency)) {
+            snprintf(what, sizeof what, "block `%s`", b->name);
+            md_accounting(f, what, b->efficiency);
+            n_above++;
+        }
+        n_noisy += b->measured.noisy;
+    }
+    for (int i = 0; i < r->n_steps; i++) {
+        const struct report_step *s = &r->steps[i];
+        if (report_is_above_roof(s->above_roof, s->efficiency)) {
+            snprintf(what, sizeof what, "the decode step at context %ld", s->context);
+            md_accounting(f, what, s->efficiency);
+            n_above++;
+        }
+        n_noisy += s->measured.noisy;
+    }
+    for (int i = 0; i < r->n_sampler; i++) n_noisy += r->sampler[i].measured.noisy;
+    if (n_noisy > 0)
+        fprintf(f,
+                "- %d row%s noisy (coefficient of variation above %.0f %%): read %s median with its min and "
+                "max.\n",
+                n_noisy, n_noisy == 1 ? " is" : "s are", TIMING_NOISY_CV * 100,
+                n_noisy == 1 ? "its" : "their");
+    if (n_above == 0 && n_noisy == 0) fputs("- No row is above its roof and no row is noisy.\n", f);
+    fputc('\n', f);
+}
+
+int report_write_markdown(const struct run_report *r, const char *dir, enum report_plots_result plots,
+                          const char *plots_note, struct fr_err *err) {
+    FILE *f = report_file_open(dir, "report.md", err);
+    if (!f) return -1;
+    fprintf(f, "# forge-roofline: %s decode on %s\n\n", r->model.name,
+            r->prov.cpu_model[0] ? r->prov.cpu_model : r->prov.host);
+    md_setup(f, r);
+    fprintf(f, "Command: `%s`\n\n", r->prov.command_line);
+    fputs("## Findings\n\n", f);
+    md_findings(f, r);
+    md_counters(f, r);
+    md_ceilings(f, r);
+    md_blocks(f, r, true);
+    md_steps(f, r);
+    md_sampler(f, r);
+    fputs("## Plots\n\n", f);
+    if (plots == REPORT_PLOTS_DRAWN) {
+        static const char *const names[] = {"roofline", "breakdown", "sampler", "context"};
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            fprintf(f, "![%s](%s.png)  \n[%s.svg](%s.svg)\n\n", names[i], names[i], names[i], names[i]);
+    } else {
+        fprintf(f, "Plots were not drawn: %s. Redraw with `make plots RUN=<this folder>`.\n\n",
+                plots_note && *plots_note ? plots_note : "unknown reason");
+    }
+    fputs("Data: run.json, blocks.csv, steps.csv, sampler.csv, ceilings.csv.\n", f);
+    return report_file_close(f, dir, "report.md", err);
+}
+
+int report_write_summary(const struct run_report *r, FILE *out) {
+    md_setup(out, r);
+    md_blocks(out, r, false);
+    md_steps(out, r);
+    md_findings(out, r);
+    return ferror(out) ? -1 : 0;
+}
+
+int report_write_run(const struct run_report *r, const char *dir, enum report_plots_result *plots,
+                     struct fr_err *plots_err, struct fr_err *err) {
+    if (report_write_data(r, dir, err) != 0) return -1;
+    struct fr_err perr = {{0}};
+    int p = report_plots_draw(dir, &perr);
+    *plots = (enum report_plots_result)p;
+    if (plots_err) *plots_err = perr;
+    if (report_write_markdown(r, dir, *plots, perr.msg, err) != 0) return -1;
+    if (p == REPORT_PLOTS_FAILED) {
+        fr_err_set(err, "%s", perr.msg);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,64 @@
+/* Writers for struct run_report: the output contract of DESIGN.md.
+ *
+ *   report_write_data      run.json, blocks.csv, steps.csv, sampler.csv, ceilings.csv and the plot inputs
+ *                          (plot_vars.gp, plot_*.dat) into dir; run.json itself is bench/report_json.h
+ *   report_plots_draw      runs scripts/plots.sh on dir (roofline, breakdown, sampler, context; PNG + SVG)
+ *   report_write_markdown  report.md (PR-ready); links the plots when they were drawn, says why when not
+ *   report_write_run       all three in order; the usual entry point
+ *   report_write_summary   the markdown summary for stdout
+ *
+ * Every function returns 0 on success; errors come back as one line in err. Nothing here prints, except
+ * report_write_summary to the FILE it is given.
+ *
+ * The orchestrator's sequence (bench/results_dir.h for the folder):
+ *   results_dir_begin(&rd, out, host, stamp, &err)        before measuring: an unwritable --out fails here
+ *   ... measure, fill a struct run_report ...
+ *   report_write_run(r, rd.tmp_path, &plots, &perr, &err) warn with perr.msg when plots == NO_GNUPLOT
+ *   results_dir_commit(&rd, &err)                         or results_dir_abort(&rd) on any failure
+ *   report_write_summary(r, stdout) */
+#ifndef FR_REPORT_WRITE_H
+#define FR_REPORT_WRITE_H
+
+#include <stdio.h>
+
+#include "bench/report.h"
+#include "kernels/fr_err.h"
+
+/* scripts/plots.sh exits with this status when gnuplot is not installed. */
+#define REPORT_PLOTS_EXIT_NO_GNUPLOT 77
+
+enum report_plots_result {
+    REPORT_PLOTS_DRAWN = 0,
+    REPORT_PLOTS_NO_GNUPLOT = 1, /* skipped: data files are complete, images absent */
+    REPORT_PLOTS_FAILED = -1,
+};
+
+int report_write_data(const struct run_report *r, const char *dir, struct fr_err *err);
+
+/* The plot inputs alone (part of report_write_data): plot_vars.gp and plot_*.dat. */
+int report_plots_write_inputs(const struct run_report *r, const char *dir, struct fr_err *err);
+
+/* Runs `plots.sh [args...] dir`; scripts/ is found via $FORGE_ROOFLINE_SCRIPTS, then next to the executable
+ * (../scripts, ../../scripts, ../share/forge-roofline/scripts), then ./scripts. Returns a
+ * report_plots_result; err says why on NO_GNUPLOT and FAILED. mode is NULL for a run folder or "--compare"
+ * for a compare folder. */
+int report_plots_draw(const char *dir, struct fr_err *err);
+int report_plots_draw_mode(const char *mode, const char *dir, struct fr_err *err);
+
+int report_write_markdown(const struct run_report *r, const char *dir, enum report_plots_result plots,
+                          const char *plots_note, struct fr_err *err);
+
+/* Data, plots, markdown. Returns 0 when everything was written (plots skipped for lack of gnuplot counts as
+ * written: *plots says so, and plots_err holds the one-line reason); -1 on any failure. When gnuplot itself
+ * fails, the data files and report.md (which says why) are still written before -1 comes back. */
+int report_write_run(const struct run_report *r, const char *dir, enum report_plots_result *plots,
+                     struct fr_err *plots_err, struct fr_err *err);
+
+int report_write_summary(const struct run_report *r, FILE *out);
+
+/* Plot-input helpers shared with compare: a gnuplot single-quoted string, and the roofs of a run as gnuplot
+ * arrays <prefix>bw_val/_name (n_<prefix>bw) and <prefix>peak_val/_name (n_<prefix>peak). */
+void report_gp_str(FILE *f, const char *s);
+void report_gp_roofs(FILE *f, const struct run_report *r, const char *prefix);
+
+#endif

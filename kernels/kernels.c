@@ -1,0 +1,310 @@
+/* The public kernels of kernels.h: run-time ISA dispatch, argument shapes and OpenMP work splitting around
+ * the per-ISA inner loops of kernel_ops.h. Every kernel here is checked against its _ref twin
+ * (kernels_ref.c) for every ISA the CPU supports in tests/test_kernels_*.c.
+ *
+ * Threading: matvec and attention split their work over an OpenMP team. Called outside any parallel region
+ * (the decode step calls them from the main thread) they open their own `omp parallel` region; called
+ * inside an active one, they behave like an orphaned `omp for`: every thread of the team must make the same
+ * call, each takes its share and all meet at a barrier before returning. */
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+#include "kernels/kernel_ops.h"
+#include "kernels/kernels.h"
+
+/* ---- instruction-set dispatch ---- */
+
+static const struct kernel_ops *const kernel_ops_by_isa[KERNEL_ISA_COUNT] = {
+    [KERNEL_ISA_SCALAR] = &kernel_ops_scalar,
+    [KERNEL_ISA_AVX2] = &kernel_ops_avx2,
+    [KERNEL_ISA_AVX512] = &kernel_ops_avx512,
+};
+
+static const char *const kernel_isa_names[KERNEL_ISA_COUNT] = {
+    [KERNEL_ISA_SCALAR] = "scalar",
+    [KERNEL_ISA_AVX2] = "avx2",
+    [KERNEL_ISA_AVX512] = "avx512",
+};
+
+/* -1 until first use; then an enum kernel_isa. Relaxed atomics: every thread computes the same value. */
+static int kernel_isa_best_cached = -1;
+static int kernel_isa_forced = -1;
+
+static enum kernel_isa kernel_isa_detect(void) {
+    __builtin_cpu_init();
+    /* The AVX2 file is built with -mavx2 -mfma (and -mf16c, whose instructions nothing here uses: every AVX2
+     * CPU has it, and clang's __builtin_cpu_supports does not know its name); the AVX-512 file also with
+     * F/BW/VL/DQ (and BF16, likewise unused, so CPUs without AVX512_BF16 run it too). The compiler's
+     * checks include the OS's XSAVE state (XCR0): a kernel that does not save zmm registers gets AVX2. */
+    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    int avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+    return avx512 ? KERNEL_ISA_AVX512 : avx2 ? KERNEL_ISA_AVX2 : KERNEL_ISA_SCALAR;
+}
+
+enum kernel_isa kernel_isa_best(void) {
+    int best = __atomic_load_n(&kernel_isa_best_cached, __ATOMIC_RELAXED);
+    if (best < 0) {
+        best = (int)kernel_isa_detect();
+        __atomic_store_n(&kernel_isa_best_cached, best, __ATOMIC_RELAXED);
+    }
+    return (enum kernel_isa)best;
+}
+
+enum kernel_isa kernel_isa_active(void) {
+    int forced = __atomic_load_n(&kernel_isa_forced, __ATOMIC_RELAXED);
+    return forced >= 0 ? (enum kernel_isa)forced : kernel_isa_best();
+}
+
+int kernel_isa_force(enum kernel_isa isa) {
+    if (isa == KERNEL_ISA_COUNT) {
+        __atomic_store_n(&kernel_isa_forced, -1, __ATOMIC_RELAXED);
+        return 0;
+    }
+    if ((int)isa < 0 || isa > kernel_isa_best()) return -1; /* each ISA level implies the ones below */
+    __atomic_store_n(&kernel_isa_forced, (int)isa, __ATOMIC_RELAXED);
+    return 0;
+}
+
+const char *kernel_isa_name(enum kernel_isa isa) {
+    return (int)isa >= 0 && isa < KERNEL_ISA_COUNT ? kernel_isa_names[isa] : "unknown";
+}
+
+const struct kernel_ops *kernel_ops_active(void) {
+    return kernel_ops_by_isa[kernel_isa_active()];
+}
+
+void kernel_vexp(float *y, const float *x, int n) {
+    if (n > 0) kernel_ops_active()->vexp(y, x, n);
+}
+
+/* ---- matvec ---- */
+
+/* Rows are handed out in blocks of this many so every thread's share starts on a whole block of the SIMD
+ * loops (4 rows) and on a 64-byte line of y. */
+#define MATVEC_ROW_BLOCK 16
+/* Below this many weights a matvec is not worth waking a team for. */
+#define MATVEC_PARALLEL_MIN ((size_t)1 << 16)
+
+int matvec_openblas(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
+                    const char **why);
+
+/* This thread's contiguous share of the rows: static split of row blocks over the team. */
+static void matvec_share(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
+                         const struct kernel_ops *ops) {
+    int nt = omp_get_num_threads(), t = omp_get_thread_num();
+    long nblk = (rows + MATVEC_ROW_BLOCK - 1) / MATVEC_ROW_BLOCK;
+    int r0 = (int)(nblk * t / nt) * MATVEC_ROW_BLOCK;
+    int r1 = (int)(nblk * (t + 1) / nt) * MATVEC_ROW_BLOCK;
+    if (r1 > rows) r1 = rows;
+    if (r1 <= r0) return;
+    size_t off = (size_t)r0 * (size_t)cols;
+    if (wtype == FR_DTYPE_BF16)
+        ops->matvec_bf16(y + r0, (const uint16_t *)w + off, x, r1 - r0, cols);
+    else
+        ops->matvec_f32(y + r0, (const float *)w + off, x, r1 - r0, cols);
+}
+
+int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
+           enum matvec_backend backend, const char **why) {
+    if (backend == MATVEC_BACKEND_OPENBLAS) return matvec_openblas(y, w, wtype, x, rows, cols, why);
+    if (rows <= 0) return 0;
+    if (cols <= 0) {
+        memset(y, 0, (size_t)rows * sizeof *y);
+        return 0;
+    }
+    const struct kernel_ops *ops = kernel_ops_active();
+    if (omp_in_parallel()) {
+        matvec_share(y, w, wtype, x, rows, cols, ops);
+#pragma omp barrier
+    } else {
+#pragma omp parallel if ((size_t)rows * (size_t)cols >= MATVEC_PARALLEL_MIN)
+        matvec_share(y, w, wtype, x, rows, cols, ops);
+    }
+    return 0;
+}
+
+/* ---- elementwise and norms ---- */
+
+void rmsnorm(float *out, const float *x, const float *w, int n, float eps) {
+    if (n <= 0) return;
+    const struct kernel_ops *ops = kernel_ops_active();
+    float ss = ops->sum_squares(x, n);
+    float s = 1.0f / sqrtf(ss / (float)n + eps);
+    ops->scale_mul(out, x, w, s, n);
+}
+
+void rmsnorm_heads(float *x, const float *w, int n_heads, int head_dim, float eps) {
+    for (int h = 0; h < n_heads; h++)
+        rmsnorm(x + (size_t)h * (size_t)head_dim, x + (size_t)h * (size_t)head_dim, w, head_dim, eps);
+}
+
+void vec_add(float *y, const float *x, int n) {
+    if (n > 0) kernel_ops_active()->vec_add(y, x, n);
+}
+
+void swiglu(float *out, const float *gate, const float *up, int n) {
+    if (n > 0) kernel_ops_active()->swiglu(out, gate, up, n);
+}
+
+void embed_gather(float *out, const void *table, enum fr_dtype ttype, int token, int hidden) {
+    if (hidden <= 0) return;
+    size_t off = (size_t)token * (size_t)hidden;
+    if (ttype == FR_DTYPE_BF16)
+        kernel_ops_active()->bf16_to_f32(out, (const uint16_t *)table + off, hidden);
+    else
+        memcpy(out, (const float *)table + off, (size_t)hidden * sizeof *out);
+}
+
+/* ---- RoPE ---- */
+
+void rope_tables(float *cos_t, float *sin_t, int head_dim, int pos, double theta) {
+    int half = head_dim / 2;
+    for (int i = 0; i < half; i++) {
+        double angle = (double)pos * pow(theta, -2.0 * (double)i / (double)head_dim);
+        cos_t[i] = (float)cos(angle);
+        sin_t[i] = (float)sin(angle);
+    }
+}
+
+void rope_apply(float *x, const float *cos_t, const float *sin_t, int n_heads, int head_dim) {
+    if (n_heads > 0 && head_dim >= 2) kernel_ops_active()->rope_apply(x, cos_t, sin_t, n_heads, head_dim);
+}
+
+/* ---- KV cache ---- */
+
+void kv_store(void *dst, enum fr_dtype kvtype, const float *src, int n) {
+    if (n <= 0) return;
+    if (kvtype == FR_DTYPE_BF16)
+        kernel_ops_active()->f32_to_bf16((uint16_t *)dst, src, n);
+    else
+        memcpy(dst, src, (size_t)n * sizeof *src);
+}
+
+/* ---- attention ---- */
+
+struct attn_args {
+    float *out;
+    const float *q;
+    const void *k, *v;
+    int kv_bf16, n_pos, n_heads, n_kv, head_dim;
+    float *scratch; /* n_heads * n_pos floats */
+    const struct kernel_ops *ops;
+};
+
+/* Flash-decoding over the team: each thread takes a contiguous run of whole position blocks and streams
+ * its K and V rows once, for every query head (kernel_ops.attn_partial), keeping in scratch its
+ * unnormalized output o[n_heads][head_dim], running max m[n_heads] and sum l[n_heads] and one block of
+ * scores. After a barrier the partial results are merged per head:
+ *   M = max_t m_t,  out = sum_t exp(m_t - M) o_t / sum_t exp(m_t - M) l_t.
+ * Splitting positions rather than heads keeps every thread on one sequential stretch of the cache and
+ * balances any head count over any thread count. Scratch bounds the split: a thread needs
+ * n_heads * (block + head_dim + 2) floats of it, so short contexts run on fewer threads (under ~200
+ * positions at head_dim 128, one), where the cost is microseconds anyway. */
+/* Floats of scratch one thread's share needs (see attention_team). */
+static size_t attn_per_thread(const struct attn_args *a) {
+    int pb = a->n_pos < KERNEL_ATT_BLOCK ? a->n_pos : KERNEL_ATT_BLOCK;
+    return (size_t)a->n_heads * (size_t)(pb + a->head_dim + 2);
+}
+
+/* How many threads the scratch can hold. */
+static size_t attn_fit(const struct attn_args *a) {
+    return (size_t)a->n_heads * (size_t)a->n_pos / attn_per_thread(a);
+}
+
+/* The team size: as many threads as there are, at most as many as the scratch holds. */
+static int attn_threads(size_t fit) {
+    int nt = omp_get_max_threads();
+    return (size_t)nt > fit ? (int)fit : nt;
+}
+
+/* One thread: the output accumulates in place; one block of scores fits scratch since block <= n_pos. */
+static void attention_single(const struct attn_args *a) {
+    int H = a->n_heads, D = a->head_dim;
+    int pb = a->n_pos < KERNEL_ATT_BLOCK ? a->n_pos : KERNEL_ATT_BLOCK;
+    float m[H], l[H];
+    a->ops->attn_partial(a->out, m, l, a->scratch, pb, a->q, a->k, a->v, a->kv_bf16, 0, a->n_pos, a->n_kv,
+                         H / a->n_kv, D, 1.0f / sqrtf((float)D));
+    for (int h = 0; h < H; h++) {
+        float inv = 1.0f / l[h];
+        for (int d = 0; d < D; d++) a->out[(size_t)h * (size_t)D + (size_t)d] *= inv;
+    }
+}
+
+static void attention_team(const struct attn_args *a) {
+    int nt = omp_get_num_threads(), t = omp_get_thread_num();
+    int H = a->n_heads, D = a->head_dim, group = a->n_heads / a->n_kv;
+    int pb = a->n_pos < KERNEL_ATT_BLOCK ? a->n_pos : KERNEL_ATT_BLOCK;
+    size_t per_thread = attn_per_thread(a), fit = attn_fit(a);
+    int used = fit < (size_t)nt ? (int)fit : nt;
+    if (used <= 1) {
+        if (t == 0) attention_single(a);
+#pragma omp barrier
+        return;
+    }
+    long n_blk = (a->n_pos + pb - 1) / pb;
+    if (t < used) {
+        int p0 = (int)(n_blk * t / used) * pb, p1 = (int)(n_blk * (t + 1) / used) * pb;
+        if (p1 > a->n_pos) p1 = a->n_pos;
+        float *o = a->scratch + (size_t)t * per_thread, *m = o + (size_t)H * (size_t)D, *l = m + H,
+              *sbuf = l + H;
+        a->ops->attn_partial(o, m, l, sbuf, pb, a->q, a->k, a->v, a->kv_bf16, p0, p1, a->n_kv, group, D,
+                             1.0f / sqrtf((float)D));
+    }
+#pragma omp barrier
+#pragma omp for schedule(static)
+    for (int h = 0; h < H; h++) {
+        float mx = -INFINITY, sum = 0.0f, w[used];
+        for (int u = 0; u < used; u++) {
+            float mu = a->scratch[(size_t)u * per_thread + (size_t)H * (size_t)D + (size_t)h];
+            mx = mu > mx ? mu : mx;
+        }
+        for (int u = 0; u < used; u++) {
+            const float *mu = a->scratch + (size_t)u * per_thread + (size_t)H * (size_t)D;
+            w[u] = expf(mu[h] - mx);
+            sum += w[u] * mu[H + h];
+        }
+        for (int u = 0; u < used; u++) w[u] /= sum;
+        float *oh = a->out + (size_t)h * (size_t)D;
+        for (int d = 0; d < D; d++) {
+            float acc = 0.0f;
+            for (int u = 0; u < used; u++)
+                acc += w[u] * a->scratch[(size_t)u * per_thread + (size_t)h * (size_t)D + (size_t)d];
+            oh[d] = acc;
+        }
+    }
+}
+
+void attention(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
+               int n_pos, int n_heads, int n_kv_heads, int head_dim, float *scratch) {
+    if (n_heads <= 0 || head_dim <= 0) return;
+    if (n_pos <= 0) {
+        memset(out, 0, (size_t)n_heads * (size_t)head_dim * sizeof *out);
+        return;
+    }
+    struct attn_args a = {
+        .out = out,
+        .q = q,
+        .k = k_cache,
+        .v = v_cache,
+        .kv_bf16 = kvtype == FR_DTYPE_BF16,
+        .n_pos = n_pos,
+        .n_heads = n_heads,
+        .n_kv = n_kv_heads,
+        .head_dim = head_dim,
+        .scratch = scratch,
+        .ops = kernel_ops_active(),
+    };
+    if (omp_in_parallel()) {
+        attention_team(&a);
+        return;
+    }
+    size_t fit = attn_fit(&a);
+    if (fit < 2) {
+        attention_single(&a);
+        return;
+    }
+#pragma omp parallel num_threads(attn_threads(fit))
+    attention_team(&a);
+}

@@ -1,0 +1,404 @@
+/* The vector loop bodies of the kernels, written once over a small set of vector primitives and included by
+ * kernels_avx2.c and kernels_avx512.c, which define before including it:
+ *   VW (f32 lanes), vf (vector type), vf_zero/set1/loadu/storeu/add/sub/mul/div/max/fmadd/fmsub,
+ *   vf_hsum/vf_hmax (horizontal), vf_load_bf16 (VW bf16 widened exactly), vf_store_bf16 (round to nearest
+ *   even), vf_load_part/vf_load_bf16_part (first n < VW elements, rest 0), vf_store_part/vf_store_bf16_part,
+ *   vf_exp, KFN(name) (ISA-suffixed name) and KOPS_TABLE (the kernel_ops table to define).
+ * Not a header of its own: it defines static functions and one table in the including file. */
+#include <immintrin.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/kernel_ops.h"
+
+#define KF_ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* ---- matvec ----
+ * Memory-bound: each weight is used once, so the loop is built to keep DRAM busy, not the FMA units.
+ * Four rows at a time share every x load, each row has two accumulators (eight independent FMA chains).
+ * A block of four rows is one contiguous stretch of 4 * cols weights, and while it is consumed the next
+ * block is prefetched into L2 at the same pace (one 64-byte line per 64 bytes read). The hardware
+ * prefetchers alone stall at every 4 KiB page and every short row (a 1024-column bf16 row is 2 KiB);
+ * measured on the Qwen3 shapes this took the 1024-column matvecs from ~65 % to ~95 % of the read-loop
+ * bandwidth. L2 rather than L1: the lines are needed a whole block later, and L1 is kept for x. */
+KF_ALWAYS_INLINE vf mv_load_w(const void *w, size_t i, int bf16) {
+    return bf16 ? vf_load_bf16((const uint16_t *)w + i) : vf_loadu((const float *)w + i);
+}
+
+KF_ALWAYS_INLINE vf mv_load_w_part(const void *w, size_t i, int n, int bf16) {
+    return bf16 ? vf_load_bf16_part((const uint16_t *)w + i, n) : vf_load_part((const float *)w + i, n);
+}
+
+KF_ALWAYS_INLINE void mv_rows4(float *y, const void *w, const float *x, size_t r, int cols, int bf16) {
+    size_t c0 = r * (size_t)cols, c1 = c0 + (size_t)cols, c2 = c1 + (size_t)cols, c3 = c2 + (size_t)cols;
+    vf a0 = vf_zero(), a1 = vf_zero(), a2 = vf_zero(), a3 = vf_zero();
+    vf b0 = vf_zero(), b1 = vf_zero(), b2 = vf_zero(), b3 = vf_zero();
+    const size_t esize = bf16 ? 2 : 4, step = 4 * 2 * VW * esize;
+    uintptr_t pf = (uintptr_t)w + (c3 + (size_t)cols) * esize; /* may lie past w's end: only prefetched */
+    int c = 0;
+    for (; c + 2 * VW <= cols; c += 2 * VW, pf += step) {
+        for (size_t j = 0; j < step; j += 64) _mm_prefetch((const char *)(pf + j), _MM_HINT_T1);
+        vf x0 = vf_loadu(x + c), x1 = vf_loadu(x + c + VW);
+        a0 = vf_fmadd(mv_load_w(w, c0 + (size_t)c, bf16), x0, a0);
+        a1 = vf_fmadd(mv_load_w(w, c1 + (size_t)c, bf16), x0, a1);
+        a2 = vf_fmadd(mv_load_w(w, c2 + (size_t)c, bf16), x0, a2);
+        a3 = vf_fmadd(mv_load_w(w, c3 + (size_t)c, bf16), x0, a3);
+        b0 = vf_fmadd(mv_load_w(w, c0 + (size_t)c + VW, bf16), x1, b0);
+        b1 = vf_fmadd(mv_load_w(w, c1 + (size_t)c + VW, bf16), x1, b1);
+        b2 = vf_fmadd(mv_load_w(w, c2 + (size_t)c + VW, bf16), x1, b2);
+        b3 = vf_fmadd(mv_load_w(w, c3 + (size_t)c + VW, bf16), x1, b3);
+    }
+    for (; c < cols; c += VW) {
+        int n = cols - c < VW ? cols - c : VW;
+        vf x0 = vf_load_part(x + c, n);
+        a0 = vf_fmadd(mv_load_w_part(w, c0 + (size_t)c, n, bf16), x0, a0);
+        a1 = vf_fmadd(mv_load_w_part(w, c1 + (size_t)c, n, bf16), x0, a1);
+        a2 = vf_fmadd(mv_load_w_part(w, c2 + (size_t)c, n, bf16), x0, a2);
+        a3 = vf_fmadd(mv_load_w_part(w, c3 + (size_t)c, n, bf16), x0, a3);
+    }
+    y[r] = vf_hsum(vf_add(a0, b0));
+    y[r + 1] = vf_hsum(vf_add(a1, b1));
+    y[r + 2] = vf_hsum(vf_add(a2, b2));
+    y[r + 3] = vf_hsum(vf_add(a3, b3));
+}
+
+KF_ALWAYS_INLINE void mv_row1(float *y, const void *w, const float *x, size_t r, int cols, int bf16) {
+    size_t c0 = r * (size_t)cols;
+    vf a0 = vf_zero(), b0 = vf_zero();
+    int c = 0;
+    for (; c + 2 * VW <= cols; c += 2 * VW) {
+        a0 = vf_fmadd(mv_load_w(w, c0 + (size_t)c, bf16), vf_loadu(x + c), a0);
+        b0 = vf_fmadd(mv_load_w(w, c0 + (size_t)c + VW, bf16), vf_loadu(x + c + VW), b0);
+    }
+    for (; c < cols; c += VW) {
+        int n = cols - c < VW ? cols - c : VW;
+        a0 = vf_fmadd(mv_load_w_part(w, c0 + (size_t)c, n, bf16), vf_load_part(x + c, n), a0);
+    }
+    y[r] = vf_hsum(vf_add(a0, b0));
+}
+
+KF_ALWAYS_INLINE void mv_rows(float *y, const void *w, const float *x, int rows, int cols, int bf16) {
+    int r = 0;
+    for (; r + 4 <= rows; r += 4) mv_rows4(y, w, x, (size_t)r, cols, bf16);
+    for (; r < rows; r++) mv_row1(y, w, x, (size_t)r, cols, bf16);
+}
+
+static void KFN(matvec_bf16)(float *y, const uint16_t *w, const float *x, int rows, int cols) {
+    mv_rows(y, w, x, rows, cols, 1);
+}
+
+static void KFN(matvec_f32)(float *y, const float *w, const float *x, int rows, int cols) {
+    mv_rows(y, w, x, rows, cols, 0);
+}
+
+/* ---- norms and elementwise ---- */
+
+static float KFN(sum_squares)(const float *x, int n) {
+    vf a = vf_zero(), b = vf_zero();
+    int i = 0;
+    for (; i + 2 * VW <= n; i += 2 * VW) {
+        vf u = vf_loadu(x + i), v = vf_loadu(x + i + VW);
+        a = vf_fmadd(u, u, a);
+        b = vf_fmadd(v, v, b);
+    }
+    for (; i < n; i += VW) {
+        vf u = vf_load_part(x + i, n - i < VW ? n - i : VW);
+        a = vf_fmadd(u, u, a);
+    }
+    return vf_hsum(vf_add(a, b));
+}
+
+static void KFN(scale_mul)(float *out, const float *x, const float *w, float s, int n) {
+    vf vs = vf_set1(s);
+    int i = 0;
+    for (; i + VW <= n; i += VW) vf_storeu(out + i, vf_mul(vf_mul(vf_loadu(x + i), vs), vf_loadu(w + i)));
+    if (i < n) {
+        int m = n - i;
+        vf_store_part(out + i, vf_mul(vf_mul(vf_load_part(x + i, m), vs), vf_load_part(w + i, m)), m);
+    }
+}
+
+static void KFN(vec_add)(float *y, const float *x, int n) {
+    int i = 0;
+    for (; i + VW <= n; i += VW) vf_storeu(y + i, vf_add(vf_loadu(y + i), vf_loadu(x + i)));
+    if (i < n) vf_store_part(y + i, vf_add(vf_load_part(y + i, n - i), vf_load_part(x + i, n - i)), n - i);
+}
+
+KF_ALWAYS_INLINE vf swiglu_v(vf g, vf u) {
+    vf e = vf_exp(vf_sub(vf_zero(), g));
+    return vf_mul(vf_div(g, vf_add(vf_set1(1.0f), e)), u);
+}
+
+static void KFN(swiglu)(float *out, const float *gate, const float *up, int n) {
+    int i = 0;
+    for (; i + VW <= n; i += VW) vf_storeu(out + i, swiglu_v(vf_loadu(gate + i), vf_loadu(up + i)));
+    if (i < n)
+        vf_store_part(out + i, swiglu_v(vf_load_part(gate + i, n - i), vf_load_part(up + i, n - i)), n - i);
+}
+
+static void KFN(vexp)(float *y, const float *x, int n) {
+    int i = 0;
+    for (; i + VW <= n; i += VW) vf_storeu(y + i, vf_exp(vf_loadu(x + i)));
+    if (i < n) vf_store_part(y + i, vf_exp(vf_load_part(x + i, n - i)), n - i);
+}
+
+static void KFN(bf16_to_f32)(float *dst, const uint16_t *src, int n) {
+    int i = 0;
+    for (; i + VW <= n; i += VW) vf_storeu(dst + i, vf_load_bf16(src + i));
+    if (i < n) vf_store_part(dst + i, vf_load_bf16_part(src + i, n - i), n - i);
+}
+
+static void KFN(f32_to_bf16)(uint16_t *dst, const float *src, int n) {
+    int i = 0;
+    for (; i + VW <= n; i += VW) vf_store_bf16(dst + i, vf_loadu(src + i));
+    if (i < n) vf_store_bf16_part(dst + i, vf_load_part(src + i, n - i), n - i);
+}
+
+/* x[i], x[i + half] -> (x[i] c - x[i + half] s, x[i + half] c + x[i] s) */
+static void KFN(rope_apply)(float *x, const float *cos_t, const float *sin_t, int n_heads, int head_dim) {
+    int half = head_dim / 2;
+    for (int h = 0; h < n_heads; h++) {
+        float *lo = x + (size_t)h * (size_t)head_dim, *hi = lo + half;
+        int i = 0;
+        for (; i + VW <= half; i += VW) {
+            vf a = vf_loadu(lo + i), b = vf_loadu(hi + i), c = vf_loadu(cos_t + i), s = vf_loadu(sin_t + i);
+            vf_storeu(lo + i, vf_fmsub(a, c, vf_mul(b, s)));
+            vf_storeu(hi + i, vf_fmadd(b, c, vf_mul(a, s)));
+        }
+        for (; i < half; i++) {
+            float a = lo[i], b = hi[i];
+            lo[i] = a * cos_t[i] - b * sin_t[i];
+            hi[i] = b * cos_t[i] + a * sin_t[i];
+        }
+    }
+}
+
+/* ---- attention ---- */
+
+/* Sums of eight vectors, lane i of the result = sum of x_i's lanes: a tree of hadds instead of eight separate
+ * horizontal reductions (about a third of the shuffles). */
+KF_ALWAYS_INLINE __m256 hsum8(vf x0, vf x1, vf x2, vf x3, vf x4, vf x5, vf x6, vf x7) {
+    __m256 h01 = _mm256_hadd_ps(vf_fold256(x0), vf_fold256(x1)),
+           h23 = _mm256_hadd_ps(vf_fold256(x2), vf_fold256(x3));
+    __m256 h45 = _mm256_hadd_ps(vf_fold256(x4), vf_fold256(x5)),
+           h67 = _mm256_hadd_ps(vf_fold256(x6), vf_fold256(x7));
+    __m256 h0123 = _mm256_hadd_ps(h01, h23), h4567 = _mm256_hadd_ps(h45, h67);
+    return _mm256_add_ps(_mm256_permute2f128_ps(h0123, h4567, 0x20),
+                         _mm256_permute2f128_ps(h0123, h4567, 0x31));
+}
+
+/* Prefetches `bytes` bytes from `at` into L2, one line at a time. */
+KF_ALWAYS_INLINE void pf_l2(uintptr_t at, size_t bytes) {
+    for (size_t l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(at + l), _MM_HINT_T1);
+}
+
+/* Scores of one or two query heads (nh) against four consecutive positions. kb: element index of the first
+ * K row; ks: elements between positions. */
+KF_ALWAYS_INLINE void score_tile(float *s0, float *s1, const float *q0, const float *q1, const void *k,
+                                 size_t kb, size_t ks, int d, int bf16, float scale, const int nh) {
+    vf a0 = vf_zero(), a1 = vf_zero(), a2 = vf_zero(), a3 = vf_zero();
+    vf a4 = vf_zero(), a5 = vf_zero(), a6 = vf_zero(), a7 = vf_zero();
+    for (int i = 0; i < d; i += VW) {
+        int n = d - i < VW ? d - i : VW;
+        vf qa = n == VW ? vf_loadu(q0 + i) : vf_load_part(q0 + i, n);
+#define KROW(j)                                                                                              \
+    (n == VW ? mv_load_w(k, kb + (j)*ks + (size_t)i, bf16)                                                   \
+             : mv_load_w_part(k, kb + (j)*ks + (size_t)i, n, bf16))
+        vf k0 = KROW(0), k1 = KROW(1), k2 = KROW(2), k3 = KROW(3);
+#undef KROW
+        a0 = vf_fmadd(qa, k0, a0), a1 = vf_fmadd(qa, k1, a1);
+        a2 = vf_fmadd(qa, k2, a2), a3 = vf_fmadd(qa, k3, a3);
+        if (nh == 2) {
+            vf qb = n == VW ? vf_loadu(q1 + i) : vf_load_part(q1 + i, n);
+            a4 = vf_fmadd(qb, k0, a4), a5 = vf_fmadd(qb, k1, a5);
+            a6 = vf_fmadd(qb, k2, a6), a7 = vf_fmadd(qb, k3, a7);
+        }
+    }
+    __m256 r = _mm256_mul_ps(hsum8(a0, a1, a2, a3, a4, a5, a6, a7), _mm256_set1_ps(scale));
+    _mm_storeu_ps(s0, _mm256_castps256_ps128(r));
+    if (nh == 2) _mm_storeu_ps(s1, _mm256_extractf128_ps(r, 1));
+}
+
+/* q . k of one head and one position, for block tails. */
+KF_ALWAYS_INLINE float dot1_kv(const float *q0, const void *k, size_t kb, int d, int bf16) {
+    vf a0 = vf_zero();
+    int i = 0;
+    for (; i + VW <= d; i += VW) a0 = vf_fmadd(vf_loadu(q0 + i), mv_load_w(k, kb + (size_t)i, bf16), a0);
+    if (i < d) a0 = vf_fmadd(vf_load_part(q0 + i, d - i), mv_load_w_part(k, kb + (size_t)i, d - i, bf16), a0);
+    return vf_hsum(a0);
+}
+
+/* Scaled scores of positions [b0, b0 + np) into s[h * ss + i], four positions at a time across all KV
+ * heads, so K is read in address order; the same rows of the next block are prefetched into L2 meanwhile
+ * (the hardware prefetchers stop at every 4 KiB page). */
+KF_ALWAYS_INLINE void block_scores(float *s, size_t ss, const float *q, const void *k, int bf16, int b0,
+                                   int np, int n_kv, int group, int d, float scale) {
+    const size_t es = bf16 ? 2 : 4, ks = (size_t)n_kv * (size_t)d;
+    const uintptr_t pf = (uintptr_t)k + ((size_t)b0 + (size_t)np) * ks * es; /* may lie past the cache */
+    int i = 0;
+    for (; i + 4 <= np; i += 4) {
+        pf_l2(pf + (size_t)i * ks * es, 4 * ks * es);
+        for (int kh = 0; kh < n_kv; kh++) {
+            size_t kb = (size_t)(b0 + i) * ks + (size_t)kh * (size_t)d;
+            for (int h = kh * group; h < (kh + 1) * group; h += 2) {
+                const float *q0 = q + (size_t)h * (size_t)d;
+                float *s0 = s + (size_t)h * ss + (size_t)i;
+                if (h + 1 < (kh + 1) * group)
+                    score_tile(s0, s0 + ss, q0, q0 + d, k, kb, ks, d, bf16, scale, 2);
+                else
+                    score_tile(s0, s0, q0, q0, k, kb, ks, d, bf16, scale, 1);
+            }
+        }
+    }
+    for (; i < np; i++)
+        for (int h = 0; h < n_kv * group; h++) {
+            size_t kb = (size_t)(b0 + i) * ks + (size_t)(h / group) * (size_t)d;
+            s[(size_t)h * ss + (size_t)i] = dot1_kv(q + (size_t)h * (size_t)d, k, kb, d, bf16) * scale;
+        }
+}
+
+/* One head's block of scores s[0, np) against its running max *m, sum *l and output o[0, d): when the
+ * block raises the max, what was summed so far is rescaled by exp(m_old - m_new); then s[i] becomes
+ * exp(s[i] - m) and is added to l. */
+KF_ALWAYS_INLINE void block_softmax(float *s, int np, float *m, float *l, float *o, int d) {
+    vf mv = vf_set1(*m);
+    int i = 0;
+    for (; i + VW <= np; i += VW) mv = vf_max(mv, vf_loadu(s + i));
+    float mx = vf_hmax(mv);
+    for (; i < np; i++) mx = s[i] > mx ? s[i] : mx;
+    if (mx > *m) {
+        float alpha = 0.0f; /* exp(-inf) on the first block */
+        vf_store_part(&alpha, vf_exp(vf_set1(*m - mx)), 1);
+        vf va = vf_set1(alpha);
+        *l *= alpha;
+        int j = 0;
+        for (; j + VW <= d; j += VW) vf_storeu(o + j, vf_mul(vf_loadu(o + j), va));
+        for (; j < d; j++) o[j] *= alpha;
+        *m = mx;
+    }
+    vf vm = vf_set1(mx), sum = vf_zero();
+    for (i = 0; i + VW <= np; i += VW) {
+        vf e = vf_exp(vf_sub(vf_loadu(s + i), vm));
+        vf_storeu(s + i, e);
+        sum = vf_add(sum, e);
+    }
+    if (i < np) {
+        vf e = vf_exp(vf_sub(vf_load_part(s + i, np - i), vm));
+        vf_store_part(s + i, e, np - i);
+        sum = vf_add(sum, vf_load_part(s + i, np - i)); /* only the np - i real lanes */
+    }
+    *l += vf_hsum(sum);
+}
+
+/* o0[j], o1[j] += sum over the block's np positions of pr0[p], pr1[p] times V row p, for nv vectors of
+ * dims: the sums stay in registers across the block and touch out once per block. */
+KF_ALWAYS_INLINE void values_tile(float *o0, float *o1, const float *pr0, const float *pr1, const void *v,
+                                  size_t vb, size_t vs, int np, int bf16, const int nv, const int nh,
+                                  uintptr_t pf, size_t pf_bytes) {
+    vf a[ATT_NV], c[ATT_NV];
+#pragma GCC unroll 8
+    for (int j = 0; j < nv; j++) a[j] = vf_zero(), c[j] = vf_zero();
+    const size_t es = bf16 ? 2 : 4;
+    for (int p = 0; p < np; p++) {
+        vf w0 = vf_set1(pr0[p]), w1 = vf_set1(pr1[p]);
+        size_t at = vb + (size_t)p * vs;
+        if (pf_bytes) pf_l2(pf + (size_t)p * vs * es, pf_bytes);
+#pragma GCC unroll 8
+        for (int j = 0; j < nv; j++) {
+            vf x = mv_load_w(v, at + (size_t)j * VW, bf16);
+            a[j] = vf_fmadd(w0, x, a[j]);
+            if (nh == 2) c[j] = vf_fmadd(w1, x, c[j]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < nv; j++) {
+        vf_storeu(o0 + j * VW, vf_add(vf_loadu(o0 + j * VW), a[j]));
+        if (nh == 2) vf_storeu(o1 + j * VW, vf_add(vf_loadu(o1 + j * VW), c[j]));
+    }
+}
+
+/* Dims [d, d1) of one head pair over one block when they are fewer than a whole vector: through memory. */
+KF_ALWAYS_INLINE void values_tail(float *o0, float *o1, const float *pr0, const float *pr1, const void *v,
+                                  size_t vb, size_t vs, int np, int bf16, int m, int nh) {
+    for (int p = 0; p < np; p++) {
+        size_t at = vb + (size_t)p * vs;
+        vf x = mv_load_w_part(v, at, m, bf16);
+        vf_store_part(o0, vf_fmadd(vf_set1(pr0[p]), x, vf_load_part(o0, m)), m);
+        if (nh == 2) vf_store_part(o1, vf_fmadd(vf_set1(pr1[p]), x, vf_load_part(o1, m)), m);
+    }
+}
+
+/* o[h][:] += sum over positions [b0, b0 + np) of w[h * ws + i] times V rows, per KV head and head pair,
+ * dims in chunks of ATT_NV vectors summed in registers (then ATT_NV / 2, then single vectors, then a
+ * partial one). The block's V rows of a head come from memory once, in the first chunk's pass, which also
+ * prefetches the same head's rows of the next block into L2; the other passes find them in L1. */
+KF_ALWAYS_INLINE void block_values(float *o, const float *w, size_t ws, const void *v, int bf16, int b0,
+                                   int np, int n_kv, int group, int d) {
+    const size_t es = bf16 ? 2 : 4, vs = (size_t)n_kv * (size_t)d;
+    for (int kh = 0; kh < n_kv; kh++) {
+        size_t vb0 = (size_t)b0 * vs + (size_t)kh * (size_t)d;
+        uintptr_t pf = (uintptr_t)v + (vb0 + (size_t)np * vs) * es; /* may lie past the cache */
+        size_t pf_bytes = (size_t)d * es;
+        for (int h = kh * group; h < (kh + 1) * group; h += 2) {
+            int nh = h + 1 < (kh + 1) * group ? 2 : 1;
+            const float *w0 = w + (size_t)h * ws, *w1 = w0 + (nh == 2 ? ws : 0);
+            float *o0 = o + (size_t)h * (size_t)d, *o1 = o0 + (nh == 2 ? d : 0);
+            int i = 0;
+#define VTILE(NV)                                                                                            \
+    do {                                                                                                     \
+        if (nh == 2)                                                                                         \
+            values_tile(o0 + i, o1 + i, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, NV, 2, pf, pf_bytes);      \
+        else                                                                                                 \
+            values_tile(o0 + i, o1 + i, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, NV, 1, pf, pf_bytes);      \
+        pf_bytes = 0;                                                                                        \
+    } while (0)
+            for (; i + ATT_NV * VW <= d; i += ATT_NV * VW) VTILE(ATT_NV);
+            for (; i + ATT_NV / 2 * VW <= d; i += ATT_NV / 2 * VW) VTILE(ATT_NV / 2);
+            for (; i + VW <= d; i += VW) VTILE(1);
+#undef VTILE
+            if (i < d) values_tail(o0 + i, o1 + i, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, d - i, nh);
+        }
+    }
+}
+
+KF_ALWAYS_INLINE void attn_partial_t(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
+                                     const void *k, const void *v, int bf16, int p0, int p1, int n_kv,
+                                     int group, int d, float scale) {
+    int n_heads = n_kv * group;
+    for (int h = 0; h < n_heads; h++) {
+        m[h] = -INFINITY;
+        l[h] = 0.0f;
+    }
+    for (size_t i = 0; i < (size_t)n_heads * (size_t)d; i++) o[i] = 0.0f;
+    for (int b0 = p0; b0 < p1; b0 += pb) {
+        int np = p1 - b0 < pb ? p1 - b0 : pb;
+        block_scores(sbuf, (size_t)pb, q, k, bf16, b0, np, n_kv, group, d, scale);
+        for (int h = 0; h < n_heads; h++)
+            block_softmax(sbuf + (size_t)h * (size_t)pb, np, m + h, l + h, o + (size_t)h * (size_t)d, d);
+        block_values(o, sbuf, (size_t)pb, v, bf16, b0, np, n_kv, group, d);
+    }
+}
+
+static void KFN(attn_partial)(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
+                              const void *k, const void *v, int kv_bf16, int p0, int p1, int n_kv, int group,
+                              int head_dim, float scale) {
+    if (kv_bf16)
+        attn_partial_t(o, m, l, sbuf, pb, q, k, v, 1, p0, p1, n_kv, group, head_dim, scale);
+    else
+        attn_partial_t(o, m, l, sbuf, pb, q, k, v, 0, p0, p1, n_kv, group, head_dim, scale);
+}
+
+const struct kernel_ops KOPS_TABLE = {
+    .matvec_bf16 = KFN(matvec_bf16),
+    .matvec_f32 = KFN(matvec_f32),
+    .sum_squares = KFN(sum_squares),
+    .scale_mul = KFN(scale_mul),
+    .vec_add = KFN(vec_add),
+    .swiglu = KFN(swiglu),
+    .vexp = KFN(vexp),
+    .bf16_to_f32 = KFN(bf16_to_f32),
+    .f32_to_bf16 = KFN(f32_to_bf16),
+    .rope_apply = KFN(rope_apply),
+    .attn_partial = KFN(attn_partial),
+};

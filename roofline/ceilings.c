@@ -1,0 +1,559 @@
+/* Measured ceilings (see ceilings.h for the rules). The read, copy and triad kernels split their arrays
+ * statically over the bound OpenMP threads (the same split that first-touched the pages); the read kernel
+ * and the FMA kernel come in AVX-512, AVX2+FMA and baseline versions picked with __builtin_cpu_supports.
+ * Validation, STREAM-style but exact: the read arrays hold i & 3, so every sum is an integer the f32 blocks
+ * of the kernels add exactly; copy and triad outputs are compared element by element; every FMA lane must
+ * equal a scalar fmaf recurrence; sgemm on small-integer matrices is checked entry for entry at 64 places.
+ * Checked in tests/test_ceilings.c on small arrays. */
+#include "roofline/ceilings.h"
+
+#include <cJSON.h>
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/timing.h"
+#include "kernels/fr_check.h"
+#include "roofline/ceilings_kernels.h"
+
+static const struct {
+    const char *all, *one, *unit;
+} ceiling_keys[] = {
+    [CEILING_DRAM_READ] = {"dram_read_gbs", "dram_read_1core_gbs", "GB/s"},
+    [CEILING_DRAM_COPY] = {"dram_copy_gbs", "dram_copy_1core_gbs", "GB/s"},
+    [CEILING_DRAM_TRIAD] = {"dram_triad_gbs", "dram_triad_1core_gbs", "GB/s"},
+    [CEILING_L1_READ] = {"l1_read_gbs", "l1_read_1core_gbs", "GB/s"},
+    [CEILING_L2_READ] = {"l2_read_gbs", "l2_read_1core_gbs", "GB/s"},
+    [CEILING_L3_READ] = {"l3_read_gbs", "l3_read_1core_gbs", "GB/s"},
+    [CEILING_PEAK_FLOPS] = {"peak_gflops", "peak_1core_gflops", "GFLOP/s"},
+    [CEILING_SGEMM] = {"sgemm_gflops", "sgemm_1core_gflops", "GFLOP/s"},
+};
+_Static_assert(sizeof ceiling_keys / sizeof ceiling_keys[0] == CEILING_COUNT, "one key per ceiling");
+
+const char *ceilings_key(enum ceiling_kind kind, bool one_core) {
+    if ((unsigned)kind >= CEILING_COUNT) return "unknown";
+    return one_core ? ceiling_keys[kind].one : ceiling_keys[kind].all;
+}
+
+const char *ceilings_unit(enum ceiling_kind kind) {
+    return (unsigned)kind < CEILING_COUNT ? ceiling_keys[kind].unit : "";
+}
+
+typedef double (*read_fn)(const float *a, size_t n, long passes);
+typedef float (*fma_fn)(long iters, float mul, float add);
+
+/* Baseline read: 16 f32 accumulators the compiler keeps in SSE registers, folded like the SIMD kernels. */
+static double read_generic(const float *a, size_t n, long passes) {
+    float acc[16] = {0};
+    double total = 0;
+    size_t n16 = n & ~(size_t)15, pending = 0;
+    for (long p = 0; p < passes; p++) {
+        for (size_t i = 0; i < n16; i += 16) {
+            for (int k = 0; k < 16; k++) acc[k] += a[i + (size_t)k];
+            pending += 16;
+            if (pending >= CEILINGS_FOLD_FLOATS) {
+                for (int k = 0; k < 16; k++) total += acc[k], acc[k] = 0;
+                pending = 0;
+            }
+        }
+        for (size_t i = n16; i < n; i++) total += a[i];
+    }
+    for (int k = 0; k < 16; k++) total += acc[k];
+    return total;
+}
+
+/* The independent check: a plain scalar loop, 8-way unrolled, sharing no code with the kernels above. */
+static double read_plain(const float *a, size_t n, long passes) {
+    double total = 0;
+    for (long p = 0; p < passes; p++)
+        for (size_t lo = 0; lo < n; lo += CEILINGS_FOLD_FLOATS) {
+            size_t hi = lo + CEILINGS_FOLD_FLOATS < n ? lo + CEILINGS_FOLD_FLOATS : n, i = lo;
+            float s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
+            for (; i + 8 <= hi; i += 8) {
+                s0 += a[i], s1 += a[i + 1], s2 += a[i + 2], s3 += a[i + 3];
+                s4 += a[i + 4], s5 += a[i + 5], s6 += a[i + 6], s7 += a[i + 7];
+            }
+            for (; i < hi; i++) s0 += a[i];
+            total += (double)((s0 + s1) + (s2 + s3)) + (double)((s4 + s5) + (s6 + s7));
+        }
+    return total;
+}
+
+#define FMA_SCALAR_FLOPS_PER_ITER (8.0 * 2)
+/* Baseline "FMA": a multiply and an add per chain (no fused instruction in baseline x86-64), 8 chains. */
+static float fma_scalar(long iters, float mul, float add) {
+    float acc[8] = {0};
+    for (long it = 0; it < iters; it++)
+        for (int k = 0; k < 8; k++) acc[k] = acc[k] * mul + add;
+    for (int k = 1; k < 8; k++)
+        if (acc[k] != acc[0]) return -1.0f;
+    return acc[0];
+}
+
+static bool cpu_has_avx512(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("fma");
+}
+
+static bool cpu_has_avx2(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+static read_fn pick_read(const char **isa) {
+    if (cpu_has_avx512()) return *isa = "avx512", ceilings_read_avx512;
+    if (cpu_has_avx2()) return *isa = "avx2", ceilings_read_avx2;
+    return *isa = "scalar", read_generic;
+}
+
+static fma_fn pick_fma(const char **isa, double *flops_per_iter, bool *fused) {
+    *fused = true;
+    if (cpu_has_avx512())
+        return *isa = "avx512", *flops_per_iter = CEILINGS_FMA_AVX512_FLOPS_PER_ITER, ceilings_fma_avx512;
+    if (cpu_has_avx2())
+        return *isa = "avx2", *flops_per_iter = CEILINGS_FMA_AVX2_FLOPS_PER_ITER, ceilings_fma_avx2;
+    *fused = false;
+    return *isa = "scalar", *flops_per_iter = FMA_SCALAR_FLOPS_PER_ITER, fma_scalar;
+}
+
+double ceilings_read_sum(const float *a, size_t n) {
+    const char *isa;
+    return pick_read(&isa)(a, n, 1);
+}
+
+/* Thread t's part of n floats out of T: chunks of whole 256-byte blocks, so each starts aligned. */
+static void split(size_t n, int nthreads, int t, size_t *lo, size_t *hi) {
+    size_t chunk = ((n + (size_t)nthreads - 1) / (size_t)nthreads + 63) & ~(size_t)63;
+    *lo = (size_t)t * chunk < n ? (size_t)t * chunk : n;
+    *hi = *lo + chunk < n ? *lo + chunk : n;
+}
+
+/* Sum of (i & 3) over i in [0, n): exact. */
+static double pattern_sum(size_t n) {
+    size_t r = n % 4;
+    return (double)(n / 4) * 6.0 + (double)(r * (r - (r > 0)) / 2);
+}
+
+struct run_ctx {
+    int threads;
+    const float *a; /* [n] = i & 3: read source, copy source, triad operand */
+    float *b, *c;   /* [n]: copy destination; triad destination c = b + 3a */
+    size_t n;
+    read_fn read;
+    long passes;       /* cache reads: passes over each thread's set */
+    const float *sets; /* [threads][set_stride]: one working set per thread */
+    size_t set_n, set_stride;
+    fma_fn fma;
+    long iters;
+    float mul, add, fma_expected;
+    int sgemm_n;
+    const float *ga, *gb; /* [n][n] sgemm operands */
+    float *gc;            /* [n][n] sgemm result */
+    double expected;
+    long bad; /* runs whose result failed validation */
+    double got;
+};
+
+static void run_read(void *vctx, long rep) {
+    (void)rep;
+    struct run_ctx *x = vctx;
+    double total = 0;
+#pragma omp parallel num_threads(x->threads) reduction(+ : total)
+    {
+        size_t lo, hi;
+        split(x->n, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
+        total += x->read(x->a + lo, hi - lo, 1);
+    }
+    if (total != x->expected) x->bad++, x->got = total;
+}
+
+static void run_copy(void *vctx, long rep) {
+    (void)rep;
+    struct run_ctx *x = vctx;
+#pragma omp parallel num_threads(x->threads)
+    {
+        size_t lo, hi;
+        split(x->n, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
+        const float *restrict src = x->a;
+        float *restrict dst = x->b;
+        for (size_t i = lo; i < hi; i++) dst[i] = src[i];
+    }
+}
+
+static void run_triad(void *vctx, long rep) {
+    (void)rep;
+    struct run_ctx *x = vctx;
+    const float scalar = 3.0f;
+#pragma omp parallel num_threads(x->threads)
+    {
+        size_t lo, hi;
+        split(x->n, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
+        const float *restrict a = x->a, *restrict b = x->b;
+        float *restrict c = x->c;
+        for (size_t i = lo; i < hi; i++) c[i] = b[i] + scalar * a[i];
+    }
+}
+
+static void run_cache(void *vctx, long rep) {
+    (void)rep;
+    struct run_ctx *x = vctx;
+    double total = 0;
+#pragma omp parallel num_threads(x->threads) reduction(+ : total)
+    total += x->read(x->sets + (size_t)omp_get_thread_num() * x->set_stride, x->set_n, x->passes);
+    if (total != x->expected) x->bad++, x->got = total;
+}
+
+static void run_fma(void *vctx, long rep) {
+    (void)rep;
+    struct run_ctx *x = vctx;
+    long bad = 0;
+#pragma omp parallel num_threads(x->threads) reduction(+ : bad)
+    {
+        float r = x->fma(x->iters, x->mul, x->add);
+        if (r != x->fma_expected) bad++;
+    }
+    x->bad += bad;
+}
+
+static void run_sgemm(void *vctx, long rep) {
+    (void)rep;
+    struct run_ctx *x = vctx;
+    int n = x->sgemm_n;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, x->ga, n, x->gb, n, 0.0f, x->gc, n);
+}
+
+static void figure_from_stats(const struct timing_stats *st, double work, struct ceiling_figure *f) {
+    *f = (struct ceiling_figure){.measured = true,
+                                 .best = work / st->min_s / 1e9,
+                                 .median = work / st->median_s / 1e9,
+                                 .min = work / st->max_s / 1e9,
+                                 .max = work / st->min_s / 1e9,
+                                 .reps = st->reps,
+                                 .noisy = st->noisy};
+}
+
+static int check_runs(const struct run_ctx *x, const struct timing_stats *st, const char *what,
+                      struct fr_err *err) {
+    if (x->bad)
+        return fr_err_set(err, "%s: validation FAILED in %ld runs (last result %.17g, expected %.17g)", what,
+                          x->bad, x->got, x->expected);
+    if (!(st->min_s > 0)) return fr_err_set(err, "%s: a run took no measurable time", what);
+    return 0;
+}
+
+/* Runs fn under o and turns the times into a figure of `work` units (bytes or FLOPs) per run. */
+static int measure(timing_fn fn, struct run_ctx *x, const struct timing_opts *o, double work,
+                   struct ceiling_figure *f, const char *what, struct fr_err *err) {
+    struct timing_stats st;
+    x->bad = 0;
+    if (timing_measure(fn, x, o, &st) != 0)
+        return fr_err_set(err, "%s: timing buffer allocation failed", what);
+    if (check_runs(x, &st, what, err)) return -1;
+    figure_from_stats(&st, work, f);
+    return 0;
+}
+
+/* The plain-loop check: the read kernel and the plain loop alternate, run for run, so both see the same
+ * noise. The headline difference is the median over the pairs of the plain loop's bandwidth over the
+ * kernel's (robust on a shared machine); bests and medians are compared too. */
+static int measure_plain(struct run_ctx *x, const struct timing_opts *o, double bytes, struct ceilings *c,
+                         struct fr_err *err) {
+    struct timing_stats sk, sp;
+    struct run_ctx y = *x; /* the same arrays and threads, the plain loop */
+    y.read = read_plain;
+    x->bad = y.bad = 0;
+    double ratio; /* median of t_kernel / t_plain = plain bandwidth / kernel bandwidth */
+    if (timing_measure_pair(run_read, x, run_read, &y, o, &sk, &sp, &ratio) != 0)
+        return fr_err_set(err, "plain read check: timing buffer allocation failed");
+    if (check_runs(x, &sk, "read kernel (paired)", err) || check_runs(&y, &sp, "plain read loop", err))
+        return -1;
+    figure_from_stats(&sk, bytes, &c->read_paired);
+    figure_from_stats(&sp, bytes, &c->plain_read);
+    c->plain_diff_pct = 100.0 * (1.0 - ratio);
+    c->plain_diff_best_pct = 100.0 * (c->read_paired.best - c->plain_read.best) / c->read_paired.best;
+    return 0;
+}
+
+static void unavailable(struct ceiling_figure *f, const char *why) {
+    *f = (struct ceiling_figure){0};
+    snprintf(f->why, sizeof f->why, "%s", why);
+}
+
+/* Page-aligned (2 MiB for large arrays, so transparent huge pages can back them). */
+static float *alloc_floats(size_t n) {
+    size_t bytes = n * sizeof(float), align = bytes >= ((size_t)8 << 20) ? ((size_t)2 << 20) : 4096;
+    bytes = (bytes + align - 1) / align * align;
+    return aligned_alloc(align, bytes ? bytes : align);
+}
+
+struct plan {
+    struct timing_opts dram_read, dram_rw, cache, peak, sgemm;
+    size_t cache_rep_bytes;
+};
+
+static struct plan plan_for(bool quick) {
+    if (quick)
+        return (struct plan){.dram_read = {.warmup = 1, .min_reps = 10, .max_reps = 10},
+                             .dram_rw = {.warmup = 1, .min_reps = 5, .max_reps = 5},
+                             .cache = {.warmup = 1, .min_reps = 5, .max_reps = 5},
+                             .peak = {.warmup = 1, .min_reps = 5, .max_reps = 5},
+                             .sgemm = {.warmup = 1, .min_reps = 3, .max_reps = 3},
+                             .cache_rep_bytes = (size_t)16 << 20};
+    return (struct plan){.dram_read = {.warmup = 2, .min_reps = 20, .max_reps = 400, .min_time_s = 0.3},
+                         .dram_rw = {.warmup = 1, .min_reps = 10, .max_reps = 200, .min_time_s = 0.2},
+                         .cache = {.warmup = 2, .min_reps = 10, .max_reps = 400, .min_time_s = 0.1},
+                         .peak = {.warmup = 1, .min_reps = 10, .max_reps = 400, .min_time_s = 0.1},
+                         .sgemm = {.warmup = 1, .min_reps = 10, .max_reps = 10},
+                         .cache_rep_bytes = (size_t)64 << 20};
+}
+
+/* Zeroes dst[0..n) with the threads' split (the pages stay where they were first touched), so a run's
+ * validation cannot be passed by the output of an earlier run. */
+static void zero_split(float *dst, size_t n, int threads) {
+#pragma omp parallel num_threads(threads)
+    {
+        size_t lo, hi;
+        split(n, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
+        memset(dst + lo, 0, (hi - lo) * sizeof(float));
+    }
+}
+
+/* DRAM read (fast kernel and plain loop), copy and triad, all threads then one. */
+static int measure_dram(struct run_ctx *x, const struct plan *p, int threads, struct ceilings *c,
+                        struct fr_err *err) {
+    int rc = -1;
+    float *a = alloc_floats(x->n), *b = alloc_floats(x->n), *cc = alloc_floats(x->n);
+    FR_CHECK_ALLOC(a, err, out);
+    FR_CHECK_ALLOC(b, err, out);
+    FR_CHECK_ALLOC(cc, err, out);
+    size_t n = x->n;
+#pragma omp parallel num_threads(threads)
+    {
+        size_t lo, hi;
+        split(n, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
+        for (size_t i = lo; i < hi; i++) a[i] = (float)(i & 3), b[i] = 0, cc[i] = 0; /* first touch */
+    }
+    x->a = a, x->b = b, x->c = cc, x->expected = pattern_sum(n);
+    double bytes = (double)n * sizeof(float);
+    for (int one = 0; one < 2; one++) {
+        struct ceiling_figure *f = one ? c->one : c->all;
+        x->threads = one ? 1 : threads;
+        if (measure(run_read, x, &p->dram_read, bytes, &f[CEILING_DRAM_READ], "DRAM read", err)) goto out;
+        if (!one && measure_plain(x, &p->dram_read, bytes, c, err)) goto out;
+        zero_split(b, n, threads);
+        if (measure(run_copy, x, &p->dram_rw, 2 * bytes, &f[CEILING_DRAM_COPY], "DRAM copy", err)) goto out;
+        if (memcmp(a, b, n * sizeof(float)) != 0) {
+            fr_err_set(err, "DRAM copy: validation FAILED (destination differs from source)");
+            goto out;
+        }
+        zero_split(cc, n, threads);
+        if (measure(run_triad, x, &p->dram_rw, 3 * bytes, &f[CEILING_DRAM_TRIAD], "DRAM triad", err))
+            goto out;
+        for (size_t i = 0; i < n; i++)
+            if (cc[i] != 4.0f * (float)(i & 3)) {
+                fr_err_set(err, "DRAM triad: validation FAILED at element %zu: %g, expected %g", i, cc[i],
+                           4.0 * (double)(i & 3));
+                goto out;
+            }
+    }
+    rc = 0;
+out:
+    x->a = x->b = x->c = NULL;
+    free(cc);
+    free(b);
+    free(a);
+    return rc;
+}
+
+static const char *const level_names[3] = {"L1d", "L2", "L3"};
+
+static int measure_cache(struct run_ctx *x, const struct plan *p, int threads, struct ceilings *c,
+                         struct fr_err *err) {
+    for (int lv = 0; lv < 3; lv++) {
+        enum ceiling_kind kind = (enum ceiling_kind)(CEILING_L1_READ + lv);
+        size_t set_n = c->set_bytes[lv] / sizeof(float) & ~(size_t)63;
+        if (set_n == 0) {
+            char why[64];
+            snprintf(why, sizeof why, "no %s cache in the topology", level_names[lv]);
+            unavailable(&c->all[kind], why);
+            unavailable(&c->one[kind], why);
+            continue;
+        }
+        size_t stride = set_n + 64; /* a 256-byte gap keeps the threads' sets on separate lines */
+        float *sets = alloc_floats(stride * (size_t)threads);
+        FR_CHECK_ALLOC(sets, err, fail);
+#pragma omp parallel num_threads(threads)
+        {
+            float *mine = sets + (size_t)omp_get_thread_num() * stride;
+            for (size_t i = 0; i < stride; i++) mine[i] = (float)(i & 3);
+        }
+        x->sets = sets, x->set_n = set_n, x->set_stride = stride;
+        x->passes = (long)(p->cache_rep_bytes / (set_n * sizeof(float)));
+        if (x->passes < 1) x->passes = 1;
+        double bytes = (double)set_n * sizeof(float) * (double)x->passes;
+        char what[32];
+        snprintf(what, sizeof what, "%s read", level_names[lv]);
+        int bad = 0;
+        for (int one = 0; one < 2 && !bad; one++) {
+            x->threads = one ? 1 : threads;
+            x->expected = pattern_sum(set_n) * (double)x->passes * x->threads;
+            bad = measure(run_cache, x, &p->cache, bytes * x->threads, &(one ? c->one : c->all)[kind], what,
+                          err);
+        }
+        x->sets = NULL;
+        free(sets);
+        if (bad) return -1;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+static int measure_peak(struct run_ctx *x, const struct plan *p, int threads, struct ceilings *c,
+                        struct fr_err *err) {
+    double per_iter;
+    bool fused;
+    x->fma = pick_fma(&c->fma_isa, &per_iter, &fused);
+    x->iters = c->fma_iters, x->mul = 0.9999f, x->add = 1e-4f;
+    float e = 0;
+    for (long it = 0; it < x->iters; it++) e = fused ? fmaf(e, x->mul, x->add) : e * x->mul + x->add;
+    x->fma_expected = e, x->expected = e;
+    for (int one = 0; one < 2; one++) {
+        x->threads = one ? 1 : threads;
+        double flops = per_iter * (double)x->iters * x->threads;
+        if (measure(run_fma, x, &p->peak, flops, &(one ? c->one : c->all)[CEILING_PEAK_FLOPS], "peak FMA",
+                    err))
+            return -1;
+    }
+    return 0;
+}
+
+static int measure_sgemm(struct run_ctx *x, const struct plan *p, int threads, struct ceilings *c,
+                         struct fr_err *err) {
+    int rc = -1, n = c->sgemm_n;
+    size_t nn = (size_t)n * (size_t)n;
+    float *ga = alloc_floats(nn), *gb = alloc_floats(nn), *gc = alloc_floats(nn);
+    FR_CHECK_ALLOC(ga, err, out);
+    FR_CHECK_ALLOC(gb, err, out);
+    FR_CHECK_ALLOC(gc, err, out);
+    /* Small integers: every product and partial sum is an exact f32 integer whatever the blocking order. */
+    for (size_t i = 0; i < nn; i++) ga[i] = (float)((int)(i % 5) - 2), gb[i] = (float)((int)(i % 3) - 1);
+    x->ga = ga, x->gb = gb, x->gc = gc, x->sgemm_n = n;
+    int saved = openblas_get_num_threads();
+    double flops = 2.0 * n * (double)n * n;
+    for (int one = 0; one < 2; one++) {
+        openblas_set_num_threads(one ? 1 : threads);
+        memset(gc, 0, nn * sizeof(float));
+        if (measure(run_sgemm, x, &p->sgemm, flops, &(one ? c->one : c->all)[CEILING_SGEMM], "sgemm", err))
+            goto restore;
+        for (int k = 0; k < 64; k++) {
+            size_t i = (size_t)(k * 37) % (size_t)n, j = (size_t)(k * 91 + 5) % (size_t)n;
+            double want = 0;
+            for (size_t l = 0; l < (size_t)n; l++)
+                want += (double)ga[i * (size_t)n + l] * gb[l * (size_t)n + j];
+            if ((double)gc[i * (size_t)n + j] != want) {
+                fr_err_set(err, "sgemm: validation FAILED at C[%zu][%zu]: %g, expected %g", i, j,
+                           (double)gc[i * (size_t)n + j], want);
+                goto restore;
+            }
+        }
+    }
+    rc = 0;
+restore:
+    openblas_set_num_threads(saved);
+out:
+    x->ga = x->gb = NULL, x->gc = NULL;
+    free(gc);
+    free(gb);
+    free(ga);
+    return rc;
+}
+
+int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, struct ceilings *c,
+                     struct fr_err *err) {
+    static const struct ceilings_opts none;
+    const struct ceilings_opts *o = opts ? opts : &none;
+    *c = (struct ceilings){0};
+    int threads = m->threads > 0 ? m->threads : 1;
+    c->threads = threads;
+    struct plan p = plan_for(o->quick);
+    if (o->cache_rep_bytes) p.cache_rep_bytes = o->cache_rep_bytes;
+
+    size_t dram = o->dram_array_bytes;
+    if (!dram) {
+        dram = 4 * m->llc_total_bytes;
+        if (dram < ((size_t)64 << 20)) dram = (size_t)64 << 20;
+    }
+    c->dram_array_bytes = dram / sizeof(float) / 64 * 64 * sizeof(float);
+    if (c->dram_array_bytes == 0) return fr_err_set(err, "DRAM array of %zu bytes is too small", dram);
+    size_t level_bytes[3] = {m->l1d_bytes, m->l2_bytes, m->l3_bytes};
+    int level_count[3] = {m->l1d_count, m->l2_count, m->l3_count};
+    for (int lv = 0; lv < 3; lv++) {
+        size_t share = m->cores > 0 ? level_bytes[lv] * (size_t)level_count[lv] / (size_t)m->cores : 0;
+        c->set_bytes[lv] = o->set_bytes[lv] ? o->set_bytes[lv] : share / 2;
+    }
+    c->sgemm_n = o->sgemm_n > 0 ? o->sgemm_n : (o->quick ? 1024 : 2048);
+    c->fma_iters = o->fma_iters > 0 ? o->fma_iters : 200000;
+
+    struct run_ctx x = {.n = c->dram_array_bytes / sizeof(float)};
+    x.read = pick_read(&c->read_isa);
+    if (measure_dram(&x, &p, threads, c, err)) return -1;
+    if (measure_cache(&x, &p, threads, c, err)) return -1;
+    if (measure_peak(&x, &p, threads, c, err)) return -1;
+    return measure_sgemm(&x, &p, threads, c, err); /* last: OpenBLAS threads spin a while after a call */
+}
+
+static cJSON *figure_to_json(const struct ceiling_figure *f) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    bool ok = cJSON_AddBoolToObject(o, "available", f->measured) != NULL;
+    if (f->measured) {
+        ok = ok && cJSON_AddNumberToObject(o, "best", f->best) &&
+             cJSON_AddNumberToObject(o, "median", f->median) && cJSON_AddNumberToObject(o, "min", f->min) &&
+             cJSON_AddNumberToObject(o, "max", f->max) && cJSON_AddNumberToObject(o, "reps", f->reps) &&
+             cJSON_AddBoolToObject(o, "noisy", f->noisy);
+    } else {
+        ok = ok && cJSON_AddNullToObject(o, "best") && cJSON_AddNullToObject(o, "median") &&
+             cJSON_AddNullToObject(o, "min") && cJSON_AddNullToObject(o, "max") &&
+             cJSON_AddNumberToObject(o, "reps", 0) && cJSON_AddStringToObject(o, "reason", f->why);
+    }
+    if (!ok) cJSON_Delete(o), o = NULL;
+    return o;
+}
+
+static bool add_figure(cJSON *obj, const char *key, const struct ceiling_figure *f) {
+    cJSON *fj = figure_to_json(f);
+    if (!fj) return false;
+    cJSON_AddItemToObject(obj, key, fj);
+    return true;
+}
+
+cJSON *ceilings_to_json(const struct ceilings *c) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    bool ok = true;
+    for (int k = 0; k < CEILING_COUNT && ok; k++)
+        ok = add_figure(o, ceilings_key((enum ceiling_kind)k, false), &c->all[k]);
+    for (int k = 0; k < CEILING_COUNT && ok; k++)
+        ok = add_figure(o, ceilings_key((enum ceiling_kind)k, true), &c->one[k]);
+    ok = ok && add_figure(o, "plain_read_gbs", &c->plain_read);
+    ok = ok && add_figure(o, "read_paired_gbs", &c->read_paired);
+    ok = ok && cJSON_AddNumberToObject(o, "plain_read_diff_pct", c->plain_diff_pct);
+    ok = ok && cJSON_AddNumberToObject(o, "plain_read_diff_best_pct", c->plain_diff_best_pct);
+    ok = ok && cJSON_AddNumberToObject(o, "threads", c->threads);
+    ok = ok && cJSON_AddStringToObject(o, "read_isa", c->read_isa ? c->read_isa : "none");
+    ok = ok && cJSON_AddStringToObject(o, "fma_isa", c->fma_isa ? c->fma_isa : "none");
+    ok = ok && cJSON_AddNumberToObject(o, "dram_array_bytes", (double)c->dram_array_bytes);
+    ok = ok && cJSON_AddNumberToObject(o, "l1_set_bytes", (double)c->set_bytes[0]);
+    ok = ok && cJSON_AddNumberToObject(o, "l2_set_bytes", (double)c->set_bytes[1]);
+    ok = ok && cJSON_AddNumberToObject(o, "l3_set_bytes", (double)c->set_bytes[2]);
+    ok = ok && cJSON_AddNumberToObject(o, "sgemm_n", c->sgemm_n);
+    if (!ok) cJSON_Delete(o), o = NULL;
+    return o;
+}

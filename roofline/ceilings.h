@@ -1,0 +1,81 @@
+/* Measured ceilings of the machine, by STREAM's rules: DRAM arrays at least 4x the last-level cache (from
+ * hwloc), the best of >= 10 timed runs is the ceiling and median/min/max/reps travel with it, every kernel
+ * validates its own result (a failed validation is an error, never a figure). Figures: DRAM read (sum; the
+ * decode denominator), copy and triad; read bandwidth of each cache level; peak f32 FLOP/s of an FMA kernel;
+ * OpenBLAS sgemm. Each with all threads (one per core, bound by the caller) and with one thread.
+ * GB = 1e9 bytes. STREAM's byte counts: read n*4, copy 2*n*4, triad 3*n*4 (write-allocate not counted). */
+#ifndef FR_CEILINGS_H
+#define FR_CEILINGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kernels/fr_err.h"
+#include "roofline/topology.h"
+
+struct cJSON;
+
+enum ceiling_kind {
+    CEILING_DRAM_READ,
+    CEILING_DRAM_COPY,
+    CEILING_DRAM_TRIAD,
+    CEILING_L1_READ,
+    CEILING_L2_READ,
+    CEILING_L3_READ,
+    CEILING_PEAK_FLOPS,
+    CEILING_SGEMM,
+    CEILING_COUNT
+};
+
+struct ceiling_figure {
+    bool measured;                 /* false: unavailable, `why` says why */
+    double best, median, min, max; /* GB/s or GFLOP/s: best = the fastest run (= max) is the ceiling */
+    int reps;
+    bool noisy; /* coefficient of variation of the run times above TIMING_NOISY_CV */
+    char why[128];
+};
+
+struct ceilings {
+    struct ceiling_figure all[CEILING_COUNT]; /* all threads of the machine, one per core */
+    struct ceiling_figure one[CEILING_COUNT]; /* one thread (the caller's, bound to core 0) */
+    /* The plain-loop check, all threads, DRAM array: an independent plain scalar loop and the read kernel,
+     * alternating run for run (timing_measure_pair) so both see the same noise. */
+    struct ceiling_figure plain_read, read_paired;
+    double plain_diff_pct; /* 100 * (1 - median over pairs of plain GB/s / kernel GB/s); > 0: plain slower */
+    double plain_diff_best_pct; /* 100 * (kernel best - plain best) / kernel best */
+    int threads;
+    const char *read_isa, *fma_isa; /* "avx512", "avx2" or "scalar" */
+    size_t dram_array_bytes;        /* each array of read / copy / triad */
+    size_t set_bytes[3];            /* per-thread working sets of the L1, L2, L3 reads (0: level absent) */
+    int sgemm_n;
+    long fma_iters;
+};
+
+/* Sizes and repetition counts; zeros take the defaults (the STREAM rule and full-mode counts). */
+struct ceilings_opts {
+    bool quick;              /* fewer repetitions (DRAM read still >= 10 runs), sgemm 1024^3 */
+    size_t dram_array_bytes; /* 0: 4x the total LLC, at least 64 MiB */
+    size_t set_bytes[3];     /* 0: half of L1d, half of L2, half of the L3 share of one core */
+    size_t cache_rep_bytes;  /* bytes one timed cache-read run reads; 0: 64 MiB (quick: 16 MiB) */
+    int sgemm_n;             /* 0: 2048 (quick: 1024) */
+    long fma_iters;          /* FMA iterations of one timed run; 0: 200000 */
+};
+
+/* Key of a figure in JSON and CSV: "dram_read_gbs", or "dram_read_1core_gbs" when one_core. */
+const char *ceilings_key(enum ceiling_kind kind, bool one_core);
+const char *ceilings_unit(enum ceiling_kind kind); /* "GB/s" or "GFLOP/s" */
+
+/* Measures every ceiling with m->threads threads (bind them first: machine_bind_threads). Returns non-zero
+ * with err filled on allocation failure or when a kernel fails its own validation. */
+int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, struct ceilings *c,
+                     struct fr_err *err);
+
+/* One thread's read-only sum of a[0..n) with the fastest kernel this CPU has (for counter calibration). */
+double ceilings_read_sum(const float *a, size_t n);
+
+/* The figures as a cJSON object: one object per key {best, median, min, max, reps, noisy} (or {available:
+ * false, reason}), plus plain_read_gbs, read_paired_gbs, plain_read_diff_pct, plain_read_diff_best_pct,
+ * isa and sizes. NULL on allocation failure. */
+struct cJSON *ceilings_to_json(const struct ceilings *c);
+
+#endif

@@ -1,0 +1,26 @@
+/* The inner loops of the ceilings, one per ISA (ceilings_avx512.c, ceilings_avx2.c, and the baseline ones in
+ * ceilings.c); private to the ceilings module, which picks one at run time with __builtin_cpu_supports.
+ *
+ * Read kernels sum n floats `passes` times. They accumulate in f32 vector registers and fold into a double
+ * every CEILINGS_FOLD_FLOATS elements, so for data of small integers (the ceilings use i & 3) the sum is
+ * exact and the caller can validate it bit for bit.
+ * FMA kernels run `iters` iterations of acc = fma(acc, mul, add) on independent register accumulators (enough
+ * of them to cover the FMA latency) and return one lane of one accumulator: every lane follows the same
+ * recurrence, so the caller checks it against a scalar fmaf loop. */
+#ifndef FR_CEILINGS_KERNELS_H
+#define FR_CEILINGS_KERNELS_H
+
+#include <stddef.h>
+
+#define CEILINGS_FOLD_FLOATS 65536
+
+double ceilings_read_avx512(const float *a, size_t n, long passes);
+double ceilings_read_avx2(const float *a, size_t n, long passes);
+
+/* Floating-point operations one call does: 2 per lane per accumulator per iteration. */
+#define CEILINGS_FMA_AVX512_FLOPS_PER_ITER (16.0 * 16 * 2) /* 16 zmm accumulators x 16 lanes */
+#define CEILINGS_FMA_AVX2_FLOPS_PER_ITER   (12.0 * 8 * 2)  /* 12 ymm accumulators x 8 lanes */
+float ceilings_fma_avx512(long iters, float mul, float add);
+float ceilings_fma_avx2(long iters, float mul, float add);
+
+#endif

@@ -1,0 +1,65 @@
+/* Roofline arithmetic. Checked in tests/test_roofline.c against hand-computed numbers (ridge point,
+ * attainable rate on both sides of it, predicted time, efficiency, the above-roof flag). */
+#include "roofline/roofline.h"
+
+#include <math.h>
+
+static bool positive_finite(double v) {
+    return isfinite(v) && v > 0;
+}
+static bool nonneg_finite(double v) {
+    return isfinite(v) && v >= 0;
+}
+
+int roofline_check(const struct roofline *r, struct fr_err *err) {
+    if (!positive_finite(r->peak_gflops))
+        return fr_err_set(err, "roof: peak %g GFLOP/s is not positive", r->peak_gflops);
+    if (!positive_finite(r->bw_gbs))
+        return fr_err_set(err, "roof: bandwidth %g GB/s is not positive", r->bw_gbs);
+    if (!nonneg_finite(r->above_roof_tol))
+        return fr_err_set(err, "roof: tolerance %g is negative", r->above_roof_tol);
+    return 0;
+}
+
+double roofline_attainable_gflops(const struct roofline *r, double ai) {
+    double mem = r->bw_gbs * ai;
+    return mem < r->peak_gflops ? mem : r->peak_gflops;
+}
+
+double roofline_ridge_ai(const struct roofline *r) {
+    return r->peak_gflops / r->bw_gbs;
+}
+
+double roofline_predicted_s(const struct roofline *r, double flops, double bytes) {
+    double mem_s = bytes / (r->bw_gbs * 1e9), compute_s = flops / (r->peak_gflops * 1e9);
+    return mem_s > compute_s ? mem_s : compute_s;
+}
+
+const char *roofline_bound_name(enum roofline_bound b) {
+    return b == ROOFLINE_COMPUTE_BOUND ? "compute" : "memory";
+}
+
+int roofline_evaluate(const struct roofline *r, const struct roofline_point *p, struct roofline_eval *out,
+                      struct fr_err *err) {
+    *out = (struct roofline_eval){0};
+    if (roofline_check(r, err)) return -1;
+    if (!nonneg_finite(p->flops) || !nonneg_finite(p->bytes))
+        return fr_err_set(err, "point: flops %g and bytes %g must be finite and >= 0", p->flops, p->bytes);
+    if (p->flops == 0 && p->bytes == 0) return fr_err_set(err, "point: no flops and no bytes");
+    if (!nonneg_finite(p->seconds))
+        return fr_err_set(err, "point: time %g s is not a finite number >= 0", p->seconds);
+    out->ai = p->bytes > 0 ? p->flops / p->bytes : INFINITY;
+    out->attainable_gflops = roofline_attainable_gflops(r, out->ai);
+    out->predicted_s = roofline_predicted_s(r, p->flops, p->bytes);
+    /* Compute-bound when the FLOPs take longer than the bytes; a tie (the ridge) counts as memory-bound. */
+    double mem_s = p->bytes / (r->bw_gbs * 1e9), compute_s = p->flops / (r->peak_gflops * 1e9);
+    out->bound = compute_s > mem_s ? ROOFLINE_COMPUTE_BOUND : ROOFLINE_MEMORY_BOUND;
+    if (p->seconds > 0) {
+        out->measured = true;
+        out->achieved_gflops = p->flops / p->seconds / 1e9;
+        out->achieved_gbs = p->bytes / p->seconds / 1e9;
+        out->efficiency = out->predicted_s / p->seconds;
+        out->above_roof = out->efficiency > 1.0 + r->above_roof_tol;
+    }
+    return 0;
+}

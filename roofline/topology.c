@@ -1,0 +1,218 @@
+/* Machine topology through hwloc and thread binding through hwloc_set_cpubind. Every hwloc call is checked
+ * (FR_CHECK_HWLOC) and cleanup runs in reverse order. Checked in tests/test_topology.c against synthetic
+ * topologies (several packages, several NUMA nodes, SMT, no L3) with hand-counted objects and sizes. */
+#include "roofline/topology.h"
+
+#include <cJSON.h>
+#include <hwloc.h>
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/fr_check.h"
+
+static void machine_read_isa(struct machine *m) {
+    __builtin_cpu_init();
+    m->avx2 = __builtin_cpu_supports("avx2");
+    m->fma = __builtin_cpu_supports("fma");
+    m->avx512f = __builtin_cpu_supports("avx512f");
+    m->avx512bf16 = __builtin_cpu_supports("avx512bf16");
+}
+
+static int count_objs(hwloc_topology_t topo, hwloc_obj_type_t type) {
+    int n = hwloc_get_nbobjs_by_type(topo, type);
+    return n < 0 ? 0 : n; /* -1 means "at several depths", which none of these types can be */
+}
+
+/* Size and count of one cache level: data or unified caches only (L1i is not a read path for data). */
+static void cache_level(hwloc_topology_t topo, hwloc_obj_type_t type, size_t *bytes, int *count) {
+    *bytes = 0;
+    *count = 0;
+    for (hwloc_obj_t o = hwloc_get_next_obj_by_type(topo, type, NULL); o;
+         o = hwloc_get_next_obj_by_type(topo, type, o)) {
+        if (o->attr->cache.type == HWLOC_OBJ_CACHE_INSTRUCTION) continue;
+        if (*count == 0) *bytes = (size_t)o->attr->cache.size;
+        (*count)++;
+    }
+}
+
+static void machine_fill(struct machine *m, hwloc_topology_t topo) {
+    m->packages = count_objs(topo, HWLOC_OBJ_PACKAGE);
+    m->numa_nodes = count_objs(topo, HWLOC_OBJ_NUMANODE);
+    m->cores = count_objs(topo, HWLOC_OBJ_CORE);
+    m->pus = count_objs(topo, HWLOC_OBJ_PU);
+    if (m->cores == 0) m->cores = m->pus; /* some platforms report PUs only */
+    cache_level(topo, HWLOC_OBJ_L1CACHE, &m->l1d_bytes, &m->l1d_count);
+    cache_level(topo, HWLOC_OBJ_L2CACHE, &m->l2_bytes, &m->l2_count);
+    cache_level(topo, HWLOC_OBJ_L3CACHE, &m->l3_bytes, &m->l3_count);
+    if (m->l3_bytes) {
+        m->llc_level = 3, m->llc_bytes = m->l3_bytes, m->llc_total_bytes = m->l3_bytes * (size_t)m->l3_count;
+    } else if (m->l2_bytes) {
+        m->llc_level = 2, m->llc_bytes = m->l2_bytes, m->llc_total_bytes = m->l2_bytes * (size_t)m->l2_count;
+    } else if (m->l1d_bytes) {
+        m->llc_level = 1, m->llc_bytes = m->l1d_bytes,
+        m->llc_total_bytes = m->l1d_bytes * (size_t)m->l1d_count;
+    }
+    hwloc_obj_t root = hwloc_get_root_obj(topo);
+    m->memory_bytes = root ? (unsigned long long)root->total_memory : 0;
+    hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0);
+    const char *model = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUModel") : NULL;
+    if (!model && root) model = hwloc_obj_get_info_by_name(root, "CPUModel");
+    snprintf(m->cpu_model, sizeof m->cpu_model, "%s", model ? model : "unknown (hwloc gives no CPUModel)");
+}
+
+static int machine_set_threads(struct machine *m, int threads, struct fr_err *err) {
+    if (threads < 0) return fr_err_set(err, "threads must be >= 0 (0 = one per core), got %d", threads);
+    if (threads > m->cores)
+        return fr_err_set(err, "%d threads asked but the machine has %d cores (one thread per core)", threads,
+                          m->cores);
+    m->threads = threads ? threads : m->cores;
+    snprintf(m->binding, sizeof m->binding, "not bound");
+    return 0;
+}
+
+/* Loads a topology, live (desc == NULL) or synthetic, and fills m from it. */
+static int machine_load(struct machine *m, const char *desc, int threads, struct fr_err *err) {
+    *m = (struct machine){0};
+    hwloc_topology_t topo;
+    int rc = -1;
+    FR_CHECK_HWLOC(hwloc_topology_init(&topo), err, out);
+    if (desc) FR_CHECK_HWLOC(hwloc_topology_set_synthetic(topo, desc), err, out_destroy);
+    FR_CHECK_HWLOC(hwloc_topology_load(topo), err, out_destroy);
+    machine_fill(m, topo);
+    if (desc) snprintf(m->cpu_model, sizeof m->cpu_model, "synthetic (%.100s)", desc);
+    machine_read_isa(m);
+    if (m->cores == 0) {
+        fr_err_set(err, "hwloc reports no cores and no PUs");
+        goto out_destroy;
+    }
+    rc = machine_set_threads(m, threads, err);
+out_destroy:
+    hwloc_topology_destroy(topo);
+out:
+    return rc;
+}
+
+int machine_detect(struct machine *m, int threads, struct fr_err *err) {
+    return machine_load(m, NULL, threads, err);
+}
+
+int machine_from_synthetic(struct machine *m, const char *desc, int threads, struct fr_err *err) {
+    if (!desc || !*desc) return fr_err_set(err, "empty synthetic topology description");
+    return machine_load(m, desc, threads, err);
+}
+
+/* Binds the calling OpenMP thread to the first PU of core `tid`; returns the PU's OS index or -1. */
+static int bind_one(hwloc_topology_t topo, int tid, char *why, size_t why_n) {
+    hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)tid);
+    if (!core) core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)tid);
+    if (!core || !core->cpuset) {
+        snprintf(why, why_n, "no core %d in the topology", tid);
+        return -1;
+    }
+    int pu = -1;
+    hwloc_bitmap_t set = hwloc_bitmap_dup(core->cpuset);
+    hwloc_bitmap_t got = hwloc_bitmap_alloc();
+    if (!set || !got) {
+        snprintf(why, why_n, "hwloc bitmap allocation failed");
+        goto out;
+    }
+    if (hwloc_bitmap_singlify(set) < 0) {
+        snprintf(why, why_n, "hwloc_bitmap_singlify failed");
+        goto out;
+    }
+    errno = 0;
+    if (hwloc_set_cpubind(topo, set, HWLOC_CPUBIND_THREAD) < 0) {
+        snprintf(why, why_n, "hwloc_set_cpubind(thread %d -> core %d) failed: %s", tid, tid, strerror(errno));
+        goto out;
+    }
+    errno = 0;
+    if (hwloc_get_cpubind(topo, got, HWLOC_CPUBIND_THREAD) < 0) {
+        snprintf(why, why_n, "hwloc_get_cpubind(thread %d) failed: %s", tid, strerror(errno));
+        goto out;
+    }
+    if (!hwloc_bitmap_isequal(set, got)) {
+        snprintf(why, why_n, "thread %d: binding did not stick", tid);
+        goto out;
+    }
+    pu = hwloc_bitmap_first(set);
+out:
+    hwloc_bitmap_free(got);
+    hwloc_bitmap_free(set);
+    return pu;
+}
+
+int machine_bind_threads(struct machine *m, struct fr_err *err) {
+    if (m->threads < 1) return fr_err_set(err, "machine_bind_threads: %d threads", m->threads);
+    hwloc_topology_t topo;
+    int rc = -1;
+    FR_CHECK_HWLOC(hwloc_topology_init(&topo), err, out);
+    FR_CHECK_HWLOC(hwloc_topology_load(topo), err, out_destroy);
+    int live_cores = count_objs(topo, HWLOC_OBJ_CORE);
+    if (live_cores == 0) live_cores = count_objs(topo, HWLOC_OBJ_PU);
+    if (m->threads > live_cores) {
+        fr_err_set(err, "cannot bind %d threads one per core: this machine has %d cores", m->threads,
+                   live_cores);
+        goto out_destroy;
+    }
+    enum { MAX_LISTED = 64 };
+    int pus[MAX_LISTED];
+    char why[256] = "";
+    int failed = 0, ran = 0;
+    omp_set_dynamic(0);
+    omp_set_num_threads(m->threads);
+#pragma omp parallel num_threads(m->threads) reduction(+ : failed, ran)
+    {
+        int tid = omp_get_thread_num();
+        char mine[256];
+        int pu = bind_one(topo, tid, mine, sizeof mine);
+        ran++;
+        if (pu < 0) {
+            failed++;
+#pragma omp critical(fr_bind_why)
+            if (!why[0]) snprintf(why, sizeof why, "%s", mine);
+        } else if (tid < MAX_LISTED) {
+            pus[tid] = pu;
+        }
+    }
+    if (failed) {
+        fr_err_set(err, "binding failed on %d of %d threads: %s", failed, ran, why);
+        goto out_destroy;
+    }
+    if (ran != m->threads) {
+        fr_err_set(err, "OpenMP gave %d threads, %d asked", ran, m->threads);
+        goto out_destroy;
+    }
+    int len = snprintf(m->binding, sizeof m->binding,
+                       "hwloc_set_cpubind(THREAD) in an OpenMP region: thread i -> core i, PUs P#");
+    for (int i = 0; i < m->threads && i < MAX_LISTED && len < (int)sizeof m->binding; i++)
+        len += snprintf(m->binding + len, sizeof m->binding - (size_t)len, "%s%d", i ? "," : "", pus[i]);
+    rc = 0;
+out_destroy:
+    hwloc_topology_destroy(topo);
+out:
+    return rc;
+}
+
+int machine_to_json(const struct machine *m, struct cJSON *obj) {
+    cJSON *caches = NULL, *isa = NULL;
+    if (!cJSON_AddStringToObject(obj, "cpu", m->cpu_model)) return -1;
+    if (!cJSON_AddNumberToObject(obj, "packages", m->packages)) return -1;
+    if (!cJSON_AddNumberToObject(obj, "numa_nodes", m->numa_nodes)) return -1;
+    if (!cJSON_AddNumberToObject(obj, "cores", m->cores)) return -1;
+    if (!cJSON_AddNumberToObject(obj, "pus", m->pus)) return -1;
+    if (!(caches = cJSON_AddObjectToObject(obj, "caches"))) return -1;
+    if (!cJSON_AddNumberToObject(caches, "l1d", (double)m->l1d_bytes)) return -1;
+    if (!cJSON_AddNumberToObject(caches, "l2", (double)m->l2_bytes)) return -1;
+    if (!cJSON_AddNumberToObject(caches, "l3", (double)m->l3_bytes)) return -1;
+    if (!cJSON_AddNumberToObject(caches, "llc_total", (double)m->llc_total_bytes)) return -1;
+    if (!cJSON_AddNumberToObject(obj, "memory_bytes", (double)m->memory_bytes)) return -1;
+    if (!(isa = cJSON_AddObjectToObject(obj, "isa"))) return -1;
+    if (!cJSON_AddBoolToObject(isa, "avx2", m->avx2)) return -1;
+    if (!cJSON_AddBoolToObject(isa, "fma", m->fma)) return -1;
+    if (!cJSON_AddBoolToObject(isa, "avx512f", m->avx512f)) return -1;
+    if (!cJSON_AddBoolToObject(isa, "avx512_bf16", m->avx512bf16)) return -1;
+    if (!cJSON_AddNumberToObject(obj, "threads", m->threads)) return -1;
+    if (!cJSON_AddStringToObject(obj, "binding", m->binding)) return -1;
+    return 0;
+}

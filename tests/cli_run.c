@@ -1,0 +1,44 @@
+/* The CLI runner for end-to-end tests: popen with stderr sent to a temporary file. */
+#include "tests/cli_run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void slurp(FILE *f, char *buf, size_t len) {
+    size_t n = fread(buf, 1, len - 1, f);
+    buf[n] = '\0';
+    char sink[4096];
+    while (fread(sink, 1, sizeof sink, f) > 0) {
+    }
+}
+
+void cli_run(struct cli_result *r, int fast, const char *args) {
+    const char *bin = getenv(fast ? "FORGE_ROOFLINE_FAST_BIN" : "FORGE_ROOFLINE_BIN");
+    if (!bin) bin = fast ? "build/forge-roofline" : "build/tests/forge-roofline-san";
+    char errpath[] = "/tmp/fr-cli-err-XXXXXX";
+    int fd = mkstemp(errpath);
+    close(fd);
+    size_t len = strlen(bin) + strlen(args) + strlen(errpath) + 16;
+    char *cmd = malloc(len);
+    snprintf(cmd, len, "%s %s 2>%s", bin, args, errpath);
+    memset(r, 0, sizeof *r);
+    FILE *p = popen(cmd, "r");
+    free(cmd);
+    if (!p) {
+        r->status = -1;
+        unlink(errpath);
+        return;
+    }
+    slurp(p, r->out, sizeof r->out);
+    int st = pclose(p);
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    FILE *e = fopen(errpath, "r");
+    if (e) {
+        slurp(e, r->err, sizeof r->err);
+        fclose(e);
+    }
+    unlink(errpath);
+}

@@ -1,0 +1,16 @@
+/* Runs the forge-roofline CLI from tests: captures stdout, stderr and the exit status. */
+#ifndef FR_TESTS_CLI_RUN_H
+#define FR_TESTS_CLI_RUN_H
+
+#include <stddef.h>
+
+struct cli_result {
+    int status;     /* exit status, or -1 if it did not exit normally */
+    char out[65536]; /* stdout (truncated) */
+    char err[8192];  /* stderr (truncated) */
+};
+
+/* Runs "$FORGE_ROOFLINE_BIN <args>" (args is a shell-quoted string) and fills r. fast = use the -O3 binary. */
+void cli_run(struct cli_result *r, int fast, const char *args);
+
+#endif

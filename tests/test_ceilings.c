@@ -1,0 +1,140 @@
+/* The ceiling kernels on small arrays: exact read sums (tails included) for every ISA this CPU has, FMA
+ * lanes against a scalar fmaf recurrence, and a whole small ceilings_measure whose figures are consistent
+ * (no timing is asserted, only that every figure was measured, validated and well-formed). */
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "roofline/ceilings.h"
+#include "roofline/ceilings_kernels.h"
+
+static float *pattern(size_t n) {
+    float *a = malloc(n * sizeof *a);
+    cr_assert(a);
+    for (size_t i = 0; i < n; i++) a[i] = (float)(i & 3);
+    return a;
+}
+
+static double exact_sum(size_t n) {
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += (double)(i & 3);
+    return s;
+}
+
+/* Sizes around the 128-float blocks and the fold, and one past several folds. */
+static const size_t sizes[] = {
+    0, 1, 63, 64, 127, 128, 1000, CEILINGS_FOLD_FLOATS + 129, 3 * CEILINGS_FOLD_FLOATS};
+
+Test(ceilings, read_sum_exact) {
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t n = sizes[s];
+        float *a = pattern(n + 1);
+        cr_expect_eq(ceilings_read_sum(a, n), exact_sum(n), "n = %zu", n);
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+            cr_expect_eq(ceilings_read_avx2(a, n, 3), 3 * exact_sum(n), "avx2, n = %zu", n);
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+            cr_expect_eq(ceilings_read_avx512(a, n, 3), 3 * exact_sum(n), "avx512, n = %zu", n);
+        free(a);
+    }
+}
+
+Test(ceilings, fma_lanes_match_fmaf) {
+    float want = 0;
+    for (int i = 0; i < 5000; i++) want = fmaf(want, 0.9999f, 1e-4f);
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        cr_expect_eq(ceilings_fma_avx2(5000, 0.9999f, 1e-4f), want);
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+        cr_expect_eq(ceilings_fma_avx512(5000, 0.9999f, 1e-4f), want);
+}
+
+static const struct ceilings_opts small = {.quick = true,
+                                           .dram_array_bytes = 256 << 10,
+                                           .set_bytes = {4 << 10, 32 << 10, 128 << 10},
+                                           .cache_rep_bytes = 256 << 10,
+                                           .sgemm_n = 48,
+                                           .fma_iters = 500};
+
+static void expect_figure(const struct ceiling_figure *f, const char *key) {
+    cr_expect(f->measured, "%s not measured: %s", key, f->why);
+    cr_expect_gt(f->best, 0, "%s", key);
+    cr_expect_eq(f->best, f->max, "%s: best is the fastest run", key);
+    cr_expect_leq(f->min, f->median, "%s", key);
+    cr_expect_leq(f->median, f->max, "%s", key);
+    cr_expect_geq(f->reps, 3, "%s", key);
+}
+
+Test(ceilings, small_measure_validates) {
+    struct machine m;
+    struct fr_err err = {{0}};
+    cr_assert_eq(
+        machine_from_synthetic(
+            &m, "pack:1 l3:1(size=1048576) l2:2(size=262144) l1d:1(size=32768) core:1 pu:1", 0, &err),
+        0, "%s", err.msg);
+    cr_assert_eq(m.threads, 2);
+    struct ceilings c;
+    cr_assert_eq(ceilings_measure(&m, &small, &c, &err), 0, "%s", err.msg);
+    for (int k = 0; k < CEILING_COUNT; k++) {
+        expect_figure(&c.all[k], ceilings_key((enum ceiling_kind)k, false));
+        expect_figure(&c.one[k], ceilings_key((enum ceiling_kind)k, true));
+    }
+    expect_figure(&c.plain_read, "plain_read_gbs");
+    expect_figure(&c.read_paired, "read_paired_gbs");
+    cr_expect_eq(c.plain_read.reps, c.read_paired.reps);
+    cr_expect_geq(c.all[CEILING_DRAM_READ].reps, 10, "DRAM read: STREAM's >= 10 runs even in quick mode");
+    cr_expect_geq(c.one[CEILING_DRAM_READ].reps, 10);
+    cr_expect_eq(c.dram_array_bytes, (size_t)256 << 10);
+    cr_expect_eq(c.threads, 2);
+    cr_expect(isfinite(c.plain_diff_pct));
+
+    cJSON *j = ceilings_to_json(&c);
+    cr_assert(j);
+    const char *keys[] = {"dram_read_gbs",       "dram_copy_gbs",    "dram_triad_gbs", "l1_read_gbs",
+                          "l2_read_gbs",         "l3_read_gbs",      "peak_gflops",    "sgemm_gflops",
+                          "dram_read_1core_gbs", "peak_1core_gflops"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        cJSON *f = cJSON_GetObjectItem(j, keys[i]);
+        cr_expect(cJSON_IsObject(f), "%s", keys[i]);
+        cr_expect(cJSON_IsNumber(cJSON_GetObjectItem(f, "best")), "%s.best", keys[i]);
+        cr_expect(cJSON_IsNumber(cJSON_GetObjectItem(f, "reps")), "%s.reps", keys[i]);
+    }
+    cJSON_Delete(j);
+}
+
+Test(ceilings, default_sets_and_missing_level) {
+    /* No L3 here: the L3 figure is unavailable with its reason. The L1 and L2 sets default to half of the
+     * level's share of one core (8 KiB / 2, 64 KiB / 2). */
+    struct machine m;
+    struct fr_err err = {{0}};
+    cr_assert_eq(machine_from_synthetic(&m, "pack:1 l2:1(size=65536) l1d:1(size=8192) core:1 pu:1", 0, &err),
+                 0, "%s", err.msg);
+    struct ceilings_opts o = small;
+    o.set_bytes[0] = o.set_bytes[1] = o.set_bytes[2] = 0;
+    struct ceilings c;
+    cr_assert_eq(ceilings_measure(&m, &o, &c, &err), 0, "%s", err.msg);
+    cr_expect_eq(c.set_bytes[0], 4096);
+    cr_expect_eq(c.set_bytes[1], 32768);
+    cr_expect_eq(c.set_bytes[2], 0);
+    cr_expect_not(c.all[CEILING_L3_READ].measured);
+    cr_expect_not(c.one[CEILING_L3_READ].measured);
+    cr_expect(strstr(c.all[CEILING_L3_READ].why, "L3"), "why: %s", c.all[CEILING_L3_READ].why);
+    cr_expect(c.all[CEILING_L2_READ].measured);
+    cJSON *j = ceilings_to_json(&c);
+    cr_assert(j);
+    cJSON *l3 = cJSON_GetObjectItem(j, "l3_read_gbs");
+    cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(l3, "available")));
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItem(l3, "best")));
+    cr_expect(cJSON_IsString(cJSON_GetObjectItem(l3, "reason")));
+    cJSON_Delete(j);
+}
+
+Test(ceilings, keys_and_units) {
+    cr_expect_str_eq(ceilings_key(CEILING_DRAM_READ, false), "dram_read_gbs");
+    cr_expect_str_eq(ceilings_key(CEILING_DRAM_READ, true), "dram_read_1core_gbs");
+    cr_expect_str_eq(ceilings_key(CEILING_SGEMM, false), "sgemm_gflops");
+    cr_expect_str_eq(ceilings_unit(CEILING_PEAK_FLOPS), "GFLOP/s");
+    cr_expect_str_eq(ceilings_unit(CEILING_L2_READ), "GB/s");
+}

@@ -1,0 +1,78 @@
+/* End-to-end: forge-roofline predict, --help, --version and the CLI's usage errors. */
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "tests/cli_run.h"
+
+static struct cli_result r;
+
+Test(cli, help_and_version) {
+    cli_run(&r, 0, "--help");
+    cr_expect_eq(r.status, 0);
+    cr_expect(strstr(r.out, "predict") != NULL);
+    cli_run(&r, 0, "--version");
+    cr_expect_eq(r.status, 0);
+    cr_expect(strstr(r.out, "forge-roofline ") == r.out, "%s", r.out);
+    cli_run(&r, 0, "");
+    cr_expect_eq(r.status, 2);
+    cli_run(&r, 0, "frobnicate");
+    cr_expect_eq(r.status, 2);
+    cr_expect(strstr(r.err, "unknown command") != NULL, "%s", r.err);
+}
+
+Test(cli, predict_markdown) {
+    cli_run(&r, 0, "predict --model qwen3-0.6b --context 1,4096");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "params 596049920") != NULL);
+    cr_expect(strstr(r.out, "| lm_head | 1 | 311164928 | 311164928 |") != NULL);
+    cr_expect(strstr(r.out, "KV bytes per cached position: 114688") != NULL);
+}
+
+Test(cli, predict_json_keys) {
+    cli_run(&r, 0, "predict --model qwen3-0.6b --context 0,1024 --format json --dtype f32 --kv f32");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cJSON *j = cJSON_Parse(r.out);
+    cr_assert(j != NULL, "not JSON: %.200s", r.out);
+    cr_expect_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "model"), "params")->valuedouble, 596049920.0);
+    cJSON *blocks = cJSON_GetObjectItem(j, "blocks"), *steps = cJSON_GetObjectItem(j, "steps");
+    cr_expect_eq(cJSON_GetArraySize(blocks), 2 * 15);
+    cr_expect_eq(cJSON_GetArraySize(steps), 2);
+    cJSON *b0 = cJSON_GetArrayItem(blocks, 0);
+    const char *keys[] = {"name", "calls", "flops", "bytes"};
+    for (int i = 0; i < 4; i++) cr_expect(cJSON_GetObjectItem(b0, keys[i]) != NULL, "blocks[0] lacks %s", keys[i]);
+    cJSON *s1 = cJSON_GetArrayItem(steps, 1);
+    cr_expect_eq(cJSON_GetObjectItem(s1, "context")->valuedouble, 1024.0);
+    cr_expect(cJSON_GetObjectItem(s1, "flops") && cJSON_GetObjectItem(s1, "bytes"));
+    cJSON_Delete(j);
+}
+
+Test(cli, predict_csv) {
+    cli_run(&r, 0, "predict --model model/qwen3-8b --format csv --context 7");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strncmp(r.out, "model,weights,kv,context,block,", 31) == 0);
+    cr_expect(strstr(r.out, "qwen3-8b,bf16,bf16,7,step,") != NULL);
+}
+
+Test(cli, predict_usage_errors) {
+    const char *bad[] = {"predict",
+                         "predict --model qwen3-0.6b --dtype fp16",
+                         "predict --model qwen3-0.6b --kv int8",
+                         "predict --model qwen3-0.6b --format xml",
+                         "predict --model qwen3-0.6b --context 1,,2",
+                         "predict --model qwen3-0.6b --context -1",
+                         "predict --model qwen3-0.6b --context abc",
+                         "predict --model qwen3-0.6b --bogus",
+                         "predict --model qwen3-0.6b extra",
+                         "predict --model no-such-model",
+                         "predict --model /nonexistent/config.json",
+                         "predict --model",
+                         "predict --model tests/test_cost.c"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cli_run(&r, 0, bad[i]);
+        cr_expect_eq(r.status, 2, "'%s' exited %d", bad[i], r.status);
+        cr_expect(strncmp(r.err, "forge-roofline: ", 16) == 0, "'%s': stderr '%s'", bad[i], r.err);
+        char *nl = strchr(r.err, '\n');
+        cr_expect(nl && nl[1] == '\0', "'%s': error is not one line: '%s'", bad[i], r.err);
+    }
+}

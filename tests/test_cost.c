@@ -1,0 +1,95 @@
+/* The cost model pinned to figures computed by hand from Qwen3-0.6B's config.json:
+ * per layer, matrices are q,k,v (2048+1024+1024) x 1024, o 1024 x 2048, gate+up 6144 x 1024, down 1024 x 3072
+ * = 15,728,640 elements; norms 1024+1024+128+128 f32 values; the LM head is 151,936 x 1024. */
+#include <criterion/criterion.h>
+
+#include "model/config.h"
+#include "model/cost.h"
+
+static struct qwen3_config load(void) {
+    struct qwen3_config c;
+    struct fr_err err = {{0}};
+    cr_assert_eq(qwen3_config_load("model/qwen3-0.6b/config.json", &c, &err), 0, "%s", err.msg);
+    return c;
+}
+
+Test(cost, params_self_check) {
+    const char *models[] = {"model/qwen3-0.6b/config.json", "model/qwen3-1.7b/config.json",
+                            "model/qwen3-4b/config.json", "model/qwen3-8b/config.json"};
+    for (int i = 0; i < 4; i++) {
+        struct qwen3_config c;
+        struct fr_err err;
+        cr_assert_eq(qwen3_config_load(models[i], &c, &err), 0);
+        cr_expect_eq(cost_params_from_blocks(&c), qwen3_param_count(&c), "%s", models[i]);
+    }
+}
+
+Test(cost, weight_bytes_per_step) {
+    struct qwen3_config c = load();
+    const double matrices = 15728640.0 * 28, norms_f32 = (1024 + 1024 + 128 + 128) * 4.0 * 28 + 1024 * 4.0;
+    const double lm_head = 151936.0 * 1024, embed_row = 1024;
+    struct step_cost s;
+    struct cost_opts bf16 = {FR_DTYPE_BF16, FR_DTYPE_BF16}, f32 = {FR_DTYPE_F32, FR_DTYPE_F32};
+    cost_step(&c, &bf16, 0, SAMPLER_VARIANT_GREEDY, &s);
+    cr_expect_eq(s.weight_bytes, 2 * (matrices + lm_head + embed_row) + norms_f32);
+    cr_expect_eq(s.weight_bytes, 1192232960.0);
+    cr_expect_eq(s.blocks[BLOCK_LM_HEAD].weight_bytes, 311164928.0);
+    cr_expect_eq(s.blocks[BLOCK_EMBED].weight_bytes, 2048.0); /* one row, not the table */
+    cost_step(&c, &f32, 0, SAMPLER_VARIANT_GREEDY, &s);
+    cr_expect_eq(s.weight_bytes, 4 * (matrices + lm_head + embed_row) + norms_f32);
+    cr_expect_eq(s.blocks[BLOCK_LM_HEAD].weight_bytes, 622329856.0);
+}
+
+Test(cost, kv_bytes) {
+    struct qwen3_config c = load();
+    cr_expect_eq(cost_kv_bytes_per_position(&c, FR_DTYPE_BF16), 114688.0); /* 2 x 28 x 8 x 128 x 2 */
+    cr_expect_eq(cost_kv_bytes_per_position(&c, FR_DTYPE_F32), 229376.0);
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct step_cost s1, s2;
+    cost_step(&c, &o, 1, SAMPLER_VARIANT_GREEDY, &s1);
+    cost_step(&c, &o, 4096, SAMPLER_VARIANT_GREEDY, &s2);
+    cr_expect_eq(s2.kv_read_bytes, 4097 * 114688.0); /* T + 1 positions */
+    cr_expect_eq(s2.kv_read_bytes - s1.kv_read_bytes, 4095 * 114688.0);
+    cr_expect_eq(s1.kv_write_bytes, 114688.0 / 1); /* one new position: K and V, all layers */
+    cr_expect_eq(s1.weight_bytes, s2.weight_bytes);
+}
+
+Test(cost, flops_per_step) {
+    struct qwen3_config c = load();
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct step_cost s;
+    cost_step(&c, &o, 4096, SAMPLER_VARIANT_GREEDY, &s);
+    double matvec = 0;
+    for (int i = 0; i < BLOCK_COUNT; i++)
+        if (block_table()[i].reads_weights) matvec += s.blocks[i].flops;
+    /* 2 FLOPs per matrix weight, plus the two residual adds of 1024 per layer */
+    cr_expect_eq(matvec, 2 * (15728640.0 * 28 + 151936.0 * 1024) + 2 * 1024 * 28);
+    cr_expect_eq(s.blocks[BLOCK_ATTENTION].flops, 28.0 * 16 * 4097 * (4 * 128 + 4));
+    cr_expect_eq(s.blocks[BLOCK_QKV_PROJ].calls, 28);
+    cr_expect_eq(s.blocks[BLOCK_LM_HEAD].calls, 1);
+    double sum = 0;
+    for (int i = 0; i < BLOCK_COUNT; i++) sum += s.blocks[i].flops;
+    cr_expect_eq(sum, s.flops);
+    cr_expect_eq(s.bytes, s.weight_bytes + s.kv_read_bytes + s.kv_write_bytes + s.act_bytes);
+}
+
+Test(cost, sampler_passes) {
+    struct qwen3_config c = load();
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct block_cost g, ch;
+    cost_block(&c, &o, BLOCK_SAMPLER, 0, SAMPLER_VARIANT_GREEDY, &g);
+    cost_block(&c, &o, BLOCK_SAMPLER, 0, SAMPLER_VARIANT_CHAIN, &ch);
+    cr_expect_eq(g.bytes, 151936.0 * 4);      /* one read pass */
+    cr_expect_eq(ch.bytes, 151936.0 * 4 * 7); /* 5 read and 2 write passes */
+    cr_expect_eq(g.weight_bytes, 0);
+}
+
+Test(cost, untied_lm_head_is_its_own_matrix) {
+    struct qwen3_config c;
+    struct fr_err err;
+    cr_assert_eq(qwen3_config_load("model/qwen3-8b/config.json", &c, &err), 0);
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct block_cost b;
+    cost_block(&c, &o, BLOCK_LM_HEAD, 0, SAMPLER_VARIANT_GREEDY, &b);
+    cr_expect_eq(b.weight_bytes, 151936.0 * 4096 * 2);
+}

@@ -1,0 +1,140 @@
+/* GQA attention for every ISA the CPU supports against attention_ref, and both against a double-precision
+ * attention written here from the definition (softmax(q K^T / sqrt(d)) V per query head, KV head h / group).
+ *
+ * Tolerance: q and K in [-1, 1] keep scaled scores within |s| <= sqrt(d); a score summed in f32 over d
+ * products is off by at most d * u * sqrt(d) in absolute terms, which moves each probability by that much
+ * relatively (d exp(s) = exp(s) ds), and the vector exp adds a few u. The output, a convex combination of V
+ * rows with |v| <= 1, is then off by at most that relative error plus n_pos * u of its own f32 sum:
+ * allowed 2e-5 absolute + 1e-4 relative (d = 128: d * u * sqrt(d) = 8.6e-5 worst case, typically far
+ * less since the products cancel). bf16 K/V need no extra slack: every path widens the same bf16 values. */
+#include <omp.h>
+
+#include "tests/kernels_test_util.h"
+
+#define ATT_ATOL 2e-5
+#define ATT_RTOL 1e-4
+
+static double kv_val(const void *base, enum fr_dtype t, size_t i) {
+    return t == FR_DTYPE_BF16 ? bf16_to_f32(((const uint16_t *)base)[i]) : ((const float *)base)[i];
+}
+
+/* The definition, in double throughout. */
+static void attention_double(float *out, const float *q, const void *k, const void *v, enum fr_dtype t,
+                             int n_pos, int n_heads, int n_kv, int hd) {
+    double *s = test_alloc((size_t)n_pos * sizeof *s);
+    for (int h = 0; h < n_heads; h++) {
+        int kh = h / (n_heads / n_kv);
+        double mx = -INFINITY, sum = 0.0;
+        for (int p = 0; p < n_pos; p++) {
+            double acc = 0.0;
+            for (int d = 0; d < hd; d++)
+                acc += (double)q[h * hd + d] * kv_val(k, t, ((size_t)p * n_kv + kh) * hd + d);
+            s[p] = acc / sqrt((double)hd);
+            mx = fmax(mx, s[p]);
+        }
+        for (int p = 0; p < n_pos; p++) sum += exp(s[p] - mx);
+        for (int d = 0; d < hd; d++) {
+            double acc = 0.0;
+            for (int p = 0; p < n_pos; p++)
+                acc += exp(s[p] - mx) / sum * kv_val(v, t, ((size_t)p * n_kv + kh) * hd + d);
+            out[h * hd + d] = (float)acc;
+        }
+    }
+    free(s);
+}
+
+struct att_buf {
+    float *q, *out, *ref, *dbl, *scratch;
+    void *k, *v;
+};
+
+static struct att_buf att_make(struct test_rng *rng, enum fr_dtype t, int n_pos, int n_heads, int n_kv,
+                               int hd) {
+    struct att_buf b;
+    size_t nq = (size_t)n_heads * hd, nkv = (size_t)n_pos * n_kv * hd;
+    b.q = test_alloc(nq * 4), b.out = test_alloc(nq * 4), b.ref = test_alloc(nq * 4),
+    b.dbl = test_alloc(nq * 4);
+    b.scratch = test_alloc((size_t)n_heads * n_pos * 4);
+    b.k = test_alloc(nkv * fr_dtype_size(t)), b.v = test_alloc(nkv * fr_dtype_size(t));
+    test_fill(rng, b.q, nq, -1.0f, 1.0f);
+    if (t == FR_DTYPE_BF16) {
+        test_fill_bf16(rng, b.k, nkv, -1.0f, 1.0f);
+        test_fill_bf16(rng, b.v, nkv, -1.0f, 1.0f);
+    } else {
+        test_fill(rng, b.k, nkv, -1.0f, 1.0f);
+        test_fill(rng, b.v, nkv, -1.0f, 1.0f);
+    }
+    return b;
+}
+
+static void att_free(struct att_buf *b) {
+    free(b->q), free(b->out), free(b->ref), free(b->dbl), free(b->scratch), free(b->k), free(b->v);
+}
+
+/* Checks ref against the double definition, then every ISA against ref. */
+static void att_check(enum fr_dtype t, int n_pos, int n_heads, int n_kv, int hd, uint64_t seed) {
+    struct test_rng rng = {seed};
+    struct att_buf b = att_make(&rng, t, n_pos, n_heads, n_kv, hd);
+    size_t nq = (size_t)n_heads * hd;
+    char what[128];
+    attention_ref(b.ref, b.q, b.k, b.v, t, n_pos, n_heads, n_kv, hd, b.scratch);
+    attention_double(b.dbl, b.q, b.k, b.v, t, n_pos, n_heads, n_kv, hd);
+    snprintf(what, sizeof what, "attention_ref vs double %s pos=%d h=%d/%d d=%d", fr_dtype_name(t), n_pos,
+             n_heads, n_kv, hd);
+    cr_expect(test_close(what, b.ref, b.dbl, nq, ATT_ATOL, ATT_RTOL, NULL), "%s", what);
+    FOR_EACH_ISA(isa) {
+        for (size_t i = 0; i < nq; i++) b.out[i] = NAN;
+        attention(b.out, b.q, b.k, b.v, t, n_pos, n_heads, n_kv, hd, b.scratch);
+        snprintf(what, sizeof what, "attention %s %s pos=%d h=%d/%d d=%d", kernel_isa_name(isa),
+                 fr_dtype_name(t), n_pos, n_heads, n_kv, hd);
+        cr_expect(test_close(what, b.out, b.ref, nq, ATT_ATOL, ATT_RTOL, NULL), "%s", what);
+    }
+    att_free(&b);
+}
+
+Test(kernels_attention, gqa_4_2_d64_positions_1_to_37) {
+    for (int t = 0; t < 2; t++)
+        for (int n_pos = 1; n_pos <= 37; n_pos++)
+            att_check((enum fr_dtype)t, n_pos, 4, 2, 64, 100 + (uint64_t)n_pos);
+}
+
+Test(kernels_attention, gqa_shapes_d128_and_odd) {
+    for (int t = 0; t < 2; t++) {
+        att_check((enum fr_dtype)t, 300, 16, 8, 128, 1);  /* Qwen3-0.6B's heads, one thread */
+        att_check((enum fr_dtype)t, 1000, 16, 8, 128, 5); /* Qwen3-0.6B's heads, positions split */
+        att_check((enum fr_dtype)t, 700, 6, 1, 128, 2);   /* one KV head, positions split */
+        att_check((enum fr_dtype)t, 70, 4, 4, 36, 3);     /* no grouping, head_dim not a multiple of 16 */
+        att_check((enum fr_dtype)t, 65, 8, 2, 64, 4);     /* group of 4 */
+    }
+}
+
+/* Any thread count (positions split in up to 7 runs here), and the team mode, within the same tolerance. */
+Test(kernels_attention, thread_counts_and_team_mode) {
+    struct test_rng rng = {77};
+    enum { P = 1000, H = 4, KV = 2, D = 64 };
+    struct att_buf b = att_make(&rng, FR_DTYPE_BF16, P, H, KV, D);
+    attention_ref(b.ref, b.q, b.k, b.v, FR_DTYPE_BF16, P, H, KV, D, b.scratch);
+    for (int nt = 1; nt <= 7; nt += 3) {
+        omp_set_num_threads(nt);
+        attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, H, KV, D, b.scratch);
+        cr_expect(test_close("attention threads", b.out, b.ref, H * D, ATT_ATOL, ATT_RTOL, NULL), "%d", nt);
+        for (int i = 0; i < H * D; i++) b.out[i] = NAN;
+#pragma omp parallel num_threads(nt)
+        attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, H, KV, D, b.scratch);
+        cr_expect(test_close("attention team", b.out, b.ref, H * D, ATT_ATOL, ATT_RTOL, NULL), "%d", nt);
+    }
+    att_free(&b);
+}
+
+/* One position: the output is that position's V row exactly (softmax of one score is 1). */
+Test(kernels_attention, single_position_copies_v) {
+    struct test_rng rng = {5};
+    struct att_buf b = att_make(&rng, FR_DTYPE_F32, 1, 4, 2, 64);
+    FOR_EACH_ISA(isa) {
+        attention(b.out, b.q, b.k, b.v, FR_DTYPE_F32, 1, 4, 2, 64, b.scratch);
+        for (int h = 0; h < 4; h++)
+            cr_expect(memcmp(b.out + h * 64, (float *)b.v + (h / 2) * 64, 64 * 4) == 0, "%s head %d",
+                      kernel_isa_name(isa), h);
+    }
+    att_free(&b);
+}

@@ -1,0 +1,166 @@
+/* matvec for every ISA the CPU supports against matvec_ref (double accumulation), bf16 and f32 weights, odd
+ * shapes; the OpenBLAS backend against the same reference; the team (in-parallel-region) calling mode.
+ *
+ * Tolerance: each product w*x of a bf16 or f32 weight and an f32 activation is summed in f32, so the error
+ * of any summation order is bounded by gamma_n * sum |w x| with gamma_n ~ n * u (u = 2^-24, n = cols): the
+ * check allows cols * u * sum|w x| + 1e-30, i.e. a relative 6e-8 (n = 1) to 6e-5 (n = 1024) of the
+ * magnitude sum, which the scalar, vector and OpenBLAS paths all meet with a wide margin in practice. */
+#include <omp.h>
+
+#include "tests/kernels_test_util.h"
+
+struct mv_case {
+    int rows, cols;
+};
+
+static const struct mv_case mv_cases[] = {{1, 1},    {1, 16},  {3, 7},    {4, 33},     {5, 64},  {17, 100},
+                                          {31, 129}, {67, 17}, {64, 256}, {130, 1027}, {257, 48}};
+
+/* tol[r] = cols * u * sum_c |w[r][c] x[c]| */
+static void mv_tol(double *tol, const void *w, enum fr_dtype t, const float *x, int rows, int cols) {
+    for (int r = 0; r < rows; r++) {
+        double s = 0.0;
+        for (int c = 0; c < cols; c++) {
+            size_t i = (size_t)r * (size_t)cols + (size_t)c;
+            double wv = t == FR_DTYPE_BF16 ? bf16_to_f32(((const uint16_t *)w)[i]) : ((const float *)w)[i];
+            s += fabs(wv * x[c]);
+        }
+        tol[r] = (double)cols * TEST_U32 * s + 1e-30;
+    }
+}
+
+static void mv_check_all_isas(enum fr_dtype t) {
+    struct test_rng rng = {42 + (uint64_t)t};
+    for (size_t k = 0; k < sizeof mv_cases / sizeof mv_cases[0]; k++) {
+        int rows = mv_cases[k].rows, cols = mv_cases[k].cols;
+        size_t n = (size_t)rows * (size_t)cols;
+        void *w = test_alloc(n * fr_dtype_size(t));
+        float *x = test_alloc((size_t)cols * sizeof *x);
+        float *y = test_alloc((size_t)rows * sizeof *y), *ref = test_alloc((size_t)rows * sizeof *ref);
+        double *tol = test_alloc((size_t)rows * sizeof *tol);
+        if (t == FR_DTYPE_BF16)
+            test_fill_bf16(&rng, w, n, -1.0f, 1.0f);
+        else
+            test_fill(&rng, w, n, -1.0f, 1.0f);
+        test_fill(&rng, x, (size_t)cols, -2.0f, 2.0f);
+        matvec_ref(ref, w, t, x, rows, cols);
+        mv_tol(tol, w, t, x, rows, cols);
+        FOR_EACH_ISA(isa) {
+            for (int r = 0; r < rows; r++) y[r] = NAN;
+            cr_assert_eq(matvec(y, w, t, x, rows, cols, MATVEC_BACKEND_FORGE, NULL), 0);
+            char what[96];
+            snprintf(what, sizeof what, "matvec %s %s %dx%d", fr_dtype_name(t), kernel_isa_name(isa), rows,
+                     cols);
+            cr_expect(test_close(what, y, ref, (size_t)rows, 0.0, 0.0, tol), "%s", what);
+        }
+        free(w), free(x), free(y), free(ref), free(tol);
+    }
+}
+
+Test(kernels_matvec, bf16_every_isa) {
+    mv_check_all_isas(FR_DTYPE_BF16);
+}
+Test(kernels_matvec, f32_every_isa) {
+    mv_check_all_isas(FR_DTYPE_F32);
+}
+
+Test(kernels_matvec, ref_hand_computed) {
+    /* [[1, 2], [-0.5, 4]] . [3, 0.25] = [3.5, -0.5] exactly, in bf16 and f32 */
+    const float wf[] = {1.0f, 2.0f, -0.5f, 4.0f}, x[] = {3.0f, 0.25f};
+    uint16_t wb[4];
+    for (int i = 0; i < 4; i++) wb[i] = bf16_from_f32(wf[i]);
+    float y[2];
+    matvec_ref(y, wb, FR_DTYPE_BF16, x, 2, 2);
+    cr_expect(y[0] == 3.5f && y[1] == -0.5f);
+    matvec_ref(y, wf, FR_DTYPE_F32, x, 2, 2);
+    cr_expect(y[0] == 3.5f && y[1] == -0.5f);
+}
+
+/* Forge and OpenBLAS sgemv on the same f32 weights, both against the reference. */
+Test(kernels_matvec, forge_vs_openblas_f32) {
+    struct test_rng rng = {7};
+    const struct mv_case cases[] = {{3, 7}, {67, 129}, {256, 1024}, {1024, 3072}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int rows = cases[k].rows, cols = cases[k].cols;
+        size_t n = (size_t)rows * (size_t)cols;
+        float *w = test_alloc(n * sizeof *w), *x = test_alloc((size_t)cols * sizeof *x);
+        float *yf = test_alloc((size_t)rows * sizeof *yf), *yb = test_alloc((size_t)rows * sizeof *yb);
+        float *ref = test_alloc((size_t)rows * sizeof *ref);
+        double *tol = test_alloc((size_t)rows * sizeof *tol);
+        test_fill(&rng, w, n, -1.0f, 1.0f);
+        test_fill(&rng, x, (size_t)cols, -1.0f, 1.0f);
+        matvec_ref(ref, w, FR_DTYPE_F32, x, rows, cols);
+        mv_tol(tol, w, FR_DTYPE_F32, x, rows, cols);
+        const char *why = NULL;
+        cr_assert(matvec_backend_available(MATVEC_BACKEND_OPENBLAS, FR_DTYPE_F32, &why));
+        cr_assert_eq(matvec(yf, w, FR_DTYPE_F32, x, rows, cols, MATVEC_BACKEND_FORGE, &why), 0);
+        cr_assert_eq(matvec(yb, w, FR_DTYPE_F32, x, rows, cols, MATVEC_BACKEND_OPENBLAS, &why), 0);
+        cr_expect(test_close("forge f32", yf, ref, (size_t)rows, 0.0, 0.0, tol));
+        cr_expect(test_close("openblas sgemv", yb, ref, (size_t)rows, 0.0, 0.0, tol));
+        free(w), free(x), free(yf), free(yb), free(ref), free(tol);
+    }
+}
+
+/* bf16 on OpenBLAS: either cblas_sbgemv is exported and matches the reference within the error of rounding
+ * x to bf16 (relative 2^-9 per product), or the backend says why not and matvec fails cleanly. */
+Test(kernels_matvec, openblas_bf16_available_or_says_why) {
+    struct test_rng rng = {9};
+    enum { R = 37, C = 75 };
+    uint16_t w[R * C];
+    float x[C], y[R], ref[R];
+    double tol[R];
+    test_fill_bf16(&rng, w, R * C, -1.0f, 1.0f);
+    test_fill(&rng, x, C, -1.0f, 1.0f);
+    const char *why = NULL;
+    if (matvec_backend_available(MATVEC_BACKEND_OPENBLAS, FR_DTYPE_BF16, &why)) {
+        cr_assert_eq(matvec(y, w, FR_DTYPE_BF16, x, R, C, MATVEC_BACKEND_OPENBLAS, &why), 0);
+        matvec_ref(ref, w, FR_DTYPE_BF16, x, R, C);
+        mv_tol(tol, w, FR_DTYPE_BF16, x, R, C);
+        for (int r = 0; r < R; r++) tol[r] *= 1.0 + 0x1.0p15 / C; /* 2^-9 of the magnitude sum */
+        cr_expect(test_close("openblas sbgemv", y, ref, R, 0.0, 0.0, tol));
+    } else {
+        cr_assert_not_null(why);
+        cr_expect_str_eq(why, "cblas_sbgemv not exported by this OpenBLAS build");
+        why = NULL;
+        cr_expect_eq(matvec(y, w, FR_DTYPE_BF16, x, R, C, MATVEC_BACKEND_OPENBLAS, &why), -1);
+        cr_expect_not_null(why);
+    }
+    cr_expect(matvec_backend_available(MATVEC_BACKEND_FORGE, FR_DTYPE_BF16, NULL));
+}
+
+/* Inside a parallel region every thread makes the same call and the rows are shared over the team. */
+Test(kernels_matvec, team_mode_and_thread_counts) {
+    struct test_rng rng = {11};
+    enum { R = 517, C = 300 };
+    uint16_t *w = test_alloc((size_t)R * C * sizeof *w);
+    float x[C], y[R], ref[R];
+    double tol[R];
+    test_fill_bf16(&rng, w, (size_t)R * C, -1.0f, 1.0f);
+    test_fill(&rng, x, C, -1.0f, 1.0f);
+    matvec_ref(ref, w, FR_DTYPE_BF16, x, R, C);
+    mv_tol(tol, w, FR_DTYPE_BF16, x, R, C);
+    for (int nt = 1; nt <= 5; nt += 2) {
+        for (int r = 0; r < R; r++) y[r] = NAN;
+#pragma omp parallel num_threads(nt)
+        matvec(y, w, FR_DTYPE_BF16, x, R, C, MATVEC_BACKEND_FORGE, NULL);
+        cr_expect(test_close("team matvec", y, ref, R, 0.0, 0.0, tol), "team of %d", nt);
+        omp_set_num_threads(nt);
+        for (int r = 0; r < R; r++) y[r] = NAN;
+        matvec(y, w, FR_DTYPE_BF16, x, R, C, MATVEC_BACKEND_FORGE, NULL);
+        cr_expect(test_close("own-region matvec", y, ref, R, 0.0, 0.0, tol), "%d threads", nt);
+    }
+    free(w);
+}
+
+Test(kernels_isa, force_and_names) {
+    enum kernel_isa best = kernel_isa_best();
+    cr_expect_eq(kernel_isa_active(), best);
+    cr_expect_eq(kernel_isa_force(KERNEL_ISA_SCALAR), 0);
+    cr_expect_eq(kernel_isa_active(), KERNEL_ISA_SCALAR);
+    if (best < KERNEL_ISA_AVX512) cr_expect_eq(kernel_isa_force(KERNEL_ISA_AVX512), -1);
+    cr_expect_eq(kernel_isa_force(KERNEL_ISA_COUNT), 0);
+    cr_expect_eq(kernel_isa_active(), best);
+    cr_expect_str_eq(kernel_isa_name(KERNEL_ISA_SCALAR), "scalar");
+    cr_expect_str_eq(kernel_isa_name(KERNEL_ISA_AVX2), "avx2");
+    cr_expect_str_eq(kernel_isa_name(KERNEL_ISA_AVX512), "avx512");
+}

@@ -1,0 +1,228 @@
+/* compare: run.json reads back what the writer wrote, rows pair by identity, B/A and the spread verdict
+ * are right, and the CLI refuses non-comparable runs (exit 2) unless --force, and malformed input. */
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "bench/compare.h"
+#include "bench/report_json.h"
+#include "bench/report_write.h"
+#include "tests/report_fixture.h"
+#include "tests/cli_run.h"
+#include "tests/report_testutil.h"
+
+/* Writes a fixture run (times scaled by `slow`) as <parent>/<name>/ with run.json only. */
+static void write_run(const char *parent, const char *name, double slow, void (*tweak)(struct run_report *)) {
+    struct run_report *r = calloc(1, sizeof *r);
+    report_fixture_fill(r, slow);
+    if (tweak) tweak(r);
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/%s", parent, name);
+    cr_assert_eq(mkdir(dir, 0777), 0);
+    char *text = report_json_string(r);
+    cr_assert_not_null(text);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    free(r);
+}
+
+/* Runs the sanitized CLI's compare; the result (status, stdout, stderr) lands in *res. */
+static int run_cli(struct cli_result *res, const char *args) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "compare %s", args);
+    cli_run(res, 0, cmd);
+    return res->status;
+}
+
+Test(compare, round_trip_reads_what_was_written) {
+    struct run_report *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+    report_fixture_fill(a, 1.0);
+    a->blocks[BLOCK_ROPE].measured.median_s = NAN;
+    char *text = report_json_string(a);
+    struct fr_err err = {{0}};
+    cr_assert_eq(report_json_parse(text, strlen(text), "mem", b, &err), 0, "%s", err.msg);
+    free(text);
+    cr_expect_str_eq(b->model.name, "qwen3-0.6b");
+    cr_expect_eq(b->model.params, 596049920.0);
+    cr_expect_str_eq(b->prov.cpu_model, a->prov.cpu_model);
+    cr_expect_eq(b->prov.threads, 2);
+    cr_expect_eq(b->n_blocks, BLOCK_COUNT);
+    cr_expect_eq(b->n_steps, 5);
+    cr_expect_eq(b->n_sampler, 24);
+    cr_expect_eq(b->n_ceilings, 7);
+    cr_expect(isnan(b->ceilings[6].value));
+    cr_expect_str_eq(b->ceilings[6].why, "no L3 cache on this machine");
+    cr_expect_eq(b->ceilings[4].kind, REPORT_CEILING_COMPUTE);
+    cr_expect_eq(b->blocks[BLOCK_LM_HEAD].id, BLOCK_LM_HEAD);
+    cr_expect_eq(b->blocks[BLOCK_LM_HEAD].measured.median_s, a->blocks[BLOCK_LM_HEAD].measured.median_s);
+    cr_expect_eq(b->blocks[BLOCK_LM_HEAD].bytes, a->blocks[BLOCK_LM_HEAD].bytes);
+    cr_expect(isnan(b->blocks[BLOCK_ROPE].measured.median_s), "null reads back as NaN");
+    cr_expect_eq(b->steps[3].context, 4096);
+    cr_expect_eq(b->steps[3].block_s[BLOCK_ATTENTION], a->steps[3].block_s[BLOCK_ATTENTION]);
+    cr_expect_eq(b->sampler[0].nucleus, -1);
+    cr_expect_eq(b->sampler[23].nucleus, a->sampler[23].nucleus);
+    cr_expect_eq(b->counters.n_events, 2);
+    free(a);
+    free(b);
+}
+
+Test(compare, malformed_input_is_one_line) {
+    struct run_report *r = calloc(1, sizeof *r);
+    struct fr_err err = {{0}};
+    static const char *const bad[] = {
+        "{",
+        "[]",
+        "{\"schema\": \"other/1\"}",
+        "{\"schema\": \"forge-roofline/1\"}",
+        "{\"schema\": \"forge-roofline/1\", \"provenance\": 3}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err.msg[0] = '\0';
+        cr_expect_neq(report_json_parse(bad[i], strlen(bad[i]), "x.json", r, &err), 0, "accepted: %s",
+                      bad[i]);
+        cr_expect(strlen(err.msg) > 0 && strchr(err.msg, '\n') == NULL, "message: %s", err.msg);
+    }
+    /* A valid run with one wrong type. */
+    struct run_report *a = calloc(1, sizeof *a);
+    report_fixture_fill(a, 1.0);
+    char *text = report_json_string(a);
+    cJSON *root = cJSON_Parse(text);
+    cJSON_ReplaceItemInObject(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "blocks"), 2), "measured_s",
+                              cJSON_CreateString("fast"));
+    char *broken = cJSON_Print(root);
+    cr_expect_neq(report_json_parse(broken, strlen(broken), "x.json", r, &err), 0);
+    cr_expect(strstr(err.msg, "measured_s") != NULL, "%s", err.msg);
+    cJSON_free(broken);
+    cJSON_Delete(root);
+    free(text);
+    cr_expect_neq(report_json_read("/nonexistent/run", r, &err), 0);
+    free(a);
+    free(r);
+}
+
+Test(compare, spread_verdicts) {
+    cr_expect_eq(compare_spread(1.0, 1.2, 0.8, 0.9), COMPARE_FASTER);
+    cr_expect_eq(compare_spread(1.0, 1.2, 1.3, 1.5), COMPARE_SLOWER);
+    cr_expect_eq(compare_spread(1.0, 1.2, 0.9, 1.05), COMPARE_SAME);
+    cr_expect_eq(compare_spread(1.0, 1.2, 1.1, 1.15), COMPARE_SAME);
+    cr_expect_eq(compare_spread(1.0, NAN, 0.5, 0.6), COMPARE_UNKNOWN);
+}
+
+Test(compare, check_lists_every_difference) {
+    struct run_report *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+    report_fixture_fill(a, 1.0);
+    report_fixture_fill(b, 1.0);
+    struct fr_err err = {{0}};
+    cr_expect_eq(compare_check(a, b, &err), 0);
+    b->prov.threads = 4;
+    snprintf(b->prov.dtype, sizeof b->prov.dtype, "f32");
+    cr_expect_neq(compare_check(a, b, &err), 0);
+    cr_expect(strstr(err.msg, "threads 2 vs 4") && strstr(err.msg, "dtype bf16 vs f32"), "%s", err.msg);
+    snprintf(b->model.name, sizeof b->model.name, "other");
+    snprintf(b->prov.cpu_model, sizeof b->prov.cpu_model, "Other CPU");
+    cr_expect_neq(compare_check(a, b, &err), 0);
+    cr_expect(strstr(err.msg, "model qwen3-0.6b vs other") && strstr(err.msg, "CPU"), "%s", err.msg);
+    free(a);
+    free(b);
+}
+
+static void tweak_b(struct run_report *r) {
+    /* lm_head 20 % slower with a spread that overlaps nothing; attention within the noise. */
+    struct timing_stats *t = &r->blocks[BLOCK_LM_HEAD].measured;
+    t->median_s *= 1.2 / 0.9, t->min_s *= 1.2 / 0.9, t->max_s *= 1.2 / 0.9;
+    r->blocks[BLOCK_ATTENTION].measured.median_s /= 0.9 * 0.99;
+    r->blocks[BLOCK_ATTENTION].measured.min_s /= 0.9;
+    r->blocks[BLOCK_ATTENTION].measured.max_s /= 0.9;
+    r->n_steps = 4; /* context 16384 only in A */
+}
+
+static void tweak_threads(struct run_report *r) {
+    r->prov.threads = 1;
+}
+
+/* A fresh folder holding run a (the fixture) and run b (scaled by slow_b, then tweaked). */
+static void two_runs(char *dir, size_t len, double slow_b, void (*tweak)(struct run_report *)) {
+    tu_tmpdir(dir, len);
+    write_run(dir, "a", 1.0, NULL);
+    write_run(dir, "b", slow_b, tweak);
+}
+
+Test(compare, cli_writes_ratios_and_spread, .timeout = 120) {
+    char dir[256];
+    two_runs(dir, sizeof dir, 0.9, tweak_b);
+    char args[1024];
+    snprintf(args, sizeof args, "%s/a %s/b/run.json --out %s/cmp", dir, dir, dir);
+    static struct cli_result res;
+    cr_assert_eq(run_cli(&res, args), 0, "%s", res.err);
+    char sub[300];
+    snprintf(sub, sizeof sub, "%s/cmp", dir);
+    char *md = tu_slurp(sub, "compare.md");
+    cr_assert_not_null(md);
+    cr_expect(strstr(md, "| qkv_proj | 14170.8 | 12753.7 | 0.900 | **yes: B faster** |") != NULL, "%s", md);
+    cr_expect(strstr(md, "| lm_head | 17344.8 | 20813.7 | 1.200 | **yes: B slower** |") != NULL, "%s", md);
+    cr_expect(strstr(md, "| attention | 10047.5 | 10148.9 | 1.010 | no |") != NULL, "%s", md);
+    cr_expect(strstr(md, "Only in A: context 16384.") != NULL);
+    cr_expect(strstr(md, "| topp_fast | flat | 151936 |") != NULL);
+    cr_expect(strcmp(res.out, md) == 0, "compare.md is printed to stdout");
+    free(md);
+    if (system("command -v gnuplot >/dev/null 2>&1") == 0) {
+        cr_expect(tu_exists(sub, "compare.png") && tu_exists(sub, "compare.svg"));
+        char *png = tu_slurp(sub, "compare.png");
+        cr_expect(png && memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0, "compare.png is a PNG");
+        free(png);
+    } else {
+        cr_log_warn("SKIPPED compare image checks: gnuplot is not installed");
+    }
+    tu_rm_flat(dir);
+}
+
+Test(compare, cli_refuses_other_threads_without_force, .timeout = 120) {
+    char dir[256];
+    two_runs(dir, sizeof dir, 1.0, tweak_threads);
+    char args[1024];
+    snprintf(args, sizeof args, "%s/a %s/b --out %s/cmp", dir, dir, dir);
+    static struct cli_result res;
+    cr_expect_eq(run_cli(&res, args), 2);
+    cr_expect(strstr(res.err, "threads 2 vs 1") && strstr(res.err, "--force"), "%s", res.err);
+    cr_expect_eq(tu_count_lines(res.err), 1, "one-line message: %s", res.err);
+    char sub[300];
+    snprintf(sub, sizeof sub, "%s/cmp", dir);
+    cr_expect_not(tu_exists(sub, "compare.md"));
+
+    snprintf(args, sizeof args, "%s/a %s/b --out %s/cmp --force", dir, dir, dir);
+    cr_expect_eq(run_cli(&res, args), 0, "%s", res.err);
+    char *md = tu_slurp(sub, "compare.md");
+    cr_expect(md && strstr(md, "compared with --force although threads 2 vs 1"), "%s", md);
+    free(md);
+    tu_rm_flat(dir);
+}
+
+Test(compare, cli_bad_input_exits_2) {
+    char dir[256];
+    tu_tmpdir(dir, sizeof dir);
+    write_run(dir, "a", 1.0, NULL);
+    char bad[300];
+    snprintf(bad, sizeof bad, "%s/bad", dir);
+    cr_assert_eq(mkdir(bad, 0777), 0);
+    FILE *f = fopen(strcat(bad, "/run.json"), "w");
+    fputs("{\"schema\": \"forge-roofline/1\", \"blocks\": [", f);
+    fclose(f);
+    char args[1024];
+    snprintf(args, sizeof args, "%s/a %s/bad", dir, dir);
+    static struct cli_result res;
+    cr_expect_eq(run_cli(&res, args), 2);
+    cr_expect(strstr(res.err, "not valid JSON") && tu_count_lines(res.err) == 1, "%s", res.err);
+    snprintf(args, sizeof args, "%s/a %s/missing", dir, dir);
+    cr_expect_eq(run_cli(&res, args), 2);
+    snprintf(args, sizeof args, "%s/a", dir);
+    cr_expect_eq(run_cli(&res, args), 2);
+    snprintf(args, sizeof args, "%s/a %s/a --bogus", dir, dir);
+    cr_expect_eq(run_cli(&res, args), 2);
+    cr_expect_eq(run_cli(&res, "--help"), 0);
+    tu_rm_flat(dir);
+}

@@ -1,0 +1,249 @@
+/* The run.json / CSV / markdown writers against the output contract of DESIGN.md, on a hand-filled
+ * run_report: every key and header, nulls for unmeasured values, and above-roof rows called accounting
+ * errors. */
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "bench/report_write.h"
+#include "tests/report_fixture.h"
+#include "tests/report_testutil.h"
+
+static struct run_report *fixture(void) {
+    struct run_report *r = calloc(1, sizeof *r);
+    cr_assert_not_null(r);
+    report_fixture_fill(r, 1.0);
+    return r;
+}
+
+static cJSON *parse_file(const char *dir, const char *name) {
+    char *text = tu_slurp(dir, name);
+    cr_assert_not_null(text, "%s not written", name);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    cr_assert_not_null(root, "%s does not parse", name);
+    return root;
+}
+
+static void expect_keys(const cJSON *o, const char *const *keys, const char *where) {
+    for (const char *const *k = keys; *k; k++)
+        cr_expect(cJSON_HasObjectItem(o, *k), "%s: missing key '%s'", where, *k);
+}
+
+Test(report_write, fmt_exact_and_md) {
+    char b[REPORT_FMT_LEN];
+    report_fmt_exact(NAN, b);
+    cr_expect_str_eq(b, "");
+    report_fmt_exact(INFINITY, b);
+    cr_expect_str_eq(b, "");
+    report_fmt_exact(1192099840.0, b);
+    cr_expect_str_eq(b, "1192099840");
+    report_fmt_exact(0.1, b);
+    cr_expect_str_eq(b, "0.1");
+    report_fmt_exact(1.0 / 3.0, b);
+    cr_expect_eq(strtod(b, NULL), 1.0 / 3.0, "round trip of %s", b);
+    report_fmt_md(NAN, 1e6, 1, b);
+    cr_expect_str_eq(b, "n/a");
+    report_fmt_md(0.0123, 1e3, 2, b);
+    cr_expect_str_eq(b, "12.30");
+}
+
+Test(report_write, init_leaves_numbers_unmeasured) {
+    struct run_report *r = calloc(1, sizeof *r);
+    report_init(r);
+    cr_expect(isnan(r->blocks[3].measured.median_s));
+    cr_expect(isnan(r->steps[0].block_s[BLOCK_LM_HEAD]));
+    cr_expect(isnan(r->ceilings[0].value));
+    cr_expect_eq(r->sampler[0].nucleus, -1);
+    cr_expect_eq(r->n_blocks, 0);
+    cr_expect(report_is_above_roof(false, 1.2));
+    cr_expect(report_is_above_roof(true, 0.5));
+    cr_expect_not(report_is_above_roof(false, 1.0));
+    cr_expect_not(report_is_above_roof(false, NAN));
+    free(r);
+}
+
+Test(report_write, run_json_schema_and_keys) {
+    struct run_report *r = fixture();
+    r->blocks[BLOCK_EMBED].measured.median_s = NAN; /* unmeasured: must be null, not a number */
+    r->blocks[BLOCK_EMBED].efficiency = NAN;
+    char dir[256];
+    tu_tmpdir(dir, sizeof dir);
+    struct fr_err err = {{0}};
+    cr_assert_eq(report_write_data(r, dir, &err), 0, "%s", err.msg);
+    cJSON *root = parse_file(dir, "run.json");
+
+    const cJSON *schema = cJSON_GetObjectItem(root, "schema");
+    cr_expect(cJSON_IsString(schema) && strcmp(schema->valuestring, "forge-roofline/1") == 0);
+    static const char *const top[] = {"schema", "provenance", "counters", "ceilings", "model",
+                                      "blocks", "steps",      "sampler",  NULL};
+    expect_keys(root, top, "run.json");
+    static const char *const prov[] = {
+        "version", "git_commit", "command_line", "host",         "utc",   "cpu", "topology",
+        "threads", "dtype",      "kv_dtype",     "gemv_backend", "quick", NULL};
+    expect_keys(cJSON_GetObjectItem(root, "provenance"), prov, "provenance");
+    static const char *const cnt[] = {"available", "reason", "events", NULL};
+    const cJSON *counters = cJSON_GetObjectItem(root, "counters");
+    expect_keys(counters, cnt, "counters");
+    cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(counters, "available")));
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(counters, "events")), 2);
+
+    const cJSON *blocks = cJSON_GetObjectItem(root, "blocks");
+    cr_assert_eq(cJSON_GetArraySize(blocks), BLOCK_COUNT);
+    static const char *const blk[] = {"name",  "calls", "flops",      "bytes",    "predicted_s", "measured_s",
+                                      "min_s", "max_s", "efficiency", "counters", NULL};
+    const cJSON *b;
+    cJSON_ArrayForEach(b, blocks) expect_keys(b, blk, "block");
+    const cJSON *embed = cJSON_GetArrayItem(blocks, BLOCK_EMBED);
+    cr_expect_str_eq(cJSON_GetObjectItem(embed, "name")->valuestring, "embed");
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItem(embed, "measured_s")), "NaN must be written as null");
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItem(embed, "efficiency")));
+    const cJSON *lm = cJSON_GetArrayItem(blocks, BLOCK_LM_HEAD);
+    cr_expect_eq(cJSON_GetObjectItem(lm, "calls")->valuedouble, 1);
+    cr_expect_eq(cJSON_GetObjectItem(lm, "bytes")->valuedouble, 151936.0 * 1024 * 2);
+    cr_expect_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(blocks, BLOCK_QKV_PROJ), "calls")->valuedouble, 28);
+    /* Counters were unavailable: each event key is present with null. */
+    const cJSON *lmc = cJSON_GetObjectItem(lm, "counters");
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItem(lmc, "PAPI_TOT_CYC")));
+
+    const cJSON *steps = cJSON_GetObjectItem(root, "steps");
+    cr_assert_eq(cJSON_GetArraySize(steps), 5);
+    static const char *const stp[] = {"context",    "bytes",        "flops",      "predicted_s",
+                                      "measured_s", "tokens_per_s", "efficiency", NULL};
+    const cJSON *s;
+    cJSON_ArrayForEach(s, steps) expect_keys(s, stp, "step");
+    cr_expect_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(steps, 2), "context")->valuedouble, 1024);
+
+    const cJSON *sampler = cJSON_GetObjectItem(root, "sampler");
+    cr_expect_eq(cJSON_GetArraySize(sampler), 24);
+    static const char *const smp[] = {"variant",    "row_kind", "vocab", "nucleus",
+                                      "measured_s", "min_s",    "max_s", NULL};
+    cJSON_ArrayForEach(s, sampler) expect_keys(s, smp, "sampler");
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(sampler, 0), "nucleus")),
+              "greedy: no nucleus");
+
+    const cJSON *ceil = cJSON_GetObjectItem(root, "ceilings");
+    cr_expect_eq(cJSON_GetArraySize(ceil), 7);
+    const cJSON *l3 = cJSON_GetArrayItem(ceil, 6);
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItem(l3, "value")), "an unmeasured ceiling is null");
+    cr_expect_str_eq(cJSON_GetObjectItem(l3, "why")->valuestring, "no L3 cache on this machine");
+    cr_expect_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(ceil, 0), "unit")->valuestring, "GB/s");
+    cr_expect_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(ceil, 4), "unit")->valuestring, "GFLOP/s");
+    cr_expect_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "model"), "name")->valuestring,
+                     "qwen3-0.6b");
+    cJSON_Delete(root);
+    tu_rm_flat(dir);
+    free(r);
+}
+
+Test(report_write, csv_headers_and_rows) {
+    struct run_report *r = fixture();
+    r->sampler[0].measured.median_s = NAN;
+    char dir[256];
+    tu_tmpdir(dir, sizeof dir);
+    struct fr_err err = {{0}};
+    cr_assert_eq(report_write_data(r, dir, &err), 0, "%s", err.msg);
+
+    char *blocks = tu_slurp(dir, "blocks.csv");
+    cr_assert_not_null(blocks);
+    cr_expect(tu_starts(blocks,
+                        "name,calls,flops,bytes,intensity_flop_per_byte,predicted_s,measured_s,min_s,max_s,"),
+              "blocks.csv header: %.120s", blocks);
+    cr_expect(strstr(blocks, ",PAPI_TOT_CYC,PAPI_L3_TCM\n") != NULL, "counter columns in the header");
+    cr_expect_eq(tu_count_lines(blocks), 1 + BLOCK_COUNT);
+    cr_expect(strstr(blocks, "\nlm_head,1,311164928,311164928,1,") != NULL, "lm_head row");
+    free(blocks);
+
+    char *steps = tu_slurp(dir, "steps.csv");
+    cr_assert_not_null(steps);
+    cr_expect(tu_starts(steps, "context,bytes,flops,predicted_s,measured_s,"));
+    cr_expect(strstr(steps, ",tokens_per_s,") && strstr(steps, ",lm_head_s,sampler_s\n"));
+    cr_expect_eq(tu_count_lines(steps), 6);
+    free(steps);
+
+    char *sampler = tu_slurp(dir, "sampler.csv");
+    cr_assert_not_null(sampler);
+    cr_expect(tu_starts(sampler, "variant,row_kind,vocab,nucleus,measured_s,min_s,max_s,reps,cv,noisy\n"));
+    cr_expect(strstr(sampler, "\ngreedy,peaked,1024,,,") != NULL, "empty nucleus and measured_s for NaN");
+    cr_expect_eq(tu_count_lines(sampler), 25);
+    free(sampler);
+
+    char *ceil = tu_slurp(dir, "ceilings.csv");
+    cr_assert_not_null(ceil);
+    cr_expect(tu_starts(ceil, "name,kind,unit,best,median,min,max,reps,one_core,roof,noisy,why\n"));
+    cr_expect(strstr(ceil, "\ndram_read,bandwidth,GB/s,19.5,") != NULL);
+    free(ceil);
+
+    /* A CPU name with a comma and quotes must not break the plot inputs. */
+    char *vars = tu_slurp(dir, "plot_vars.gp");
+    cr_assert_not_null(vars);
+    cr_expect(strstr(vars, "\"quoted\"'") != NULL);
+    free(vars);
+    tu_rm_flat(dir);
+    free(r);
+}
+
+Test(report_write, markdown_flags_above_roof_and_noisy) {
+    struct run_report *r = fixture();
+    r->blocks[BLOCK_ATTENTION].efficiency = 1.3; /* faster than the roof allows */
+    r->blocks[BLOCK_ROPE].measured.noisy = true;
+    r->blocks[BLOCK_ROPE].measured.cv = 0.12;
+    r->blocks[BLOCK_SWIGLU].measured.median_s = NAN;
+    char dir[256];
+    tu_tmpdir(dir, sizeof dir);
+    struct fr_err err = {{0}};
+    cr_assert_eq(report_write_data(r, dir, &err), 0, "%s", err.msg);
+    cr_assert_eq(report_write_markdown(r, dir, REPORT_PLOTS_NO_GNUPLOT, "gnuplot is not installed", &err), 0);
+    char *md = tu_slurp(dir, "report.md");
+    cr_assert_not_null(md);
+    cr_expect(strstr(md, "**Accounting error:** block `attention`") != NULL, "above-roof row named in words");
+    cr_expect(strstr(md, "this is not a speed-up") != NULL);
+    cr_expect(strstr(md, "| attention |") && strstr(md, "**above roof: accounting error**"));
+    cr_expect(strstr(md, "noisy (cv 12.0 %)") != NULL);
+    cr_expect(strstr(md, "| swiglu | 28 |") && strstr(md, "n/a"), "unmeasured value shown as n/a");
+    cr_expect(strstr(md, "Counters: unavailable (no virtual PMU") != NULL);
+    cr_expect(
+        strstr(md, "| l3_read | all | n/a | n/a | n/a | n/a | GB/s | 0 | no L3 cache on this machine |") !=
+            NULL,
+        "unmeasured ceiling row");
+    cr_expect(strstr(md, "Plots were not drawn: gnuplot is not installed") != NULL);
+    cr_expect(strstr(md, "## Ceilings") && strstr(md, "## Decode steps") && strstr(md, "## Sampler"));
+    free(md);
+
+    /* The roofline marks it (a red ring and the key), and the JSON says it too. */
+    char *pts = tu_slurp(dir, "plot_points.dat"), *vars = tu_slurp(dir, "plot_vars.gp");
+    cr_expect(pts && strstr(pts, "\"attention\" 1\n"), "%s", pts);
+    cr_expect(vars && strstr(vars, "'attention (ABOVE ROOF: accounting error)'"));
+    free(pts);
+    free(vars);
+
+    cJSON *root = parse_file(dir, "run.json");
+    const cJSON *att = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "blocks"), BLOCK_ATTENTION);
+    cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(att, "above_roof")));
+    cJSON_Delete(root);
+    tu_rm_flat(dir);
+    free(r);
+}
+
+Test(report_write, summary_is_markdown) {
+    struct run_report *r = fixture();
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(report_write_summary(r, f), 0);
+    fclose(f);
+    cr_expect(strstr(buf, "Setup: forge-roofline 0.1.0") != NULL);
+    cr_expect(strstr(buf, "| block | predicted µs | measured µs | efficiency | bound | flags |") != NULL);
+    cr_expect(strstr(buf, "| lm_head | 15957.2 |") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "No row is above its roof and no row is noisy.") != NULL);
+    free(buf);
+    free(r);
+}
+
+Test(report_write, unwritable_folder_is_an_error) {
+    struct run_report *r = fixture();
+    struct fr_err err = {{0}};
+    cr_expect_neq(report_write_data(r, "/nonexistent/forge-roofline", &err), 0);
+    cr_expect(strstr(err.msg, "cannot write") != NULL, "%s", err.msg);
+    free(r);
+}

@@ -1,0 +1,40 @@
+/* timing_measure_pair: the two functions alternate run for run, warm-up included, each with its own
+ * statistics over the same number of runs. */
+#include <criterion/criterion.h>
+
+#include "bench/timing.h"
+
+struct trace {
+    char who[64];
+    long rep[64];
+    int n;
+};
+
+static void call_a(void *ctx, long rep) {
+    struct trace *t = ctx;
+    if (t->n < 64) t->who[t->n] = 'a', t->rep[t->n++] = rep;
+}
+
+static void call_b(void *ctx, long rep) {
+    struct trace *t = ctx;
+    if (t->n < 64) t->who[t->n] = 'b', t->rep[t->n++] = rep;
+}
+
+Test(timing, pair_alternates) {
+    struct trace t = {0};
+    struct timing_opts o = {.warmup = 2, .min_reps = 5, .max_reps = 5};
+    struct timing_stats sa, sb;
+    double ratio = -1;
+    cr_assert_eq(timing_measure_pair(call_a, &t, call_b, &t, &o, &sa, &sb, &ratio), 0);
+    cr_expect_eq(t.n, 14);
+    for (int i = 0; i < t.n; i++) {
+        cr_expect_eq(t.who[i], i % 2 ? 'b' : 'a', "call %d", i);
+        cr_expect_eq(t.rep[i], i / 2, "call %d", i);
+    }
+    cr_expect_eq(sa.reps, 5);
+    cr_expect_eq(sb.reps, 5);
+    cr_expect_leq(sa.min_s, sa.median_s);
+    cr_expect_leq(sb.median_s, sb.max_s);
+    cr_expect_geq(ratio, 0);
+    cr_expect_eq(timing_measure_pair(call_a, &t, call_b, &t, &o, &sa, &sb, NULL), 0, "the ratio is optional");
+}
