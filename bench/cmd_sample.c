@@ -13,17 +13,21 @@
 #include "kernels/sampler.h"
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: forge-roofline sample --in FILE --vocab V --temperature T --top-p P --seed S\n"
-               "                             [--input logits|probs] [--dtype f32|bf16]\n"
-               "                             [--top-p-method fast|sort] [--probs-out FILE]\n"
-               "       forge-roofline sample --bench [--vocab V[,V...]] [--temperature T] [--top-p P] "
-               "[--no-sort]\n\n"
-               "Reads rows of V little-endian values and prints one token id per row; row r is step r.\n"
-               "  --input probs   rows are probabilities (finite, >= 0): the softmax is skipped\n"
-               "  --temperature   0 = greedy (argmax); > 0 = softmax(logits / T), top-p, seeded draw\n"
-               "  --probs-out     writes each row's filtered, renormalized distribution as f32 rows\n"
-               "                  (one-hot at temperature 0)\n"
-               "  --bench         times greedy, softmax, both top-p filters and the draw; markdown table\n");
+    fprintf(
+        f,
+        "usage: forge-roofline sample --in FILE --vocab V --temperature T --top-p P --seed S\n"
+        "                             [--input logits|probs] [--dtype f32|bf16]\n"
+        "                             [--top-p-method fast|sort] [--probs-out FILE]\n"
+        "       forge-roofline sample --bench [--vocab V[,V...]] [--temperature T] [--top-p P] "
+        "[--no-sort]\n\n"
+        "Reads rows of V little-endian values and prints one token id per row; row r is step r.\n"
+        "  --input probs   rows are probabilities (finite, >= 0), used as given: no softmax, no temperature\n"
+        "                  (temperature 0 still means greedy)\n"
+        "  --temperature   0 = greedy (argmax); > 0 = softmax(logits / T), top-p, seeded draw\n"
+        "  --probs-out     writes each row's filtered, renormalized distribution as f32 rows\n"
+        "                  (one-hot at temperature 0)\n"
+        "  --bench         times greedy, softmax, both top-p filters and the draw; markdown table\n"
+        "  --isa NAME      scalar, avx2 or avx512: pins the sampler's instruction set (same bits)\n");
 }
 
 struct sample_opts {

@@ -143,7 +143,7 @@ static void exp_sum_avx2(float *e, const void *row, enum fr_dtype dtype, int n, 
     _mm256_storeu_pd(acc + 12, a3);
 }
 
-/* the level masses: acc[j] += v where v's key >= 2^(-4(j+1)) (key > level - 1) */
+/* the level masses: acc[j] += v where v's key >= 2^(-6(j+1)) (key > level - 1) */
 static inline void levels_add(__m256 *acc, __m256 v) {
     __m256i key = keys8(v);
     for (int j = 0; j < SAMPLER_LEVELS; j++) {

@@ -45,11 +45,13 @@ static int find_avx512(const void *row, enum fr_dtype dtype, int n, float v) {
     return n - 1;
 }
 
+/* sampler_exp on 16 lanes. Rounding t with roundscale equals the scalar (t + 1.5 * 2^23) - 1.5 * 2^23 for
+ * |t| < 2^22, and scalef rounds y * 2^n once, as the scalar's two exact-then-rounded factors do. */
 static inline __m512 exp16(__m512 x) {
     __mmask16 live = _mm512_cmp_ps_mask(x, _mm512_set1_ps(SAMPLER_EXP_LO), _CMP_GE_OQ);
     x = _mm512_max_ps(x, _mm512_set1_ps(SAMPLER_EXP_LO)); /* keeps dead lanes (-inf) finite */
-    __m512 mag = _mm512_set1_ps(SAMPLER_ROUND_MAG);
-    __m512 n = _mm512_sub_ps(_mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(SAMPLER_LOG2E)), mag), mag);
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(SAMPLER_LOG2E)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m512 r = _mm512_sub_ps(x, _mm512_mul_ps(n, _mm512_set1_ps(SAMPLER_LN2_HI)));
     r = _mm512_sub_ps(r, _mm512_mul_ps(n, _mm512_set1_ps(SAMPLER_LN2_LO)));
     __m512 z = _mm512_mul_ps(r, r);
@@ -61,14 +63,7 @@ static inline __m512 exp16(__m512 x) {
     y = _mm512_add_ps(_mm512_mul_ps(y, r), _mm512_set1_ps(SAMPLER_EXP_P5));
     y = _mm512_add_ps(_mm512_mul_ps(y, z), r);
     y = _mm512_add_ps(y, _mm512_set1_ps(1.0f));
-    __m512i ni = _mm512_cvttps_epi32(n);
-    __m512i n1 = _mm512_sub_epi32(_mm512_setzero_si512(),
-                                  _mm512_srli_epi32(_mm512_sub_epi32(_mm512_setzero_si512(), ni), 1));
-    __m512i n2 = _mm512_sub_epi32(ni, n1);
-    __m512i bias = _mm512_set1_epi32(127);
-    __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, bias), 23));
-    __m512 s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, bias), 23));
-    return _mm512_maskz_mov_ps(live, _mm512_mul_ps(_mm512_mul_ps(y, s1), s2));
+    return _mm512_maskz_scalef_ps(live, y, n);
 }
 
 static inline void acc_add(__m512d *lo, __m512d *hi, __m512 v) {
@@ -102,11 +97,10 @@ static void exp_sum_avx512(float *e, const void *row, enum fr_dtype dtype, int n
     _mm512_storeu_pd(acc + 8, hi);
 }
 
-/* The level masses, acc_j += v where v's key >= 2^(-4(j+1)), in seven named accumulators: kept in an
- * array, GCC stores the whole array back every step. SAMPLER_LEVELS is 7. */
+/* The level masses, acc_j += v where v's key >= 2^(-6(j+1)), in four named accumulators: kept in an
+ * array, GCC stores the whole array back every step. */
 #define LEVELS_DECLARE                                                                                       \
-    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0, acc4 = acc0, acc5 = acc0,      \
-           acc6 = acc0;                                                                                      \
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;                                \
     const __m512i sign_ = _mm512_set1_epi32(0x7fffffff)
 #define LEVEL_ADD(j, key, v)                                                                                 \
     acc##j = _mm512_mask_add_ps(                                                                             \
@@ -116,14 +110,13 @@ static void exp_sum_avx512(float *e, const void *row, enum fr_dtype dtype, int n
     do {                                                                                                     \
         __m512i key_ = _mm512_and_si512(_mm512_castps_si512(v), sign_);                                      \
         LEVEL_ADD(0, key_, v), LEVEL_ADD(1, key_, v), LEVEL_ADD(2, key_, v), LEVEL_ADD(3, key_, v);          \
-        LEVEL_ADD(4, key_, v), LEVEL_ADD(5, key_, v), LEVEL_ADD(6, key_, v);                                 \
     } while (0)
 #define LEVELS_OUT(mass)                                                                                     \
     do {                                                                                                     \
-        const __m512 all_[SAMPLER_LEVELS] = {acc0, acc1, acc2, acc3, acc4, acc5, acc6};                      \
+        const __m512 all_[SAMPLER_LEVELS] = {acc0, acc1, acc2, acc3};                                        \
         for (int j_ = 0; j_ < SAMPLER_LEVELS; j_++) (mass)[j_] = _mm512_reduce_add_ps(all_[j_]);             \
     } while (0)
-_Static_assert(SAMPLER_LEVELS == 7, "LEVELS_ADD names seven accumulators");
+_Static_assert(SAMPLER_LEVELS == 4, "LEVELS_ADD names four accumulators");
 
 static void levels_avx512(const float *p, int n, float *mass) {
     LEVELS_DECLARE;

@@ -21,8 +21,8 @@
 #define SAMPLER_EXP_P4     1.6666665459e-1f
 #define SAMPLER_EXP_P5     5.0000001201e-1f
 #define SAMPLER_LANES      16 /* double partial sums of the softmax denominator */
-#define SAMPLER_LEVELS     7  /* top-p pre-filter levels 2^-4, 2^-8, ..., 2^-28 */
-#define SAMPLER_LEVEL_STEP 4
+#define SAMPLER_LEVELS     4  /* top-p pre-filter levels 2^-6, 2^-12, 2^-18, 2^-24 */
+#define SAMPLER_LEVEL_STEP 6
 
 struct sampler_row_ops {
     /* max of the row; returns true if any element is NaN or +inf (then *max is meaningless) */

@@ -2,18 +2,19 @@
  * never sorts the whole vocabulary yet returns the same bits on every row.
  * Fast path. Bins are the top 11 bits of a probability's bits (exponent + 3 mantissa bits): equal values
  * share a bin, so bins never split ties, and bins in descending order are the reference's sorted order
- * cut into runs. Every value in a bin is a multiple of the bin's ulp and below 2^24 of them, so a bin's
- * double sum is exact in any order. Walking the bins from the top, the reference's double running sum
+ * cut into runs. A bin's values share exponent and top mantissa bits, so its exact sum comes from integer
+ * counts and sums of the low key bits. Walking the bins from the top, the reference's double running sum
  * stays exact while it is below 2^53 ulps of the current bin; then a bin whose smallest possible value
  * would still be kept is taken whole, with no sort: the order inside it cannot change any sum. Only the
- * bins where the cut may fall (and any bin once sums stop being exact) are collected in id order, radix
- * sorted (key descending, stable: id ascending) and walked token by token exactly as the reference does.
+ * bins where the cut may fall (and any bin once sums stop being exact) are collected in id order; inside
+ * one, while sums are exact, the same split repeats on the next 10 key bits, and only the part holding the
+ * cut is radix sorted (key descending, stable: id ascending) and walked token by token as the reference.
  * A power-of-two pre-filter keeps a peaked row from histogramming its long tail: only the tokens above the
  * highest level whose mass covers top_p are histogrammed, the rest only if the nucleus reaches them.
  * The renormalizing sum is the reference's id-order double sum; it is exact (so equal to the sorted-order
  * sum) when the kept mass is below 2^53 ulps of the smallest kept value, else it is redone in id order.
  * Checked in tests/test_sampler_topp.c: fast == reference bitwise on seeded realistic, flat, tied, dyadic,
- * wide-range and tiny rows, f32 and bf16, scalar and AVX-512. */
+ * wide-range and tiny rows, f32 and bf16, scalar, AVX2 and AVX-512. */
 #include "kernels/sampler.h"
 
 #include <math.h>
@@ -23,39 +24,48 @@
 
 #include "kernels/sampler_simd.h"
 
-#define BIN_SHIFT 20   /* bin = key >> 20 */
-#define BINS      2048 /* keys are < 2^31 */
-#define COPIES    2    /* interleaved histograms break the store-to-load chain on a crowded bin */
-#define SUB_BITS  10   /* within a bin, the low 20 key bits sort in two 10-bit passes */
-#define SUB_SIZE  1024
+#define BIN_SHIFT  20        /* bin = key >> 20 */
+#define BINS       2048      /* keys are < 2^31 */
+#define COPIES     4         /* interleaved histograms break the store-to-load chain on a crowded bin */
+#define CNT_SHIFT  44        /* histogram word: count << 44 | sum of the low 20 key bits (exact, < 2^40) */
+#define MAX_FAST_N (1 << 20) /* counts fit the word's 20 bits */
+#define SUB_BITS   10        /* within a bin, the low 20 key bits sort in two 10-bit passes */
+#define SUB_SIZE   1024
 
 struct topp_work {
-    double *sum;                  /* [COPIES][BINS] exact per-bin sums */
-    uint32_t *count;              /* [COPIES][BINS] */
-    uint32_t *start;              /* [BINS] offset of each collected bin */
-    uint32_t *radix;              /* [2][SUB_SIZE] */
-    uint32_t *region;             /* [n + 16] tokens above the pre-filter level, id order */
-    uint32_t *ids, *keys;         /* [n + 16] one collection (id order), then sort temporaries */
-    uint32_t *seg_ids, *seg_keys; /* [n + 16] the collection grouped by bin, high bins first */
+    uint64_t *hist;                       /* [COPIES][BINS] count and low key bits per bin */
+    double *sum;                          /* [BINS] exact per-bin sums */
+    uint32_t *count;                      /* [BINS] */
+    uint32_t *start;                      /* [BINS] offset of each collected bin */
+    uint32_t *radix;                      /* [2][SUB_SIZE] */
+    uint32_t *region;                     /* [n + 16] tokens above the pre-filter level, id order */
+    uint32_t *ids, *keys;                 /* [n + 16] one collection (id order), then sort temporaries */
+    uint32_t *seg_ids, *seg_keys;         /* [n + 16] the collection grouped by bin, high bins first */
+    uint32_t *seg_tmp_ids, *seg_tmp_keys; /* [n + 16] one sub-bin's tokens */
+    uint32_t *sub_radix;                  /* [2][SUB_SIZE] radix counts while the sub-bin counts live */
 };
 
 size_t sampler_top_p_scratch_bytes(int n) {
     if (n < 1) n = 1;
-    return 64 + (sizeof(double) + sizeof(uint32_t)) * COPIES * BINS +
-           sizeof(uint32_t) * (BINS + 2 * SUB_SIZE) + 5 * sizeof(uint32_t) * ((size_t)n + 16);
+    return 64 + sizeof(uint64_t) * COPIES * BINS + (sizeof(double) + sizeof(uint32_t)) * BINS +
+           sizeof(uint32_t) * (BINS + 4 * SUB_SIZE) + 7 * sizeof(uint32_t) * ((size_t)n + 16);
 }
 
 static struct topp_work work_layout(void *scratch, int n) {
     struct topp_work w;
-    w.sum = (double *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    w.count = (uint32_t *)(void *)((char *)w.sum + sizeof(double) * COPIES * BINS);
-    w.start = w.count + COPIES * BINS;
+    w.hist = (uint64_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    w.sum = (double *)(void *)(w.hist + COPIES * BINS);
+    w.count = (uint32_t *)(void *)(w.sum + BINS);
+    w.start = w.count + BINS;
     w.radix = w.start + BINS;
     w.region = w.radix + 2 * SUB_SIZE;
     w.ids = w.region + n + 16;
     w.keys = w.ids + n + 16;
     w.seg_ids = w.keys + n + 16;
     w.seg_keys = w.seg_ids + n + 16;
+    w.seg_tmp_ids = w.seg_keys + n + 16;
+    w.seg_tmp_keys = w.seg_tmp_ids + n + 16;
+    w.sub_radix = w.seg_tmp_keys + n + 16;
     return w;
 }
 
@@ -149,31 +159,35 @@ static void sort_bin(uint32_t *id, uint32_t *k, uint32_t *tid, uint32_t *tk, int
     }
 }
 
-/* Adds p[ids[0..m)] (ids NULL: every p[i], i < m, whose key is < below) to the bin counts and sums. */
-static void histogram_add(struct topp_work *w, const float *p, const uint32_t *ids, int m, uint32_t below) {
-    memset(w->count + BINS, 0, sizeof(uint32_t) * (COPIES - 1) * BINS);
-    memset(w->sum + BINS, 0, sizeof(double) * (COPIES - 1) * BINS);
+/* Adds p[ids[0..m)] (ids NULL: every p[i], i < m, whose key is in [lo, hi)) to the bin counts and sums.
+ * Values in a bin share their exponent and top 3 mantissa bits, so a bin's sum is
+ * ulp * (count * leading bits * 2^20 + the sum of the low 20 key bits): integers, exact, and one 64-bit
+ * add per token instead of a floating-point chain. */
+static void histogram_add(struct topp_work *w, const float *p, const uint32_t *ids, int m, uint32_t lo,
+                          uint32_t hi) {
+    const uint64_t one = (uint64_t)1 << CNT_SHIFT;
+    memset(w->hist, 0, sizeof(uint64_t) * COPIES * BINS);
     int i = 0;
     for (; i + COPIES <= m; i += COPIES)
         for (int c = 0; c < COPIES; c++) {
-            float v = p[ids ? ids[i + c] : (uint32_t)(i + c)];
-            uint32_t k = sampler_key(v);
-            if (!ids && k >= below) continue;
-            w->count[c * BINS + (k >> BIN_SHIFT)]++;
-            w->sum[c * BINS + (k >> BIN_SHIFT)] += v;
+            uint32_t k = sampler_key(p[ids ? ids[i + c] : (uint32_t)(i + c)]);
+            if (!ids && (k < lo || k >= hi)) continue;
+            w->hist[c * BINS + (k >> BIN_SHIFT)] += one | (k & 0xfffffu);
         }
     for (; i < m; i++) {
-        float v = p[ids ? ids[i] : (uint32_t)i];
-        uint32_t k = sampler_key(v);
-        if (!ids && k >= below) continue;
-        w->count[k >> BIN_SHIFT]++;
-        w->sum[k >> BIN_SHIFT] += v;
+        uint32_t k = sampler_key(p[ids ? ids[i] : (uint32_t)i]);
+        if (!ids && (k < lo || k >= hi)) continue;
+        w->hist[k >> BIN_SHIFT] += one | (k & 0xfffffu);
     }
-    for (int b = 0; b < BINS; b++)
-        for (int c = 1; c < COPIES; c++) {
-            w->count[b] += w->count[c * BINS + b];
-            w->sum[b] += w->sum[c * BINS + b]; /* exact: one exponent, < 2^29 terms */
-        }
+    for (int b = 0; b < BINS; b++) {
+        uint64_t h = 0;
+        for (int c = 0; c < COPIES; c++) h += w->hist[c * BINS + b];
+        if (!h) continue;
+        uint64_t count = h >> CNT_SHIFT, low = h & ((one)-1);
+        int e = b >> 3, lead = (e ? 8 : 0) + (b & 7); /* implicit bit + the bin's 3 mantissa bits */
+        w->count[b] += (uint32_t)count;
+        w->sum[b] += ldexp((double)(count * (uint64_t)lead * 1048576u + low), (e ? e : 1) - 150);
+    }
 }
 
 /* ulp of the smallest value a bin can hold: every value in the bin and above is a multiple of it */
@@ -223,6 +237,57 @@ static void walk_sorted(struct walk *wk, const float *probs, const uint32_t *sid
     }
 }
 
+/* One bin where the cut may fall, its c tokens in id order. While sums are exact the bin splits again on
+ * the next 10 key bits into sub-bins whose exact sums come from integers too: sub-bins that are kept whole
+ * need no sort, and only the sub-bin holding the cut is sorted and walked token by token. Otherwise (or
+ * for a short bin) the whole bin is sorted and walked. */
+static void walk_bin(struct walk *wk, const struct topp_work *w, const float *probs, uint32_t *sid,
+                     uint32_t *sk, int c, int b, float top_p) {
+    if (c <= 64 || !(wk->run + w->sum[b] < 0x1p53 * bin_ulp(b))) {
+        sort_bin(sid, sk, w->ids, w->keys, c, w->radix);
+        walk_sorted(wk, probs, sid, sk, c, top_p);
+        return;
+    }
+    uint32_t *cnt = w->radix, *low = w->radix + SUB_SIZE; /* per sub-bin: count, sum of the low 10 bits */
+    memset(w->radix, 0, sizeof(uint32_t) * 2 * SUB_SIZE);
+    for (int j = 0; j < c; j++) {
+        uint32_t s = (sk[j] >> SUB_BITS) & (SUB_SIZE - 1);
+        cnt[s]++;
+        low[s] += sk[j] & (SUB_SIZE - 1);
+    }
+    int e = b >> 3, whole_sub = -1;
+    for (int s = SUB_SIZE - 1; s >= 0 && !wk->cut; s--) {
+        if (!cnt[s]) continue;
+        uint64_t lead =
+            ((uint64_t)((e ? 8 : 0) + (b & 7)) << SUB_BITS) | (uint64_t)s; /* 1 + 13 mantissa bits */
+        double whole = wk->run + ldexp((double)(cnt[s] * lead * SUB_SIZE + low[s]), (e ? e : 1) - 150);
+        uint32_t floor_key = ((uint32_t)b << BIN_SHIFT) | ((uint32_t)s << SUB_BITS);
+        float floor_v;
+        memcpy(&floor_v, &floor_key, sizeof floor_v);
+        if ((float)whole - floor_v < top_p) { /* even its smallest possible value is kept: all of it is */
+            wk->run = wk->run_kept = whole;
+            wk->kept += (int)cnt[s];
+            whole_sub = s;
+            continue;
+        }
+        int m = 0; /* the sub-bin's tokens, id order, sorted on the last 10 bits and walked */
+        for (int j = 0; j < c; j++)
+            if (((sk[j] >> SUB_BITS) & (SUB_SIZE - 1)) == (uint32_t)s)
+                w->seg_tmp_ids[m] = sid[j], w->seg_tmp_keys[m++] = sk[j];
+        int kept_before = wk->kept;
+        sort_bin(w->seg_tmp_ids, w->seg_tmp_keys, w->ids, w->keys, m, w->sub_radix);
+        walk_sorted(wk, probs, w->seg_tmp_ids, w->seg_tmp_keys, m, top_p);
+        if (wk->kept > kept_before) whole_sub = -1; /* the last kept token is known */
+    }
+    if (whole_sub >= 0) { /* the last kept token closes that sub-bin: its smallest, highest id among ties */
+        wk->kc = 0xffffffffu;
+        for (int j = 0; j < c; j++)
+            if (((sk[j] >> SUB_BITS) & (SUB_SIZE - 1)) == (uint32_t)whole_sub && sk[j] <= wk->kc)
+                wk->kc = sk[j], wk->ic = (int)sid[j];
+        wk->whole_bin = -1;
+    }
+}
+
 int sampler_top_p_fast(float *probs, int n, float top_p, void *scratch) {
     return sampler_top_p_fast_into(probs, probs, n, top_p, scratch);
 }
@@ -238,11 +303,11 @@ int sampler_top_p_fast_fused(float *out, const float *probs, int n, float top_p,
         if (out != probs) memcpy(out, probs, sizeof(float) * (size_t)n);
         return n;
     }
-    if (n > (1 << 29)) return sampler_top_p_ref_into(out, probs, n, top_p, scratch); /* bin sums exact */
+    if (n > MAX_FAST_N) return sampler_top_p_ref_into(out, probs, n, top_p, scratch);
     const struct sampler_row_ops *ops = sampler_ops();
     struct topp_work w = work_layout(scratch, n);
 
-    /* pre-filter: the highest level 2^-4j whose (approximate) mass covers top_p with a margin */
+    /* pre-filter: the highest level 2^-6j whose (approximate) mass covers top_p with a margin */
     float level_mass[SAMPLER_LEVELS];
     if (levels)
         memcpy(level_mass, levels, sizeof level_mass);
@@ -259,7 +324,10 @@ int sampler_top_p_fast_fused(float *out, const float *probs, int n, float top_p,
     memset(w.sum, 0, sizeof(double) * BINS);
     int below = -1; /* the largest token under the level: the next one after the pre-filtered tokens */
     int m1 = ops->collect_top(w.region, probs, n, t0, &below);
-    histogram_add(&w, probs, w.region, m1, 0);
+    if (m1 <= n / 4)
+        histogram_add(&w, probs, w.region, m1, 0, 0); /* a short list: gather it */
+    else
+        histogram_add(&w, probs, NULL, n, t0, 0x80000000u); /* else stream the row */
     bool all_binned = t0 == 0;
 
     struct walk wk = {.whole_bin = -1};
@@ -274,7 +342,7 @@ int sampler_top_p_fast_fused(float *out, const float *probs, int n, float top_p,
                 wk.cut = true;
                 break;
             }
-            histogram_add(&w, probs, NULL, n, t0);
+            histogram_add(&w, probs, NULL, n, 0, t0);
             all_binned = true;
         }
         if (!w.count[b] || take_whole(&wk, &w, b, top_p)) {
@@ -319,8 +387,7 @@ int sampler_top_p_fast_fused(float *out, const float *probs, int n, float top_p,
             }
             uint32_t *sid = w.seg_ids + at, *sk = w.seg_keys + at;
             at += (uint32_t)c;
-            sort_bin(sid, sk, w.ids, w.keys, c, w.radix);
-            walk_sorted(&wk, probs, sid, sk, c, top_p);
+            walk_bin(&wk, &w, probs, sid, sk, c, x, top_p);
         }
         b = lo - 1;
     }

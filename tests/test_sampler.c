@@ -407,3 +407,28 @@ Test(sampler, pick_equals_the_pieces) {
         free(row), free(p), free(scratch);
     }
 }
+
+/* Every path's exp, through the softmax: a row whose max is 0 at T = 1 feeds the logits straight to the
+ * exp, swept over [-110, 0] so subnormal results and the cut-off at -104 are crossed. */
+Test(sampler, softmax_exp_sweep_bitwise_across_isas) {
+    enum { N = 200003 };
+    float *row = malloc(sizeof(float) * N), *a = malloc(sizeof(float) * N), *b = malloc(sizeof(float) * N);
+    for (int i = 0; i < N; i++) row[i] = -110.0f * (float)i / (float)(N - 1);
+    cr_assert_eq(sampler_isa_force(KERNEL_ISA_SCALAR), 0);
+    cr_assert_eq(sampler_softmax(a, row, FR_DTYPE_F32, N, 1.0f, NULL), 0);
+    int subnormal = 0;
+    for (int i = 0; i < N; i++) subnormal += a[i] > 0 && a[i] < FLT_MIN;
+    cr_expect_gt(subnormal, 100, "the sweep reaches subnormal probabilities");
+    for (int isa = KERNEL_ISA_AVX2; isa < KERNEL_ISA_COUNT; isa++) {
+        if (sampler_isa_force((enum kernel_isa)isa) != 0) continue;
+        cr_assert_eq(sampler_softmax(b, row, FR_DTYPE_F32, N, 1.0f, NULL), 0);
+        int first = -1;
+        for (int i = 0; i < N && first < 0; i++)
+            if (memcmp(a + i, b + i, sizeof(float))) first = i;
+        cr_expect_eq(first, -1, "isa %d differs at x = %.9g: %a vs %a", isa,
+                     first < 0 ? 0.0 : (double)row[first], first < 0 ? 0.0 : (double)b[first],
+                     first < 0 ? 0.0 : (double)a[first]);
+    }
+    sampler_isa_force(KERNEL_ISA_COUNT);
+    free(row), free(a), free(b);
+}
