@@ -48,6 +48,18 @@ int verify_run(FILE *out, const char *only, int counts[3]) {
     return matched;
 }
 
+int verify_count(const char *only) {
+    int n = 0, n_kernels = 0;
+    for (int c = 0; c < verify_check_count; c++) n += matches(verify_checks[c].name, only);
+    const struct kernels_check *kc = kernels_checks(&n_kernels);
+    for (int c = 0; c < n_kernels; c++) {
+        char name[64];
+        snprintf(name, sizeof name, "kernels.%s", kc[c].name);
+        n += matches(name, only);
+    }
+    return n;
+}
+
 void verify_list(FILE *out) {
     for (int c = 0; c < verify_check_count; c++) fprintf(out, "%s\n", verify_checks[c].name);
     int n_kernels = 0;

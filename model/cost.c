@@ -42,18 +42,20 @@ static void matvec_cost(struct block_cost *b, double rows, double cols, double w
     b->act_bytes = 4 * (cols + rows);
 }
 
-/* Passes over the logits row, matching kernels/sampler.c:
- * greedy: one read pass. chain: max (read), exp and sum (read logits, write p), the top-p histogram pass
- * (read p), the renormalization (read p, write filtered p), the draw's CDF walk (read filtered p, worst case
- * the whole row): 5 reads and 2 writes of vocab f32; FLOPs: scale, subtract, exp, add per token (4) plus the
- * renormalizing multiply and the CDF add (2). */
+/* Passes over the vocabulary row, as kernels/sampler.c's sampler_pick makes them:
+ * greedy: one read pass (argmax). chain: the softmax reads the logits twice (max; exp and sum, writing p)
+ * and normalizes p in place while measuring the top-p pre-filter levels (read, write); the fast top-p reads
+ * p once to collect the candidates above the pre-filter level and once more to write the filtered,
+ * renormalized row and the draw's block sums (read, write); the draw then reads one 16-token block.
+ * That is 5 reads and 3 writes of vocab f32. FLOPs per token: subtract, scale, exp, add (softmax), the
+ * normalizing and the renormalizing multiplies: 6. */
 static void sampler_cost(struct block_cost *b, double vocab, enum sampler_variant v) {
     if (v == SAMPLER_VARIANT_GREEDY) {
         b->flops = 0;
         b->act_bytes = 4 * vocab;
     } else {
         b->flops = 6 * vocab;
-        b->act_bytes = 4 * vocab * (5 + 2);
+        b->act_bytes = 4 * vocab * (5 + 3);
     }
 }
 
