@@ -8,13 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Both printers write "forge-roofline: <message>\n" to stderr; they differ only in the exit code. */
-int cli_usage_error(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
+static void vsay(const char *fmt, va_list ap) {
     fputs("forge-roofline: ", stderr);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(fmt, ap);
     va_end(ap);
     return CLI_EXIT_USAGE;
 }
@@ -22,9 +25,7 @@ int cli_usage_error(const char *fmt, ...) {
 int cli_fail(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fputs("forge-roofline: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsay(fmt, ap);
     va_end(ap);
     return CLI_EXIT_FAIL;
 }

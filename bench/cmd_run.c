@@ -265,7 +265,9 @@ static void fill_model(struct run_report *rep, const struct qwen3_config *cfg, e
 static void describe_counters(struct report_counters *out, const struct counters *c) {
     out->available = c->available;
     snprintf(out->reason, sizeof out->reason, "%s", c->reason);
-    out->n_events = c->n_events < REPORT_MAX_EVENTS ? c->n_events : REPORT_MAX_EVENTS;
+    out->n_events = c->n_events;
+    if (out->n_events > REPORT_MAX_EVENTS) out->n_events = REPORT_MAX_EVENTS;
+    if (out->n_events > COUNTERS_MAX_EVENTS) out->n_events = COUNTERS_MAX_EVENTS;
     for (int e = 0; e < out->n_events; e++) {
         snprintf(out->events[e].name, sizeof out->events[e].name, "%s", c->events[e].name);
         out->events[e].available = c->events[e].counted;
@@ -318,7 +320,7 @@ static int measure_blocks(struct run *r, const struct timing_opts *t) {
         counted = counters_stop(&r->counters) == 0 && counted;
         if (rc != 0) return cli_fail("%s", err.msg);
         /* counts cover warm-up and timed repetitions; each repetition is one step's calls of the block */
-        for (int e = 0; counted && e < r->counters.n_events && e < REPORT_MAX_EVENTS; e++)
+        for (int e = 0; counted && e < r->report->counters.n_events; e++)
             if (r->counters.events[e].counted)
                 o->counters[e] = (double)r->counters.values[e] / (t->warmup + o->measured.reps);
         o->efficiency = o->predicted_s / o->measured.median_s;

@@ -37,7 +37,9 @@ static char *slurp(const char *path) {
     return buf;
 }
 
-static int has_gnuplot(void) { return system("command -v gnuplot >/dev/null 2>&1") == 0; }
+static int has_gnuplot(void) {
+    return system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
 
 Test(run, quick_tiny_config_writes_the_contract, .timeout = 240) {
     char parent[] = "/tmp/fr-run-XXXXXX";
@@ -67,18 +69,22 @@ Test(run, quick_tiny_config_writes_the_contract, .timeout = 240) {
     cJSON *counters = cJSON_GetObjectItem(j, "counters");
     cr_expect(cJSON_IsBool(cJSON_GetObjectItem(counters, "available")));
     if (cJSON_IsFalse(cJSON_GetObjectItem(counters, "available")))
-        cr_expect(cJSON_IsString(cJSON_GetObjectItem(counters, "reason")), "counters unavailable without a reason");
+        cr_expect(cJSON_IsString(cJSON_GetObjectItem(counters, "reason")),
+                  "counters unavailable without a reason");
     cJSON *blocks = cJSON_GetObjectItem(j, "blocks");
     cr_expect_eq(cJSON_GetArraySize(blocks), 15);
-    const char *bkeys[] = {"name", "calls", "flops", "bytes", "predicted_s", "measured_s", "min_s", "max_s",
-                           "efficiency", "counters"};
+    const char *bkeys[] = {"name",       "calls", "flops", "bytes",      "predicted_s",
+                           "measured_s", "min_s", "max_s", "efficiency", "counters"};
     for (size_t i = 0; i < sizeof bkeys / sizeof bkeys[0]; i++)
-        cr_expect(cJSON_GetObjectItem(cJSON_GetArrayItem(blocks, 0), bkeys[i]), "blocks[0] lacks '%s'", bkeys[i]);
+        cr_expect(cJSON_GetObjectItem(cJSON_GetArrayItem(blocks, 0), bkeys[i]), "blocks[0] lacks '%s'",
+                  bkeys[i]);
     cJSON *steps = cJSON_GetObjectItem(j, "steps");
     cr_expect_eq(cJSON_GetArraySize(steps), 2);
-    const char *skeys[] = {"context", "bytes", "flops", "predicted_s", "measured_s", "tokens_per_s", "efficiency"};
+    const char *skeys[] = {"context",    "bytes",        "flops",     "predicted_s",
+                           "measured_s", "tokens_per_s", "efficiency"};
     for (size_t i = 0; i < sizeof skeys / sizeof skeys[0]; i++)
-        cr_expect(cJSON_GetObjectItem(cJSON_GetArrayItem(steps, 1), skeys[i]), "steps[1] lacks '%s'", skeys[i]);
+        cr_expect(cJSON_GetObjectItem(cJSON_GetArrayItem(steps, 1), skeys[i]), "steps[1] lacks '%s'",
+                  skeys[i]);
     cr_expect_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(steps, 1), "context")->valuedouble, 64.0);
     cr_expect(cJSON_GetArraySize(cJSON_GetObjectItem(j, "sampler")) > 0);
     cJSON_Delete(j);
@@ -110,9 +116,13 @@ Test(run, unwritable_out_fails_before_measuring) {
 }
 
 Test(run, bad_options) {
-    const char *bad[] = {"--quick", "--model qwen3-0.6b --threads 0", "--model qwen3-0.6b --context 1,x",
-                         "--model qwen3-0.6b --gemv mkl", "--model qwen3-0.6b --dtype q4",
-                         "--model tests/fixtures/tiny-qwen3 --context 5000", "--model qwen3-0.6b --nope",
+    const char *bad[] = {"--quick",
+                         "--model qwen3-0.6b --threads 0",
+                         "--model qwen3-0.6b --context 1,x",
+                         "--model qwen3-0.6b --gemv mkl",
+                         "--model qwen3-0.6b --dtype q4",
+                         "--model tests/fixtures/tiny-qwen3 --context 5000",
+                         "--model qwen3-0.6b --nope",
                          "--model no-such-model"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cli_run(&r, 1, bad[i]);
