@@ -61,7 +61,7 @@ $(TEST_BIN): $(SAN_OBJ) $(TEST_OBJ)
 
 # Unit and end-to-end tests under AddressSanitizer and UBSan; Criterion prints the summary line.
 test: deps $(TEST_BIN) $(SAN_BIN) $(BIN)
-	FORGE_ROOFLINE_BIN=$(SAN_BIN) FORGE_ROOFLINE_FAST_BIN=$(BIN) ASAN_OPTIONS=detect_leaks=1 \
+	FORGE_ROOFLINE_BIN=$(SAN_BIN) FORGE_ROOFLINE_FAST_BIN=$(BIN) ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  $(TEST_BIN) --jobs 2
 
 bench: all

@@ -23,7 +23,7 @@ static void list_models(void) {
         printf("(no ./model directory here: pass --model PATH/config.json)\n");
         return;
     }
-    char *names[64];
+    char *names[64] = {0};
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d)) && n < 64)

@@ -93,6 +93,12 @@ static int parse_args(int argc, char **argv, struct predict_args *a) {
     return CLI_EXIT_OK;
 }
 
+static void md_row(const char *name, const char *calls, const struct block_cost *b) {
+    printf("| %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f |\n", name, calls, b->flops,
+           b->weight_bytes, b->kv_read_bytes, b->kv_write_bytes, b->act_bytes, b->bytes, b->dram_bytes,
+           cost_intensity(b->flops, b->bytes));
+}
+
 static void print_md(const struct qwen3_config *cfg, const struct predict_args *a,
                      const struct step_cost *steps) {
     printf("# forge-roofline predict: %s\n\n", cfg->name);
@@ -103,61 +109,64 @@ static void print_md(const struct qwen3_config *cfg, const struct predict_args *
            "%s\n",
            cfg->hidden, cfg->intermediate, cfg->n_layers, cfg->n_heads, cfg->n_kv_heads, cfg->head_dim,
            cfg->vocab, cfg->tied_embeddings ? "yes" : "no");
-    printf("KV bytes per cached position: %.0f · bytes are per step (all calls); FLOP/B = FLOPs / bytes\n",
-           cost_kv_bytes_per_position(cfg, a->cost.kv));
+    printf(
+        "KV bytes per cached position: %.0f · bytes are per step (all calls) · DRAM bytes = matrix weights +"
+        " KV reads (the rest is cache-resident) · FLOP/B = FLOPs / bytes\n",
+        cost_kv_bytes_per_position(cfg, a->cost.kv));
     for (int s = 0; s < a->n_contexts; s++) {
         const struct step_cost *st = &steps[s];
         printf("\n## context T = %ld (attends over %ld positions)\n\n", st->context, st->context + 1);
         printf("| block | calls | FLOPs | weight bytes | KV read bytes | KV write bytes | act bytes | bytes "
-               "| FLOP/B |\n");
-        printf("|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+               "| DRAM "
+               "bytes | FLOP/B |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
         for (int i = 0; i < BLOCK_COUNT; i++) {
-            const struct block_cost *b = &st->blocks[i];
-            printf("| %s | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f |\n", block_name(b->id),
-                   b->calls, b->flops, b->weight_bytes, b->kv_read_bytes, b->kv_write_bytes, b->act_bytes,
-                   b->bytes, cost_intensity(b->flops, b->bytes));
+            char calls[16];
+            snprintf(calls, sizeof calls, "%d", st->blocks[i].calls);
+            md_row(block_name(st->blocks[i].id), calls, &st->blocks[i]);
         }
-        printf("| **step** | | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f |\n", st->flops,
-               st->weight_bytes, st->kv_read_bytes, st->kv_write_bytes, st->act_bytes, st->bytes,
-               cost_intensity(st->flops, st->bytes));
+        md_row("**step**", "", &st->total);
     }
-    printf("\n## steps\n\n| context | FLOPs | bytes | GB | weight bytes | KV read bytes | FLOP/B |\n");
-    printf("|--:|--:|--:|--:|--:|--:|--:|\n");
-    for (int s = 0; s < a->n_contexts; s++)
-        printf("| %ld | %.0f | %.0f | %.4f | %.0f | %.0f | %.3f |\n", steps[s].context, steps[s].flops,
-               steps[s].bytes, steps[s].bytes / 1e9, steps[s].weight_bytes, steps[s].kv_read_bytes,
-               cost_intensity(steps[s].flops, steps[s].bytes));
+    printf("\n## steps\n\n| context | FLOPs | bytes | GB | DRAM bytes | weight bytes | KV read bytes | "
+           "FLOP/B |\n");
+    printf("|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    for (int s = 0; s < a->n_contexts; s++) {
+        const struct block_cost *t = &steps[s].total;
+        printf("| %ld | %.0f | %.0f | %.4f | %.0f | %.0f | %.0f | %.3f |\n", steps[s].context, t->flops,
+               t->bytes, t->bytes / 1e9, t->dram_bytes, t->weight_bytes, t->kv_read_bytes,
+               cost_intensity(t->flops, t->bytes));
+    }
+}
+
+static void csv_row(const struct qwen3_config *cfg, const struct predict_args *a, long context,
+                    const char *name, int calls, const struct block_cost *b) {
+    printf("%s,%s,%s,%ld,%s,%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f\n", cfg->name,
+           fr_dtype_name(a->cost.weights), fr_dtype_name(a->cost.kv), context, name, calls, b->flops,
+           b->weight_bytes, b->kv_read_bytes, b->kv_write_bytes, b->act_bytes, b->bytes, b->dram_bytes,
+           cost_intensity(b->flops, b->bytes));
 }
 
 static void print_csv(const struct qwen3_config *cfg, const struct predict_args *a,
                       const struct step_cost *steps) {
     printf("model,weights,kv,context,block,calls,flops,weight_bytes,kv_read_bytes,kv_write_bytes,act_bytes,"
            "bytes,"
-           "flop_per_byte\n");
+           "dram_bytes,flop_per_byte\n");
     for (int s = 0; s < a->n_contexts; s++) {
-        for (int i = 0; i <= BLOCK_COUNT; i++) {
-            const struct step_cost *st = &steps[s];
-            const struct block_cost *b = i < BLOCK_COUNT ? &st->blocks[i] : NULL;
-            printf("%s,%s,%s,%ld,%s,%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f\n", cfg->name,
-                   fr_dtype_name(a->cost.weights), fr_dtype_name(a->cost.kv), st->context,
-                   b ? block_name(b->id) : "step", b ? b->calls : 1, b ? b->flops : st->flops,
-                   b ? b->weight_bytes : st->weight_bytes, b ? b->kv_read_bytes : st->kv_read_bytes,
-                   b ? b->kv_write_bytes : st->kv_write_bytes, b ? b->act_bytes : st->act_bytes,
-                   b ? b->bytes : st->bytes,
-                   b ? cost_intensity(b->flops, b->bytes) : cost_intensity(st->flops, st->bytes));
-        }
+        for (int i = 0; i < BLOCK_COUNT; i++)
+            csv_row(cfg, a, steps[s].context, block_name(steps[s].blocks[i].id), steps[s].blocks[i].calls,
+                    &steps[s].blocks[i]);
+        csv_row(cfg, a, steps[s].context, "step", 1, &steps[s].total);
     }
 }
 
-static void json_add_costs(cJSON *o, double flops, double w, double kvr, double kvw, double act,
-                           double bytes) {
-    cJSON_AddNumberToObject(o, "flops", flops);
-    cJSON_AddNumberToObject(o, "bytes", bytes);
-    cJSON_AddNumberToObject(o, "weight_bytes", w);
-    cJSON_AddNumberToObject(o, "kv_read_bytes", kvr);
-    cJSON_AddNumberToObject(o, "kv_write_bytes", kvw);
-    cJSON_AddNumberToObject(o, "act_bytes", act);
-    cJSON_AddNumberToObject(o, "flop_per_byte", cost_intensity(flops, bytes));
+static void json_add_costs(cJSON *o, const struct block_cost *b) {
+    cJSON_AddNumberToObject(o, "flops", b->flops);
+    cJSON_AddNumberToObject(o, "bytes", b->bytes);
+    cJSON_AddNumberToObject(o, "weight_bytes", b->weight_bytes);
+    cJSON_AddNumberToObject(o, "kv_read_bytes", b->kv_read_bytes);
+    cJSON_AddNumberToObject(o, "kv_write_bytes", b->kv_write_bytes);
+    cJSON_AddNumberToObject(o, "act_bytes", b->act_bytes);
+    cJSON_AddNumberToObject(o, "dram_bytes", b->dram_bytes);
+    cJSON_AddNumberToObject(o, "flop_per_byte", cost_intensity(b->flops, b->bytes));
 }
 
 static int print_json(const struct qwen3_config *cfg, const struct predict_args *a,
@@ -185,19 +194,16 @@ static int print_json(const struct qwen3_config *cfg, const struct predict_args 
     for (int s = 0; s < a->n_contexts; s++) {
         const struct step_cost *st = &steps[s];
         for (int i = 0; i < BLOCK_COUNT; i++) {
-            const struct block_cost *b = &st->blocks[i];
             cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "name", block_name(b->id));
+            cJSON_AddStringToObject(o, "name", block_name(st->blocks[i].id));
             cJSON_AddNumberToObject(o, "context", (double)st->context);
-            cJSON_AddNumberToObject(o, "calls", b->calls);
-            json_add_costs(o, b->flops, b->weight_bytes, b->kv_read_bytes, b->kv_write_bytes, b->act_bytes,
-                           b->bytes);
+            cJSON_AddNumberToObject(o, "calls", st->blocks[i].calls);
+            json_add_costs(o, &st->blocks[i]);
             cJSON_AddItemToArray(blocks, o);
         }
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "context", (double)st->context);
-        json_add_costs(o, st->flops, st->weight_bytes, st->kv_read_bytes, st->kv_write_bytes, st->act_bytes,
-                       st->bytes);
+        json_add_costs(o, &st->total);
         cJSON_AddItemToArray(jsteps, o);
     }
     char *text = cJSON_Print(root);

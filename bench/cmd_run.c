@@ -1,8 +1,488 @@
-/* forge-roofline run: placeholder until its issue lands. */
+/* forge-roofline [run] --model M: the full run. In order: machine and ceilings, verify (a failed check stops
+ * the run), each block alone with cold weights, whole decode steps at each context with per-block times, the
+ * sampler sweep, then the report under results/<host>-<UTC stamp>/ (written under a temporary name, renamed
+ * when complete). Predicted time of a block or step = max(DRAM bytes / DRAM read bandwidth + cache-resident
+ * bytes / L2 read bandwidth, FLOPs / peak FLOP/s) with the split of model/cost.h and the ceilings measured in
+ * this run; efficiency = predicted / measured. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "bench/cli.h"
+#include "bench/counters.h"
+#include "bench/decode_bench.h"
+#include "bench/model_opts.h"
+#include "bench/report.h"
+#include "bench/report_write.h"
+#include "bench/results_dir.h"
+#include "bench/sampler_bench.h"
+#include "bench/verify_run.h"
+#include "model/cost.h"
+#include "model/decode.h"
+#include "model/weights.h"
+#include "roofline/ceilings.h"
+#include "roofline/topology.h"
+
+#define RUN_MAX_CONTEXTS 16
+#define RUN_MAX_EVENTS   8
+
+struct run_args {
+    const char *model;
+    enum fr_dtype wtype, kvtype;
+    enum matvec_backend gemv;
+    int threads;
+    long contexts[RUN_MAX_CONTEXTS];
+    int n_contexts;
+    long block_context;
+    const char *events;
+    const char *out;
+    int quick, no_plots;
+};
+
+static void usage(FILE *f) {
+    fprintf(
+        f,
+        "usage: forge-roofline --model M [--dtype bf16|f32] [--kv bf16|f32] [--threads N] [--context LIST]\n"
+        "                      [--block-context T] [--gemv forge|openblas] [--events LIST] [--quick]\n"
+        "                      [--out DIR] [--no-plots]\n"
+        "Measures the machine, verifies the kernels, times every block and whole decode steps (default\n"
+        "contexts 1,1024,4096,16384) and the sampler, and writes results/<host>-<UTC stamp>/ with run.json,\n"
+        "CSV files, report.md and roofline plots. --quick: fewer repetitions and contexts (CI, smoke "
+        "runs).\n");
+}
+
+static int parse_args(int argc, char **argv, struct run_args *a) {
+    static const struct option opts[] = {{"model", required_argument, 0, 'm'},
+                                         {"dtype", required_argument, 0, 'd'},
+                                         {"kv", required_argument, 0, 'k'},
+                                         {"threads", required_argument, 0, 't'},
+                                         {"context", required_argument, 0, 'c'},
+                                         {"block-context", required_argument, 0, 'b'},
+                                         {"gemv", required_argument, 0, 'g'},
+                                         {"events", required_argument, 0, 'e'},
+                                         {"out", required_argument, 0, 'o'},
+                                         {"quick", no_argument, 0, 'q'},
+                                         {"no-plots", no_argument, 0, 'n'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    *a = (struct run_args){
+        .wtype = FR_DTYPE_BF16, .kvtype = FR_DTYPE_BF16, .out = "results", .block_context = -1};
+    int contexts_given = 0;
+    optind = 1;
+    opterr = 0;
+    int ch;
+    long v;
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'm':
+            a->model = optarg;
+            break;
+        case 'd':
+            if (model_opts_dtype("--dtype", optarg, &a->wtype)) return CLI_EXIT_USAGE;
+            break;
+        case 'k':
+            if (model_opts_dtype("--kv", optarg, &a->kvtype)) return CLI_EXIT_USAGE;
+            break;
+        case 't':
+            if (cli_parse_long(optarg, 1, 4096, &v))
+                return cli_usage_error("--threads: expected 1..4096, got '%s'", optarg);
+            a->threads = (int)v;
+            break;
+        case 'c':
+            a->n_contexts = cli_parse_long_list(optarg, 0, 1L << 24, a->contexts, RUN_MAX_CONTEXTS);
+            if (a->n_contexts < 0)
+                return cli_usage_error("--context: expected up to %d comma-separated integers >= 0, got '%s'",
+                                       RUN_MAX_CONTEXTS, optarg);
+            contexts_given = 1;
+            break;
+        case 'b':
+            if (cli_parse_long(optarg, 0, 1L << 24, &a->block_context))
+                return cli_usage_error("--block-context: expected an integer >= 0, got '%s'", optarg);
+            break;
+        case 'g':
+            if (strcmp(optarg, "forge") == 0)
+                a->gemv = MATVEC_BACKEND_FORGE;
+            else if (strcmp(optarg, "openblas") == 0)
+                a->gemv = MATVEC_BACKEND_OPENBLAS;
+            else
+                return cli_usage_error("--gemv: expected forge or openblas, got '%s'", optarg);
+            break;
+        case 'e':
+            a->events = optarg;
+            break;
+        case 'o':
+            a->out = optarg;
+            break;
+        case 'q':
+            a->quick = 1;
+            break;
+        case 'n':
+            a->no_plots = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        default:
+            return cli_usage_error("unknown or incomplete option '%s' (try --help)", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return cli_usage_error("unexpected argument '%s' (try --help)", argv[optind]);
+    if (!a->model) return cli_usage_error("--model is required (e.g. --model qwen3-0.6b; try --help)");
+    if (!contexts_given) {
+        static const long full[] = {1, 1024, 4096, 16384}, quick[] = {1, 256};
+        const long *src = a->quick ? quick : full;
+        a->n_contexts = a->quick ? 2 : 4;
+        memcpy(a->contexts, src, sizeof *src * (size_t)a->n_contexts);
+    }
+    return CLI_EXIT_OK;
+}
+
+/* ---- progress on stderr, only when it is a terminal ---- */
+struct progress {
+    int tty;
+    double t0;
+    int phase, n_phases;
+    const double *estimate_s; /* rough duration of each phase */
+};
+
+static void progress_phase(struct progress *p, const char *name) {
+    p->phase++;
+    if (!p->tty) return;
+    double left = 0;
+    for (int i = p->phase - 1; i < p->n_phases; i++) left += p->estimate_s[i];
+    fprintf(stderr, "[%d/%d] %-28s elapsed %5.1f s, about %.0f s left\n", p->phase, p->n_phases, name,
+            timing_now_s() - p->t0, left);
+}
+
+/* ---- roofline arithmetic with this run's ceilings ---- */
+struct roofs {
+    double dram_gbs, l2_gbs, peak_gflops;
+};
+
+static double predict_s(const struct roofs *r, double dram_bytes, double cache_bytes, double flops) {
+    double mem = dram_bytes / (r->dram_gbs * 1e9) + cache_bytes / (r->l2_gbs * 1e9);
+    double compute = flops / (r->peak_gflops * 1e9);
+    return mem > compute ? mem : compute;
+}
+
+static const char *bound_of(const struct roofs *r, double dram_bytes, double cache_bytes, double flops) {
+    double mem = dram_bytes / (r->dram_gbs * 1e9) + cache_bytes / (r->l2_gbs * 1e9);
+    return flops / (r->peak_gflops * 1e9) > mem ? "compute" : "memory";
+}
+
+static void fill_ceilings(struct run_report *rep, const struct ceilings *c) {
+    for (int one = 0; one <= 1; one++) {
+        for (int k = 0; k < CEILING_COUNT; k++) {
+            const struct ceiling_figure *f = one ? &c->one[k] : &c->all[k];
+            if (rep->n_ceilings >= REPORT_MAX_CEILINGS) return;
+            struct report_ceiling *o = &rep->ceilings[rep->n_ceilings++];
+            snprintf(o->name, sizeof o->name, "%s", ceilings_key((enum ceiling_kind)k, one));
+            o->kind = strcmp(ceilings_unit((enum ceiling_kind)k), "GB/s") == 0 ? REPORT_CEILING_BANDWIDTH
+                                                                               : REPORT_CEILING_COMPUTE;
+            o->one_core = one;
+            o->roof = !one && (k == CEILING_DRAM_READ || k == CEILING_L1_READ || k == CEILING_L2_READ ||
+                               k == CEILING_L3_READ || k == CEILING_PEAK_FLOPS);
+            if (f->measured) {
+                o->value = f->best, o->median = f->median, o->min = f->min, o->max = f->max;
+                o->reps = f->reps;
+                o->noisy = f->noisy;
+            } else {
+                snprintf(o->why, sizeof o->why, "%s", f->why);
+            }
+        }
+    }
+}
+
+/* The git commit of the source tree the binary was built in ("" when unknown). */
+static void git_commit(char *out, size_t len) {
+    out[0] = '\0';
+    char exe[512];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash) return;
+    *slash = '\0';
+    char cmd[700];
+    if (snprintf(cmd, sizeof cmd, "git -C '%s' rev-parse --short=12 HEAD 2>/dev/null", exe) >=
+        (int)sizeof cmd)
+        return;
+    FILE *p = popen(cmd, "r");
+    if (!p) return;
+    if (fgets(out, (int)len, p))
+        out[strcspn(out, "\n")] = '\0';
+    else
+        out[0] = '\0';
+    pclose(p);
+}
+
+static void fill_provenance(struct run_report *rep, const struct run_args *a, int argc, char **argv,
+                            const struct machine *m, const char *stamp) {
+    struct report_provenance *p = &rep->prov;
+    snprintf(p->version, sizeof p->version, "%s", FR_VERSION);
+    git_commit(p->git_commit, sizeof p->git_commit);
+    size_t off = 0;
+    snprintf(p->command_line, sizeof p->command_line, "forge-roofline");
+    off = strlen(p->command_line);
+    for (int i = 1; i < argc && off < sizeof p->command_line; i++)
+        off += (size_t)snprintf(p->command_line + off, sizeof p->command_line - off, " %s", argv[i]);
+    if (gethostname(p->host, sizeof p->host) != 0) snprintf(p->host, sizeof p->host, "unknown-host");
+    p->host[sizeof p->host - 1] = '\0';
+    snprintf(p->utc_stamp, sizeof p->utc_stamp, "%s", stamp);
+    snprintf(p->cpu_model, sizeof p->cpu_model, "%s", m->cpu_model);
+    snprintf(
+        p->topology, sizeof p->topology,
+        "%d package(s), %d NUMA node(s), %d cores, %d PUs, L1d %zu KiB, L2 %zu KiB, L3 %zu KiB, %.1f GiB; %s",
+        m->packages, m->numa_nodes, m->cores, m->pus, m->l1d_bytes >> 10, m->l2_bytes >> 10,
+        m->l3_bytes >> 10, (double)m->memory_bytes / (1u << 30), m->binding);
+    p->threads = m->threads;
+    snprintf(p->dtype, sizeof p->dtype, "%s", fr_dtype_name(a->wtype));
+    snprintf(p->kv_dtype, sizeof p->kv_dtype, "%s", fr_dtype_name(a->kvtype));
+    snprintf(p->gemv_backend, sizeof p->gemv_backend, "%s",
+             a->gemv == MATVEC_BACKEND_OPENBLAS ? "openblas" : kernel_isa_name(kernel_isa_active()));
+    p->quick = a->quick;
+    p->timer_resolution_s = timing_resolution_s();
+}
+
+static void fill_model(struct run_report *rep, const struct qwen3_config *cfg, enum fr_dtype wtype) {
+    struct report_model *m = &rep->model;
+    snprintf(m->name, sizeof m->name, "%s", cfg->name);
+    m->params = (double)qwen3_param_count(cfg);
+    m->hidden = cfg->hidden, m->intermediate = cfg->intermediate, m->n_layers = cfg->n_layers;
+    m->n_heads = cfg->n_heads, m->n_kv_heads = cfg->n_kv_heads, m->head_dim = cfg->head_dim,
+    m->vocab = cfg->vocab;
+    m->tied_embeddings = cfg->tied_embeddings;
+    struct cost_opts o = {wtype, FR_DTYPE_BF16};
+    struct step_cost s;
+    cost_step(cfg, &o, 0, SAMPLER_VARIANT_CHAIN, &s);
+    m->weight_bytes = s.total.weight_bytes;
+}
+
+static void describe_counters(struct report_counters *out, const struct counters *c) {
+    out->available = c->available;
+    snprintf(out->reason, sizeof out->reason, "%s", c->reason);
+    out->n_events = c->n_events;
+    if (out->n_events > REPORT_MAX_EVENTS) out->n_events = REPORT_MAX_EVENTS;
+    if (out->n_events > COUNTERS_MAX_EVENTS) out->n_events = COUNTERS_MAX_EVENTS;
+    for (int e = 0; e < out->n_events; e++) {
+        snprintf(out->events[e].name, sizeof out->events[e].name, "%s", c->events[e].name);
+        out->events[e].available = c->events[e].counted;
+        snprintf(out->events[e].reason, sizeof out->events[e].reason, "%s", c->events[e].reason);
+    }
+}
+
+/* Everything the run holds, released in reverse order by run_free. */
+struct run {
+    struct run_args args;
+    struct qwen3_config cfg;
+    struct machine machine;
+    struct ceilings ceilings;
+    struct roofs roofs;
+    struct qwen3_weights weights;
+    int have_weights;
+    struct decode_state st;
+    int have_state;
+    struct counters counters;
+    int have_counters;
+    struct run_report *report;
+    struct results_dir dir;
+};
+
+static void run_free(struct run *r) {
+    if (r->dir.active) results_dir_abort(&r->dir);
+    if (r->have_counters) counters_close(&r->counters);
+    if (r->have_state) decode_state_free(&r->st);
+    if (r->have_weights) qwen3_weights_free(&r->weights);
+    free(r->report);
+}
+
+static int measure_blocks(struct run *r, const struct timing_opts *t) {
+    struct run_report *rep = r->report;
+    struct cost_opts co = {r->args.wtype, r->args.kvtype};
+    long T = rep->blocks_context;
+    struct fr_err err = {{0}};
+    kv_cache_fill_random(&r->st.kv, (int)T, 0xb10cULL);
+    for (int b = 0; b < BLOCK_COUNT; b++) {
+        struct report_block *o = &rep->blocks[rep->n_blocks++];
+        struct block_cost c;
+        cost_block(&r->cfg, &co, (enum block_id)b, T, SAMPLER_VARIANT_CHAIN, &c);
+        o->id = (enum block_id)b;
+        snprintf(o->name, sizeof o->name, "%s", block_name((enum block_id)b));
+        o->calls = c.calls, o->flops = c.flops, o->bytes = c.bytes;
+        o->predicted_s = predict_s(&r->roofs, c.dram_bytes, c.cache_bytes, c.flops);
+        snprintf(o->bound, sizeof o->bound, "%s", bound_of(&r->roofs, c.dram_bytes, c.cache_bytes, c.flops));
+        int counted = counters_start(&r->counters) == 0;
+        int rc = decode_bench_block(&r->st, (enum block_id)b, T, t, &o->measured, &err);
+        counted = counters_stop(&r->counters) == 0 && counted;
+        if (rc != 0) return cli_fail("%s", err.msg);
+        /* counts cover warm-up and timed repetitions; each repetition is one step's calls of the block */
+        for (int e = 0; counted && e < r->report->counters.n_events; e++)
+            if (r->counters.events[e].counted)
+                o->counters[e] = (double)r->counters.values[e] / (t->warmup + o->measured.reps);
+        o->efficiency = o->predicted_s / o->measured.median_s;
+        o->above_roof = report_is_above_roof(false, o->efficiency);
+    }
+    return CLI_EXIT_OK;
+}
+
+static int measure_steps(struct run *r, const struct decode_bench_opts *o) {
+    struct run_report *rep = r->report;
+    struct cost_opts co = {r->args.wtype, r->args.kvtype};
+    struct fr_err err = {{0}};
+    for (int i = 0; i < r->args.n_contexts && rep->n_steps < REPORT_MAX_STEPS; i++) {
+        struct report_step *s = &rep->steps[rep->n_steps++];
+        struct step_cost sc;
+        cost_step(&r->cfg, &co, r->args.contexts[i], SAMPLER_VARIANT_CHAIN, &sc);
+        const struct block_cost *c = &sc.total;
+        struct decode_bench_step m;
+        if (decode_bench_step(&r->st, r->args.contexts[i], o, &m, &err) != 0) return cli_fail("%s", err.msg);
+        s->context = sc.context, s->bytes = c->bytes, s->flops = c->flops;
+        s->predicted_s = predict_s(&r->roofs, c->dram_bytes, c->cache_bytes, c->flops);
+        s->measured = m.step;
+        s->tokens_per_s = 1.0 / m.step.median_s;
+        s->efficiency = s->predicted_s / m.step.median_s;
+        s->above_roof = report_is_above_roof(false, s->efficiency);
+        for (int b = 0; b < BLOCK_COUNT; b++) s->block_s[b] = m.block_median_s[b];
+    }
+    return CLI_EXIT_OK;
+}
+
+/* The sampler sweep: every variant at every vocabulary (quick: 151,936 only, no sort reference). */
+static int measure_sampler(struct run_report *rep, int quick) {
+    struct sampler_bench_opts o;
+    sampler_bench_default_opts(&o);
+    static const int quick_vocab[] = {151936};
+    if (quick) {
+        o.vocabs = quick_vocab, o.n_vocabs = 1, o.skip_sort = true;
+        o.min_time_s /= 10;
+    }
+    struct sampler_bench_result *res = NULL;
+    int n = 0;
+    struct fr_err err = {{0}};
+    if (sampler_bench_run(&o, &res, &n, &err) != 0) return cli_fail("sampler benchmark: %s", err.msg);
+    for (int i = 0; i < n && rep->n_sampler < REPORT_MAX_SAMPLER; i++) {
+        struct report_sampler *s = &rep->sampler[rep->n_sampler++];
+        snprintf(s->variant, sizeof s->variant, "%s", res[i].variant);
+        snprintf(s->row_kind, sizeof s->row_kind, "%s", res[i].row_kind);
+        s->vocab = res[i].vocab;
+        s->nucleus = res[i].nucleus;
+        s->measured = res[i].timing;
+    }
+    free(res);
+    return CLI_EXIT_OK;
+}
+
+static int run_main(struct run *r, int argc, char **argv) {
+    struct run_args *a = &r->args;
+    struct fr_err err = {{0}};
+    int rc;
+    if ((rc = model_opts_load(a->model, &r->cfg))) return rc;
+    long max_ctx = 0;
+    for (int i = 0; i < a->n_contexts; i++) max_ctx = a->contexts[i] > max_ctx ? a->contexts[i] : max_ctx;
+    if (a->block_context < 0) a->block_context = max_ctx < 1024 ? max_ctx : 1024;
+    if (a->block_context > max_ctx) max_ctx = a->block_context;
+    if (max_ctx >= r->cfg.max_context)
+        return cli_usage_error("--context %ld: %s holds at most %d positions (max_position_embeddings)",
+                               max_ctx, r->cfg.name, r->cfg.max_context);
+    const char *why = NULL;
+    if (!matvec_backend_available(a->gemv, a->wtype, &why))
+        return cli_usage_error("--gemv openblas with %s weights: %s", fr_dtype_name(a->wtype),
+                               why ? why : "unavailable");
+    if (!(r->report = calloc(1, sizeof *r->report))) return cli_fail("out of memory");
+    report_init(r->report);
+
+    /* the output folder first: an unwritable --out fails before anything is measured */
+    char stamp[32], host[128];
+    results_dir_stamp(time(NULL), stamp, sizeof stamp);
+    if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown-host");
+    host[sizeof host - 1] = '\0';
+    if (results_dir_begin(&r->dir, a->out, host, stamp, &err) != 0) return cli_usage_error("%s", err.msg);
+    int crc = counters_open(&r->counters, counters_source_papi(), NULL, a->events, &err);
+    r->have_counters = 1;
+    if (crc != 0) return cli_usage_error("--events: %s", err.msg);
+    describe_counters(&r->report->counters, &r->counters);
+
+    static const double est_full[] = {25, 5, 10, 15, 15, 20, 3}, est_quick[] = {6, 3, 2, 3, 2, 4, 2};
+    struct progress pr = {isatty(2), timing_now_s(), 0, 7, a->quick ? est_quick : est_full};
+
+    progress_phase(&pr, "machine and ceilings");
+    if (machine_detect(&r->machine, a->threads, &err) != 0 || machine_bind_threads(&r->machine, &err) != 0)
+        return cli_fail("%s", err.msg);
+    struct ceilings_opts copts = {.quick = a->quick};
+    if (ceilings_measure(&r->machine, &copts, &r->ceilings, &err) != 0) return cli_fail("%s", err.msg);
+    r->roofs.dram_gbs = r->ceilings.all[CEILING_DRAM_READ].best;
+    r->roofs.l2_gbs =
+        r->ceilings.all[CEILING_L2_READ].measured ? r->ceilings.all[CEILING_L2_READ].best : r->roofs.dram_gbs;
+    r->roofs.peak_gflops = r->ceilings.all[CEILING_PEAK_FLOPS].best;
+    fill_ceilings(r->report, &r->ceilings);
+    fill_provenance(r->report, a, argc, argv, &r->machine, stamp);
+
+    progress_phase(&pr, "verify");
+    int counts[3];
+    verify_run(stderr, NULL, counts);
+    if (counts[VERIFY_FAILED])
+        return cli_fail(
+            "verify: %d check(s) failed: nothing is timed on wrong kernels (see the FAILED lines above)",
+            counts[VERIFY_FAILED]);
+
+    progress_phase(&pr, "weights (synthetic)");
+    if (qwen3_weights_alloc(&r->weights, &r->cfg, a->wtype, &err) != 0) return cli_usage_error("%s", err.msg);
+    r->have_weights = 1;
+    qwen3_weights_init_synthetic(&r->weights, 0x0f0e6eULL);
+    if (decode_state_init(&r->st, &r->weights, (int)max_ctx + 1, a->kvtype, a->gemv, &err) != 0)
+        return cli_usage_error("%s", err.msg);
+    r->have_state = 1;
+    fill_model(r->report, &r->cfg, a->wtype);
+    struct decode_bench_opts bo = {
+        .block_timing =
+            a->quick ? (struct timing_opts){1, 3, 50, 0.02} : (struct timing_opts){2, 10, 200, 0.3},
+        .step_timing =
+            a->quick ? (struct timing_opts){1, 3, 50, 0.05} : (struct timing_opts){2, 10, 100, 1.0},
+        .sampler = {.temperature = 0.8f, .top_p = 0.9f, .seed = 42},
+    };
+    r->st.sampler_params = bo.sampler;
+    if (decode_step(&r->st, 1, 0, NULL, &err) != 0)
+        return cli_fail("%s", err.msg); /* real logits for the sampler */
+
+    progress_phase(&pr, "blocks (cold weights)");
+    r->report->blocks_context = a->block_context;
+    if ((rc = measure_blocks(r, &bo.block_timing))) return rc;
+
+    progress_phase(&pr, "decode steps");
+    if ((rc = measure_steps(r, &bo))) return rc;
+
+    progress_phase(&pr, "sampler sweep");
+    if ((rc = measure_sampler(r->report, a->quick))) return rc;
+
+    progress_phase(&pr, "report");
+    enum report_plots_result plots = REPORT_PLOTS_NO_GNUPLOT;
+    struct fr_err plots_err = {{0}};
+    if (a->no_plots) {
+        if (report_write_data(r->report, r->dir.tmp_path, &err) != 0 ||
+            report_write_markdown(r->report, r->dir.tmp_path, REPORT_PLOTS_NO_GNUPLOT,
+                                  "plots skipped (--no-plots)", &err) != 0)
+            return cli_fail("%s", err.msg);
+    } else if (report_write_run(r->report, r->dir.tmp_path, &plots, &plots_err, &err) != 0) {
+        return cli_fail("%s", err.msg);
+    }
+    if (!a->no_plots && plots != REPORT_PLOTS_DRAWN)
+        fprintf(stderr, "forge-roofline: warning: plots skipped: %s\n", plots_err.msg);
+    if (results_dir_commit(&r->dir, &err) != 0) return cli_fail("%s", err.msg);
+    report_write_summary(r->report, stdout);
+    fprintf(stderr, "forge-roofline: results in %s\n", r->dir.final_path);
+    return CLI_EXIT_OK;
+}
 
 int cmd_run(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return cli_fail("'run' is not implemented yet");
+    struct run r = {0};
+    int rc = parse_args(argc, argv, &r.args);
+    if (rc < 0) return CLI_EXIT_OK; /* --help */
+    if (rc) return rc;
+    rc = run_main(&r, argc, argv);
+    run_free(&r);
+    return rc;
 }

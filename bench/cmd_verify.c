@@ -1,8 +1,39 @@
-/* forge-roofline verify: placeholder until its issue lands. */
+/* forge-roofline verify: runs the check tables of bench/verify_checks.c and kernels/kernels_check.c; one line
+ * per check ending PASSED, FAILED or SKIPPED, then a summary. Exit status 1 if any check failed (STREAM's
+ * lesson: a failed validation never exits 0). Checked end to end in tests/test_sampler_cli.c. */
+#include <stdio.h>
+#include <string.h>
+
 #include "bench/cli.h"
+#include "bench/timing.h"
+#include "bench/verify_run.h"
+#include "kernels/kernels.h"
+#include "kernels/sampler.h"
 
 int cmd_verify(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return cli_fail("'verify' is not implemented yet");
+    const char *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: forge-roofline verify [--only PREFIX] [--list]\n"
+                   "Checks every optimized kernel against its reference on seeded data; exit status 1 on any "
+                   "failure.\n");
+            return CLI_EXIT_OK;
+        } else if (strcmp(argv[i], "--list") == 0) {
+            verify_list(stdout);
+            return CLI_EXIT_OK;
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            only = argv[++i];
+        } else {
+            return cli_usage_error("verify: unknown option '%s' (try --help)", argv[i]);
+        }
+    }
+    if (verify_count(only) == 0) return cli_usage_error("verify: no check matches '%s' (try --list)", only);
+    printf("# forge-roofline verify: kernels isa %s, sampler isa %s, timer resolution %.0f ns\n",
+           kernel_isa_name(kernel_isa_active()), sampler_isa_name(sampler_isa_best()),
+           timing_resolution_s() * 1e9);
+    int counts[3];
+    verify_run(stdout, only, counts);
+    printf("verify: %d passed, %d failed, %d skipped\n", counts[VERIFY_PASSED], counts[VERIFY_FAILED],
+           counts[VERIFY_SKIPPED]);
+    return counts[VERIFY_FAILED] ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }

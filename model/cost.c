@@ -6,6 +6,9 @@
  * - attention at context T reads T + 1 cached positions of K and V for every KV head, once per KV head (the
  *   query heads of a group share the stream), and writes its score row (n_heads x (T+1) f32) once and reads
  *   it twice (softmax, weighted sum).
+ * - for prediction the bytes are also split by where the real step finds them: matrix weights and KV reads
+ *   come from DRAM (they are far larger than the caches and read once per step); norm weights, the new K
+ *   and V and the activations are cache-resident.
  * Pinned by tests/test_cost.c to figures computed by hand from Qwen3-0.6B's config. */
 #include "model/cost.h"
 
@@ -17,7 +20,9 @@ const char *cost_sampler_variant_name(enum sampler_variant v) {
     return (unsigned)v < SAMPLER_VARIANT_COUNT ? sampler_names[v] : "?";
 }
 
-double cost_intensity(double flops, double bytes) { return bytes > 0 ? flops / bytes : 0; }
+double cost_intensity(double flops, double bytes) {
+    return bytes > 0 ? flops / bytes : 0;
+}
 
 double cost_kv_bytes_per_position(const struct qwen3_config *c, enum fr_dtype kv) {
     return 2.0 * c->n_layers * c->n_kv_heads * c->head_dim * (double)fr_dtype_size(kv);
@@ -37,18 +42,20 @@ static void matvec_cost(struct block_cost *b, double rows, double cols, double w
     b->act_bytes = 4 * (cols + rows);
 }
 
-/* Passes over the logits row, matching kernels/sampler.c:
- * greedy: one read pass. chain: max (read), exp and sum (read logits, write p), the top-p histogram pass
- * (read p), the renormalization (read p, write filtered p), the draw's CDF walk (read filtered p, worst case
- * the whole row): 5 reads and 2 writes of vocab f32; FLOPs: scale, subtract, exp, add per token (4) plus the
- * renormalizing multiply and the CDF add (2). */
+/* Passes over the vocabulary row, as kernels/sampler.c's sampler_pick makes them:
+ * greedy: one read pass (argmax). chain: the softmax reads the logits twice (max; exp and sum, writing p)
+ * and normalizes p in place while measuring the top-p pre-filter levels (read, write); the fast top-p reads
+ * p once to collect the candidates above the pre-filter level and once more to write the filtered,
+ * renormalized row and the draw's block sums (read, write); the draw then reads one 16-token block.
+ * That is 5 reads and 3 writes of vocab f32. FLOPs per token: subtract, scale, exp, add (softmax), the
+ * normalizing and the renormalizing multiplies: 6. */
 static void sampler_cost(struct block_cost *b, double vocab, enum sampler_variant v) {
     if (v == SAMPLER_VARIANT_GREEDY) {
         b->flops = 0;
         b->act_bytes = 4 * vocab;
     } else {
         b->flops = 6 * vocab;
-        b->act_bytes = 4 * vocab * (5 + 2);
+        b->act_bytes = 4 * vocab * (5 + 3);
     }
 }
 
@@ -123,6 +130,8 @@ void cost_block(const struct qwen3_config *c, const struct cost_opts *o, enum bl
     out->kv_write_bytes = b.kv_write_bytes * calls;
     out->act_bytes = b.act_bytes * calls;
     out->bytes = out->weight_bytes + out->kv_read_bytes + out->kv_write_bytes + out->act_bytes;
+    out->dram_bytes = (d->reads_weights ? out->weight_bytes : 0) + out->kv_read_bytes;
+    out->cache_bytes = out->bytes - out->dram_bytes;
 }
 
 void cost_step(const struct qwen3_config *c, const struct cost_opts *o, long context,
@@ -132,12 +141,15 @@ void cost_step(const struct qwen3_config *c, const struct cost_opts *o, long con
     for (int i = 0; i < BLOCK_COUNT; i++) {
         struct block_cost *b = &out->blocks[i];
         cost_block(c, o, (enum block_id)i, context, sampler, b);
-        out->flops += b->flops;
-        out->bytes += b->bytes;
-        out->weight_bytes += b->weight_bytes;
-        out->kv_read_bytes += b->kv_read_bytes;
-        out->kv_write_bytes += b->kv_write_bytes;
-        out->act_bytes += b->act_bytes;
+        struct block_cost *t = &out->total;
+        t->flops += b->flops;
+        t->bytes += b->bytes;
+        t->weight_bytes += b->weight_bytes;
+        t->kv_read_bytes += b->kv_read_bytes;
+        t->kv_write_bytes += b->kv_write_bytes;
+        t->act_bytes += b->act_bytes;
+        t->dram_bytes += b->dram_bytes;
+        t->cache_bytes += b->cache_bytes;
     }
 }
 

@@ -18,13 +18,17 @@ struct cost_opts {
 /* One block over one decode step (all its calls). Counts are exact integers held in doubles (< 2^53). */
 struct block_cost {
     enum block_id id;
-    int calls;             /* per step: 1 or n_layers */
+    int calls; /* per step: 1 or n_layers */
     double flops;
     double weight_bytes;   /* weights read */
     double kv_read_bytes;  /* KV cache read */
     double kv_write_bytes; /* KV cache written */
     double act_bytes;      /* activations read + written (f32) */
     double bytes;          /* sum of the four */
+    /* The same bytes split by where the real step finds them: matrix weights (blocks that read weights)
+     * and KV reads stream from DRAM; norm weights, the new K and V, and activations stay in cache. */
+    double dram_bytes;
+    double cache_bytes;
 };
 
 /* Sampler variants: what the sampler block costs in passes over the logits row. */
@@ -36,9 +40,9 @@ enum sampler_variant {
 const char *cost_sampler_variant_name(enum sampler_variant v);
 
 struct step_cost {
-    long context;          /* tokens already cached (T); the step attends over T + 1 positions */
+    long context; /* tokens already cached (T); the step attends over T + 1 positions */
     struct block_cost blocks[BLOCK_COUNT];
-    double flops, bytes, weight_bytes, kv_read_bytes, kv_write_bytes, act_bytes;
+    struct block_cost total; /* the sum over blocks (id and calls unused) */
 };
 
 /* Cost of one block over a step at context T (sampler: the given variant). */

@@ -5,12 +5,13 @@
 #include <stddef.h>
 
 struct cli_result {
-    int status;     /* exit status, or -1 if it did not exit normally */
+    int status;      /* exit status, or -1 if it did not exit normally */
     char out[65536]; /* stdout (truncated) */
     char err[8192];  /* stderr (truncated) */
 };
 
-/* Runs "$FORGE_ROOFLINE_BIN <args>" (args is a shell-quoted string) and fills r. fast = use the -O3 binary. */
+/* Runs "$FORGE_ROOFLINE_BIN <args>" (args is a shell-quoted string) and fills r. fast = use the -O3 binary.
+ */
 void cli_run(struct cli_result *r, int fast, const char *args);
 
 #endif

@@ -40,7 +40,8 @@ Test(cli, predict_json_keys) {
     cr_expect_eq(cJSON_GetArraySize(steps), 2);
     cJSON *b0 = cJSON_GetArrayItem(blocks, 0);
     const char *keys[] = {"name", "calls", "flops", "bytes"};
-    for (int i = 0; i < 4; i++) cr_expect(cJSON_GetObjectItem(b0, keys[i]) != NULL, "blocks[0] lacks %s", keys[i]);
+    for (int i = 0; i < 4; i++)
+        cr_expect(cJSON_GetObjectItem(b0, keys[i]) != NULL, "blocks[0] lacks %s", keys[i]);
     cJSON *s1 = cJSON_GetArrayItem(steps, 1);
     cr_expect_eq(cJSON_GetObjectItem(s1, "context")->valuedouble, 1024.0);
     cr_expect(cJSON_GetObjectItem(s1, "flops") && cJSON_GetObjectItem(s1, "bytes"));

@@ -73,7 +73,8 @@ Test(config, tiny_config_parses) {
 static void expect_error(const char *field, const char *value, const char *needle) {
     struct qwen3_config c;
     struct fr_err err = {{0}};
-    cr_expect_neq(parse_with(field, value, &c, &err), 0, "%s=%s accepted", field, value ? value : "(missing)");
+    cr_expect_neq(parse_with(field, value, &c, &err), 0, "%s=%s accepted", field,
+                  value ? value : "(missing)");
     cr_expect(strstr(err.msg, needle) != NULL, "%s=%s: message '%s' lacks '%s'", field, value ? value : "-",
               err.msg, needle);
     cr_expect(strstr(err.msg, "test.json") != NULL, "message '%s' does not name the file", err.msg);
@@ -81,9 +82,10 @@ static void expect_error(const char *field, const char *value, const char *needl
 }
 
 Test(config, missing_fields) {
-    const char *fields[] = {"model_type", "hidden_size", "intermediate_size", "num_hidden_layers",
-                            "num_attention_heads", "num_key_value_heads", "head_dim", "vocab_size",
-                            "max_position_embeddings", "rms_norm_eps", "rope_theta", "tie_word_embeddings"};
+    const char *fields[] = {"model_type",        "hidden_size",         "intermediate_size",
+                            "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+                            "head_dim",          "vocab_size",          "max_position_embeddings",
+                            "rms_norm_eps",      "rope_theta",          "tie_word_embeddings"};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) expect_error(fields[i], NULL, fields[i]);
 }
 
@@ -104,10 +106,11 @@ Test(config, inconsistent_shapes) {
     expect_error("num_key_value_heads", "3", "num_key_value_heads");
     struct qwen3_config c;
     struct fr_err err = {{0}};
-    const char *huge = "{\"model_type\": \"qwen3\", \"hidden_size\": 16777216, \"intermediate_size\": 16777216,"
-                       " \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_key_value_heads\": 2,"
-                       " \"head_dim\": 32, \"vocab_size\": 16777216, \"max_position_embeddings\": 512,"
-                       " \"rms_norm_eps\": 1e-6, \"rope_theta\": 1e6, \"tie_word_embeddings\": true}";
+    const char *huge =
+        "{\"model_type\": \"qwen3\", \"hidden_size\": 16777216, \"intermediate_size\": 16777216,"
+        " \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_key_value_heads\": 2,"
+        " \"head_dim\": 32, \"vocab_size\": 16777216, \"max_position_embeddings\": 512,"
+        " \"rms_norm_eps\": 1e-6, \"rope_theta\": 1e6, \"tie_word_embeddings\": true}";
     cr_expect_neq(qwen3_config_parse(huge, strlen(huge), "huge.json", &c, &err), 0);
     cr_expect(strstr(err.msg, "too large") != NULL, "%s", err.msg);
 }
@@ -133,6 +136,7 @@ Test(config, resolve_directory_and_file) {
     struct fr_err err = {{0}};
     cr_expect_eq(qwen3_config_resolve("model/qwen3-4b", path, sizeof path, &err), 0, "%s", err.msg);
     cr_expect_str_eq(path, "model/qwen3-4b/config.json");
-    cr_expect_eq(qwen3_config_resolve("model/qwen3-4b/config.json", path, sizeof path, &err), 0, "%s", err.msg);
+    cr_expect_eq(qwen3_config_resolve("model/qwen3-4b/config.json", path, sizeof path, &err), 0, "%s",
+                 err.msg);
     cr_expect_neq(qwen3_config_resolve("tests", path, sizeof path, &err), 0); /* a dir without config.json */
 }

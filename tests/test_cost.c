@@ -31,12 +31,12 @@ Test(cost, weight_bytes_per_step) {
     struct step_cost s;
     struct cost_opts bf16 = {FR_DTYPE_BF16, FR_DTYPE_BF16}, f32 = {FR_DTYPE_F32, FR_DTYPE_F32};
     cost_step(&c, &bf16, 0, SAMPLER_VARIANT_GREEDY, &s);
-    cr_expect_eq(s.weight_bytes, 2 * (matrices + lm_head + embed_row) + norms_f32);
-    cr_expect_eq(s.weight_bytes, 1192232960.0);
+    cr_expect_eq(s.total.weight_bytes, 2 * (matrices + lm_head + embed_row) + norms_f32);
+    cr_expect_eq(s.total.weight_bytes, 1192232960.0);
     cr_expect_eq(s.blocks[BLOCK_LM_HEAD].weight_bytes, 311164928.0);
     cr_expect_eq(s.blocks[BLOCK_EMBED].weight_bytes, 2048.0); /* one row, not the table */
     cost_step(&c, &f32, 0, SAMPLER_VARIANT_GREEDY, &s);
-    cr_expect_eq(s.weight_bytes, 4 * (matrices + lm_head + embed_row) + norms_f32);
+    cr_expect_eq(s.total.weight_bytes, 4 * (matrices + lm_head + embed_row) + norms_f32);
     cr_expect_eq(s.blocks[BLOCK_LM_HEAD].weight_bytes, 622329856.0);
 }
 
@@ -48,10 +48,10 @@ Test(cost, kv_bytes) {
     struct step_cost s1, s2;
     cost_step(&c, &o, 1, SAMPLER_VARIANT_GREEDY, &s1);
     cost_step(&c, &o, 4096, SAMPLER_VARIANT_GREEDY, &s2);
-    cr_expect_eq(s2.kv_read_bytes, 4097 * 114688.0); /* T + 1 positions */
-    cr_expect_eq(s2.kv_read_bytes - s1.kv_read_bytes, 4095 * 114688.0);
-    cr_expect_eq(s1.kv_write_bytes, 114688.0 / 1); /* one new position: K and V, all layers */
-    cr_expect_eq(s1.weight_bytes, s2.weight_bytes);
+    cr_expect_eq(s2.total.kv_read_bytes, 4097 * 114688.0); /* T + 1 positions */
+    cr_expect_eq(s2.total.kv_read_bytes - s1.total.kv_read_bytes, 4095 * 114688.0);
+    cr_expect_eq(s1.total.kv_write_bytes, 114688.0 / 1); /* one new position: K and V, all layers */
+    cr_expect_eq(s1.total.weight_bytes, s2.total.weight_bytes);
 }
 
 Test(cost, flops_per_step) {
@@ -69,8 +69,9 @@ Test(cost, flops_per_step) {
     cr_expect_eq(s.blocks[BLOCK_LM_HEAD].calls, 1);
     double sum = 0;
     for (int i = 0; i < BLOCK_COUNT; i++) sum += s.blocks[i].flops;
-    cr_expect_eq(sum, s.flops);
-    cr_expect_eq(s.bytes, s.weight_bytes + s.kv_read_bytes + s.kv_write_bytes + s.act_bytes);
+    cr_expect_eq(sum, s.total.flops);
+    cr_expect_eq(s.total.bytes,
+                 s.total.weight_bytes + s.total.kv_read_bytes + s.total.kv_write_bytes + s.total.act_bytes);
 }
 
 Test(cost, sampler_passes) {
@@ -80,7 +81,7 @@ Test(cost, sampler_passes) {
     cost_block(&c, &o, BLOCK_SAMPLER, 0, SAMPLER_VARIANT_GREEDY, &g);
     cost_block(&c, &o, BLOCK_SAMPLER, 0, SAMPLER_VARIANT_CHAIN, &ch);
     cr_expect_eq(g.bytes, 151936.0 * 4);      /* one read pass */
-    cr_expect_eq(ch.bytes, 151936.0 * 4 * 7); /* 5 read and 2 write passes */
+    cr_expect_eq(ch.bytes, 151936.0 * 4 * 8); /* 5 read and 3 write passes */
     cr_expect_eq(g.weight_bytes, 0);
 }
 
@@ -92,4 +93,16 @@ Test(cost, untied_lm_head_is_its_own_matrix) {
     struct block_cost b;
     cost_block(&c, &o, BLOCK_LM_HEAD, 0, SAMPLER_VARIANT_GREEDY, &b);
     cr_expect_eq(b.weight_bytes, 151936.0 * 4096 * 2);
+}
+
+Test(cost, dram_and_cache_split) {
+    struct qwen3_config c = load();
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct step_cost s;
+    cost_step(&c, &o, 1, SAMPLER_VARIANT_CHAIN, &s);
+    /* DRAM: every matrix weight (layers + LM head) in bf16 and the KV of 2 positions */
+    cr_expect_eq(s.total.dram_bytes, 2 * (15728640.0 * 28 + 151936.0 * 1024) + 2 * 114688.0);
+    cr_expect_eq(s.total.dram_bytes + s.total.cache_bytes, s.total.bytes);
+    cr_expect_eq(s.blocks[BLOCK_ATTN_NORM].dram_bytes, 0); /* norm weights stay in cache */
+    cr_expect_eq(s.blocks[BLOCK_ATTENTION].dram_bytes, s.blocks[BLOCK_ATTENTION].kv_read_bytes);
 }

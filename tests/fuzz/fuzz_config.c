@@ -12,7 +12,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     struct qwen3_config cfg;
     struct fr_err err;
     if (qwen3_config_parse((const char *)data, size, "fuzz.json", &cfg, &err) == 0) {
-        if (qwen3_param_count(&cfg) == 0 || cfg.head_dim <= 0 || cfg.n_heads % cfg.n_kv_heads) __builtin_trap();
+        if (qwen3_param_count(&cfg) == 0 || cfg.head_dim <= 0 || cfg.n_heads % cfg.n_kv_heads)
+            __builtin_trap();
     } else if (strchr(err.msg, '\n')) {
         __builtin_trap();
     }

@@ -1,0 +1,105 @@
+/* Block and step timing over the decode step. The step runs under an observer that adds each block's
+ * wall time into the current repetition's row; medians over repetitions give the per-block breakdown.
+ * Checked end to end by tests/test_run.c on a tiny config. */
+#include "bench/decode_bench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/kv_cache.h"
+
+struct block_ctx {
+    struct decode_state *st;
+    enum block_id block;
+    int pos;
+    int failed;
+};
+
+/* One repetition: the block's calls of one step. */
+static void block_rep(void *p, long rep) {
+    (void)rep;
+    struct block_ctx *c = p;
+    const int layers = block_table()[c->block].scope == BLOCK_SCOPE_LAYER ? c->st->cfg.n_layers : 1;
+    for (int l = 0; l < layers; l++)
+        if (decode_block_run(c->st, c->block, l, c->pos) != 0) c->failed = 1;
+}
+
+int decode_bench_block(struct decode_state *st, enum block_id b, long context, const struct timing_opts *opts,
+                       struct timing_stats *out, struct fr_err *err) {
+    struct block_ctx c = {st, b, (int)context, 0};
+    st->token = 1;
+    if (timing_measure(block_rep, &c, opts, out) != 0)
+        return fr_err_set(err, "out of memory timing %s", block_name(b));
+    if (c.failed) return fr_err_set(err, "block %s failed: %s", block_name(b), st->err.msg);
+    return 0;
+}
+
+struct step_ctx {
+    struct decode_state *st;
+    const struct decode_bench_opts *opts;
+    int pos;
+    int failed;
+    struct fr_err err;
+    double t_begin;
+    double *rows; /* [max_reps][BLOCK_COUNT] seconds per block per repetition */
+    int n_rows;
+    int max_rows;
+};
+
+static void obs_begin(void *p, enum block_id b, int layer) {
+    (void)b, (void)layer;
+    struct step_ctx *c = p;
+    c->t_begin = timing_now_s();
+}
+
+static void obs_end(void *p, enum block_id b, int layer) {
+    (void)layer;
+    struct step_ctx *c = p;
+    double dt = timing_now_s() - c->t_begin;
+    if (c->n_rows < c->max_rows) c->rows[(size_t)c->n_rows * BLOCK_COUNT + b] += dt;
+}
+
+static void step_rep(void *p, long rep) {
+    struct step_ctx *c = p;
+    const struct decode_observer obs = {obs_begin, obs_end, c};
+    int token = 1;
+    if (decode_step(c->st, token, c->pos, &obs, &c->err) != 0 ||
+        decode_sample(c->st, &c->opts->sampler, (uint64_t)rep, &obs, &token, &c->err) != 0)
+        c->failed = 1;
+    if (c->n_rows < c->max_rows) c->n_rows++;
+}
+
+int decode_bench_step(struct decode_state *st, long context, const struct decode_bench_opts *opts,
+                      struct decode_bench_step *out, struct fr_err *err) {
+    memset(out, 0, sizeof *out);
+    out->context = context;
+    if (context >= st->max_pos)
+        return fr_err_set(err, "context %ld needs a KV cache of %ld positions, it holds %d", context,
+                          context + 1, st->max_pos);
+    kv_cache_fill_random(&st->kv, (int)context, 0x5eedULL + (uint64_t)context);
+    struct timing_opts t = opts->step_timing;
+    int max_rows = (t.max_reps > 0 ? t.max_reps : 1000) + t.warmup;
+    struct step_ctx c = {.st = st, .opts = opts, .pos = (int)context, .max_rows = max_rows};
+    c.rows = calloc((size_t)max_rows * BLOCK_COUNT, sizeof *c.rows);
+    if (!c.rows) return fr_err_set(err, "out of memory for per-block times");
+    int rc = 0;
+    if (timing_measure(step_rep, &c, &t, &out->step) != 0)
+        rc = fr_err_set(err, "out of memory timing steps");
+    else if (c.failed)
+        rc = fr_err_set(err, "decode step at context %ld failed: %s", context, c.err.msg);
+    /* per-block medians over the timed repetitions (rows after the warm-up) */
+    int n = c.n_rows - t.warmup;
+    double *col = n > 0 ? malloc(sizeof *col * (size_t)n) : NULL;
+    for (int b = 0; b < BLOCK_COUNT; b++) {
+        out->block_median_s[b] = NAN;
+        if (!col) continue;
+        for (int i = 0; i < n; i++) col[i] = c.rows[(size_t)(i + t.warmup) * BLOCK_COUNT + b];
+        struct timing_stats s;
+        timing_stats_from_samples(col, n, &s);
+        out->block_median_s[b] = s.median_s;
+    }
+    free(col);
+    free(c.rows);
+    return rc;
+}

@@ -1,0 +1,33 @@
+/* Timing of the decode step's blocks: each block alone as a microbenchmark (one repetition = the block's
+ * calls of one step, every layer in turn, so weight-reading blocks stream their weights from DRAM as in the
+ * real step), and whole steps at a context length with per-block times from the decode step's observer. */
+#ifndef FR_DECODE_BENCH_H
+#define FR_DECODE_BENCH_H
+
+#include "bench/timing.h"
+#include "kernels/sampler.h"
+#include "model/blocks.h"
+#include "model/decode.h"
+
+struct decode_bench_opts {
+    struct timing_opts block_timing; /* per block microbenchmark */
+    struct timing_opts step_timing;  /* per whole step */
+    struct sampler_params sampler;   /* the step's sampler (the sampler block) */
+};
+
+struct decode_bench_step {
+    long context;
+    struct timing_stats step;           /* forward pass + sampler, per step */
+    double block_median_s[BLOCK_COUNT]; /* median over repetitions of each block's time in one step */
+};
+
+/* Measures block b alone at context `context` (the KV cache must hold that many positions). Returns 0, or
+ * -1 with err set when a block run fails. */
+int decode_bench_block(struct decode_state *st, enum block_id b, long context, const struct timing_opts *opts,
+                       struct timing_stats *out, struct fr_err *err);
+
+/* Fills the KV cache to depth `context` and measures whole steps at position `context`. */
+int decode_bench_step(struct decode_state *st, long context, const struct decode_bench_opts *opts,
+                      struct decode_bench_step *out, struct fr_err *err);
+
+#endif

@@ -1,0 +1,95 @@
+/* The sampler: turns one row of logits into one token id, the last step of a decode iteration.
+ * Semantics (DESIGN.md "Sampler semantics", identical on every machine and instruction set):
+ *   temperature 0 -> greedy: index of the largest logit, lowest index on ties.
+ *   temperature > 0 -> p = softmax((x - max) / temperature) in f32, then top-p, then a seeded draw.
+ *   top-p: sort by p descending (id ascending on ties); prefix_k = f32(double cumsum through k) - p_k in f32;
+ *   keep k when it is first or prefix_k < top_p; renormalize by the kept mass summed in double in id order
+ *   (each kept p divided by that sum rounded to f32). top_p >= 1 returns the probabilities unchanged.
+ *   draw: Philox4x32-10 (key = seed, counter = step) -> u in [0, 1) -> inverse CDF in token-id order
+ *   (double sums per 16-token block, then token by token inside the block that crosses u * total).
+ * Kernels never allocate or print; callers pass scratch. Errors come back as one-line messages in fr_err. */
+#ifndef FR_SAMPLER_H
+#define FR_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/dtype.h"
+#include "kernels/fr_err.h"
+#include "kernels/kernels.h" /* enum kernel_isa */
+
+struct sampler_params {
+    float temperature; /* 0 = greedy; > 0 samples */
+    float top_p;       /* in [0, 1]; 1 = no filter */
+    uint64_t seed;     /* Philox key */
+};
+
+/* 0 if temperature >= 0 and top_p in [0, 1] (neither NaN); else -1 with a message. */
+int sampler_check_params(const struct sampler_params *p, struct fr_err *err);
+
+/* Bytes of scratch sampler_pick needs for a row of `vocab` logits (probabilities + top-p work space). */
+size_t sampler_scratch_bytes(int vocab);
+
+/* Picks the token for decode step `step` from f32 logits[vocab]; greedy when temperature == 0.
+ * Returns 0 and sets *token, or -1 with a message (bad parameters, NaN / +inf in the row, all -inf). */
+int sampler_pick(const float *logits, int vocab, const struct sampler_params *p, uint64_t step, void *scratch,
+                 int *token, struct fr_err *err);
+/* The same for a row of f32 or bf16 logits. */
+int sampler_pick_row(const void *row, enum fr_dtype dtype, int vocab, const struct sampler_params *p,
+                     uint64_t step, void *scratch, int *token, struct fr_err *err);
+
+/* ---- the pieces, exposed for tests, verify and the benchmark ---- */
+
+/* Index of the largest value, lowest index on ties; -1 with a message on NaN / +inf / all -inf. */
+int sampler_argmax(const void *row, enum fr_dtype dtype, int n, int *index, struct fr_err *err);
+int sampler_argmax_ref(const void *row, enum fr_dtype dtype, int n, int *index, struct fr_err *err);
+
+/* probs[n] = softmax((row - max) / temperature), temperature > 0. Same checks as sampler_argmax.
+ * Every instruction-set path gives bit-identical output: the exp below, 16 double partial sums (lane
+ * i % 16) reduced in a fixed tree, and each exp times the f32 reciprocal of that sum. */
+int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
+                    struct fr_err *err);
+/* Plain scalar twin: libm expf and a double sum; agrees with sampler_softmax to a few ulp. */
+int sampler_softmax_ref(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
+                        struct fr_err *err);
+
+/* The exp used by the softmax, for x <= 0 (what the softmax feeds it); 0 below -104 (exp(-104) rounds to
+ * 0 in f32). Max error against double-precision exp: below SAMPLER_EXP_MAX_ULP ulp where the result is
+ * normal and 1 subnormal step (2^-149) below FLT_MIN. Over every f32 in [-104, 0] it measured 0.982 ulp
+ * (at x = -81.39479) and 0.750 steps; tests/test_sampler.c and `verify` re-check a strided sweep. */
+#define SAMPLER_EXP_MAX_ULP 1
+float sampler_exp(float x);
+
+/* 0 if probs[n] is a usable distribution (finite, >= 0, not all 0); else -1 naming the first bad index. */
+int sampler_check_probs(const float *probs, int n, struct fr_err *err);
+
+/* Top-p in place over probs[n] (checked with sampler_check_probs first); returns the nucleus size.
+ * The reference sorts the whole row (qsort); the fast one never does, and is bit-identical to it (rows
+ * over 2^20 tokens, beyond its 20-bit bin counts, go to the reference). */
+size_t sampler_top_p_scratch_bytes(int n);
+int sampler_top_p_ref(float *probs, int n, float top_p, void *scratch);
+int sampler_top_p_fast(float *probs, int n, float top_p, void *scratch);
+/* The same, writing out[n] and leaving probs as it is (out may equal probs). */
+int sampler_top_p_ref_into(float *out, const float *probs, int n, float top_p, void *scratch);
+int sampler_top_p_fast_into(float *out, const float *probs, int n, float top_p, void *scratch);
+
+/* Philox4x32-10 (Salmon et al., SC'11): one block of four 32-bit outputs. */
+void sampler_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
+/* u in [0, 1) with 53 random bits from Philox4x32-10(key = seed, counter = {step lo, step hi, 0, 0}). */
+double sampler_uniform(uint64_t seed, uint64_t step);
+/* Inverse CDF in token-id order, vectorizable and the same on every instruction set: total = the double
+ * sum, in block order, of 16-token block sums (pairwise: p[j] + p[j+8], then halves); the block whose
+ * running sum first exceeds u * total is walked token by token (double) and the first positive token
+ * whose running sum exceeds u * total is drawn; if rounding keeps them short, the block's last positive
+ * token. Never a zero-probability token (the end of the CDF is guarded). -1 if no entry is positive. */
+int sampler_draw(const float *probs, int n, double u);
+
+/* Instruction set of the row passes: AVX-512 (F/BW/VL/DQ), else AVX2, else scalar; every path gives the
+ * same bits. sampler_isa_force pins one for tests and benchmarks (-1 if the CPU lacks it;
+ * KERNEL_ISA_COUNT = back to the best). */
+enum kernel_isa sampler_isa_best(void);
+enum kernel_isa sampler_isa_active(void);
+int sampler_isa_force(enum kernel_isa isa);
+const char *sampler_isa_name(enum kernel_isa isa);
+
+#endif

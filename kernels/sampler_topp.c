@@ -1,0 +1,422 @@
+/* Top-p (nucleus) filter: the sort-based reference, written literally from DESIGN.md, and a fast path that
+ * never sorts the whole vocabulary yet returns the same bits on every row.
+ * Fast path. Bins are the top 11 bits of a probability's bits (exponent + 3 mantissa bits): equal values
+ * share a bin, so bins never split ties, and bins in descending order are the reference's sorted order
+ * cut into runs. A bin's values share exponent and top mantissa bits, so its exact sum comes from integer
+ * counts and sums of the low key bits. Walking the bins from the top, the reference's double running sum
+ * stays exact while it is below 2^53 ulps of the current bin; then a bin whose smallest possible value
+ * would still be kept is taken whole, with no sort: the order inside it cannot change any sum. Only the
+ * bins where the cut may fall (and any bin once sums stop being exact) are collected in id order; inside
+ * one, while sums are exact, the same split repeats on the next 10 key bits, and only the part holding the
+ * cut is radix sorted (key descending, stable: id ascending) and walked token by token as the reference.
+ * A power-of-two pre-filter keeps a peaked row from histogramming its long tail: only the tokens above the
+ * highest level whose mass covers top_p are histogrammed, the rest only if the nucleus reaches them.
+ * The renormalizing sum is the reference's id-order double sum; it is exact (so equal to the sorted-order
+ * sum) when the kept mass is below 2^53 ulps of the smallest kept value, else it is redone in id order.
+ * Checked in tests/test_sampler_topp.c: fast == reference bitwise on seeded realistic, flat, tied, dyadic,
+ * wide-range and tiny rows, f32 and bf16, scalar, AVX2 and AVX-512. */
+#include "kernels/sampler.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/sampler_simd.h"
+
+#define BIN_SHIFT  20        /* bin = key >> 20 */
+#define BINS       2048      /* keys are < 2^31 */
+#define COPIES     4         /* interleaved histograms break the store-to-load chain on a crowded bin */
+#define CNT_SHIFT  44        /* histogram word: count << 44 | sum of the low 20 key bits (exact, < 2^40) */
+#define MAX_FAST_N (1 << 20) /* counts fit the word's 20 bits */
+#define SUB_BITS   10        /* within a bin, the low 20 key bits sort in two 10-bit passes */
+#define SUB_SIZE   1024
+
+struct topp_work {
+    uint64_t *hist;                       /* [COPIES][BINS] count and low key bits per bin */
+    double *sum;                          /* [BINS] exact per-bin sums */
+    uint32_t *count;                      /* [BINS] */
+    uint32_t *start;                      /* [BINS] offset of each collected bin */
+    uint32_t *radix;                      /* [2][SUB_SIZE] */
+    uint32_t *region;                     /* [n + 16] tokens above the pre-filter level, id order */
+    uint32_t *ids, *keys;                 /* [n + 16] one collection (id order), then sort temporaries */
+    uint32_t *seg_ids, *seg_keys;         /* [n + 16] the collection grouped by bin, high bins first */
+    uint32_t *seg_tmp_ids, *seg_tmp_keys; /* [n + 16] one sub-bin's tokens */
+    uint32_t *sub_radix;                  /* [2][SUB_SIZE] radix counts while the sub-bin counts live */
+};
+
+size_t sampler_top_p_scratch_bytes(int n) {
+    if (n < 1) n = 1;
+    return 64 + sizeof(uint64_t) * COPIES * BINS + (sizeof(double) + sizeof(uint32_t)) * BINS +
+           sizeof(uint32_t) * (BINS + 4 * SUB_SIZE) + 7 * sizeof(uint32_t) * ((size_t)n + 16);
+}
+
+static struct topp_work work_layout(void *scratch, int n) {
+    struct topp_work w;
+    w.hist = (uint64_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    w.sum = (double *)(void *)(w.hist + COPIES * BINS);
+    w.count = (uint32_t *)(void *)(w.sum + BINS);
+    w.start = w.count + BINS;
+    w.radix = w.start + BINS;
+    w.region = w.radix + 2 * SUB_SIZE;
+    w.ids = w.region + n + 16;
+    w.keys = w.ids + n + 16;
+    w.seg_ids = w.keys + n + 16;
+    w.seg_keys = w.seg_ids + n + 16;
+    w.seg_tmp_ids = w.seg_keys + n + 16;
+    w.seg_tmp_keys = w.seg_tmp_ids + n + 16;
+    w.sub_radix = w.seg_tmp_keys + n + 16;
+    return w;
+}
+
+/* ---- reference ---- */
+
+struct prob_id {
+    float p;
+    uint32_t id;
+};
+
+static int cmp_prob_desc(const void *a, const void *b) {
+    const struct prob_id *x = a, *y = b;
+    if (x->p != y->p) return x->p > y->p ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+int sampler_top_p_ref(float *probs, int n, float top_p, void *scratch) {
+    return sampler_top_p_ref_into(probs, probs, n, top_p, scratch);
+}
+
+int sampler_top_p_ref_into(float *out, const float *probs, int n, float top_p, void *scratch) {
+    if (!(top_p < 1.0f)) { /* keeps all, probabilities unchanged */
+        if (out != probs) memcpy(out, probs, sizeof(float) * (size_t)n);
+        return n;
+    }
+    struct prob_id *s = (struct prob_id *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    uint8_t *keep = (uint8_t *)(s + n);
+    for (int i = 0; i < n; i++) s[i] = (struct prob_id){probs[i], (uint32_t)i};
+    qsort(s, (size_t)n, sizeof *s, cmp_prob_desc);
+    /* PyTorch's cumsum(sorted) - sorted for f32: double running sum stored as f32, then an f32 subtraction */
+    double cum = 0;
+    int kept = 0;
+    for (int k = 0; k < n; k++) {
+        cum += s[k].p;
+        float prefix = (float)cum - s[k].p;
+        bool kk = k == 0 || prefix < top_p;
+        keep[s[k].id] = kk;
+        kept += kk;
+    }
+    double mass = 0;
+    for (int i = 0; i < n; i++)
+        if (keep[i]) mass += probs[i];
+    float mass_f = (float)mass;
+    for (int i = 0; i < n; i++) out[i] = keep[i] ? probs[i] / mass_f : 0.0f;
+    return kept;
+}
+
+/* ---- fast ---- */
+
+/* Stable sort of one bin's (id, key)[m] by key descending. All keys share their top 11 bits, so an LSD
+ * radix over the low 20 bits of ~key suffices; passes whose digit is constant are skipped, short bins go
+ * by insertion. tid / tk are temporaries of m entries. */
+static void sort_bin(uint32_t *id, uint32_t *k, uint32_t *tid, uint32_t *tk, int m, uint32_t *count) {
+    if (m <= 32) {
+        for (int i = 1; i < m; i++) {
+            uint32_t ki = k[i], ii = id[i];
+            int j = i - 1;
+            while (j >= 0 && k[j] < ki) k[j + 1] = k[j], id[j + 1] = id[j], j--;
+            k[j + 1] = ki, id[j + 1] = ii;
+        }
+        return;
+    }
+    memset(count, 0, sizeof(uint32_t) * 2 * SUB_SIZE);
+    for (int i = 0; i < m; i++) {
+        uint32_t d = ~k[i];
+        count[d & (SUB_SIZE - 1)]++;
+        count[SUB_SIZE + ((d >> SUB_BITS) & (SUB_SIZE - 1))]++;
+    }
+    uint32_t *sid = id, *sk = k, *did = tid, *dk = tk;
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t *c = count + pass * SUB_SIZE;
+        int shift = pass * SUB_BITS;
+        if (c[((~sk[0]) >> shift) & (SUB_SIZE - 1)] == (uint32_t)m) continue; /* constant digit */
+        uint32_t sum = 0;
+        for (int d = 0; d < SUB_SIZE; d++) {
+            uint32_t t = c[d];
+            c[d] = sum;
+            sum += t;
+        }
+        for (int i = 0; i < m; i++) {
+            uint32_t pos = c[((~sk[i]) >> shift) & (SUB_SIZE - 1)]++;
+            did[pos] = sid[i];
+            dk[pos] = sk[i];
+        }
+        uint32_t *t1 = sid, *t2 = sk;
+        sid = did, sk = dk, did = t1, dk = t2;
+    }
+    if (sid != id) {
+        memcpy(id, sid, sizeof(uint32_t) * (size_t)m);
+        memcpy(k, sk, sizeof(uint32_t) * (size_t)m);
+    }
+}
+
+/* Adds p[ids[0..m)] (ids NULL: every p[i], i < m, whose key is in [lo, hi)) to the bin counts and sums.
+ * Values in a bin share their exponent and top 3 mantissa bits, so a bin's sum is
+ * ulp * (count * leading bits * 2^20 + the sum of the low 20 key bits): integers, exact, and one 64-bit
+ * add per token instead of a floating-point chain. */
+static void histogram_add(struct topp_work *w, const float *p, const uint32_t *ids, int m, uint32_t lo,
+                          uint32_t hi) {
+    const uint64_t one = (uint64_t)1 << CNT_SHIFT;
+    memset(w->hist, 0, sizeof(uint64_t) * COPIES * BINS);
+    int i = 0;
+    for (; i + COPIES <= m; i += COPIES)
+        for (int c = 0; c < COPIES; c++) {
+            uint32_t k = sampler_key(p[ids ? ids[i + c] : (uint32_t)(i + c)]);
+            if (!ids && (k < lo || k >= hi)) continue;
+            w->hist[c * BINS + (k >> BIN_SHIFT)] += one | (k & 0xfffffu);
+        }
+    for (; i < m; i++) {
+        uint32_t k = sampler_key(p[ids ? ids[i] : (uint32_t)i]);
+        if (!ids && (k < lo || k >= hi)) continue;
+        w->hist[k >> BIN_SHIFT] += one | (k & 0xfffffu);
+    }
+    for (int b = 0; b < BINS; b++) {
+        uint64_t h = 0;
+        for (int c = 0; c < COPIES; c++) h += w->hist[c * BINS + b];
+        if (!h) continue;
+        uint64_t count = h >> CNT_SHIFT, low = h & ((one)-1);
+        int e = b >> 3, lead = (e ? 8 : 0) + (b & 7); /* implicit bit + the bin's 3 mantissa bits */
+        w->count[b] += (uint32_t)count;
+        w->sum[b] += ldexp((double)(count * (uint64_t)lead * 1048576u + low), (e ? e : 1) - 150);
+    }
+}
+
+/* ulp of the smallest value a bin can hold: every value in the bin and above is a multiple of it */
+static double bin_ulp(int b) {
+    return ldexp(1.0, ((b >> 3) ? (b >> 3) : 1) - 150);
+}
+
+static float bin_floor(int b) {
+    uint32_t u = (uint32_t)b << BIN_SHIFT;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+struct walk {
+    double run, run_kept; /* the reference's double running sum: through the last visited / kept token */
+    int kept, ic;         /* nucleus size; the last kept token's id and key (when walked token by token) */
+    uint32_t kc;
+    int whole_bin; /* >= 0: the last kept token closes this bin, taken whole (its id is found at the end) */
+    bool cut;      /* the first dropped token was found */
+};
+
+/* Takes bin b whole if the running sum stays exact through it and even its smallest possible value would
+ * be kept (prefixes never decrease along the sorted order, so then every token of it is kept). */
+static bool take_whole(struct walk *wk, const struct topp_work *w, int b, float top_p) {
+    double whole = wk->run + w->sum[b];
+    if (!(whole < 0x1p53 * bin_ulp(b)) || !((float)whole - bin_floor(b) < top_p)) return false;
+    wk->run = wk->run_kept = whole; /* exact: equals the reference's sequential sum */
+    wk->kept += (int)w->count[b];
+    wk->whole_bin = b;
+    return true;
+}
+
+/* the reference's walk over one bin's tokens in sorted order */
+static void walk_sorted(struct walk *wk, const float *probs, const uint32_t *sid, const uint32_t *sk, int c,
+                        float top_p) {
+    for (int j = 0; j < c; j++) {
+        float pj = probs[sid[j]];
+        if (wk->kept > 0 && !((float)(wk->run + pj) - pj < top_p)) {
+            wk->cut = true; /* prefixes never decrease along the sorted order: all later ones drop too */
+            return;
+        }
+        wk->run += pj;
+        wk->kept++;
+        wk->kc = sk[j], wk->ic = (int)sid[j], wk->whole_bin = -1;
+        wk->run_kept = wk->run;
+    }
+}
+
+/* One bin where the cut may fall, its c tokens in id order. While sums are exact the bin splits again on
+ * the next 10 key bits into sub-bins whose exact sums come from integers too: sub-bins that are kept whole
+ * need no sort, and only the sub-bin holding the cut is sorted and walked token by token. Otherwise (or
+ * for a short bin) the whole bin is sorted and walked. */
+static void walk_bin(struct walk *wk, const struct topp_work *w, const float *probs, uint32_t *sid,
+                     uint32_t *sk, int c, int b, float top_p) {
+    if (c <= 64 || !(wk->run + w->sum[b] < 0x1p53 * bin_ulp(b))) {
+        sort_bin(sid, sk, w->ids, w->keys, c, w->radix);
+        walk_sorted(wk, probs, sid, sk, c, top_p);
+        return;
+    }
+    uint32_t *cnt = w->radix, *low = w->radix + SUB_SIZE; /* per sub-bin: count, sum of the low 10 bits */
+    memset(w->radix, 0, sizeof(uint32_t) * 2 * SUB_SIZE);
+    for (int j = 0; j < c; j++) {
+        uint32_t s = (sk[j] >> SUB_BITS) & (SUB_SIZE - 1);
+        cnt[s]++;
+        low[s] += sk[j] & (SUB_SIZE - 1);
+    }
+    int e = b >> 3, whole_sub = -1;
+    for (int s = SUB_SIZE - 1; s >= 0 && !wk->cut; s--) {
+        if (!cnt[s]) continue;
+        uint64_t lead =
+            ((uint64_t)((e ? 8 : 0) + (b & 7)) << SUB_BITS) | (uint64_t)s; /* 1 + 13 mantissa bits */
+        double whole = wk->run + ldexp((double)(cnt[s] * lead * SUB_SIZE + low[s]), (e ? e : 1) - 150);
+        uint32_t floor_key = ((uint32_t)b << BIN_SHIFT) | ((uint32_t)s << SUB_BITS);
+        float floor_v;
+        memcpy(&floor_v, &floor_key, sizeof floor_v);
+        if ((float)whole - floor_v < top_p) { /* even its smallest possible value is kept: all of it is */
+            wk->run = wk->run_kept = whole;
+            wk->kept += (int)cnt[s];
+            whole_sub = s;
+            continue;
+        }
+        int m = 0; /* the sub-bin's tokens, id order, sorted on the last 10 bits and walked */
+        for (int j = 0; j < c; j++)
+            if (((sk[j] >> SUB_BITS) & (SUB_SIZE - 1)) == (uint32_t)s)
+                w->seg_tmp_ids[m] = sid[j], w->seg_tmp_keys[m++] = sk[j];
+        int kept_before = wk->kept;
+        sort_bin(w->seg_tmp_ids, w->seg_tmp_keys, w->ids, w->keys, m, w->sub_radix);
+        walk_sorted(wk, probs, w->seg_tmp_ids, w->seg_tmp_keys, m, top_p);
+        if (wk->kept > kept_before) whole_sub = -1; /* the last kept token is known */
+    }
+    if (whole_sub >= 0) { /* the last kept token closes that sub-bin: its smallest, highest id among ties */
+        wk->kc = 0xffffffffu;
+        for (int j = 0; j < c; j++)
+            if (((sk[j] >> SUB_BITS) & (SUB_SIZE - 1)) == (uint32_t)whole_sub && sk[j] <= wk->kc)
+                wk->kc = sk[j], wk->ic = (int)sid[j];
+        wk->whole_bin = -1;
+    }
+}
+
+int sampler_top_p_fast(float *probs, int n, float top_p, void *scratch) {
+    return sampler_top_p_fast_into(probs, probs, n, top_p, scratch);
+}
+
+int sampler_top_p_fast_into(float *out, const float *probs, int n, float top_p, void *scratch) {
+    return sampler_top_p_fast_fused(out, probs, n, top_p, scratch, NULL, NULL, NULL);
+}
+
+int sampler_top_p_fast_fused(float *out, const float *probs, int n, float top_p, void *scratch,
+                             const float *levels, double *total, int *last) {
+    if (total) *total = -1;
+    if (!(top_p < 1.0f)) {
+        if (out != probs) memcpy(out, probs, sizeof(float) * (size_t)n);
+        return n;
+    }
+    if (n > MAX_FAST_N) return sampler_top_p_ref_into(out, probs, n, top_p, scratch);
+    const struct sampler_row_ops *ops = sampler_ops();
+    struct topp_work w = work_layout(scratch, n);
+
+    /* pre-filter: the highest level 2^-6j whose (approximate) mass covers top_p with a margin */
+    float level_mass[SAMPLER_LEVELS];
+    if (levels)
+        memcpy(level_mass, levels, sizeof level_mass);
+    else
+        ops->levels(probs, n, level_mass);
+    uint32_t t0 = 0;
+    for (int j = 0; j < SAMPLER_LEVELS; j++)
+        if (level_mass[j] >= top_p * 1.001f + 1e-6f) {
+            t0 = (uint32_t)(127 - SAMPLER_LEVEL_STEP * (j + 1)) << 23;
+            break;
+        }
+    int t0_bin = (int)(t0 >> BIN_SHIFT);
+    memset(w.count, 0, sizeof(uint32_t) * BINS);
+    memset(w.sum, 0, sizeof(double) * BINS);
+    int below = -1; /* the largest token under the level: the next one after the pre-filtered tokens */
+    int m1 = ops->collect_top(w.region, probs, n, t0, &below);
+    if (m1 <= n / 4)
+        histogram_add(&w, probs, w.region, m1, 0, 0); /* a short list: gather it */
+    else
+        histogram_add(&w, probs, NULL, n, t0, 0x80000000u); /* else stream the row */
+    bool all_binned = t0 == 0;
+
+    struct walk wk = {.whole_bin = -1};
+    int b = BINS - 1;
+    while (b >= 0 && !wk.cut) {
+        if (!all_binned && b < t0_bin) {
+            /* past the pre-filtered tokens: the largest token below them comes next; only if it is kept
+             * does the nucleus reach into the tail, which is then histogrammed too */
+            if (below < 0) break;
+            float v = probs[below];
+            if (wk.kept > 0 && !((float)(wk.run + v) - v < top_p)) {
+                wk.cut = true;
+                break;
+            }
+            histogram_add(&w, probs, NULL, n, 0, t0);
+            all_binned = true;
+        }
+        if (!w.count[b] || take_whole(&wk, &w, b, top_p)) {
+            b--;
+            continue;
+        }
+        /* The cut may fall here: collect bins b down to where the exact mass reaches top_p, plus the
+         * next nonempty bin (the first dropped token may be its largest). */
+        int floor_bin = all_binned ? 0 : t0_bin, lo = b;
+        double mass = wk.run + w.sum[b];
+        while (mass < top_p && lo > floor_bin) mass += w.sum[--lo];
+        for (int x = lo - 1; x >= floor_bin; x--)
+            if (w.count[x]) {
+                lo = x;
+                break;
+            }
+        uint32_t lo_key = (uint32_t)lo << BIN_SHIFT, hi_key = (uint32_t)(b + 1) << BIN_SHIFT;
+        int m = 0;
+        if (lo >= t0_bin && m1 <= n / 8) { /* a short pre-filtered list: filter it rather than the row */
+            for (int j = 0; j < m1; j++) {
+                uint32_t k = sampler_key(probs[w.region[j]]);
+                w.ids[m] = w.region[j];
+                m += (k >= lo_key) & (k < hi_key);
+            }
+        } else {
+            m = ops->collect(w.ids, probs, n, lo_key, hi_key);
+        }
+        /* group by bin, high first, id order within a bin (a stable counting sort on the bin) */
+        uint32_t off = 0;
+        for (int x = b; x >= lo; x--) w.start[x] = off, off += w.count[x];
+        for (int j = 0; j < m; j++) {
+            uint32_t id = w.ids[j], k = sampler_key(probs[id]), pos = w.start[k >> BIN_SHIFT]++;
+            w.seg_ids[pos] = id;
+            w.seg_keys[pos] = k;
+        }
+        uint32_t at = 0;
+        for (int x = b; x >= lo && !wk.cut; x--) {
+            int c = (int)w.count[x];
+            if (!c || take_whole(&wk, &w, x, top_p)) {
+                at += (uint32_t)c;
+                continue;
+            }
+            uint32_t *sid = w.seg_ids + at, *sk = w.seg_keys + at;
+            at += (uint32_t)c;
+            walk_bin(&wk, &w, probs, sid, sk, c, x, top_p);
+        }
+        b = lo - 1;
+    }
+    if (wk.whole_bin >= 0) { /* the last kept token: the smallest of that bin, the highest id among ties */
+        uint32_t lo_key = (uint32_t)wk.whole_bin << BIN_SHIFT, hi_key = (uint32_t)(wk.whole_bin + 1)
+                                                                        << BIN_SHIFT;
+        if (wk.whole_bin >= t0_bin && m1 <= n / 8) {
+            wk.kc = 0xffffffffu;
+            for (int j = 0; j < m1; j++) {
+                uint32_t k = sampler_key(probs[w.region[j]]);
+                if (k >= lo_key && k < hi_key && k <= wk.kc) wk.kc = k, wk.ic = (int)w.region[j];
+            }
+        } else {
+            wk.ic = ops->min_in_range(probs, n, lo_key, hi_key);
+            wk.kc = sampler_key(probs[wk.ic]);
+        }
+    }
+
+    /* kept mass in id order; exact (so order-free) when run_kept < 2^53 ulps of the smallest kept value */
+    int exp_bits = (int)(wk.kc >> 23);
+    double ulp = exp_bits == 0 ? 0x1p-149 : ldexp(1.0, exp_bits - 150);
+    double kept_mass = wk.run_kept;
+    if (!(wk.run_kept < 0x1p53 * ulp)) {
+        kept_mass = 0;
+        for (int i = 0; i < n; i++) {
+            uint32_t k = sampler_key(probs[i]);
+            if (k > wk.kc || (k == wk.kc && i <= wk.ic)) kept_mass += probs[i];
+        }
+    }
+    ops->finish(out, probs, n, wk.kc, wk.ic, (float)kept_mass, total, last);
+    return wk.kept;
+}

@@ -1,0 +1,82 @@
+/* decode_state: one Qwen3 decode step composed from the kernels of kernels/kernels.h, block by block in the
+ * order of model/blocks.h. The step knows nothing of timers or counters: a harness that wants them passes a
+ * decode_observer, whose begin/end bracket every block. Call the step from one thread; the kernels spread
+ * their own work over the OpenMP threads. */
+#ifndef FR_DECODE_H
+#define FR_DECODE_H
+
+#include <stdint.h>
+
+#include "kernels/fr_err.h"
+#include "kernels/kernels.h"
+#include "kernels/sampler.h"
+#include "model/blocks.h"
+#include "model/config.h"
+#include "model/kv_cache.h"
+#include "model/weights.h"
+
+/* layer is -1 for the once-per-step blocks (embed, final_norm, lm_head, sampler). */
+struct decode_observer {
+    void (*begin)(void *ctx, enum block_id b, int layer);
+    void (*end)(void *ctx, enum block_id b, int layer);
+    void *ctx;
+};
+
+struct decode_state {
+    struct qwen3_config cfg;       /* shape (a copy of the weights' config) */
+    const struct qwen3_weights *w; /* borrowed: several states may share one set of weights */
+    struct kv_cache kv;            /* owned: [layer][max_pos][n_kv_heads][head_dim] K and V */
+    enum matvec_backend backend;   /* forge kernels or OpenBLAS for every matvec */
+    int max_pos;                   /* positions the cache and rope tables hold */
+    int q_dim, kv_dim;             /* n_heads * head_dim, n_kv_heads * head_dim */
+    float eps;                     /* rms_norm_eps */
+
+    /* activations of the current position */
+    float *x;       /* [hidden] residual stream */
+    float *xb;      /* [hidden] RMSNorm output feeding a projection (and the LM head) */
+    float *qkv;     /* [q_dim + 2 * kv_dim]: q heads, then k heads, then v heads */
+    float *att;     /* [q_dim] attention output, one head_dim vector per query head */
+    float *proj;    /* [hidden] o_proj or down_proj output before the residual add */
+    float *gate_up; /* [2 * intermediate]: gate, then up */
+    float *hb;      /* [intermediate] silu(gate) * up */
+    float *logits;  /* [vocab] */
+
+    float *rope_cos;       /* [max_pos][head_dim / 2] */
+    float *rope_sin;       /* [max_pos][head_dim / 2] */
+    float *att_scratch;    /* [n_heads][max_pos] attention scores */
+    void *sampler_scratch; /* sampler_scratch_bytes(vocab) */
+
+    /* inputs and outputs of the blocks that take no position or layer */
+    int token;                            /* BLOCK_EMBED's input token */
+    struct sampler_params sampler_params; /* BLOCK_SAMPLER's parameters */
+    uint64_t sample_step;                 /* BLOCK_SAMPLER's step counter (the draw's stream) */
+    int sampled_token;                    /* BLOCK_SAMPLER's output */
+
+    struct fr_err err; /* why the last decode_block_run failed */
+};
+
+/* Sets up a state for weights w (kept by pointer), a KV cache of kvtype for max_pos positions, and the
+ * matvec backend. Fails with a one-line message on a bad shape (heads not a multiple of KV heads, odd
+ * head_dim), max_pos outside [1, max_context], a backend that cannot run w's dtype, or too little memory.
+ * On failure the state is left freed. */
+int decode_state_init(struct decode_state *st, const struct qwen3_weights *w, int max_pos,
+                      enum fr_dtype kvtype, enum matvec_backend backend, struct fr_err *err);
+void decode_state_free(struct decode_state *st);
+
+/* Runs ONE block on the state's buffers: layer in [0, n_layers) for per-layer blocks (ignored for the
+ * others), pos in [0, max_pos) for rope, kv_append and attention (attention reads positions [0, pos]).
+ * BLOCK_EMBED reads st->token, BLOCK_SAMPLER st->sampler_params and st->sample_step. Returns 0, or -1
+ * with the reason in st->err (bad layer, position or token; a sampler error). */
+int decode_block_run(struct decode_state *st, enum block_id b, int layer, int pos);
+
+/* One token at position pos through embed, every layer and the LM head; logits in st->logits. The
+ * observer (may be NULL) sees begin/end around every block. */
+int decode_step(struct decode_state *st, int token, int pos, const struct decode_observer *obs,
+                struct fr_err *err);
+
+/* Picks the next token from st->logits with sampler_pick (greedy when temperature is 0), bracketed by the
+ * observer as BLOCK_SAMPLER. */
+int decode_sample(struct decode_state *st, const struct sampler_params *params, uint64_t step,
+                  const struct decode_observer *obs, int *token, struct fr_err *err);
+
+#endif

@@ -1,0 +1,81 @@
+/* qwen3_weights: every tensor of a Qwen3 model in one allocation, carved by a sizes table.
+ * Matrices are row-major [rows][cols] in the weight dtype (bf16 or f32); norms are stored as f32, holding
+ * bf16 values in a bf16 model (a bf16 model is the checkpoint rounded to bf16, norms included).
+ * q, k, v are fused into one [q_dim + 2 * kv_dim][hidden] matrix and gate, up into one
+ * [2 * intermediate][hidden] matrix, so each projection of the decode step is a single matvec. */
+#ifndef FR_WEIGHTS_H
+#define FR_WEIGHTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/dtype.h"
+#include "kernels/fr_err.h"
+#include "model/config.h"
+
+struct qwen3_layer_weights {
+    float *attn_norm; /* [hidden] input_layernorm */
+    void *qkv;        /* [q_dim + 2 * kv_dim][hidden]: q_proj rows, then k_proj, then v_proj */
+    float *q_norm;    /* [head_dim] shared by every query head */
+    float *k_norm;    /* [head_dim] shared by every KV head */
+    void *o;          /* [hidden][q_dim] o_proj */
+    float *mlp_norm;  /* [hidden] post_attention_layernorm */
+    void *gate_up;    /* [2 * intermediate][hidden]: gate_proj rows, then up_proj rows */
+    void *down;       /* [hidden][intermediate] down_proj */
+};
+
+struct qwen3_weights {
+    struct qwen3_config cfg;            /* the shape these tensors were carved for */
+    enum fr_dtype wtype;                /* dtype of every matrix and of the embedding */
+    void *embed;                        /* [vocab][hidden] model.embed_tokens */
+    const void *lm_head;                /* [vocab][hidden]: aliases embed when tied, else lm_head_own */
+    void *lm_head_own;                  /* [vocab][hidden] lm_head.weight when untied; NULL when tied */
+    float *final_norm;                  /* [hidden] model.norm */
+    struct qwen3_layer_weights *layers; /* [n_layers] */
+    void *base;                         /* the one allocation every pointer above points into */
+    size_t total_bytes;                 /* its size */
+};
+
+/* Bytes per tensor group, for one layer where marked, so the cost model can be cross-checked. */
+struct qwen3_weight_sizes {
+    size_t embed_bytes;       /* [vocab][hidden] in the weight dtype */
+    size_t lm_head_bytes;     /* bytes the LM head reads per step (= embed_bytes when tied) */
+    size_t lm_head_own_bytes; /* bytes allocated for an untied LM head; 0 when tied */
+    size_t final_norm_bytes;  /* [hidden] f32 */
+    size_t attn_norm_bytes;   /* per layer, [hidden] f32 */
+    size_t qkv_bytes;         /* per layer */
+    size_t qk_norm_bytes;     /* per layer, q_norm + k_norm, 2 * [head_dim] f32 */
+    size_t o_bytes;           /* per layer */
+    size_t mlp_norm_bytes;    /* per layer, [hidden] f32 */
+    size_t gate_up_bytes;     /* per layer */
+    size_t down_bytes;        /* per layer */
+    size_t layer_bytes;       /* per layer, sum of the above (without alignment padding) */
+    size_t total_bytes;       /* the whole allocation, including 64-byte alignment padding */
+};
+
+/* Fills the sizes table for a config; fails on shapes whose sizes overflow. */
+int qwen3_weights_sizes(const struct qwen3_config *cfg, enum fr_dtype wtype, struct qwen3_weight_sizes *sz,
+                        struct fr_err *err);
+
+/* Allocates (uninitialized) weights for cfg. Refuses up front, naming the bytes it would need, when they
+ * exceed MemAvailable. On failure *w is left empty (safe to free). */
+int qwen3_weights_alloc(struct qwen3_weights *w, const struct qwen3_config *cfg, enum fr_dtype wtype,
+                        struct fr_err *err);
+
+/* Deterministic synthetic weights from a seed: matrices uniform in +-1/sqrt(cols), norms uniform in
+ * [0.9, 1.1] (rounded to bf16 values in a bf16 model). Same seed, config and dtype give bit-identical
+ * weights for any thread count. */
+void qwen3_weights_init_synthetic(struct qwen3_weights *w, uint64_t seed);
+
+void qwen3_weights_free(struct qwen3_weights *w);
+
+/* Fails with a message naming `what` and both byte counts when need_bytes exceeds MemAvailable (read from
+ * /proc/meminfo; when that file cannot be read the check passes and the allocation itself decides). */
+int qwen3_mem_check(size_t need_bytes, const char *what, struct fr_err *err);
+
+/* The counter-based fill behind the synthetic data: dst[i] = scale * u(seed, stream, i) in dtype t, u uniform
+ * in [-1, 1) with 24 random bits, element by element independent of the thread count (OpenMP). Shared
+ * with the KV cache's random fill. */
+void qwen3_fill_uniform(void *dst, enum fr_dtype t, size_t n, float scale, uint64_t seed, uint64_t stream);
+
+#endif

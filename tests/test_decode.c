@@ -1,0 +1,314 @@
+/* The decode step of a tiny Qwen3-shaped model against an independent forward pass written here in double
+ * precision (its own RMSNorm, RoPE, GQA attention and SwiGLU; only the weight values are shared), over
+ * several positions so the KV cache is read back, for bf16 and f32 weights and KV caches; plus the
+ * observer's view of the block order and the errors of the step's API. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/decode.h"
+#include "tests/model_fixtures.h"
+
+#define REF_MAX_POS 8
+
+/* The reference's own state: residual stream and a double KV cache, rounded to the cache's dtype the way
+ * the engine stores it (so a bf16 cache is compared with a bf16 cache, not with exact keys). */
+struct ref_model {
+    const struct qwen3_config *c;
+    const struct qwen3_weights *w;
+    enum fr_dtype kvtype;
+    double *k, *v; /* [n_layers][REF_MAX_POS][kv_dim] */
+};
+
+static double wval(const void *m, enum fr_dtype t, size_t i) {
+    return t == FR_DTYPE_BF16 ? (double)bf16_to_f32(((const uint16_t *)m)[i]) : (double)((const float *)m)[i];
+}
+
+/* y[r] = sum_c M[row0 + r][c] x[c] */
+static void ref_matvec(double *y, const void *m, enum fr_dtype t, size_t row0, int rows, int cols,
+                       const double *x) {
+    for (int r = 0; r < rows; r++) {
+        double s = 0;
+        for (int j = 0; j < cols; j++) s += wval(m, t, (row0 + (size_t)r) * (size_t)cols + (size_t)j) * x[j];
+        y[r] = s;
+    }
+}
+
+static void ref_rmsnorm(double *out, const double *x, const float *g, int n, double eps) {
+    double ss = 0;
+    for (int i = 0; i < n; i++) ss += x[i] * x[i];
+    double inv = 1.0 / sqrt(ss / n + eps);
+    for (int i = 0; i < n; i++) out[i] = x[i] * inv * g[i];
+}
+
+/* NeoX-style rotation: element i pairs with i + d/2, angle pos * theta^(-2i/d). */
+static void ref_rope(double *h, int d, int pos, double theta) {
+    for (int i = 0; i < d / 2; i++) {
+        double a = pos * pow(theta, -2.0 * i / d), x0 = h[i], x1 = h[i + d / 2];
+        h[i] = x0 * cos(a) - x1 * sin(a);
+        h[i + d / 2] = x0 * sin(a) + x1 * cos(a);
+    }
+}
+
+static double ref_store(double x, enum fr_dtype t) {
+    return t == FR_DTYPE_BF16 ? (double)bf16_to_f32(bf16_from_f32((float)x)) : (double)(float)x;
+}
+
+static void ref_step(struct ref_model *m, int token, int pos, double *logits) {
+    const struct qwen3_config *c = m->c;
+    const struct qwen3_weights *w = m->w;
+    int H = c->hidden, I = c->intermediate, hd = c->head_dim, nh = c->n_heads, nkv = c->n_kv_heads;
+    int qd = nh * hd, kvd = nkv * hd;
+    double x[64], xb[64], q[128], k[64], v[64], att[128], o[64], g[96], u[96], hmid[96], sc[REF_MAX_POS];
+    cr_assert(H <= 64 && I <= 96 && qd <= 128 && kvd <= 64 && pos < REF_MAX_POS);
+    for (int i = 0; i < H; i++) x[i] = wval(w->embed, w->wtype, (size_t)token * (size_t)H + (size_t)i);
+    for (int l = 0; l < c->n_layers; l++) {
+        const struct qwen3_layer_weights *L = &w->layers[l];
+        ref_rmsnorm(xb, x, L->attn_norm, H, c->rms_eps);
+        ref_matvec(q, L->qkv, w->wtype, 0, qd, H, xb);
+        ref_matvec(k, L->qkv, w->wtype, (size_t)qd, kvd, H, xb);
+        ref_matvec(v, L->qkv, w->wtype, (size_t)(qd + kvd), kvd, H, xb);
+        for (int h = 0; h < nh; h++) {
+            ref_rmsnorm(q + h * hd, q + h * hd, L->q_norm, hd, c->rms_eps);
+            ref_rope(q + h * hd, hd, pos, c->rope_theta);
+        }
+        for (int h = 0; h < nkv; h++) {
+            ref_rmsnorm(k + h * hd, k + h * hd, L->k_norm, hd, c->rms_eps);
+            ref_rope(k + h * hd, hd, pos, c->rope_theta);
+        }
+        double *kc = m->k + (size_t)l * REF_MAX_POS * kvd, *vc = m->v + (size_t)l * REF_MAX_POS * kvd;
+        for (int i = 0; i < kvd; i++) {
+            kc[pos * kvd + i] = ref_store(k[i], m->kvtype);
+            vc[pos * kvd + i] = ref_store(v[i], m->kvtype);
+        }
+        for (int h = 0; h < nh; h++) {
+            int kh = h / (nh / nkv);
+            double mx = -INFINITY, sum = 0;
+            for (int t = 0; t <= pos; t++) {
+                double s = 0;
+                for (int i = 0; i < hd; i++) s += q[h * hd + i] * kc[t * kvd + kh * hd + i];
+                sc[t] = s / sqrt((double)hd);
+                mx = fmax(mx, sc[t]);
+            }
+            for (int t = 0; t <= pos; t++) sum += sc[t] = exp(sc[t] - mx);
+            for (int i = 0; i < hd; i++) {
+                double a = 0;
+                for (int t = 0; t <= pos; t++) a += sc[t] / sum * vc[t * kvd + kh * hd + i];
+                att[h * hd + i] = a;
+            }
+        }
+        ref_matvec(o, L->o, w->wtype, 0, H, qd, att);
+        for (int i = 0; i < H; i++) x[i] += o[i];
+        ref_rmsnorm(xb, x, L->mlp_norm, H, c->rms_eps);
+        ref_matvec(g, L->gate_up, w->wtype, 0, I, H, xb);
+        ref_matvec(u, L->gate_up, w->wtype, (size_t)I, I, H, xb);
+        for (int i = 0; i < I; i++) hmid[i] = g[i] / (1.0 + exp(-g[i])) * u[i];
+        ref_matvec(o, L->down, w->wtype, 0, H, I, hmid);
+        for (int i = 0; i < H; i++) x[i] += o[i];
+    }
+    ref_rmsnorm(xb, x, w->final_norm, H, c->rms_eps);
+    ref_matvec(logits, w->lm_head, w->wtype, 0, c->vocab, H, xb);
+}
+
+static void setup(struct qwen3_weights *w, struct decode_state *st, const struct qwen3_config *c,
+                  enum fr_dtype wt, enum fr_dtype kvt, enum matvec_backend backend) {
+    struct fr_err err = {{0}};
+    cr_assert_eq(qwen3_weights_alloc(w, c, wt, &err), 0, "%s", err.msg);
+    qwen3_weights_init_synthetic(w, 1234);
+    cr_assert_eq(decode_state_init(st, w, REF_MAX_POS, kvt, backend, &err), 0, "%s", err.msg);
+}
+
+/* Decodes a fixed token sequence and compares every step's logits with the reference. Tolerances: f32
+ * arithmetic against double gives ~1e-6 on logits of order 1; a bf16 cache adds a possible one-ulp
+ * (2^-8 relative) difference where f32 and double round a key or value differently. Measured: ~5e-7. */
+static void check_against_reference(const struct qwen3_config *c, enum fr_dtype wt, enum fr_dtype kvt,
+                                    enum matvec_backend backend) {
+    struct qwen3_weights w;
+    struct decode_state st;
+    setup(&w, &st, c, wt, kvt, backend);
+    int kvd = c->n_kv_heads * c->head_dim;
+    struct ref_model m = {c, &w, kvt, calloc((size_t)c->n_layers * REF_MAX_POS * kvd, sizeof(double)),
+                          calloc((size_t)c->n_layers * REF_MAX_POS * kvd, sizeof(double))};
+    double *ref = calloc((size_t)c->vocab, sizeof *ref);
+    cr_assert(m.k && m.v && ref);
+    const int tokens[] = {3, 200, 17, 256, 0, 3};
+    double atol = kvt == FR_DTYPE_BF16 ? 1e-3 : 1e-5, rtol = kvt == FR_DTYPE_BF16 ? 1e-3 : 1e-5;
+    for (int pos = 0; pos < 6; pos++) {
+        struct fr_err err = {{0}};
+        cr_assert_eq(decode_step(&st, tokens[pos], pos, NULL, &err), 0, "%s", err.msg);
+        ref_step(&m, tokens[pos], pos, ref);
+        double max_err = 0, max_ref = 0;
+        int bad = 0;
+        for (int i = 0; i < c->vocab; i++) {
+            double d = fabs(st.logits[i] - ref[i]);
+            max_err = fmax(max_err, d);
+            max_ref = fmax(max_ref, fabs(ref[i]));
+            if (d > atol + rtol * fabs(ref[i]) && bad++ < 3)
+                cr_log_error("pos %d logit %d: got %.7f ref %.7f", pos, i, st.logits[i], ref[i]);
+        }
+        cr_expect_eq(bad, 0, "pos %d: %d logits off, max error %.3g", pos, bad, max_err);
+        cr_log_info("pos %d: max logit error %.3g, max logit %.3g", pos, max_err, max_ref);
+        cr_expect_gt(max_ref, 0.05, "logits degenerate"); /* a zero model would pass trivially */
+    }
+    /* the engine's cache holds what the reference stored */
+    for (int l = 0; l < c->n_layers; l++)
+        for (int p = 0; p < 6; p++)
+            for (int i = 0; i < kvd; i++) {
+                size_t at = (size_t)(l * REF_MAX_POS + p) * kvd + (size_t)i;
+                double got = kvt == FR_DTYPE_BF16
+                                 ? bf16_to_f32(((const uint16_t *)kv_cache_k(&st.kv, l, p))[i])
+                                 : ((const float *)kv_cache_k(&st.kv, l, p))[i];
+                cr_assert_leq(fabs(got - m.k[at]), 1e-2 * fabs(m.k[at]) + 1e-4, "K layer %d pos %d [%d]", l,
+                              p, i);
+            }
+    free(ref);
+    free(m.k);
+    free(m.v);
+    decode_state_free(&st);
+    qwen3_weights_free(&w);
+}
+
+Test(decode, matches_reference_bf16_weights_bf16_kv) {
+    struct qwen3_config c = fixture_tiny_config();
+    check_against_reference(&c, FR_DTYPE_BF16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE);
+}
+
+Test(decode, matches_reference_bf16_weights_f32_kv) {
+    struct qwen3_config c = fixture_tiny_config();
+    check_against_reference(&c, FR_DTYPE_BF16, FR_DTYPE_F32, MATVEC_BACKEND_FORGE);
+}
+
+Test(decode, matches_reference_f32_weights_untied) {
+    struct qwen3_config c = fixture_tiny_config();
+    c.tied_embeddings = false;
+    check_against_reference(&c, FR_DTYPE_F32, FR_DTYPE_F32, MATVEC_BACKEND_FORGE);
+}
+
+Test(decode, matches_reference_openblas_backend) {
+    struct qwen3_config c = fixture_tiny_config();
+    const char *why = NULL;
+    if (!matvec_backend_available(MATVEC_BACKEND_OPENBLAS, FR_DTYPE_F32, &why))
+        cr_skip_test("openblas backend unavailable: %s", why ? why : "?");
+    check_against_reference(&c, FR_DTYPE_F32, FR_DTYPE_BF16, MATVEC_BACKEND_OPENBLAS);
+}
+
+/* The observer sees every block, in table order, each begin matched by its end. */
+struct trace {
+    int n;
+    int open; /* a begin without its end yet */
+    enum block_id b[64];
+    int layer[64];
+    int nested;
+};
+
+static void trace_begin(void *ctx, enum block_id b, int layer) {
+    struct trace *t = ctx;
+    if (t->open) t->nested = 1;
+    t->open = 1;
+    if (t->n < 64) {
+        t->b[t->n] = b;
+        t->layer[t->n] = layer;
+    }
+    t->n++;
+}
+
+static void trace_end(void *ctx, enum block_id b, int layer) {
+    struct trace *t = ctx;
+    if (!t->open || t->b[t->n - 1] != b || t->layer[t->n - 1] != layer) t->nested = 1;
+    t->open = 0;
+}
+
+Test(decode, observer_sees_blocks_in_order) {
+    struct qwen3_config c = fixture_tiny_config();
+    struct qwen3_weights w;
+    struct decode_state st;
+    setup(&w, &st, &c, FR_DTYPE_BF16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE);
+    struct trace t = {0};
+    struct decode_observer obs = {trace_begin, trace_end, &t};
+    struct fr_err err = {{0}};
+    cr_assert_eq(decode_step(&st, 5, 0, &obs, &err), 0, "%s", err.msg);
+    int per_layer = BLOCK_DOWN_PROJ - BLOCK_ATTN_NORM + 1;
+    cr_assert_eq(t.n, 3 + 2 * per_layer);
+    cr_expect_eq(t.nested, 0);
+    cr_expect_eq(t.b[0], BLOCK_EMBED);
+    cr_expect_eq(t.layer[0], -1);
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < per_layer; i++) {
+            cr_expect_eq(t.b[1 + l * per_layer + i], (enum block_id)(BLOCK_ATTN_NORM + i));
+            cr_expect_eq(t.layer[1 + l * per_layer + i], l);
+            cr_expect_eq(block_table()[BLOCK_ATTN_NORM + i].scope, BLOCK_SCOPE_LAYER);
+        }
+    cr_expect_eq(t.b[t.n - 2], BLOCK_FINAL_NORM);
+    cr_expect_eq(t.b[t.n - 1], BLOCK_LM_HEAD);
+    cr_expect_eq(t.layer[t.n - 1], -1);
+
+    struct sampler_params greedy = {0.0f, 1.0f, 0};
+    int token = -1, argmax = 0;
+    t.n = 0;
+    cr_assert_eq(decode_sample(&st, &greedy, 0, &obs, &token, &err), 0, "%s", err.msg);
+    cr_expect_eq(t.n, 1);
+    cr_expect_eq(t.b[0], BLOCK_SAMPLER);
+    for (int i = 1; i < c.vocab; i++)
+        if (st.logits[i] > st.logits[argmax]) argmax = i;
+    cr_expect_eq(token, argmax);
+    decode_state_free(&st);
+    qwen3_weights_free(&w);
+}
+
+Test(decode, block_run_alone_matches_step) {
+    /* The harness times blocks one by one: running the step's blocks by hand gives the step's logits. */
+    struct qwen3_config c = fixture_tiny_config();
+    struct qwen3_weights w;
+    struct decode_state a, b;
+    setup(&w, &a, &c, FR_DTYPE_BF16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE);
+    cr_assert_eq(decode_state_init(&b, &w, REF_MAX_POS, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, NULL), 0);
+    cr_assert_eq(decode_step(&a, 9, 0, NULL, NULL), 0);
+    b.token = 9;
+    cr_assert_eq(decode_block_run(&b, BLOCK_EMBED, -1, 0), 0, "%s", b.err.msg);
+    for (int l = 0; l < c.n_layers; l++)
+        for (int blk = BLOCK_ATTN_NORM; blk <= BLOCK_DOWN_PROJ; blk++)
+            cr_assert_eq(decode_block_run(&b, (enum block_id)blk, l, 0), 0, "%s", b.err.msg);
+    cr_assert_eq(decode_block_run(&b, BLOCK_FINAL_NORM, -1, 0), 0);
+    cr_assert_eq(decode_block_run(&b, BLOCK_LM_HEAD, -1, 0), 0);
+    cr_expect_eq(memcmp(a.logits, b.logits, (size_t)c.vocab * sizeof(float)), 0);
+    decode_state_free(&a);
+    decode_state_free(&b);
+    qwen3_weights_free(&w);
+}
+
+Test(decode, errors) {
+    struct qwen3_config c = fixture_tiny_config();
+    struct qwen3_weights w;
+    struct decode_state st;
+    struct fr_err err = {{0}};
+    setup(&w, &st, &c, FR_DTYPE_BF16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE);
+    cr_expect_neq(decode_step(&st, c.vocab, 0, NULL, &err), 0);
+    cr_expect(strstr(err.msg, "vocabulary") != NULL, "%s", err.msg);
+    cr_expect_neq(decode_step(&st, -1, 0, NULL, &err), 0);
+    cr_expect_neq(decode_step(&st, 1, REF_MAX_POS, NULL, &err), 0);
+    cr_expect(strstr(err.msg, "position") != NULL, "%s", err.msg);
+    cr_expect_neq(decode_block_run(&st, BLOCK_QKV_PROJ, 2, 0), 0);
+    cr_expect(strstr(st.err.msg, "layer") != NULL, "%s", st.err.msg);
+    cr_expect_neq(decode_block_run(&st, BLOCK_ATTENTION, 0, -1), 0);
+    cr_expect_neq(decode_block_run(&st, (enum block_id)BLOCK_COUNT, 0, 0), 0);
+    st.token = 1000;
+    cr_expect_neq(decode_block_run(&st, BLOCK_EMBED, -1, 0), 0);
+    struct sampler_params bad = {-1.0f, 1.0f, 0};
+    int token;
+    cr_expect_neq(decode_sample(&st, &bad, 0, NULL, &token, &err), 0);
+    decode_state_free(&st);
+
+    cr_expect_neq(decode_state_init(&st, &w, c.max_context + 1, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, &err),
+                  0);
+    cr_expect(strstr(err.msg, "positions") != NULL, "%s", err.msg);
+    cr_expect_neq(decode_state_init(&st, &w, 0, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, &err), 0);
+    w.cfg.n_kv_heads = 3; /* 4 query heads are not a multiple */
+    cr_expect_neq(decode_state_init(&st, &w, 4, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, &err), 0);
+    cr_expect(strstr(err.msg, "multiple") != NULL, "%s", err.msg);
+    w.cfg.n_kv_heads = 2;
+    w.cfg.head_dim = 31;
+    cr_expect_neq(decode_state_init(&st, &w, 4, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, &err), 0);
+    w.cfg.head_dim = 32;
+    qwen3_weights_free(&w);
+}

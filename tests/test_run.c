@@ -1,0 +1,132 @@
+/* End-to-end: `forge-roofline --quick` on a tiny Qwen3-shaped config writes every file of the output contract
+ * (DESIGN.md), run.json has the schema's keys, the PNGs are real images; bad runs fail before measuring. */
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tests/cli_run.h"
+
+static struct cli_result r;
+
+/* The single complete run folder under parent (NULL if none or several). */
+static int find_run(const char *parent, char *out, size_t len) {
+    DIR *d = opendir(parent);
+    if (!d) return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.') n++, snprintf(out, len, "%s/%s", parent, e->d_name);
+    closedir(d);
+    return n == 1 ? 0 : -1;
+}
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    buf[got] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static int has_gnuplot(void) {
+    return system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
+
+Test(run, quick_tiny_config_writes_the_contract, .timeout = 240) {
+    char parent[] = "/tmp/fr-run-XXXXXX";
+    cr_assert(mkdtemp(parent));
+    char args[512];
+    snprintf(args, sizeof args, "--model tests/fixtures/tiny-qwen3 --quick --context 1,64 --out %s", parent);
+    cli_run(&r, 1, args);
+    cr_assert_eq(r.status, 0, "run failed: %s", r.err);
+    char dir[512];
+    cr_assert_eq(find_run(parent, dir, sizeof dir), 0, "expected exactly one run folder in %s", parent);
+    const char *files[] = {"run.json", "blocks.csv", "steps.csv", "sampler.csv", "ceilings.csv", "report.md"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char p[600];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+        cr_expect(stat(p, &st) == 0 && st.st_size > 0, "%s missing or empty", p);
+    }
+    char p[600];
+    snprintf(p, sizeof p, "%s/run.json", dir);
+    char *text = slurp(p);
+    cJSON *j = cJSON_Parse(text);
+    cr_assert(j, "run.json is not JSON");
+    cr_expect_str_eq(cJSON_GetObjectItem(j, "schema")->valuestring, "forge-roofline/1");
+    const char *top[] = {"provenance", "counters", "ceilings", "model", "blocks", "steps", "sampler"};
+    for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
+        cr_expect(cJSON_GetObjectItem(j, top[i]), "run.json lacks '%s'", top[i]);
+    cJSON *counters = cJSON_GetObjectItem(j, "counters");
+    cr_expect(cJSON_IsBool(cJSON_GetObjectItem(counters, "available")));
+    if (cJSON_IsFalse(cJSON_GetObjectItem(counters, "available")))
+        cr_expect(cJSON_IsString(cJSON_GetObjectItem(counters, "reason")),
+                  "counters unavailable without a reason");
+    cJSON *blocks = cJSON_GetObjectItem(j, "blocks");
+    cr_expect_eq(cJSON_GetArraySize(blocks), 15);
+    const char *bkeys[] = {"name",       "calls", "flops", "bytes",      "predicted_s",
+                           "measured_s", "min_s", "max_s", "efficiency", "counters"};
+    for (size_t i = 0; i < sizeof bkeys / sizeof bkeys[0]; i++)
+        cr_expect(cJSON_GetObjectItem(cJSON_GetArrayItem(blocks, 0), bkeys[i]), "blocks[0] lacks '%s'",
+                  bkeys[i]);
+    cJSON *steps = cJSON_GetObjectItem(j, "steps");
+    cr_expect_eq(cJSON_GetArraySize(steps), 2);
+    const char *skeys[] = {"context",    "bytes",        "flops",     "predicted_s",
+                           "measured_s", "tokens_per_s", "efficiency"};
+    for (size_t i = 0; i < sizeof skeys / sizeof skeys[0]; i++)
+        cr_expect(cJSON_GetObjectItem(cJSON_GetArrayItem(steps, 1), skeys[i]), "steps[1] lacks '%s'",
+                  skeys[i]);
+    cr_expect_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(steps, 1), "context")->valuedouble, 64.0);
+    cr_expect(cJSON_GetArraySize(cJSON_GetObjectItem(j, "sampler")) > 0);
+    cJSON_Delete(j);
+    free(text);
+    if (!has_gnuplot()) {
+        cr_log_warn("gnuplot not installed: image checks skipped");
+        return;
+    }
+    const char *plots[] = {"roofline", "breakdown", "sampler", "context"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s/%s.png", dir, plots[i]);
+        char *png = slurp(p);
+        cr_expect(png && memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0, "%s is not a PNG", p);
+        free(png);
+        snprintf(p, sizeof p, "%s/%s.svg", dir, plots[i]);
+        char *svg = slurp(p);
+        cr_expect(svg && strstr(svg, "<svg"), "%s is not an SVG", p);
+        free(svg);
+    }
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", parent);
+    cr_expect_eq(system(cmd), 0);
+}
+
+Test(run, unwritable_out_fails_before_measuring) {
+    cli_run(&r, 1, "--model tests/fixtures/tiny-qwen3 --quick --out /proc/forbidden");
+    cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "/proc/forbidden") != NULL, "%s", r.err);
+}
+
+Test(run, bad_options) {
+    const char *bad[] = {"--quick",
+                         "--model qwen3-0.6b --threads 0",
+                         "--model qwen3-0.6b --context 1,x",
+                         "--model qwen3-0.6b --gemv mkl",
+                         "--model qwen3-0.6b --dtype q4",
+                         "--model tests/fixtures/tiny-qwen3 --context 5000",
+                         "--model qwen3-0.6b --nope",
+                         "--model no-such-model"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cli_run(&r, 1, bad[i]);
+        cr_expect_eq(r.status, 2, "'%s' exited %d: %s", bad[i], r.status, r.err);
+        cr_expect(strncmp(r.err, "forge-roofline: ", 16) == 0, "'%s': %s", bad[i], r.err);
+    }
+}
