@@ -87,7 +87,7 @@ static int chk_rmsnorm(double *max_err) {
     rmsnorm_ref(chk_d, chk_a, chk_b, NORM_N, 1e-6f);
     *max_err = 0.0;
     for (int i = 0; i < NORM_N; i++)
-        *max_err = fmax(*max_err, chk_rel(chk_c[i], chk_d[i], fabs(chk_d[i]) + 1e-30));
+        *max_err = fmax(*max_err, chk_rel(chk_c[i], chk_d[i], fabs((double)chk_d[i]) + 1e-30));
     return !(*max_err <= TOL_RMSNORM);
 }
 
@@ -101,7 +101,7 @@ static int chk_rmsnorm_heads(double *max_err) {
     rmsnorm_heads_ref(chk_d, chk_b, AT_HEADS, AT_DIM, 1e-6f);
     *max_err = 0.0;
     for (int i = 0; i < N; i++)
-        *max_err = fmax(*max_err, chk_rel(chk_c[i], chk_d[i], fabs(chk_d[i]) + 1e-30));
+        *max_err = fmax(*max_err, chk_rel(chk_c[i], chk_d[i], fabs((double)chk_d[i]) + 1e-30));
     return !(*max_err <= TOL_HEADS);
 }
 
@@ -113,7 +113,7 @@ static int chk_swiglu(double *max_err) {
     swiglu_ref(chk_d, chk_a, chk_b, N);
     *max_err = 0.0;
     for (int i = 0; i < N; i++)
-        *max_err = fmax(*max_err, chk_rel(chk_c[i], chk_d[i], fabs(chk_d[i]) + 1e-30));
+        *max_err = fmax(*max_err, chk_rel(chk_c[i], chk_d[i], fabs((double)chk_d[i]) + 1e-30));
     return !(*max_err <= TOL_SWIGLU);
 }
 
@@ -130,7 +130,7 @@ static int chk_rope(double *max_err) {
     for (int h = 0; h < AT_HEADS; h++)
         for (int i = 0; i < HALF; i++) {
             int j = h * AT_DIM + i;
-            double mag = fabs(chk_a[j]) + fabs(chk_a[j + HALF]) + 1e-30;
+            double mag = fabs((double)chk_a[j]) + fabs((double)chk_a[j + HALF]) + 1e-30;
             *max_err = fmax(*max_err, fmax(chk_rel(chk_c[j], chk_d[j], mag),
                                            chk_rel(chk_c[j + HALF], chk_d[j + HALF], mag)));
         }
@@ -152,7 +152,7 @@ static int chk_attention(double *max_err, enum fr_dtype t) {
     attention_ref(chk_oref, chk_q, k, v, t, AT_POS, AT_HEADS, AT_KV, AT_DIM, chk_scratch);
     *max_err = 0.0;
     for (int i = 0; i < AT_HEADS * AT_DIM; i++)
-        *max_err = fmax(*max_err, chk_rel(chk_out[i], chk_oref[i], fabs(chk_oref[i]) + 0.2));
+        *max_err = fmax(*max_err, chk_rel(chk_out[i], chk_oref[i], fabs((double)chk_oref[i]) + 0.2));
     return !(*max_err <= TOL_ATTENTION);
 }
 
