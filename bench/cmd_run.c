@@ -290,6 +290,8 @@ struct run {
     int have_counters;
     struct run_report *report;
     struct results_dir dir;
+    float *read_buf; /* [read_n] the read-only kernel's array, paired with the decode steps */
+    size_t read_n;
 };
 
 static void run_free(struct run *r) {
@@ -297,6 +299,7 @@ static void run_free(struct run *r) {
     if (r->have_counters) counters_close(&r->counters);
     if (r->have_state) decode_state_free(&r->st);
     if (r->have_weights) qwen3_weights_free(&r->weights);
+    free(r->read_buf);
     free(r->report);
 }
 
@@ -344,6 +347,12 @@ static int measure_steps(struct run *r, const struct decode_bench_opts *o) {
         s->predicted_s = predict_s(&r->roofs, c->dram_bytes, c->cache_bytes, c->flops);
         s->measured = m.step;
         s->tokens_per_s = 1.0 / m.step.median_s;
+        s->dram_bytes = c->dram_bytes;
+        s->dram_gbs = c->dram_bytes / m.step.median_s / 1e9;
+        if (m.read.reps > 0) {
+            s->paired_read_gbs = (double)o->read_n * sizeof(float) / m.read.median_s / 1e9;
+            s->paired_efficiency = c->dram_bytes / ((double)o->read_n * sizeof(float)) / m.step_over_read;
+        }
         s->efficiency = s->predicted_s / m.step.median_s;
         s->above_roof = report_is_above_roof(false, s->efficiency);
         for (int b = 0; b < BLOCK_COUNT; b++) s->block_s[b] = m.block_median_s[b];
@@ -445,6 +454,15 @@ static int run_main(struct run *r, int argc, char **argv) {
         .sampler = {.temperature = 0.8f, .top_p = 0.9f, .seed = 42},
     };
     r->st.sampler_params = bo.sampler;
+    /* the read paired with the steps: STREAM's size rule (4x the LLC), at least 256 MiB */
+    size_t read_bytes = 4 * r->machine.llc_total_bytes;
+    if (read_bytes < (256u << 20)) read_bytes = 256u << 20;
+    r->read_n = read_bytes / sizeof(float);
+    if (!(r->read_buf = aligned_alloc(64, r->read_n * sizeof(float))))
+        return cli_fail("out of memory for the %zu-byte paired read buffer", read_bytes);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < r->read_n; i++) r->read_buf[i] = (float)(i & 3);
+    bo.read_buf = r->read_buf, bo.read_n = r->read_n;
     if (decode_step(&r->st, 1, 0, NULL, &err) != 0)
         return cli_fail("%s", err.msg); /* real logits for the sampler */
 

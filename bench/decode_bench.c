@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model/kv_cache.h"
+#include "roofline/ceilings.h"
 
 struct block_ctx {
     struct decode_state *st;
@@ -70,6 +71,18 @@ static void step_rep(void *p, long rep) {
     if (c->n_rows < c->max_rows) c->n_rows++;
 }
 
+struct read_ctx {
+    const float *buf;
+    size_t n;
+    volatile double sink; /* keeps the sum alive */
+};
+
+static void read_rep(void *p, long rep) {
+    (void)rep;
+    struct read_ctx *c = p;
+    c->sink = ceilings_read_team(c->buf, c->n);
+}
+
 int decode_bench_step(struct decode_state *st, long context, const struct decode_bench_opts *opts,
                       struct decode_bench_step *out, struct fr_err *err) {
     memset(out, 0, sizeof *out);
@@ -84,7 +97,12 @@ int decode_bench_step(struct decode_state *st, long context, const struct decode
     c.rows = calloc((size_t)max_rows * BLOCK_COUNT, sizeof *c.rows);
     if (!c.rows) return fr_err_set(err, "out of memory for per-block times");
     int rc = 0;
-    if (timing_measure(step_rep, &c, &t, &out->step) != 0)
+    struct read_ctx rd = {opts->read_buf, opts->read_n, 0};
+    out->step_over_read = NAN;
+    int trc = opts->read_buf ? timing_measure_pair(step_rep, &c, read_rep, &rd, &t, &out->step, &out->read,
+                                                   &out->step_over_read)
+                             : timing_measure(step_rep, &c, &t, &out->step);
+    if (trc != 0)
         rc = fr_err_set(err, "out of memory timing steps");
     else if (c.failed)
         rc = fr_err_set(err, "decode step at context %ld failed: %s", context, c.err.msg);

@@ -13,12 +13,17 @@ struct decode_bench_opts {
     struct timing_opts block_timing; /* per block microbenchmark */
     struct timing_opts step_timing;  /* per whole step */
     struct sampler_params sampler;   /* the step's sampler (the sampler block) */
+    /* When non-NULL, each step is paired with one all-threads read of read_buf[read_n] (a, b, a, b, ...). */
+    const float *read_buf;
+    size_t read_n;
 };
 
 struct decode_bench_step {
     long context;
     struct timing_stats step;           /* forward pass + sampler, per step */
     double block_median_s[BLOCK_COUNT]; /* median over repetitions of each block's time in one step */
+    struct timing_stats read;           /* the paired read (reps 0 when not paired) */
+    double step_over_read;              /* median over pairs of step time / read time; NaN unpaired */
 };
 
 /* Measures block b alone at context `context` (the KV cache must hold that many positions). Returns 0, or

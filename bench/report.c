@@ -35,6 +35,7 @@ void report_init(struct run_report *r) {
     for (int i = 0; i < REPORT_MAX_STEPS; i++) {
         struct report_step *s = &r->steps[i];
         s->bytes = s->flops = s->predicted_s = s->tokens_per_s = s->efficiency = NAN;
+        s->dram_bytes = s->dram_gbs = s->paired_read_gbs = s->paired_efficiency = NAN;
         stats_init(&s->measured);
         for (int b = 0; b < BLOCK_COUNT; b++) s->block_s[b] = NAN;
     }
@@ -219,6 +220,10 @@ static const struct report_field step_fields[] = {
     F_NUM(S, "tokens_per_s", REPORT_F_DOUBLE, tokens_per_s),
     F_DERIVED("predicted_tokens_per_s", step_predicted_tps),
     F_NUM(S, "efficiency", REPORT_F_DOUBLE, efficiency),
+    F_NUM(S, "dram_bytes", REPORT_F_DOUBLE, dram_bytes),
+    F_NUM(S, "dram_gbs", REPORT_F_DOUBLE, dram_gbs),
+    F_NUM(S, "paired_read_gbs", REPORT_F_DOUBLE, paired_read_gbs),
+    F_NUM(S, "paired_efficiency", REPORT_F_DOUBLE, paired_efficiency),
     F_ABOVE(S),
 };
 #undef S

@@ -104,7 +104,13 @@ struct report_step {
     double predicted_s;
     struct timing_stats measured;
     double tokens_per_s; /* 1 / measured_s */
-    double efficiency;   /* predicted_s / measured_s */
+    double dram_bytes;   /* of `bytes`, those streamed from DRAM: matrix weights and KV reads */
+    double dram_gbs;     /* dram_bytes / measured_s */
+    /* The read-only kernel run alternately with the steps (a, b, a, b, ...), so both see the same load of a
+     * shared machine: its median GB/s, and the median over pairs of step DRAM GB/s / read GB/s. */
+    double paired_read_gbs;
+    double paired_efficiency;
+    double efficiency; /* predicted_s / measured_s */
     bool above_roof;
     double block_s[BLOCK_COUNT]; /* seconds per step spent in each block (observer); NaN = not observed */
 };

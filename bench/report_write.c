@@ -260,13 +260,14 @@ static void md_blocks(FILE *f, const struct run_report *r, bool full) {
 
 static void md_steps(FILE *f, const struct run_report *r) {
     fputs("## Decode steps\n\n| context | MB read | predicted ms | measured ms | min ms | max ms | reps | "
-          "tokens/s "
-          "| roof tokens/s | efficiency | flags |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n",
+          "tokens/s | roof tokens/s | efficiency | DRAM GB/s | paired read GB/s | vs paired read | flags |\n"
+          "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n",
           f);
     for (int i = 0; i < r->n_steps; i++) {
         const struct report_step *s = &r->steps[i];
         char mb[REPORT_FMT_LEN], pr[REPORT_FMT_LEN], me[REPORT_FMT_LEN], lo[REPORT_FMT_LEN],
-            hi[REPORT_FMT_LEN], tps[REPORT_FMT_LEN], ptps[REPORT_FMT_LEN], ef[REPORT_FMT_LEN], flags[160];
+            hi[REPORT_FMT_LEN], tps[REPORT_FMT_LEN], ptps[REPORT_FMT_LEN], ef[REPORT_FMT_LEN],
+            gbs[REPORT_FMT_LEN], rgbs[REPORT_FMT_LEN], pef[REPORT_FMT_LEN], flags[160];
         report_fmt_md(s->bytes, 1e-6, 1, mb);
         report_fmt_md(s->predicted_s, 1e3, 3, pr);
         report_fmt_md(s->measured.median_s, 1e3, 3, me);
@@ -276,12 +277,21 @@ static void md_steps(FILE *f, const struct run_report *r) {
         report_fmt_md(report_ratio(1.0, s->predicted_s), 1, 1, ptps);
         report_fmt_md(s->efficiency, 100, 0, ef);
         if (isfinite(s->efficiency)) strcat(ef, " %");
+        report_fmt_md(s->dram_gbs, 1, 1, gbs);
+        report_fmt_md(s->paired_read_gbs, 1, 1, rgbs);
+        report_fmt_md(s->paired_efficiency, 100, 0, pef);
+        if (isfinite(s->paired_efficiency)) strcat(pef, " %");
         md_flags(flags, sizeof flags, &s->measured, report_is_above_roof(s->above_roof, s->efficiency));
-        fprintf(f, "| %ld | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s |\n", s->context, mb, pr, me, lo,
-                hi, s->measured.reps, tps, ptps, ef, flags);
+        fprintf(f, "| %ld | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", s->context,
+                mb, pr, me, lo, hi, s->measured.reps, tps, ptps, ef, gbs, rgbs, pef, flags);
     }
-    if (r->n_steps == 0) fputs("| (none measured) | | | | | | | | | | |\n", f);
-    fputc('\n', f);
+    if (r->n_steps == 0) fputs("| (none measured) | | | | | | | | | | | | | |\n", f);
+    fputs(
+        "\nefficiency = predicted / measured against the best-of-runs ceilings (STREAM's rule); \"vs paired "
+        "read\" = the step's DRAM GB/s over the read-only kernel's GB/s, run alternately with the steps so "
+        "both "
+        "see the same load (median over pairs).\n\n",
+        f);
 }
 
 static void md_sampler(FILE *f, const struct run_report *r) {

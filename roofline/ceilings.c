@@ -134,6 +134,19 @@ static void split(size_t n, int nthreads, int t, size_t *lo, size_t *hi) {
     *hi = *lo + chunk < n ? *lo + chunk : n;
 }
 
+double ceilings_read_team(const float *a, size_t n) {
+    const char *isa;
+    read_fn fn = pick_read(&isa);
+    double total = 0;
+#pragma omp parallel reduction(+ : total)
+    {
+        size_t lo, hi;
+        split(n, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
+        total += fn(a + lo, hi - lo, 1);
+    }
+    return total;
+}
+
 /* Sum of (i & 3) over i in [0, n): exact. */
 static double pattern_sum(size_t n) {
     size_t r = n % 4;

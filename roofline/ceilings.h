@@ -70,6 +70,9 @@ const char *ceilings_unit(enum ceiling_kind kind); /* "GB/s" or "GFLOP/s" */
 int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, struct ceilings *c,
                      struct fr_err *err);
 
+/* The same read over all threads of an OpenMP team (static split), for a read measured alongside other
+ * work, e.g. alternated with decode steps. Returns the sum. */
+double ceilings_read_team(const float *a, size_t n);
 /* One thread's read-only sum of a[0..n) with the fastest kernel this CPU has (for counter calibration). */
 double ceilings_read_sum(const float *a, size_t n);
 

@@ -3,6 +3,7 @@
  * in flight; 12 plus the two constants fit the 16 ymm registers). Checked in tests/test_ceilings.c against
  * exact sums and a scalar fmaf loop. */
 #include <immintrin.h>
+#include <stdint.h>
 
 #include "roofline/ceilings_kernels.h"
 
@@ -33,6 +34,9 @@ double ceilings_read_avx2(const float *a, size_t n, long passes) {
         for (size_t lo = 0; lo < n64; lo += CEILINGS_FOLD_FLOATS) {
             size_t hi = lo + CEILINGS_FOLD_FLOATS < n64 ? lo + CEILINGS_FOLD_FLOATS : n64;
             for (size_t i = lo; i < hi; i += 64) {
+                uintptr_t pf =
+                    (uintptr_t)(a + i) + CEILINGS_PREFETCH_FLOATS * sizeof(float); /* may pass the end */
+                for (int l = 0; l < 4; l++) _mm_prefetch((const char *)(pf + 64 * (uintptr_t)l), _MM_HINT_T1);
                 acc[0] = _mm256_add_ps(acc[0], _mm256_loadu_ps(a + i));
                 acc[1] = _mm256_add_ps(acc[1], _mm256_loadu_ps(a + i + 8));
                 acc[2] = _mm256_add_ps(acc[2], _mm256_loadu_ps(a + i + 16));

@@ -3,6 +3,7 @@
  * flight: 2 pipes x latency 4). Checked in tests/test_ceilings.c against exact sums and a scalar fmaf loop.
  */
 #include <immintrin.h>
+#include <stdint.h>
 
 #include "roofline/ceilings_kernels.h"
 
@@ -26,6 +27,9 @@ double ceilings_read_avx512(const float *a, size_t n, long passes) {
         for (size_t lo = 0; lo < n128; lo += CEILINGS_FOLD_FLOATS) {
             size_t hi = lo + CEILINGS_FOLD_FLOATS < n128 ? lo + CEILINGS_FOLD_FLOATS : n128;
             for (size_t i = lo; i < hi; i += 128) {
+                uintptr_t pf =
+                    (uintptr_t)(a + i) + CEILINGS_PREFETCH_FLOATS * sizeof(float); /* may pass the end */
+                for (int l = 0; l < 8; l++) _mm_prefetch((const char *)(pf + 64 * (uintptr_t)l), _MM_HINT_T1);
                 acc[0] = _mm512_add_ps(acc[0], _mm512_loadu_ps(a + i));
                 acc[1] = _mm512_add_ps(acc[1], _mm512_loadu_ps(a + i + 16));
                 acc[2] = _mm512_add_ps(acc[2], _mm512_loadu_ps(a + i + 32));
