@@ -318,14 +318,20 @@ static int measure_blocks(struct run *r, const struct timing_opts *t) {
         o->calls = c.calls, o->flops = c.flops, o->bytes = c.bytes;
         o->predicted_s = predict_s(&r->roofs, c.dram_bytes, c.cache_bytes, c.flops);
         snprintf(o->bound, sizeof o->bound, "%s", bound_of(&r->roofs, c.dram_bytes, c.cache_bytes, c.flops));
-        int counted = counters_start(&r->counters) == 0;
-        int rc = decode_bench_block(&r->st, (enum block_id)b, T, t, &o->measured, &err);
-        counted = counters_stop(&r->counters) == 0 && counted;
-        if (rc != 0) return cli_fail("%s", err.msg);
-        /* counts cover warm-up and timed repetitions; each repetition is one step's calls of the block */
-        for (int e = 0; counted && e < r->report->counters.n_events; e++)
-            if (r->counters.events[e].counted)
-                o->counters[e] = (double)r->counters.values[e] / (t->warmup + o->measured.reps);
+        if (decode_bench_block(&r->st, (enum block_id)b, T, t, r->read_buf, r->read_n, &o->measured, &err) !=
+            0)
+            return cli_fail("%s", err.msg);
+        if (r->counters.available) {
+            /* counted in repetitions of their own, so the timed ones carry no counter overhead */
+            double per_rep[COUNTERS_MAX_EVENTS];
+            err.msg[0] = '\0';
+            if (decode_bench_block_counters(&r->st, (enum block_id)b, T, t->min_reps, r->read_buf, r->read_n,
+                                            &r->counters, per_rep, &err) == 0) {
+                for (int e = 0; e < r->report->counters.n_events; e++) o->counters[e] = per_rep[e];
+            } else if (err.msg[0]) {
+                return cli_fail("%s", err.msg);
+            }
+        }
         o->efficiency = o->predicted_s / o->measured.median_s;
         o->above_roof = report_is_above_roof(false, o->efficiency);
     }

@@ -10,6 +10,18 @@
 #include "model/kv_cache.h"
 #include "roofline/ceilings.h"
 
+struct read_ctx {
+    const float *buf;
+    size_t n;
+    volatile double sink; /* keeps the sum alive */
+};
+
+static void read_rep(void *p, long rep) {
+    (void)rep;
+    struct read_ctx *c = p;
+    c->sink = ceilings_read_team(c->buf, c->n);
+}
+
 struct block_ctx {
     struct decode_state *st;
     enum block_id block;
@@ -27,12 +39,36 @@ static void block_rep(void *p, long rep) {
 }
 
 int decode_bench_block(struct decode_state *st, enum block_id b, long context, const struct timing_opts *opts,
-                       struct timing_stats *out, struct fr_err *err) {
+                       const float *evict, size_t evict_n, struct timing_stats *out, struct fr_err *err) {
     struct block_ctx c = {st, b, (int)context, 0};
     st->token = 1;
-    if (timing_measure(block_rep, &c, opts, out) != 0)
-        return fr_err_set(err, "out of memory timing %s", block_name(b));
+    const int cold = evict && (block_table()[b].reads_weights || b == BLOCK_ATTENTION);
+    struct read_ctx rd = {evict, evict_n, 0};
+    struct timing_stats evict_stats;
+    /* pairs run evict, block, evict, block, ...: only the block's times are kept */
+    int rc = cold ? timing_measure_pair(read_rep, &rd, block_rep, &c, opts, &evict_stats, out, NULL)
+                  : timing_measure(block_rep, &c, opts, out);
+    if (rc != 0) return fr_err_set(err, "out of memory timing %s", block_name(b));
     if (c.failed) return fr_err_set(err, "block %s failed: %s", block_name(b), st->err.msg);
+    return 0;
+}
+
+int decode_bench_block_counters(struct decode_state *st, enum block_id b, long context, int reps,
+                                const float *evict, size_t evict_n, struct counters *c, double *per_rep,
+                                struct fr_err *err) {
+    struct block_ctx bc = {st, b, (int)context, 0};
+    struct read_ctx rd = {evict, evict_n, 0};
+    const int cold = evict && (block_table()[b].reads_weights || b == BLOCK_ATTENTION);
+    double sum[COUNTERS_MAX_EVENTS] = {0};
+    for (int i = 0; i < reps; i++) {
+        if (cold) read_rep(&rd, i);
+        if (counters_start(c) != 0) return -1;
+        block_rep(&bc, i);
+        if (counters_stop(c) != 0) return -1;
+        for (int e = 0; e < c->n_events; e++) sum[e] += (double)c->values[e];
+    }
+    if (bc.failed) return fr_err_set(err, "block %s failed: %s", block_name(b), st->err.msg);
+    for (int e = 0; e < c->n_events; e++) per_rep[e] = c->events[e].counted && reps > 0 ? sum[e] / reps : NAN;
     return 0;
 }
 
@@ -69,18 +105,6 @@ static void step_rep(void *p, long rep) {
         decode_sample(c->st, &c->opts->sampler, (uint64_t)rep, &obs, &token, &c->err) != 0)
         c->failed = 1;
     if (c->n_rows < c->max_rows) c->n_rows++;
-}
-
-struct read_ctx {
-    const float *buf;
-    size_t n;
-    volatile double sink; /* keeps the sum alive */
-};
-
-static void read_rep(void *p, long rep) {
-    (void)rep;
-    struct read_ctx *c = p;
-    c->sink = ceilings_read_team(c->buf, c->n);
 }
 
 int decode_bench_step(struct decode_state *st, long context, const struct decode_bench_opts *opts,

@@ -4,6 +4,7 @@
 #ifndef FR_DECODE_BENCH_H
 #define FR_DECODE_BENCH_H
 
+#include "bench/counters.h"
 #include "bench/timing.h"
 #include "kernels/sampler.h"
 #include "model/blocks.h"
@@ -26,10 +27,20 @@ struct decode_bench_step {
     double step_over_read;              /* median over pairs of step time / read time; NaN unpaired */
 };
 
-/* Measures block b alone at context `context` (the KV cache must hold that many positions). Returns 0, or
- * -1 with err set when a block run fails. */
+/* Measures block b alone at context `context` (the KV cache must hold that many positions). For a block that
+ * streams weights or KV from DRAM, every repetition is preceded by an untimed all-threads read of
+ * evict[evict_n] (NULL: none) so the last-level cache holds none of its data, as in the real step where
+ * 1.2 GB pass between two calls of the same layer. Returns 0, or -1 with err set when a block run fails. */
 int decode_bench_block(struct decode_state *st, enum block_id b, long context, const struct timing_opts *opts,
-                       struct timing_stats *out, struct fr_err *err);
+                       const float *evict, size_t evict_n, struct timing_stats *out, struct fr_err *err);
+
+/* Counts block b's events over `reps` further repetitions, each preceded (outside the counted region) by the
+ * same eviction as decode_bench_block, so counts cover the block alone. per_rep[e] gets the mean count per
+ * repetition of c->events[e] (NaN for an event not counted). Returns 0, or -1 when the counters could not
+ * be read (c->reason says why) or a block run failed (err). */
+int decode_bench_block_counters(struct decode_state *st, enum block_id b, long context, int reps,
+                                const float *evict, size_t evict_n, struct counters *c, double *per_rep,
+                                struct fr_err *err);
 
 /* Fills the KV cache to depth `context` and measures whole steps at position `context`. */
 int decode_bench_step(struct decode_state *st, long context, const struct decode_bench_opts *opts,
