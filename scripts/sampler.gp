@@ -9,8 +9,8 @@ set format y '10^{%L}'
 set xlabel 'vocabulary size (logits per row)'
 set ylabel 'time per row (µs; median, bars min..max)'
 set key outside right top font ',11'
-set xtics (1024, 4096, 16384, 65536, 151936)
-set format x '%.0f'
+set xtics ('32k' 32000, '64k' 65536, '128k' 128256, '152k' 151936, '256k' 262144, '1k' 1024, '4k' 4096, '16k' 16384) font ',10'
+set mxtics default
 set offsets graph 0.04, graph 0.04, 0, 0
 has_step = (step_s == step_s)
 step_title = has_step ? sprintf('whole decode step at T=%d: %.1f ms', step_context, step_s * 1e3) \
