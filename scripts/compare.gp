@@ -15,7 +15,7 @@ if (n_rows == 0) { eval no_data('the two runs share no block') }
 set multiplot title "forge-roofline compare: ".run_title."\n".title_a."   vs   ".title_b noenhanced
 set lmargin at screen 0.06
 set rmargin at screen 0.47
-set bmargin at screen 0.18
+set bmargin at screen 0.26
 set tmargin at screen 0.86
 set logscale xy
 set format x '10^{%L}'
@@ -25,7 +25,7 @@ set yrange [y_lo:y_hi]
 set xlabel 'arithmetic intensity (FLOP / byte)'
 set ylabel 'performance (GFLOP/s)'
 set title 'both runs on run A''s roofs'
-set key at screen 0.47, screen 0.11 right horizontal maxcols 3 width -2 font ',11' noenhanced
+set key at screen 0.47, screen 0.17 right vertical maxrows 4 width -2 font ',10' noenhanced
 set samples 400
 plot NaN notitle, \
      for [i=1:n_a_bw] roof(x, a_bw_val[i]) with lines lw 2.5 dt i lc rgb roofcol[(i-1)%4+1] title 'A '.a_bw_name[i], \
