@@ -93,8 +93,10 @@ $(BUILD)/fuzz/obj/%.o: %.c
 	@$(FUZZ_CC) $(FUZZ_FLAGS) $(ISA) -c $< -o $@
 $(BUILD)/fuzz/obj/%_avx2.o: ISA = $(ISA_AVX2)
 $(BUILD)/fuzz/obj/%_avx512.o: ISA = $(ISA_AVX512)
+.SECONDARY: $(FUZZ_OBJ)
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+	@echo "  LD fuzz $@"
+	@$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 fuzz: deps $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 	@set -e; for f in $(FUZZ_SRC); do \
 	  n=$$(basename $$f .c); mkdir -p $(BUILD)/fuzz/$$n-corpus; \
