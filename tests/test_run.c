@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "tests/cli_run.h"
+#include "tests/report_testutil.h"
 
 static struct cli_result r;
 
@@ -22,19 +23,6 @@ static int find_run(const char *parent, char *out, size_t len) {
         if (e->d_name[0] != '.') n++, snprintf(out, len, "%s/%s", parent, e->d_name);
     closedir(d);
     return n == 1 ? 0 : -1;
-}
-
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    buf[got] = '\0';
-    fclose(f);
-    return buf;
 }
 
 static int has_gnuplot(void) {
@@ -58,8 +46,7 @@ Test(run, quick_tiny_config_writes_the_contract, .timeout = 240) {
         cr_expect(stat(p, &st) == 0 && st.st_size > 0, "%s missing or empty", p);
     }
     char p[600];
-    snprintf(p, sizeof p, "%s/run.json", dir);
-    char *text = slurp(p);
+    char *text = tu_slurp(dir, "run.json");
     cJSON *j = cJSON_Parse(text);
     cr_assert(j, "run.json is not JSON");
     cr_expect_str_eq(cJSON_GetObjectItem(j, "schema")->valuestring, "forge-roofline/1");
@@ -95,12 +82,12 @@ Test(run, quick_tiny_config_writes_the_contract, .timeout = 240) {
     }
     const char *plots[] = {"roofline", "breakdown", "sampler", "context"};
     for (size_t i = 0; i < 4; i++) {
-        snprintf(p, sizeof p, "%s/%s.png", dir, plots[i]);
-        char *png = slurp(p);
+        snprintf(p, sizeof p, "%s.png", plots[i]);
+        char *png = tu_slurp(dir, p);
         cr_expect(png && memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0, "%s is not a PNG", p);
         free(png);
-        snprintf(p, sizeof p, "%s/%s.svg", dir, plots[i]);
-        char *svg = slurp(p);
+        snprintf(p, sizeof p, "%s.svg", plots[i]);
+        char *svg = tu_slurp(dir, p);
         cr_expect(svg && strstr(svg, "<svg"), "%s is not an SVG", p);
         free(svg);
     }
