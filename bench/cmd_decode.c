@@ -17,6 +17,7 @@
 #include "model/cost.h"
 #include "model/decode.h"
 #include "model/safetensors.h"
+#include "roofline/topology.h"
 
 /* Synthetic weights need some seed; a fixed one makes two runs of the same command agree token for token. */
 #define DECODE_WEIGHTS_SEED 0x5eedULL
@@ -26,7 +27,7 @@ struct decode_args {
     long max_new;
     enum fr_dtype wtype, kvtype;
     enum matvec_backend backend;
-    long threads; /* 0: OpenMP's default */
+    long threads; /* 0: one per core */
     struct sampler_params sampler;
 };
 
@@ -170,12 +171,11 @@ static int run_decode(const struct decode_args *a, struct run *r) {
                                n_prompt, a->max_new, positions, r->cfg.name, r->cfg.max_context);
     if (a->logits_out && !(r->logits_f = fopen(a->logits_out, "wb")))
         return cli_usage_error("decode: cannot write --logits-out '%s'", a->logits_out);
-    if (a->threads > 0) {
-        omp_set_num_threads((int)a->threads);
-        openblas_set_num_threads((int)a->threads);
-    } else {
-        openblas_set_num_threads(omp_get_max_threads()); /* the backends compared on equal threads */
-    }
+    /* one thread per core (or --threads), each bound to its core through hwloc; OpenBLAS gets as many */
+    struct machine m;
+    if (machine_detect(&m, (int)a->threads, &err)) return cli_usage_error("decode: %s", err.msg);
+    if (machine_bind_threads(&m, &err)) return cli_fail("decode: %s", err.msg);
+    openblas_set_num_threads(m.threads);
 
     if (qwen3_weights_alloc(&r->w, &r->cfg, a->wtype, &err)) return cli_usage_error("decode: %s", err.msg);
     double t0 = timing_now_s();
