@@ -402,6 +402,7 @@ int report_write_markdown(const struct run_report *r, const char *dir, enum repo
 
 int report_write_summary(const struct run_report *r, FILE *out) {
     md_setup(out, r);
+    md_counters(out, r);
     md_blocks(out, r, false);
     md_steps(out, r);
     md_findings(out, r);
