@@ -105,7 +105,8 @@ static void print_setup(const struct machine_args *a, const struct machine *m) {
     print_bytes("L1d", m->l1d_bytes, m->l1d_count);
     print_bytes("L2", m->l2_bytes, m->l2_count);
     print_bytes("L3", m->l3_bytes, m->l3_count);
-    printf("| memory | %.2f GiB |\n", (double)m->memory_bytes / (double)(1ull << 30));
+    printf("| memory | %.2f GiB in the NUMA nodes (hwloc), %.2f GiB reported by the OS |\n",
+           (double)m->memory_bytes / (double)(1ull << 30), (double)m->os_memory_bytes / (double)(1ull << 30));
     printf("| AVX2 | %s |\n| FMA | %s |\n| AVX-512 | %s |\n| AVX-512 BF16 | %s |\n", m->avx2 ? "yes" : "no",
            m->fma ? "yes" : "no", m->avx512f ? "yes" : "no", m->avx512bf16 ? "yes" : "no");
     printf("| threads | %d, %s |\n\n", m->threads, m->binding);

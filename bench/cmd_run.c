@@ -234,11 +234,13 @@ static void fill_provenance(struct run_report *rep, const struct run_args *a, in
     p->host[sizeof p->host - 1] = '\0';
     snprintf(p->utc_stamp, sizeof p->utc_stamp, "%s", stamp);
     snprintf(p->cpu_model, sizeof p->cpu_model, "%s", m->cpu_model);
-    snprintf(
-        p->topology, sizeof p->topology,
-        "%d package(s), %d NUMA node(s), %d cores, %d PUs, L1d %zu KiB, L2 %zu KiB, L3 %zu KiB, %.1f GiB; %s",
-        m->packages, m->numa_nodes, m->cores, m->pus, m->l1d_bytes >> 10, m->l2_bytes >> 10,
-        m->l3_bytes >> 10, (double)m->memory_bytes / (1u << 30), m->binding);
+    snprintf(p->topology, sizeof p->topology,
+             "%d package(s), %d NUMA node(s), %d cores, %d PUs, L1d %zu KiB, L2 %zu KiB, L3 %zu KiB, memory "
+             "%.1f GiB "
+             "(OS; NUMA nodes %.1f GiB); %s",
+             m->packages, m->numa_nodes, m->cores, m->pus, m->l1d_bytes >> 10, m->l2_bytes >> 10,
+             m->l3_bytes >> 10, (double)m->os_memory_bytes / (1u << 30), (double)m->memory_bytes / (1u << 30),
+             m->binding);
     p->threads = m->threads;
     snprintf(p->dtype, sizeof p->dtype, "%s", fr_dtype_name(a->wtype));
     snprintf(p->kv_dtype, sizeof p->kv_dtype, "%s", fr_dtype_name(a->kvtype));

@@ -8,6 +8,7 @@
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kernels/fr_check.h"
 
@@ -94,7 +95,11 @@ out:
 }
 
 int machine_detect(struct machine *m, int threads, struct fr_err *err) {
-    return machine_load(m, NULL, threads, err);
+    if (machine_load(m, NULL, threads, err) != 0) return -1;
+    /* some VMs hot-plug memory the NUMA nodes do not report: keep the OS's figure beside hwloc's */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    m->os_memory_bytes = pages > 0 && page > 0 ? (unsigned long long)pages * (unsigned long long)page : 0;
+    return 0;
 }
 
 int machine_from_synthetic(struct machine *m, const char *desc, int threads, struct fr_err *err) {
@@ -207,6 +212,7 @@ int machine_to_json(const struct machine *m, struct cJSON *obj) {
     if (!cJSON_AddNumberToObject(caches, "l3", (double)m->l3_bytes)) return -1;
     if (!cJSON_AddNumberToObject(caches, "llc_total", (double)m->llc_total_bytes)) return -1;
     if (!cJSON_AddNumberToObject(obj, "memory_bytes", (double)m->memory_bytes)) return -1;
+    if (!cJSON_AddNumberToObject(obj, "os_memory_bytes", (double)m->os_memory_bytes)) return -1;
     if (!(isa = cJSON_AddObjectToObject(obj, "isa"))) return -1;
     if (!cJSON_AddBoolToObject(isa, "avx2", m->avx2)) return -1;
     if (!cJSON_AddBoolToObject(isa, "fma", m->fma)) return -1;

@@ -20,7 +20,8 @@ struct machine {
     size_t llc_bytes;                  /* one instance of the last level present (L3, else L2, else L1d) */
     size_t llc_total_bytes; /* all instances of that level together: STREAM's "4x the LLC" is of this */
     int llc_level;          /* 1, 2 or 3; 0 when hwloc reports no cache */
-    unsigned long long memory_bytes;     /* total memory of all NUMA nodes */
+    unsigned long long memory_bytes;     /* total memory of all NUMA nodes (hwloc) */
+    unsigned long long os_memory_bytes;  /* physical memory the OS reports (sysconf); 0 for synthetic */
     bool avx2, fma, avx512f, avx512bf16; /* of the CPU running this process (cpuid) */
     int threads;                         /* threads the measurements use: one per core */
     char binding[160];                   /* how the threads are bound, or "not bound" */
