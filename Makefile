@@ -20,6 +20,11 @@ SANITIZE := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-san
 ISA_AVX2   := -mavx2 -mfma -mf16c
 ISA_AVX512 := -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512bf16 -mfma -mf16c
 
+# The commit the binary is built from, with "-dirty" when tracked files differ from it: run.json's
+# provenance. The stamp file changes only when that text does, and only cmd_run.o depends on it.
+GIT_HEAD   := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+GIT_COMMIT := $(if $(GIT_HEAD),$(GIT_HEAD)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty))
+
 LIB_SRC  := $(wildcard kernels/*.c model/*.c roofline/*.c bench/*.c)
 LIB_SRC  := $(filter-out bench/main.c,$(LIB_SRC))
 TEST_SRC := $(wildcard tests/test_*.c tests/cli_run.c)
@@ -32,7 +37,7 @@ BIN      := $(BUILD)/forge-roofline
 SAN_BIN  := $(BUILD)/tests/forge-roofline-san
 TEST_BIN := $(BUILD)/tests/unit
 
-.PHONY: all test bench plots fmt lint fuzz clean install deps
+.PHONY: all test bench plots fmt lint fuzz clean install deps FORCE
 all: deps $(BIN)
 
 # Installs missing packages (as root on Debian/Ubuntu) or says exactly what to run.
@@ -42,13 +47,19 @@ deps:
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	@$(CC) $(BASEFLAGS) $(CFLAGS) $(ISA) -c $< -o $@
+	@$(CC) $(BASEFLAGS) $(CFLAGS) $(ISA) $(DEFS) -c $< -o $@
 $(BUILD)/san/%.o: %.c
 	@mkdir -p $(@D)
 	@echo "  CC san  $<"
-	@$(CC) $(BASEFLAGS) $(SANITIZE) $(ISA) -c $< -o $@
+	@$(CC) $(BASEFLAGS) $(SANITIZE) $(ISA) $(DEFS) -c $< -o $@
 $(BUILD)/obj/%_avx2.o $(BUILD)/san/%_avx2.o: ISA = $(ISA_AVX2)
 $(BUILD)/obj/%_avx512.o $(BUILD)/san/%_avx512.o: ISA = $(ISA_AVX512)
+$(BUILD)/obj/bench/cmd_run.o $(BUILD)/san/bench/cmd_run.o: DEFS = -DFR_GIT_COMMIT='"$(GIT_COMMIT)"'
+$(BUILD)/obj/bench/cmd_run.o $(BUILD)/san/bench/cmd_run.o: $(BUILD)/git-commit
+$(BUILD)/git-commit: FORCE
+	@mkdir -p $(@D)
+	@echo '$(GIT_COMMIT)' | cmp -s - $@ || echo '$(GIT_COMMIT)' > $@
+FORCE:
 
 $(BIN): $(LIB_OBJ) $(BUILD)/obj/bench/main.o
 	$(CC) -o $@ $^ $(LDLIBS)

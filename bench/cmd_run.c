@@ -197,34 +197,18 @@ static void fill_ceilings(struct run_report *rep, const struct ceilings *c) {
     }
 }
 
-/* The git commit of the source tree the binary was built in ("" when unknown). */
-static void git_commit(char *out, size_t len) {
-    out[0] = '\0';
-    char exe[512];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash) return;
-    *slash = '\0';
-    char cmd[700];
-    if (snprintf(cmd, sizeof cmd, "git -C '%s' rev-parse --short=12 HEAD 2>/dev/null", exe) >=
-        (int)sizeof cmd)
-        return;
-    FILE *p = popen(cmd, "r");
-    if (!p) return;
-    if (fgets(out, (int)len, p))
-        out[strcspn(out, "\n")] = '\0';
-    else
-        out[0] = '\0';
-    pclose(p);
-}
+/* The commit the binary was built from, "-dirty" when tracked files differed from it; the Makefile passes it.
+ * Asking git at run time would name whatever the checkout holds by then, and a clean commit for a build
+ * of modified sources. */
+#ifndef FR_GIT_COMMIT
+#define FR_GIT_COMMIT ""
+#endif
 
 static void fill_provenance(struct run_report *rep, const struct run_args *a, int argc, char **argv,
                             const struct machine *m, const char *stamp) {
     struct report_provenance *p = &rep->prov;
     snprintf(p->version, sizeof p->version, "%s", FR_VERSION);
-    git_commit(p->git_commit, sizeof p->git_commit);
+    snprintf(p->git_commit, sizeof p->git_commit, "%s", FR_GIT_COMMIT);
     size_t off = 0;
     snprintf(p->command_line, sizeof p->command_line, "forge-roofline");
     off = strlen(p->command_line);

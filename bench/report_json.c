@@ -15,9 +15,13 @@
 
 /* ---------- writing ---------- */
 
+/* A number in the CSV files' exact round-trip text (cJSON's own printing stops at 15 significant digits
+ * when that reads back within an epsilon, so run.json and the CSVs would disagree in the last bits). */
 static void add_num(cJSON *o, const char *key, double v) {
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, key, v);
+    char text[REPORT_FMT_LEN];
+    report_fmt_exact(v, text);
+    if (text[0])
+        cJSON_AddRawToObject(o, key, text);
     else
         cJSON_AddNullToObject(o, key);
 }

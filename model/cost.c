@@ -4,8 +4,11 @@
  * - norm weights are f32 (widened at load); matrices and the embedding use the weight dtype;
  * - the embedding is a one-row gather; the tied LM head streams the whole embedding matrix;
  * - attention at context T reads T + 1 cached positions of K and V for every KV head, once per KV head (the
- *   query heads of a group share the stream), and writes its score row (n_heads x (T+1) f32) once and reads
- *   it twice (softmax, weighted sum).
+ *   query heads of a group share the stream). Its scores (n_heads x (T+1) f32, one position block at a time
+ *   in scratch) are touched five times, as the vector paths of kernels/ make them: written (q.k), read for
+ *   the block max, read and overwritten by exp, read for the weighted sum of V.
+ * - a projection into the residual stream (o_proj, down_proj) writes its matvec result, then the add reads
+ *   it and the residual and writes the residual: 4 x hidden f32 besides the matvec's input.
  * - for prediction the bytes are also split by where the real step finds them: matrix weights and KV reads
  *   come from DRAM (they are far larger than the caches and read once per step); norm weights, the new K
  *   and V and the activations are cache-resident.
@@ -43,12 +46,14 @@ static void matvec_cost(struct block_cost *b, double rows, double cols, double w
 }
 
 /* Passes over the vocabulary row, as kernels/sampler.c's sampler_pick makes them:
- * greedy: one read pass (argmax). chain: the softmax reads the logits twice (max; exp and sum, writing p)
- * and normalizes p in place while measuring the top-p pre-filter levels (read, write); the fast top-p reads
- * p once to collect the candidates above the pre-filter level and once more to write the filtered,
- * renormalized row and the draw's block sums (read, write); the draw then reads one 16-token block.
- * That is 5 reads and 3 writes of vocab f32. FLOPs per token: subtract, scale, exp, add (softmax), the
- * normalizing and the renormalizing multiplies: 6. */
+ * greedy: one read pass (the max; finding its index rereads the row up to it, data-dependent). chain: the
+ * softmax reads the logits twice (max; exp and sum, writing p) and normalizes p in place while measuring the
+ * top-p pre-filter levels (read, write); the fast top-p reads p once to collect the candidates above the
+ * pre-filter level and once more to write the filtered, renormalized row and the draw's block sums (read,
+ * write). That is 5 reads and 3 writes of vocab f32. The draw then walks the block sums from token 0 to the
+ * block that crosses u * total: a data-dependent part of one more read (about half on average), left out so
+ * the prediction stays a lower bound. FLOPs per token: subtract, scale, exp, add (softmax), the normalizing
+ * and the renormalizing multiplies: 6. */
 static void sampler_cost(struct block_cost *b, double vocab, enum sampler_variant v) {
     if (v == SAMPLER_VARIANT_GREEDY) {
         b->flops = 0;
@@ -97,13 +102,13 @@ void cost_block(const struct qwen3_config *c, const struct cost_opts *o, enum bl
     case BLOCK_ATTENTION: /* scores q.k (2 hd), softmax (sub, exp, add, scale: 4), weights . V (2 hd) */
         b.flops = c->n_heads * n_pos * (4 * hd + 4);
         b.kv_read_bytes = 2 * n_pos * kv * ks;
-        b.act_bytes = 4 * (q + q) + 4 * 3 * c->n_heads * n_pos;
+        b.act_bytes = 4 * (q + q) + 4 * 5 * c->n_heads * n_pos;
         break;
-    case BLOCK_O_PROJ: /* matvec plus the residual add (read h, add h, write h) */
+    case BLOCK_O_PROJ: /* matvec (writes h) plus the residual add: read both h vectors, add h, write h */
     case BLOCK_DOWN_PROJ:
         matvec_cost(&b, h, id == BLOCK_O_PROJ ? q : I, ws);
         b.flops += h;
-        b.act_bytes += 4 * 2 * h;
+        b.act_bytes += 4 * 3 * h;
         break;
     case BLOCK_GATE_UP_PROJ:
         matvec_cost(&b, 2 * I, h, ws);

@@ -106,3 +106,19 @@ Test(cost, dram_and_cache_split) {
     cr_expect_eq(s.blocks[BLOCK_ATTN_NORM].dram_bytes, 0); /* norm weights stay in cache */
     cr_expect_eq(s.blocks[BLOCK_ATTENTION].dram_bytes, s.blocks[BLOCK_ATTENTION].kv_read_bytes);
 }
+
+/* Activation bytes where the kernels do more than read an input and write an output: the residual
+ * projections' add re-reads the matvec result (matvec x in, y out; add reads y and x, writes x), and the
+ * attention scores are written, read for the max, read and rewritten by exp, and read for the sum of V. */
+Test(cost, activation_bytes_follow_the_kernels) {
+    struct qwen3_config c = load();
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct step_cost s;
+    cost_step(&c, &o, 4096, SAMPLER_VARIANT_GREEDY, &s);
+    cr_expect_eq(s.blocks[BLOCK_O_PROJ].act_bytes, 28 * 4.0 * (2048 + 1024 + 3 * 1024));    /* 688,128 */
+    cr_expect_eq(s.blocks[BLOCK_DOWN_PROJ].act_bytes, 28 * 4.0 * (3072 + 1024 + 3 * 1024)); /* 802,816 */
+    cr_expect_eq(s.blocks[BLOCK_O_PROJ].act_bytes, 688128.0);
+    /* q in, out written (2 x 2048 f32) and 5 touches of 16 x 4097 f32 scores, per layer */
+    cr_expect_eq(s.blocks[BLOCK_ATTENTION].act_bytes, 28 * (4.0 * 2 * 2048 + 4.0 * 5 * 16 * 4097));
+    cr_expect_eq(s.blocks[BLOCK_ATTENTION].act_bytes, 37167872.0);
+}

@@ -183,6 +183,31 @@ Test(report_write, csv_headers_and_rows) {
     free(r);
 }
 
+/* run.json carries the same bits as the CSV files: a value that needs 17 significant digits is written
+ * in the CSV's exact text and reads back equal, not rounded to 15 digits. */
+Test(report_write, json_numbers_match_csv_exactly) {
+    struct run_report *r = fixture();
+    const double v = 43.50819285699541; /* %.15g reads back within an epsilon but not to the same bits */
+    r->blocks[BLOCK_LM_HEAD].measured.median_s = v;
+    char dir[256];
+    tu_tmpdir(dir, sizeof dir);
+    struct fr_err err = {{0}};
+    cr_assert_eq(report_write_data(r, dir, &err), 0, "%s", err.msg);
+    char *json = tu_slurp(dir, "run.json"), *csv = tu_slurp(dir, "blocks.csv");
+    cr_assert(json && csv);
+    cr_expect(strstr(json, "\"measured_s\":\t43.50819285699541,") != NULL, "run.json text of %.17g", v);
+    cr_expect(strstr(csv, ",43.50819285699541,") != NULL, "blocks.csv text of %.17g", v);
+    cJSON *root = cJSON_Parse(json);
+    cr_assert_not_null(root);
+    const cJSON *lm = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "blocks"), BLOCK_LM_HEAD);
+    cr_expect_eq(cJSON_GetObjectItem(lm, "measured_s")->valuedouble, v);
+    cJSON_Delete(root);
+    free(json);
+    free(csv);
+    tu_rm_flat(dir);
+    free(r);
+}
+
 Test(report_write, markdown_flags_above_roof_and_noisy) {
     struct run_report *r = fixture();
     r->blocks[BLOCK_ATTENTION].efficiency = 1.3; /* faster than the roof allows */

@@ -29,6 +29,18 @@ static int has_gnuplot(void) {
     return system("command -v gnuplot >/dev/null 2>&1") == 0;
 }
 
+/* What the Makefile bakes into the binary `make test` just built: HEAD, "-dirty" when tracked files differ
+ * from it, "" outside a git checkout. */
+static void build_commit(char *out, size_t len) {
+    out[0] = '\0';
+    FILE *p = popen("c=$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD -- || "
+                    "c=\"$c-dirty\"; } && printf %s \"$c\"",
+                    "r");
+    cr_assert_not_null(p);
+    if (!fgets(out, (int)len, p)) out[0] = '\0';
+    pclose(p);
+}
+
 Test(run, quick_tiny_config_writes_the_contract, .timeout = 240) {
     char parent[] = "/tmp/fr-run-XXXXXX";
     cr_assert(mkdtemp(parent));
@@ -53,6 +65,20 @@ Test(run, quick_tiny_config_writes_the_contract, .timeout = 240) {
     const char *top[] = {"provenance", "counters", "ceilings", "model", "blocks", "steps", "sampler"};
     for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
         cr_expect(cJSON_GetObjectItem(j, top[i]), "run.json lacks '%s'", top[i]);
+    cJSON *prov = cJSON_GetObjectItem(j, "provenance");
+    const char *pkeys[] = {"version", "command_line", "cpu", "topology", "dtype"};
+    for (size_t i = 0; i < sizeof pkeys / sizeof pkeys[0]; i++) {
+        cJSON *v = cJSON_GetObjectItem(prov, pkeys[i]);
+        cr_expect(cJSON_IsString(v) && v->valuestring[0], "provenance.%s missing or empty", pkeys[i]);
+    }
+    cr_expect(tu_starts(cJSON_GetObjectItem(prov, "command_line")->valuestring,
+                        "forge-roofline --model tests/fixtures/tiny-qwen3 --quick"));
+    cr_expect_str_eq(cJSON_GetObjectItem(prov, "dtype")->valuestring, "bf16");
+    cr_expect_geq(cJSON_GetObjectItem(prov, "threads")->valuedouble, 1);
+    char commit[64];
+    build_commit(commit, sizeof commit);
+    cr_expect_str_eq(cJSON_GetObjectItem(prov, "git_commit")->valuestring, commit,
+                     "provenance names the commit of this build");
     cJSON *counters = cJSON_GetObjectItem(j, "counters");
     cr_expect(cJSON_IsBool(cJSON_GetObjectItem(counters, "available")));
     if (cJSON_IsFalse(cJSON_GetObjectItem(counters, "available")))
