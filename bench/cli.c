@@ -1,12 +1,14 @@
 /* Value parsers and error printers shared by the subcommands. */
 #include "bench/cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void vsay(const char *fmt, va_list ap) {
     fputs("forge-roofline: ", stderr);
@@ -41,7 +43,8 @@ int cli_parse_long(const char *s, long lo, long hi, long *out) {
 }
 
 int cli_parse_u64(const char *s, unsigned long long *out) {
-    if (!s || !*s || *s == '-' || *s == '+') return -1;
+    /* strtoull skips leading blanks and wraps a negative: " -1" would be 2^64 - 1 */
+    if (!s || !*s || *s == '-' || *s == '+' || isspace((unsigned char)*s)) return -1;
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 0);
@@ -77,4 +80,10 @@ int cli_parse_long_list(const char *s, long lo, long hi, long *out, int max_n) {
         p = comma + 1;
     }
     return n;
+}
+
+bool cli_same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
 }

@@ -36,4 +36,7 @@ int cli_parse_double(const char *s, double *out); /* finite numbers only */
 /* "1,1024,4096" -> values in [lo, hi]; at most max_n. Returns the count, or -1 on a malformed list. */
 int cli_parse_long_list(const char *s, long lo, long hi, long *out, int max_n);
 
+/* True when paths a and b both exist and name the same file (an output that would overwrite an input). */
+bool cli_same_file(const char *a, const char *b);
+
 #endif

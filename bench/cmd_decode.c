@@ -7,6 +7,7 @@
 
 #include <cblas.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +154,7 @@ struct run {
     struct decode_state st;
     int *ids;
     FILE *logits_f;
+    bool logits_created; /* --logits-out was opened: removed again on failure */
 };
 
 static int run_decode(const struct decode_args *a, struct run *r) {
@@ -169,8 +171,11 @@ static int run_decode(const struct decode_args *a, struct run *r) {
     if (positions > r->cfg.max_context)
         return cli_usage_error("decode: %d prompt ids + %ld new tokens need %ld positions; %s allows %d",
                                n_prompt, a->max_new, positions, r->cfg.name, r->cfg.max_context);
+    if (a->logits_out && (cli_same_file(a->logits_out, a->weights) || cli_same_file(a->logits_out, path)))
+        return cli_usage_error("decode: --logits-out '%s' is an input file", a->logits_out);
     if (a->logits_out && !(r->logits_f = fopen(a->logits_out, "wb")))
         return cli_usage_error("decode: cannot write --logits-out '%s'", a->logits_out);
+    r->logits_created = a->logits_out != NULL;
     /* one thread per core (or --threads), each bound to its core through hwloc; OpenBLAS gets as many */
     struct machine m;
     if (machine_detect(&m, (int)a->threads, &err)) return cli_usage_error("decode: %s", err.msg);
@@ -210,7 +215,7 @@ static int run_decode(const struct decode_args *a, struct run *r) {
             return cli_fail("decode: writing --logits-out '%s' failed", a->logits_out);
         int token;
         if (decode_sample(&r->st, &a->sampler, (uint64_t)g, NULL, &token, &err))
-            return cli_fail("decode: %s", err.msg);
+            return cli_fail("decode: logits of new token %ld: %s", g, err.msg);
         printf("%s%d", g ? " " : "", token);
     }
     printf("\n");
@@ -252,6 +257,7 @@ int cmd_decode(int argc, char **argv) {
     memset(&r, 0, sizeof r);
     rc = run_decode(&a, &r);
     if (r.logits_f) fclose(r.logits_f);
+    if (rc != CLI_EXIT_OK && r.logits_created) remove(a.logits_out); /* no half-written output */
     decode_state_free(&r.st);
     qwen3_weights_free(&r.w);
     free(r.ids);

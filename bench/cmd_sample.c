@@ -248,6 +248,10 @@ int cmd_sample(int argc, char **argv) {
         rc = cli_fail("sample: out of memory for vocabulary %d", n);
         goto done;
     }
+    if (o.probs_out && cli_same_file(o.in, o.probs_out)) {
+        rc = cli_usage_error("sample: --probs-out %s is the --in file", o.probs_out);
+        goto done;
+    }
     if (o.probs_out && !(pout = fopen(o.probs_out, "wb"))) {
         rc = cli_usage_error("sample: cannot write %s: %s", o.probs_out, strerror(errno));
         goto done;

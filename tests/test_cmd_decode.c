@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tests/cli_run.h"
 #include "tests/model_fixtures.h"
@@ -158,6 +159,18 @@ Test(cmd_decode, usage_errors, .timeout = 120) {
     expect_usage(dir, "--model %M --weights %M/config.json --prompt-ids 1 --max-new 1", "config.json");
     expect_usage(dir, "--model %M --prompt-ids 1 --max-new 1 --logits-out /nonexistent/dir/x",
                  "--logits-out");
+    /* an output naming an input is refused before it is truncated */
+    expect_usage(dir, "--model %M --prompt-ids 1 --max-new 1 --logits-out %M/config.json", "input file");
+    struct qwen3_config cfg;
+    struct fr_err err = {{0}};
+    char path[128];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    cr_expect_eq(qwen3_config_load(path, &cfg, &err), 0, "config.json damaged: %s", err.msg);
+    /* a failure after --logits-out was opened leaves no empty or half-written file behind */
+    expect_usage(dir, "--model %M --weights %M/config.json --prompt-ids 1 --max-new 1 --logits-out %M/l.f32",
+                 "config.json");
+    snprintf(path, sizeof path, "%s/l.f32", dir);
+    cr_expect_neq(access(path, F_OK), 0, "%s was left behind", path);
     fixture_remove_dir(dir, NULL);
 }
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -200,6 +201,9 @@ Test(sample_cli, bad_input_is_exit_2) {
         "sample --in %s/eight.f32 --vocab 4 --top-p-method heap --temperature 1 --top-p 0.9 --seed 1",
         "--top-p-method");
     expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature 1 --top-p 0.9 --seed -3", "--seed");
+    /* strtoull skips blanks and wraps a sign: " -3" must not become 2^64 - 3 */
+    expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature 1 --top-p 0.9 --seed ' -3'",
+                       "--seed");
     expect_usage_error("sample --in %s/eight.f32 --vocab 4 --frobnicate", "unknown option");
     expect_usage_error("sample --vocab 4 --temperature 1 --top-p 0.9 --seed 1 --probs-out %s/p.f32", "--in");
     /* an error leaves no half-written --probs-out behind */
@@ -209,6 +213,13 @@ Test(sample_cli, bad_input_is_exit_2) {
     char path[128];
     snprintf(path, sizeof path, "%s/p.f32", dir);
     cr_expect_neq(access(path, F_OK), 0, "%s was left behind", path);
+    /* --probs-out naming the --in file is refused before the input is truncated */
+    expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature 1 --top-p 0.9 --seed 1 "
+                       "--probs-out %s/eight.f32",
+                       "is the --in file");
+    struct stat st;
+    snprintf(path, sizeof path, "%s/eight.f32", dir);
+    cr_expect(stat(path, &st) == 0 && st.st_size == (off_t)sizeof row, "%s was damaged", path);
 }
 
 Test(sample_cli, verify_chapter_check_passes) {
