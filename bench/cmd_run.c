@@ -386,9 +386,10 @@ static int run_main(struct run *r, int argc, char **argv) {
     long max_ctx = 0;
     for (int i = 0; i < a->n_contexts; i++) max_ctx = a->contexts[i] > max_ctx ? a->contexts[i] : max_ctx;
     if (a->block_context < 0) a->block_context = max_ctx < 1024 ? max_ctx : 1024;
-    if (a->block_context > max_ctx) max_ctx = a->block_context;
+    const char *ctx_flag = "--context";
+    if (a->block_context > max_ctx) max_ctx = a->block_context, ctx_flag = "--block-context";
     if (max_ctx >= r->cfg.max_context)
-        return cli_usage_error("--context %ld: %s holds at most %d positions (max_position_embeddings)",
+        return cli_usage_error("%s %ld: %s holds at most %d positions (max_position_embeddings)", ctx_flag,
                                max_ctx, r->cfg.name, r->cfg.max_context);
     const char *why = NULL;
     if (!matvec_backend_available(a->gemv, a->wtype, &why))
@@ -412,8 +413,8 @@ static int run_main(struct run *r, int argc, char **argv) {
     struct progress pr = {isatty(2), timing_now_s(), 0, 7, a->quick ? est_quick : est_full};
 
     progress_phase(&pr, "machine and ceilings");
-    if (machine_detect(&r->machine, a->threads, &err) != 0 || machine_bind_threads(&r->machine, &err) != 0)
-        return cli_fail("%s", err.msg);
+    if (machine_detect(&r->machine, a->threads, &err) != 0) return cli_usage_error("%s", err.msg);
+    if (machine_bind_threads(&r->machine, &err) != 0) return cli_fail("%s", err.msg);
     struct ceilings_opts copts = {.quick = a->quick};
     if (ceilings_measure(&r->machine, &copts, &r->ceilings, &err) != 0) return cli_fail("%s", err.msg);
     r->roofs.dram_gbs = r->ceilings.all[CEILING_DRAM_READ].best;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tests/cli_run.h"
 #include "tests/report_testutil.h"
@@ -142,4 +143,19 @@ Test(run, bad_options) {
         cr_expect_eq(r.status, 2, "'%s' exited %d: %s", bad[i], r.status, r.err);
         cr_expect(strncmp(r.err, "forge-roofline: ", 16) == 0, "'%s': %s", bad[i], r.err);
     }
+}
+
+/* more threads than cores is bad input (2), not a failed run (1); the message names the flag given */
+Test(run, bad_threads_and_block_context) {
+    char dir[] = "/tmp/fr-run-bad-XXXXXX", args[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(args, sizeof args,
+             "--model tests/fixtures/tiny-qwen3 --quick --context 1 --threads 4096 --out %s", dir);
+    cli_run(&r, 1, args);
+    cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "4096 threads") != NULL, "%s", r.err);
+    cli_run(&r, 1, "--model tests/fixtures/tiny-qwen3 --quick --context 1 --block-context 5000");
+    cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
+    cr_expect(strncmp(r.err, "forge-roofline: --block-context 5000:", 37) == 0, "%s", r.err);
+    cr_expect_eq(rmdir(dir), 0, "%s: a temporary run folder was left behind", dir);
 }
