@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bench/compare.h"
 #include "bench/report_json.h"
@@ -84,6 +85,11 @@ int cmd_compare(int argc, char **argv) {
         run_split(runs[1], base_b, sizeof base_b, parent, sizeof parent);
         snprintf(out_buf, sizeof out_buf, "%s/compare-%s-vs-%s", parent, base_a, base_b);
         out = out_buf;
+    }
+    struct stat st;
+    if (stat(out, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        rc = cli_usage_error("compare: --out '%s' is not a folder", out);
+        goto done;
     }
     const char *why = mismatch.msg[0] ? mismatch.msg + strlen("runs are not comparable: ") : NULL;
     if (compare_write(ra, rb, runs[0], runs[1], why, out, &err) != 0) {

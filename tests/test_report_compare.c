@@ -223,6 +223,10 @@ Test(compare, cli_bad_input_exits_2) {
     cr_expect_eq(run_cli(&res, args), 2);
     snprintf(args, sizeof args, "%s/a %s/a --bogus", dir, dir);
     cr_expect_eq(run_cli(&res, args), 2);
+    /* --out naming a file is bad input, not a failed write */
+    snprintf(args, sizeof args, "%s/a %s/a --out %s/a/run.json", dir, dir, dir);
+    cr_expect_eq(run_cli(&res, args), 2, "%s", res.err);
+    cr_expect(strstr(res.err, "not a folder") && tu_count_lines(res.err) == 1, "%s", res.err);
     cr_expect_eq(run_cli(&res, "--help"), 0);
     tu_rm_flat(dir);
 }
