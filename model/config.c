@@ -108,6 +108,12 @@ int qwen3_config_parse(const char *json, size_t len, const char *path, struct qw
         fr_err_set(err, "%s: field 'model_type' must be \"qwen3\"", path);
         goto out;
     }
+    /* the decode step computes SiLU: any other activation would be a silently different model */
+    const cJSON *act = cJSON_GetObjectItemCaseSensitive(root, "hidden_act");
+    if (act && (!cJSON_IsString(act) || strcmp(act->valuestring, "silu") != 0)) {
+        fr_err_set(err, "%s: field 'hidden_act' must be \"silu\"", path);
+        goto out;
+    }
     const cJSON *tied = cJSON_GetObjectItemCaseSensitive(root, "tie_word_embeddings");
     if (!tied) {
         fr_err_set(err, "%s: missing field 'tie_word_embeddings'", path);

@@ -100,6 +100,9 @@ Test(config, wrong_types_and_values) {
     expect_error("rope_theta", "null", "rope_theta");
     expect_error("model_type", "\"llama\"", "model_type");
     expect_error("head_dim", "33", "head_dim");
+    /* optional, but when given the step must be able to compute it: it computes SiLU only */
+    expect_error("hidden_act", "\"gelu\"", "hidden_act");
+    expect_error("hidden_act", "1", "hidden_act");
 }
 
 Test(config, inconsistent_shapes) {
