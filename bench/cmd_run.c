@@ -458,7 +458,7 @@ static int run_main(struct run *r, int argc, char **argv) {
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < r->read_n; i++) r->read_buf[i] = (float)(i & 3);
     bo.read_buf = r->read_buf, bo.read_n = r->read_n;
-    if (decode_step(&r->st, 1, 0, NULL, &err) != 0)
+    if (decode_step(&r->st, 1 % r->cfg.vocab, 0, NULL, &err) != 0)
         return cli_fail("%s", err.msg); /* real logits for the sampler */
 
     progress_phase(&pr, "blocks (cold weights)");

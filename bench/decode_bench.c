@@ -41,7 +41,7 @@ static void block_rep(void *p, long rep) {
 int decode_bench_block(struct decode_state *st, enum block_id b, long context, const struct timing_opts *opts,
                        const float *evict, size_t evict_n, struct timing_stats *out, struct fr_err *err) {
     struct block_ctx c = {st, b, (int)context, 0};
-    st->token = 1;
+    st->token = 1 % st->cfg.vocab; /* token 1, or 0 in a one-token vocabulary */
     const int cold = evict && (block_table()[b].reads_weights || b == BLOCK_ATTENTION);
     struct read_ctx rd = {evict, evict_n, 0};
     struct timing_stats evict_stats;
@@ -100,7 +100,7 @@ static void obs_end(void *p, enum block_id b, int layer) {
 static void step_rep(void *p, long rep) {
     struct step_ctx *c = p;
     const struct decode_observer obs = {obs_begin, obs_end, c};
-    int token = 1;
+    int token = 1 % c->st->cfg.vocab;
     if (decode_step(c->st, token, c->pos, &obs, &c->err) != 0 ||
         decode_sample(c->st, &c->opts->sampler, (uint64_t)rep, &obs, &token, &c->err) != 0)
         c->failed = 1;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/decode_bench.h"
 #include "model/decode.h"
 #include "tests/model_fixtures.h"
 
@@ -310,5 +311,23 @@ Test(decode, errors) {
     w.cfg.head_dim = 31;
     cr_expect_neq(decode_state_init(&st, &w, 4, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, &err), 0);
     w.cfg.head_dim = 32;
+    qwen3_weights_free(&w);
+}
+
+Test(decode, bench_runs_a_one_token_vocabulary) {
+    /* the harness feeds token 1 where the vocabulary has it; a vocabulary of one token has only token 0 */
+    struct qwen3_config c = fixture_tiny_config();
+    c.vocab = 1;
+    struct qwen3_weights w;
+    struct decode_state st;
+    struct fr_err err = {{0}};
+    setup(&w, &st, &c, FR_DTYPE_BF16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE);
+    const struct timing_opts t = {0, 1, 1, 0.0};
+    struct timing_stats stats;
+    cr_expect_eq(decode_bench_block(&st, BLOCK_EMBED, 0, &t, NULL, 0, &stats, &err), 0, "%s", err.msg);
+    struct decode_bench_opts o = {.block_timing = t, .step_timing = t, .sampler = {0.0f, 1.0f, 0}};
+    struct decode_bench_step out;
+    cr_expect_eq(decode_bench_step(&st, 1, &o, &out, &err), 0, "%s", err.msg);
+    decode_state_free(&st);
     qwen3_weights_free(&w);
 }
