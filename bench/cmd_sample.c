@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bench/cli.h"
 #include "bench/sampler_bench.h"
@@ -222,6 +223,10 @@ int cmd_sample(int argc, char **argv) {
 
     int n = (int)o.vocab;
     size_t width = fr_dtype_size(o.dtype), row_bytes = width * (size_t)n;
+    struct stat st;
+    /* before opening: fopen of a FIFO would wait for a writer, and rows need a file size */
+    if (stat(o.in, &st) == 0 && !S_ISREG(st.st_mode))
+        return cli_usage_error("sample: %s is not a regular file", o.in);
     FILE *in = fopen(o.in, "rb");
     if (!in) return cli_usage_error("sample: cannot open %s: %s", o.in, strerror(errno));
     if (fseek(in, 0, SEEK_END) != 0) {

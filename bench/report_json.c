@@ -322,6 +322,9 @@ int report_json_read(const char *path, struct run_report *r, struct fr_err *err)
     int n = S_ISDIR(st.st_mode) ? snprintf(file, sizeof file, "%s/run.json", path)
                                 : snprintf(file, sizeof file, "%s", path);
     if (n < 0 || (size_t)n >= sizeof file) return fr_err_set(err, "%s: path too long", path);
+    /* checked before opening too: fopen of a FIFO would wait for a writer */
+    if (stat(file, &st) == 0 && !S_ISREG(st.st_mode))
+        return fr_err_set(err, "%s: not a regular file under 64 MiB", file);
     FILE *f = fopen(file, "rb");
     if (!f) return fr_err_set(err, "%s: %s", file, strerror(errno));
     /* A run.json of this schema is tens of KB; 64 MiB bounds a wrong file. */

@@ -396,7 +396,8 @@ int safetensors_load_buffer(const void *data, size_t len, const char *name, cons
 }
 
 int safetensors_load(const char *path, struct qwen3_weights *w, struct fr_err *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; the check below refuses it */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return fr_err_set(err, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

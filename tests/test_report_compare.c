@@ -71,7 +71,7 @@ Test(compare, round_trip_reads_what_was_written) {
     free(b);
 }
 
-Test(compare, malformed_input_is_one_line) {
+Test(compare, malformed_input_is_one_line, .timeout = 30) {
     struct run_report *r = calloc(1, sizeof *r);
     struct fr_err err = {{0}};
     static const char *const bad[] = {
@@ -101,6 +101,14 @@ Test(compare, malformed_input_is_one_line) {
     cJSON_Delete(root);
     free(text);
     cr_expect_neq(report_json_read("/nonexistent/run", r, &err), 0);
+    /* a run folder whose run.json is a FIFO is refused at once, not waited on for a writer */
+    char dir[256], fifo[300];
+    tu_tmpdir(dir, sizeof dir);
+    snprintf(fifo, sizeof fifo, "%s/run.json", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    cr_expect_neq(report_json_read(dir, r, &err), 0);
+    cr_expect(strstr(err.msg, "not a regular file") != NULL, "%s", err.msg);
+    tu_rm_flat(dir);
     free(a);
     free(r);
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "model/decode.h"
@@ -457,7 +458,7 @@ Test(safetensors, bad_offsets) {
     qwen3_weights_free(&x.w);
 }
 
-Test(safetensors, file_errors) {
+Test(safetensors, file_errors, .timeout = 30) {
     struct qwen3_config c = fixture_tiny_config();
     struct qwen3_weights w;
     struct fr_err err = {{0}};
@@ -466,6 +467,16 @@ Test(safetensors, file_errors) {
     cr_expect(strstr(err.msg, "cannot open") != NULL, "%s", err.msg);
     cr_expect_neq(safetensors_load("/tmp", &w, &err), 0);
     cr_expect(strstr(err.msg, "not a regular file") != NULL, "%s", err.msg);
+    /* a FIFO is refused at once, not waited on for a writer */
+    char fifo[] = "/tmp/fr-st-fifo-XXXXXX";
+    cr_assert_not_null(mkdtemp(fifo));
+    char fifo_file[64];
+    snprintf(fifo_file, sizeof fifo_file, "%s/w.safetensors", fifo);
+    cr_assert_eq(mkfifo(fifo_file, 0600), 0);
+    cr_expect_neq(safetensors_load(fifo_file, &w, &err), 0);
+    cr_expect(strstr(err.msg, "not a regular file") != NULL, "%s", err.msg);
+    unlink(fifo_file);
+    rmdir(fifo);
     char path[64];
     write_temp((const unsigned char *)"abc", 3, path);
     cr_expect_neq(safetensors_load(path, &w, &err), 0);

@@ -157,7 +157,7 @@ static void expect_usage_error(const char *args_fmt, const char *needle) {
     cr_expect_str_eq(out, "");
 }
 
-Test(sample_cli, bad_input_is_exit_2) {
+Test(sample_cli, bad_input_is_exit_2, .timeout = 120) {
     float row[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     write_file("eight.f32", row, sizeof row);
     row[6] = NAN;
@@ -217,6 +217,12 @@ Test(sample_cli, bad_input_is_exit_2) {
     expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature 1 --top-p 0.9 --seed 1 "
                        "--probs-out %s/eight.f32",
                        "is the --in file");
+    /* a FIFO or a folder is refused at once (fopen of a FIFO would wait for a writer) */
+    snprintf(path, sizeof path, "%s/fifo.f32", dir);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    expect_usage_error("sample --in %s/fifo.f32 --vocab 4 --temperature 1 --top-p 0.9 --seed 1",
+                       "not a regular file");
+    expect_usage_error("sample --in %s --vocab 4 --temperature 1 --top-p 0.9 --seed 1", "not a regular file");
     struct stat st;
     snprintf(path, sizeof path, "%s/eight.f32", dir);
     cr_expect(stat(path, &st) == 0 && st.st_size == (off_t)sizeof row, "%s was damaged", path);
