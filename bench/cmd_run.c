@@ -406,7 +406,7 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (results_dir_begin(&r->dir, a->out, host, stamp, &err) != 0) return cli_usage_error("%s", err.msg);
     int crc = counters_open(&r->counters, counters_source_papi(), NULL, a->events, &err);
     r->have_counters = 1;
-    if (crc != 0) return cli_usage_error("--events: %s", err.msg);
+    if (crc != 0) return cli_usage_error("%s", err.msg); /* the message names --events */
     describe_counters(&r->report->counters, &r->counters);
 
     static const double est_full[] = {25, 5, 10, 15, 15, 20, 3}, est_quick[] = {6, 3, 2, 3, 2, 4, 2};

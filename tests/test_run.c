@@ -159,3 +159,9 @@ Test(run, bad_threads_and_block_context) {
     cr_expect(strncmp(r.err, "forge-roofline: --block-context 5000:", 37) == 0, "%s", r.err);
     cr_expect_eq(rmdir(dir), 0, "%s: a temporary run folder was left behind", dir);
 }
+
+Test(run, bad_events_message_names_the_flag_once) {
+    cli_run(&r, 1, "--model tests/fixtures/tiny-qwen3 --quick --context 1 --events PAPI_TOT_CYC,,X");
+    cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
+    cr_expect_str_eq(r.err, "forge-roofline: --events: empty event name in 'PAPI_TOT_CYC,,X'\n");
+}
