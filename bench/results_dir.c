@@ -121,7 +121,12 @@ int results_dir_begin(struct results_dir *rd, const char *parent, const char *ho
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     for (int i = 0; i < N_HANDLED; i++) sigaddset(&sa.sa_mask, handled_signals[i]);
-    for (int i = 0; i < N_HANDLED; i++) sigaction(handled_signals[i], &sa, &saved_actions[i]);
+    /* a signal ignored at start stays ignored (nohup, a shell's background job): catching it would remove
+     * the folder of a run that then goes on */
+    for (int i = 0; i < N_HANDLED; i++) {
+        sigaction(handled_signals[i], NULL, &saved_actions[i]);
+        if (saved_actions[i].sa_handler != SIG_IGN) sigaction(handled_signals[i], &sa, NULL);
+    }
     rd->active = true;
     return 0;
 }

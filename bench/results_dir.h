@@ -3,7 +3,8 @@
  *   results_dir_begin   creates <parent>/.<host>-<stamp>.tmp (and <parent> if missing); fails before any
  *                       measuring when the parent cannot be written. Installs SIGINT/SIGTERM/SIGHUP handlers
  *                       that remove the temporary folder and re-raise, so an interrupted run leaves nothing
- *                       that looks complete. Earlier runs are never touched.
+ *                       that looks complete (a signal ignored at start, as under nohup, stays ignored).
+ *                       Earlier runs are never touched.
  *   results_dir_commit  renames it to <parent>/<host>-<stamp>/ and restores the previous handlers.
  *   results_dir_abort   removes the temporary folder and restores the handlers.
  *

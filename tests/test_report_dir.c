@@ -128,3 +128,28 @@ Test(results_dir, signal_removes_tmp_and_reraises) {
     cr_expect(tu_exists(parent, "h-20261129T170000Z/run.json"), "earlier run untouched");
     tu_rm_flat(parent);
 }
+
+Test(results_dir, ignored_signal_stays_ignored) {
+    /* under nohup (or as a shell's background job) SIGHUP (SIGINT) is ignored: the run goes on, so its
+     * folder must stay */
+    char parent[256];
+    tu_tmpdir(parent, sizeof parent);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        signal(SIGHUP, SIG_IGN);
+        struct results_dir c;
+        struct fr_err e = {{0}};
+        if (results_dir_begin(&c, parent, "h", "20261129T173000Z", &e) != 0) _exit(3);
+        raise(SIGHUP);
+        struct stat st;
+        if (stat(c.tmp_path, &st) != 0) _exit(4);
+        if (results_dir_commit(&c, &e) != 0) _exit(5);
+        _exit(signal(SIGHUP, SIG_DFL) == SIG_IGN ? 0 : 6);
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+    cr_expect(tu_exists(parent, "h-20261129T173000Z"), "the run's folder was kept");
+    tu_rm_flat(parent);
+}
