@@ -97,6 +97,11 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
             if (a->n_contexts < 0)
                 return cli_usage_error("--context: expected up to %d comma-separated integers >= 0, got '%s'",
                                        RUN_MAX_CONTEXTS, optarg);
+            for (int i = 0; i < a->n_contexts; i++)
+                for (int j = 0; j < i; j++)
+                    if (a->contexts[i] == a->contexts[j])
+                        return cli_usage_error("--context: %ld is given twice in '%s'", a->contexts[i],
+                                               optarg);
             contexts_given = 1;
             break;
         case 'b':

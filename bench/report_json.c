@@ -265,6 +265,25 @@ static void rd_values(const cJSON *o, const char *const *names, int n, double *v
     }
 }
 
+/* Rows pair by identity in compare: two rows of one identity would pair with the wrong row. */
+static void rd_unique(struct reader *rd, const struct run_report *r) {
+    for (int i = 0; i < r->n_blocks; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(r->blocks[i].name, r->blocks[j].name) == 0)
+                rd_fail(rd, "two rows of one block in", "blocks");
+    for (int i = 0; i < r->n_steps; i++)
+        for (int j = 0; j < i; j++)
+            if (r->steps[i].context == r->steps[j].context)
+                rd_fail(rd, "two rows of one context in", "steps");
+    for (int i = 0; i < r->n_sampler; i++)
+        for (int j = 0; j < i; j++) {
+            const struct report_sampler *x = &r->sampler[i], *y = &r->sampler[j];
+            if (strcmp(x->variant, y->variant) == 0 && strcmp(x->row_kind, y->row_kind) == 0 &&
+                x->vocab == y->vocab)
+                rd_fail(rd, "two rows of one variant, row kind and vocabulary in", "sampler");
+        }
+}
+
 int report_json_parse(const char *json, size_t len, const char *name, struct run_report *r,
                       struct fr_err *err) {
     report_init(r);
@@ -312,6 +331,7 @@ int report_json_parse(const char *json, size_t len, const char *name, struct run
     for (const cJSON *e = rd_arr(&rd, root, "sampler", REPORT_MAX_SAMPLER, &r->n_sampler); e; e = e->next)
         rd_row(&rd, REPORT_TABLE_SAMPLER, e, &r->sampler[i++]);
     cJSON_Delete(root);
+    rd_unique(&rd, r);
     return rd.bad ? -1 : 0;
 }
 

@@ -99,6 +99,15 @@ Test(compare, malformed_input_is_one_line, .timeout = 30) {
     cr_expect(strstr(err.msg, "measured_s") != NULL, "%s", err.msg);
     cJSON_free(broken);
     cJSON_Delete(root);
+    /* two rows of one context would pair with the wrong row of the other run */
+    root = cJSON_Parse(text);
+    cJSON *steps = cJSON_GetObjectItem(root, "steps");
+    cJSON_AddItemToArray(steps, cJSON_Duplicate(cJSON_GetArrayItem(steps, 0), 1));
+    broken = cJSON_Print(root);
+    cr_expect_neq(report_json_parse(broken, strlen(broken), "x.json", r, &err), 0);
+    cr_expect(strstr(err.msg, "two rows of one context") != NULL, "%s", err.msg);
+    cJSON_free(broken);
+    cJSON_Delete(root);
     free(text);
     cr_expect_neq(report_json_read("/nonexistent/run", r, &err), 0);
     /* a run folder whose run.json is a FIFO is refused at once, not waited on for a writer */

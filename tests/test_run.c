@@ -136,6 +136,7 @@ Test(run, bad_options) {
                          "--model qwen3-0.6b --gemv mkl",
                          "--model qwen3-0.6b --dtype q4",
                          "--model tests/fixtures/tiny-qwen3 --context 5000",
+                         "--model tests/fixtures/tiny-qwen3 --context 8,1,8",
                          "--model qwen3-0.6b --nope",
                          "--model no-such-model"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
