@@ -32,7 +32,7 @@ static void usage(FILE *f) {
                "  --help, -h     this text\n  --version      version\n  --list         same as 'list'\n");
 }
 
-int main(int argc, char **argv) {
+static int dispatch(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
         return CLI_EXIT_USAGE;
@@ -51,4 +51,11 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(first, commands[i].name) == 0) return commands[i].fn(argc - 1, argv + 1);
     return cli_usage_error("unknown command '%s' (try --help)", first);
+}
+
+int main(int argc, char **argv) {
+    int rc = dispatch(argc, argv);
+    /* a full disk or a closed pipe on stdout is a failure, not a silent success */
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == CLI_EXIT_OK) rc = cli_fail("write error on stdout");
+    return rc;
 }

@@ -21,6 +21,17 @@ Test(cli, help_and_version) {
     cr_expect(strstr(r.err, "unknown command") != NULL, "%s", r.err);
 }
 
+Test(cli, stdout_write_error_is_a_failure) {
+    /* a full disk on stdout must not end in exit 0 with the output lost */
+    static const char *const cmds[] = {"predict --model qwen3-0.6b >/dev/full", "list >/dev/full",
+                                       "--version >/dev/full"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        cli_run(&r, 0, cmds[i]);
+        cr_expect_eq(r.status, 1, "'%s' exited %d", cmds[i], r.status);
+        cr_expect_str_eq(r.err, "forge-roofline: write error on stdout\n", "'%s'", cmds[i]);
+    }
+}
+
 Test(cli, predict_markdown) {
     cli_run(&r, 0, "predict --model qwen3-0.6b --context 1,4096");
     cr_assert_eq(r.status, 0, "%s", r.err);
