@@ -400,6 +400,14 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (!matvec_backend_available(a->gemv, a->wtype, &why))
         return cli_usage_error("--gemv openblas with %s weights: %s", fr_dtype_name(a->wtype),
                                why ? why : "unavailable");
+    /* a model this machine cannot hold fails now, not after the ceilings and verify (checked again when
+     * the weights are allocated) */
+    struct qwen3_weight_sizes wsz;
+    char what[128];
+    snprintf(what, sizeof what, "model '%s' with %s weights", r->cfg.name, fr_dtype_name(a->wtype));
+    if (qwen3_weights_sizes(&r->cfg, a->wtype, &wsz, &err) != 0 ||
+        qwen3_mem_check(wsz.total_bytes, what, &err) != 0)
+        return cli_usage_error("%s", err.msg);
     if (!(r->report = calloc(1, sizeof *r->report))) return cli_fail("out of memory");
     report_init(r->report);
 

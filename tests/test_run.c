@@ -161,6 +161,27 @@ Test(run, bad_threads_and_block_context) {
     cr_expect_eq(rmdir(dir), 0, "%s: a temporary run folder was left behind", dir);
 }
 
+Test(run, model_too_big_for_memory_fails_before_measuring) {
+    /* 1.7 TB of bf16 weights: refused at once, before the ceilings and verify print anything */
+    char dir[] = "/tmp/fr-run-big-XXXXXX", path[64], args[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("{\"model_type\": \"qwen3\", \"hidden_size\": 65536, \"intermediate_size\": 65536, "
+          "\"num_hidden_layers\": 64, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+          "\"head_dim\": 32, \"vocab_size\": 65536, \"max_position_embeddings\": 64, "
+          "\"rms_norm_eps\": 1e-6, \"rope_theta\": 10000, \"tie_word_embeddings\": true}",
+          f);
+    fclose(f);
+    snprintf(args, sizeof args, "--model %s --quick --context 1 --out %s", dir, dir);
+    cli_run(&r, 1, args);
+    cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "are available") != NULL && tu_count_lines(r.err) == 1, "%s", r.err);
+    unlink(path);
+    cr_expect_eq(rmdir(dir), 0, "%s: a temporary run folder was left behind", dir);
+}
+
 Test(run, bad_events_message_names_the_flag_once) {
     cli_run(&r, 1, "--model tests/fixtures/tiny-qwen3 --quick --context 1 --events PAPI_TOT_CYC,,X");
     cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
