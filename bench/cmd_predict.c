@@ -22,6 +22,7 @@ struct predict_args {
     enum predict_format format;
     long contexts[PREDICT_MAX_CONTEXTS];
     int n_contexts;
+    bool contexts_given; /* --context: every value must fit the model; the defaults are cut to it */
 };
 
 static void usage(FILE *f) {
@@ -55,6 +56,7 @@ static int parse_args(int argc, char **argv, struct predict_args *a) {
                 return cli_usage_error("--context: expected a comma-separated list of integers in [0, 2^30], "
                                        "at most %d, got '%s'",
                                        PREDICT_MAX_CONTEXTS, optarg);
+            a->contexts_given = true;
             break;
         case 'd':
             if (model_opts_dtype("--dtype", optarg, &a->cost.weights)) return CLI_EXIT_USAGE;
@@ -221,6 +223,16 @@ int cmd_predict(int argc, char **argv) {
     if (rc) return rc;
     struct qwen3_config cfg;
     if ((rc = model_opts_load(a.model, &cfg))) return rc;
+    /* context T attends over T + 1 positions, as in the full run */
+    int kept = 0;
+    for (int s = 0; s < a.n_contexts; s++) {
+        if (a.contexts[s] < cfg.max_context)
+            a.contexts[kept++] = a.contexts[s];
+        else if (a.contexts_given)
+            return cli_usage_error("--context %ld: %s holds at most %d positions (max_position_embeddings)",
+                                   a.contexts[s], cfg.name, cfg.max_context);
+    }
+    a.n_contexts = kept;
     if (cost_params_from_blocks(&cfg) != qwen3_param_count(&cfg))
         return cli_fail("predict: self-check failed: the block table reads %" PRIu64
                         " parameters, the config has %" PRIu64,

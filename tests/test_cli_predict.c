@@ -66,6 +66,19 @@ Test(cli, predict_csv) {
     cr_expect(strstr(r.out, "qwen3-8b,bf16,bf16,7,step,") != NULL);
 }
 
+Test(cli, predict_default_contexts_fit_the_model) {
+    /* the tiny model holds 4096 positions: the default 1,1024,4096 loses 4096 (4097 positions) */
+    cli_run(&r, 0, "predict --model tests/fixtures/tiny-qwen3 --format csv");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "tiny-qwen3,bf16,bf16,1024,step,") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, ",4096,step,") == NULL, "%s", r.out);
+    cli_run(&r, 0, "predict --model tests/fixtures/tiny-qwen3 --context 4095");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cli_run(&r, 0, "predict --model tests/fixtures/tiny-qwen3 --context 4096");
+    cr_expect_eq(r.status, 2);
+    cr_expect(strstr(r.err, "max_position_embeddings") != NULL, "%s", r.err);
+}
+
 Test(cli, predict_usage_errors) {
     const char *bad[] = {"predict",
                          "predict --model qwen3-0.6b --dtype fp16",
@@ -74,6 +87,7 @@ Test(cli, predict_usage_errors) {
                          "predict --model qwen3-0.6b --context 1,,2",
                          "predict --model qwen3-0.6b --context -1",
                          "predict --model qwen3-0.6b --context abc",
+                         "predict --model qwen3-0.6b --context 1,40960",
                          "predict --model qwen3-0.6b --bogus",
                          "predict --model qwen3-0.6b extra",
                          "predict --model no-such-model",
