@@ -41,6 +41,7 @@ struct run_args {
     const char *events;
     const char *out;
     int quick, no_plots;
+    int contexts_default; /* no --context: the default list, named so in errors */
 };
 
 static void usage(FILE *f) {
@@ -142,6 +143,7 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
         const long *src = a->quick ? quick : full;
         a->n_contexts = a->quick ? 2 : 4;
         memcpy(a->contexts, src, sizeof *src * (size_t)a->n_contexts);
+        a->contexts_default = 1;
     }
     return CLI_EXIT_OK;
 }
@@ -391,7 +393,7 @@ static int run_main(struct run *r, int argc, char **argv) {
     long max_ctx = 0;
     for (int i = 0; i < a->n_contexts; i++) max_ctx = a->contexts[i] > max_ctx ? a->contexts[i] : max_ctx;
     if (a->block_context < 0) a->block_context = max_ctx < 1024 ? max_ctx : 1024;
-    const char *ctx_flag = "--context";
+    const char *ctx_flag = a->contexts_default ? "the default --context" : "--context";
     if (a->block_context > max_ctx) max_ctx = a->block_context, ctx_flag = "--block-context";
     if (max_ctx >= r->cfg.max_context)
         return cli_usage_error("%s %ld: %s holds at most %d positions (max_position_embeddings)", ctx_flag,

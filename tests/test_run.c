@@ -158,6 +158,10 @@ Test(run, bad_threads_and_block_context) {
     cli_run(&r, 1, "--model tests/fixtures/tiny-qwen3 --quick --context 1 --block-context 5000");
     cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
     cr_expect(strncmp(r.err, "forge-roofline: --block-context 5000:", 37) == 0, "%s", r.err);
+    /* no --context given: the error says the value is the default one */
+    cli_run(&r, 1, "--model tests/fixtures/tiny-qwen3");
+    cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
+    cr_expect(strncmp(r.err, "forge-roofline: the default --context 16384:", 44) == 0, "%s", r.err);
     cr_expect_eq(rmdir(dir), 0, "%s: a temporary run folder was left behind", dir);
 }
 
