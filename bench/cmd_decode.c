@@ -6,6 +6,7 @@
 #include "bench/cli.h"
 
 #include <cblas.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <omp.h>
@@ -174,7 +175,7 @@ static int run_decode(const struct decode_args *a, struct run *r) {
     if (a->logits_out && (cli_same_file(a->logits_out, a->weights) || cli_same_file(a->logits_out, path)))
         return cli_usage_error("decode: --logits-out '%s' is an input file", a->logits_out);
     if (a->logits_out && !(r->logits_f = fopen(a->logits_out, "wb")))
-        return cli_usage_error("decode: cannot write --logits-out '%s'", a->logits_out);
+        return cli_usage_error("decode: cannot write --logits-out '%s': %s", a->logits_out, strerror(errno));
     r->logits_created = a->logits_out != NULL;
     /* one thread per core (or --threads), each bound to its core through hwloc; OpenBLAS gets as many */
     struct machine m;

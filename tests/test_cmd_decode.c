@@ -159,6 +159,7 @@ Test(cmd_decode, usage_errors, .timeout = 120) {
     expect_usage(dir, "--model %M --weights %M/config.json --prompt-ids 1 --max-new 1", "config.json");
     expect_usage(dir, "--model %M --prompt-ids 1 --max-new 1 --logits-out /nonexistent/dir/x",
                  "--logits-out");
+    expect_usage(dir, "--model %M --prompt-ids 1 --max-new 1 --logits-out %M", "Is a directory");
     /* an output naming an input is refused before it is truncated */
     expect_usage(dir, "--model %M --prompt-ids 1 --max-new 1 --logits-out %M/config.json", "input file");
     struct qwen3_config cfg;
