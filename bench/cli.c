@@ -87,3 +87,8 @@ bool cli_same_file(const char *a, const char *b) {
     return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
            sa.st_ino == sb.st_ino;
 }
+
+bool cli_is_plain_file(const char *path) {
+    struct stat st;
+    return path && lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}

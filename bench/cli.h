@@ -38,5 +38,8 @@ int cli_parse_long_list(const char *s, long lo, long hi, long *out, int max_n);
 
 /* True when paths a and b both exist and name the same file (an output that would overwrite an input). */
 bool cli_same_file(const char *a, const char *b);
+/* True when path itself (not a link) is a regular file: an output that may be removed after a failure, where
+ * a device (/dev/full), FIFO or link (/dev/stdout) must never be. */
+bool cli_is_plain_file(const char *path);
 
 #endif

@@ -155,7 +155,7 @@ struct run {
     struct decode_state st;
     int *ids;
     FILE *logits_f;
-    bool logits_created; /* --logits-out was opened: removed again on failure */
+    bool logits_created; /* --logits-out was opened as a plain file: removed again on failure */
 };
 
 static int run_decode(const struct decode_args *a, struct run *r) {
@@ -176,7 +176,7 @@ static int run_decode(const struct decode_args *a, struct run *r) {
         return cli_usage_error("decode: --logits-out '%s' is an input file", a->logits_out);
     if (a->logits_out && !(r->logits_f = fopen(a->logits_out, "wb")))
         return cli_usage_error("decode: cannot write --logits-out '%s': %s", a->logits_out, strerror(errno));
-    r->logits_created = a->logits_out != NULL;
+    r->logits_created = a->logits_out && cli_is_plain_file(a->logits_out);
     /* one thread per core (or --threads), each bound to its core through hwloc; OpenBLAS gets as many */
     struct machine m;
     if (machine_detect(&m, (int)a->threads, &err)) return cli_usage_error("decode: %s", err.msg);

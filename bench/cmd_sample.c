@@ -248,6 +248,7 @@ int cmd_sample(int argc, char **argv) {
     void *scratch = malloc(sampler_top_p_scratch_bytes(n));
     int *tokens = malloc(sizeof(int) * (size_t)rows); /* printed only once every row succeeded */
     FILE *pout = NULL;
+    bool pout_plain = false; /* removed after a failure only when a plain file (never /dev/full) */
     rc = CLI_EXIT_OK;
     if (!row || !dist || !scratch || !tokens) {
         rc = cli_fail("sample: out of memory for vocabulary %d", n);
@@ -261,6 +262,7 @@ int cmd_sample(int argc, char **argv) {
         rc = cli_usage_error("sample: cannot write %s: %s", o.probs_out, strerror(errno));
         goto done;
     }
+    pout_plain = pout && cli_is_plain_file(o.probs_out);
     for (long r = 0; r < rows; r++) {
         if (fread(row, 1, row_bytes, in) != row_bytes) {
             rc = cli_fail("sample: %s: read error at row %ld", o.in, r);
@@ -287,7 +289,7 @@ int cmd_sample(int argc, char **argv) {
 done:
     if (pout && fclose(pout) != 0 && rc == CLI_EXIT_OK)
         rc = cli_fail("sample: write error on %s", o.probs_out);
-    if (pout && rc != CLI_EXIT_OK) remove(o.probs_out); /* no half-written output behind an error */
+    if (pout_plain && rc != CLI_EXIT_OK) remove(o.probs_out); /* no half-written output behind an error */
     fclose(in);
     free(row);
     free(dist);

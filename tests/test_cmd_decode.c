@@ -172,6 +172,16 @@ Test(cmd_decode, usage_errors, .timeout = 120) {
                  "config.json");
     snprintf(path, sizeof path, "%s/l.f32", dir);
     cr_expect_neq(access(path, F_OK), 0, "%s was left behind", path);
+    /* but a link (/dev/stdout) or a device (/dev/full) is never removed */
+    char link[128];
+    snprintf(link, sizeof link, "%s/link.f32", dir);
+    cr_assert_eq(symlink("/dev/null", link), 0);
+    expect_usage(dir,
+                 "--model %M --weights %M/config.json --prompt-ids 1 --max-new 1 --logits-out %M/link.f32",
+                 "config.json");
+    struct stat lst;
+    cr_expect(lstat(link, &lst) == 0 && S_ISLNK(lst.st_mode), "%s was removed", link);
+    unlink(link);
     fixture_remove_dir(dir, NULL);
 }
 

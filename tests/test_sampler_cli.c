@@ -217,6 +217,17 @@ Test(sample_cli, bad_input_is_exit_2, .timeout = 120) {
     expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature 1 --top-p 0.9 --seed 1 "
                        "--probs-out %s/eight.f32",
                        "is the --in file");
+    /* only a plain file is removed after an error: never a link (/dev/stdout) or a device (/dev/full) */
+    char target[128], link[128];
+    snprintf(target, sizeof target, "%s/target.f32", dir);
+    snprintf(link, sizeof link, "%s/link.f32", dir);
+    write_file("target.f32", row, 4);
+    cr_assert_eq(symlink(target, link), 0);
+    expect_usage_error(
+        "sample --in %s/nan.f32 --vocab 4 --temperature 1 --top-p 0.9 --seed 1 --probs-out %s/link.f32",
+        "NaN at index 2");
+    struct stat lst;
+    cr_expect(lstat(link, &lst) == 0 && S_ISLNK(lst.st_mode), "%s was removed", link);
     /* a FIFO or a folder is refused at once (fopen of a FIFO would wait for a writer) */
     snprintf(path, sizeof path, "%s/fifo.f32", dir);
     cr_assert_eq(mkfifo(path, 0600), 0);
