@@ -10,10 +10,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* One line whatever the message holds: a control character (a newline in a file name, say) becomes '?'. */
 static void vsay(const char *fmt, va_list ap) {
-    fputs("forge-roofline: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char msg[8192];
+    int n = vsnprintf(msg, sizeof msg, fmt, ap);
+    if (n < 0) n = 0;
+    size_t len = (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1;
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f) msg[i] = '?';
+    fprintf(stderr, "forge-roofline: %s%s\n", msg, (size_t)n > len ? "..." : "");
 }
 
 int cli_usage_error(const char *fmt, ...) {

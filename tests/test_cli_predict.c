@@ -79,6 +79,12 @@ Test(cli, predict_default_contexts_fit_the_model) {
     cr_expect(strstr(r.err, "max_position_embeddings") != NULL, "%s", r.err);
 }
 
+Test(cli, error_naming_a_file_with_a_newline_is_one_line) {
+    cli_run(&r, 0, "predict --model '/no/such\nfile'");
+    cr_expect_eq(r.status, 2);
+    cr_expect_str_eq(r.err, "forge-roofline: /no/such?file: no such file or directory\n");
+}
+
 Test(cli, predict_usage_errors) {
     const char *bad[] = {"predict",
                          "predict --model qwen3-0.6b --dtype fp16",
