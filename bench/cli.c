@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -65,6 +66,15 @@ int cli_parse_double(const char *s, double *out) {
     double v = strtod(s, &end);
     if (errno || *end || !isfinite(v)) return -1;
     *out = v;
+    return 0;
+}
+
+int cli_parse_float(const char *s, float *out) {
+    double d;
+    if (cli_parse_double(s, &d) != 0 || fabs(d) > FLT_MAX) return -1;
+    float f = (float)d;
+    if (d != 0 && f == 0) return -1;
+    *out = f;
     return 0;
 }
 

@@ -33,6 +33,8 @@ __attribute__((format(printf, 1, 2))) int cli_fail(const char *fmt, ...);
 int cli_parse_long(const char *s, long lo, long hi, long *out);
 int cli_parse_u64(const char *s, unsigned long long *out);
 int cli_parse_double(const char *s, double *out); /* finite numbers only */
+/* A finite number that f32 holds without overflowing or underflowing to zero (1e-50 is refused, not 0). */
+int cli_parse_float(const char *s, float *out);
 /* "1,1024,4096" -> values in [lo, hi]; at most max_n. Returns the count, or -1 on a malformed list. */
 int cli_parse_long_list(const char *s, long lo, long hi, long *out, int max_n);
 

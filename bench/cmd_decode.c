@@ -65,7 +65,6 @@ static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
         if (strncmp(o, "--", 2) != 0) return cli_usage_error("decode: unexpected argument '%s'", o);
         if (i + 1 >= argc) return cli_usage_error("decode: %s needs a value", o);
         const char *v = argv[++i];
-        double d;
         unsigned long long u;
         if (strcmp(o, "--model") == 0)
             a->model = v;
@@ -93,13 +92,11 @@ static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
             if (cli_parse_long(v, 1, 1024, &a->threads))
                 return cli_usage_error("decode: --threads '%s' is not an integer in [1, 1024]", v);
         } else if (strcmp(o, "--temperature") == 0) {
-            if (cli_parse_double(v, &d) || d < 0)
-                return cli_usage_error("decode: --temperature '%s' must be >= 0", v);
-            a->sampler.temperature = (float)d;
+            if (cli_parse_float(v, &a->sampler.temperature) || a->sampler.temperature < 0)
+                return cli_usage_error("decode: --temperature '%s' must be 0 or a positive f32 number", v);
         } else if (strcmp(o, "--top-p") == 0) {
-            if (cli_parse_double(v, &d) || d < 0 || d > 1)
-                return cli_usage_error("decode: --top-p '%s' must be in [0, 1]", v);
-            a->sampler.top_p = (float)d;
+            if (cli_parse_float(v, &a->sampler.top_p) || a->sampler.top_p < 0 || a->sampler.top_p > 1)
+                return cli_usage_error("decode: --top-p '%s' must be in [0, 1] (as f32)", v);
         } else if (strcmp(o, "--seed") == 0) {
             if (cli_parse_u64(v, &u))
                 return cli_usage_error("decode: --seed '%s' is not an unsigned integer", v);

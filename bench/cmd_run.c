@@ -501,7 +501,8 @@ static int run_main(struct run *r, int argc, char **argv) {
         fprintf(stderr, "forge-roofline: warning: plots skipped: %s\n", plots_err.msg);
     if (results_dir_commit(&r->dir, &err) != 0) return cli_fail("%s", err.msg);
     report_write_summary(r->report, stdout);
-    /* STREAM's habit: the validation line last; reaching here means every ceiling kernel validated its result */
+    /* STREAM's habit: the validation line last; reaching here means every ceiling kernel validated its result
+     */
     printf("validation: verify %d passed, 0 failed, %d skipped; ceiling kernels validated their results\n",
            r->verify_passed, r->verify_skipped);
     fprintf(stderr, "forge-roofline: results in %s\n", r->dir.final_path);

@@ -56,7 +56,6 @@ static int parse(int argc, char **argv, struct sample_opts *o) {
     *o = (struct sample_opts){.dtype = FR_DTYPE_F32, .p = {0, 1, 0}, .vocab = -1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        double d;
         unsigned long long u;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
@@ -101,12 +100,12 @@ static int parse(int argc, char **argv, struct sample_opts *o) {
             if (sampler_isa_force((enum kernel_isa)isa))
                 return cli_usage_error("sample: this CPU cannot run --isa %s", v);
         } else if ((v = opt_value(argc, argv, &i, "--temperature"))) {
-            if (cli_parse_double(v, &d)) return cli_usage_error("sample: bad --temperature '%s'", v);
-            o->p.temperature = (float)d;
+            if (cli_parse_float(v, &o->p.temperature))
+                return cli_usage_error("sample: bad --temperature '%s' (a finite f32 number)", v);
             o->have_t = true;
         } else if ((v = opt_value(argc, argv, &i, "--top-p"))) {
-            if (cli_parse_double(v, &d)) return cli_usage_error("sample: bad --top-p '%s'", v);
-            o->p.top_p = (float)d;
+            if (cli_parse_float(v, &o->p.top_p))
+                return cli_usage_error("sample: bad --top-p '%s' (a finite f32 number)", v);
             o->have_p = true;
         } else if ((v = opt_value(argc, argv, &i, "--seed"))) {
             if (cli_parse_u64(v, &u)) return cli_usage_error("sample: bad --seed '%s'", v);
@@ -220,6 +219,7 @@ int cmd_sample(int argc, char **argv) {
     int rc = parse(argc, argv, &o);
     if (rc) return rc < 0 ? CLI_EXIT_OK : rc;
     if (o.bench) return run_bench(&o);
+    if (!o.in) return cli_usage_error("sample: --in FILE is required");
 
     int n = (int)o.vocab;
     size_t width = fr_dtype_size(o.dtype), row_bytes = width * (size_t)n;

@@ -189,6 +189,9 @@ Test(sample_cli, bad_input_is_exit_2, .timeout = 120) {
                        "temperature");
     expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature nan --top-p 0.9 --seed 1",
                        "temperature");
+    /* 1e-50 would round to 0 in f32 and silently mean greedy: refused */
+    expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature 1e-50 --top-p 0.9 --seed 1",
+                       "temperature");
     expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature 1 --top-p 1.5 --seed 1", "top_p");
     expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature 1 --top-p -0.1 --seed 1", "top_p");
     expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature 1 --top-p 0.9", "required");
