@@ -1,6 +1,8 @@
 /* The CLI runner for end-to-end tests: popen with stderr sent to a temporary file. */
 #include "tests/cli_run.h"
 
+#include <criterion/criterion.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,4 +43,15 @@ void cli_run(struct cli_result *r, int fast, const char *args) {
         fclose(e);
     }
     unlink(errpath);
+}
+
+void cli_expect_usage_errors(int fast, const char *const *cmds, size_t n) {
+    static struct cli_result r;
+    for (size_t i = 0; i < n; i++) {
+        cli_run(&r, fast, cmds[i]);
+        cr_expect_eq(r.status, 2, "'%s' exited %d: %s", cmds[i], r.status, r.err);
+        cr_expect(strncmp(r.err, "forge-roofline: ", 16) == 0, "'%s': stderr '%s'", cmds[i], r.err);
+        const char *nl = strchr(r.err, '\n');
+        cr_expect(nl && nl[1] == '\0', "'%s': error is not one line: '%s'", cmds[i], r.err);
+    }
 }

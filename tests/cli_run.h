@@ -14,4 +14,7 @@ struct cli_result {
  */
 void cli_run(struct cli_result *r, int fast, const char *args);
 
+/* Runs each command and expects a usage error: exit status 2 and one stderr line "forge-roofline: ...". */
+void cli_expect_usage_errors(int fast, const char *const *cmds, size_t n);
+
 #endif

@@ -100,11 +100,5 @@ Test(cli, predict_usage_errors) {
                          "predict --model /nonexistent/config.json",
                          "predict --model",
                          "predict --model tests/test_cost.c"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        cli_run(&r, 0, bad[i]);
-        cr_expect_eq(r.status, 2, "'%s' exited %d", bad[i], r.status);
-        cr_expect(strncmp(r.err, "forge-roofline: ", 16) == 0, "'%s': stderr '%s'", bad[i], r.err);
-        char *nl = strchr(r.err, '\n');
-        cr_expect(nl && nl[1] == '\0', "'%s': error is not one line: '%s'", bad[i], r.err);
-    }
+    cli_expect_usage_errors(0, bad, sizeof bad / sizeof bad[0]);
 }

@@ -139,11 +139,7 @@ Test(run, bad_options) {
                          "--model tests/fixtures/tiny-qwen3 --context 8,1,8",
                          "--model qwen3-0.6b --nope",
                          "--model no-such-model"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        cli_run(&r, 1, bad[i]);
-        cr_expect_eq(r.status, 2, "'%s' exited %d: %s", bad[i], r.status, r.err);
-        cr_expect(strncmp(r.err, "forge-roofline: ", 16) == 0, "'%s': %s", bad[i], r.err);
-    }
+    cli_expect_usage_errors(1, bad, sizeof bad / sizeof bad[0]);
 }
 
 /* more threads than cores is bad input (2), not a failed run (1); the message names the flag given */
