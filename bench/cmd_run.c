@@ -25,6 +25,7 @@
 #include "model/decode.h"
 #include "model/weights.h"
 #include "roofline/ceilings.h"
+#include "roofline/roofline.h"
 #include "roofline/topology.h"
 
 #define RUN_MAX_CONTEXTS 16
@@ -165,22 +166,6 @@ static void progress_phase(struct progress *p, const char *name) {
             timing_now_s() - p->t0, left);
 }
 
-/* ---- roofline arithmetic with this run's ceilings ---- */
-struct roofs {
-    double dram_gbs, l2_gbs, peak_gflops;
-};
-
-static double predict_s(const struct roofs *r, double dram_bytes, double cache_bytes, double flops) {
-    double mem = dram_bytes / (r->dram_gbs * 1e9) + cache_bytes / (r->l2_gbs * 1e9);
-    double compute = flops / (r->peak_gflops * 1e9);
-    return mem > compute ? mem : compute;
-}
-
-static const char *bound_of(const struct roofs *r, double dram_bytes, double cache_bytes, double flops) {
-    double mem = dram_bytes / (r->dram_gbs * 1e9) + cache_bytes / (r->l2_gbs * 1e9);
-    return flops / (r->peak_gflops * 1e9) > mem ? "compute" : "memory";
-}
-
 static void fill_ceilings(struct run_report *rep, const struct ceilings *c) {
     for (int one = 0; one <= 1; one++) {
         for (int k = 0; k < CEILING_COUNT; k++) {
@@ -274,7 +259,7 @@ struct run {
     struct qwen3_config cfg;
     struct machine machine;
     struct ceilings ceilings;
-    struct roofs roofs;
+    struct roofline roofs; /* DRAM read, L2 read (cache_gbs) and peak FLOP/s of this run */
     struct qwen3_weights weights;
     int have_weights;
     struct decode_state st;
@@ -310,8 +295,9 @@ static int measure_blocks(struct run *r, const struct timing_opts *t) {
         o->id = (enum block_id)b;
         snprintf(o->name, sizeof o->name, "%s", block_name((enum block_id)b));
         o->calls = c.calls, o->flops = c.flops, o->bytes = c.bytes;
-        o->predicted_s = predict_s(&r->roofs, c.dram_bytes, c.cache_bytes, c.flops);
-        snprintf(o->bound, sizeof o->bound, "%s", bound_of(&r->roofs, c.dram_bytes, c.cache_bytes, c.flops));
+        enum roofline_bound bound;
+        o->predicted_s = roofline_predicted_split_s(&r->roofs, c.flops, c.dram_bytes, c.cache_bytes, &bound);
+        snprintf(o->bound, sizeof o->bound, "%s", roofline_bound_name(bound));
         if (decode_bench_block(&r->st, (enum block_id)b, T, t, r->read_buf, r->read_n, &o->measured, &err) !=
             0)
             return cli_fail("%s", err.msg);
@@ -344,7 +330,7 @@ static int measure_steps(struct run *r, const struct decode_bench_opts *o) {
         struct decode_bench_step m;
         if (decode_bench_step(&r->st, r->args.contexts[i], o, &m, &err) != 0) return cli_fail("%s", err.msg);
         s->context = sc.context, s->bytes = c->bytes, s->flops = c->flops;
-        s->predicted_s = predict_s(&r->roofs, c->dram_bytes, c->cache_bytes, c->flops);
+        s->predicted_s = roofline_predicted_split_s(&r->roofs, c->flops, c->dram_bytes, c->cache_bytes, NULL);
         s->measured = m.step;
         s->tokens_per_s = 1.0 / m.step.median_s;
         s->dram_bytes = c->dram_bytes;
@@ -432,9 +418,9 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (machine_bind_threads(&r->machine, &err) != 0) return cli_fail("%s", err.msg);
     struct ceilings_opts copts = {.quick = a->quick};
     if (ceilings_measure(&r->machine, &copts, &r->ceilings, &err) != 0) return cli_fail("%s", err.msg);
-    r->roofs.dram_gbs = r->ceilings.all[CEILING_DRAM_READ].best;
-    r->roofs.l2_gbs =
-        r->ceilings.all[CEILING_L2_READ].measured ? r->ceilings.all[CEILING_L2_READ].best : r->roofs.dram_gbs;
+    r->roofs.bw_gbs = r->ceilings.all[CEILING_DRAM_READ].best;
+    r->roofs.cache_gbs =
+        r->ceilings.all[CEILING_L2_READ].measured ? r->ceilings.all[CEILING_L2_READ].best : r->roofs.bw_gbs;
     r->roofs.peak_gflops = r->ceilings.all[CEILING_PEAK_FLOPS].best;
     fill_ceilings(r->report, &r->ceilings);
     fill_provenance(r->report, a, argc, argv, &r->machine, stamp);

@@ -35,6 +35,14 @@ double roofline_predicted_s(const struct roofline *r, double flops, double bytes
     return mem_s > compute_s ? mem_s : compute_s;
 }
 
+double roofline_predicted_split_s(const struct roofline *r, double flops, double dram_bytes,
+                                  double cache_bytes, enum roofline_bound *bound) {
+    double mem_s = dram_bytes / (r->bw_gbs * 1e9) + cache_bytes / (r->cache_gbs * 1e9);
+    double compute_s = flops / (r->peak_gflops * 1e9);
+    if (bound) *bound = compute_s > mem_s ? ROOFLINE_COMPUTE_BOUND : ROOFLINE_MEMORY_BOUND;
+    return mem_s > compute_s ? mem_s : compute_s;
+}
+
 const char *roofline_bound_name(enum roofline_bound b) {
     return b == ROOFLINE_COMPUTE_BOUND ? "compute" : "memory";
 }

@@ -12,6 +12,8 @@
 struct roofline {
     double peak_gflops;
     double bw_gbs;
+    double
+        cache_gbs; /* bandwidth of the cache that holds cache-resident bytes (roofline_predicted_split_s) */
     /* A point whose efficiency exceeds 1 + above_roof_tol is flagged above its roof (0: strictly). */
     double above_roof_tol;
 };
@@ -43,6 +45,10 @@ double roofline_predicted_s(const struct roofline *r, double flops, double bytes
 /* Evaluates p against r. Errors: a bad roof, negative or non-finite flops, bytes or seconds, no work. */
 int roofline_evaluate(const struct roofline *r, const struct roofline_point *p, struct roofline_eval *out,
                       struct fr_err *err);
+/* Work whose bytes come from two levels: max(dram_bytes / bw + cache_bytes / cache_gbs, flops / peak); *bound
+ * (may be NULL) says which term won (a tie counts as memory-bound). */
+double roofline_predicted_split_s(const struct roofline *r, double flops, double dram_bytes,
+                                  double cache_bytes, enum roofline_bound *bound);
 const char *roofline_bound_name(enum roofline_bound b); /* "memory" or "compute" */
 
 #endif

@@ -80,3 +80,14 @@ Test(roofline, edges_and_errors) {
     cr_expect_neq(roofline_evaluate(&bad, &ok, &e, &err), 0);
     cr_expect(strstr(err.msg, "peak"), "message: %s", err.msg);
 }
+
+Test(roofline, split_prediction_by_hand) {
+    /* 1 GB from DRAM at 25 GB/s (40 ms) + 0.1 GB from cache at 200 GB/s (0.5 ms) vs 1 GFLOP at 200 GFLOP/s */
+    struct roofline r = {.peak_gflops = 200, .bw_gbs = 25, .cache_gbs = 200};
+    enum roofline_bound b;
+    cr_expect_float_eq(roofline_predicted_split_s(&r, 1e9, 1e9, 1e8, &b), 0.0405, 1e-12);
+    cr_expect_eq(b, ROOFLINE_MEMORY_BOUND);
+    /* 20 GFLOP take 100 ms: compute-bound */
+    cr_expect_float_eq(roofline_predicted_split_s(&r, 2e10, 1e9, 1e8, &b), 0.1, 1e-12);
+    cr_expect_eq(b, ROOFLINE_COMPUTE_BOUND);
+}
