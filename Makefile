@@ -7,14 +7,17 @@ PKGS     := papi hwloc openblas libcjson
 BUILD    := build
 MODELS   := $(wildcard model/*/config.json)
 
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-CRIT_FLAGS := $(shell pkg-config --cflags --libs criterion 2>/dev/null)
+# The package flags are read on first use, inside a recipe, never while the Makefile is parsed: on a fresh
+# machine `deps` (an order-only prerequisite of every object and link) installs the packages first, so the
+# very first `make test` or `make bench` builds with the right flags in the same invocation.
+PKG_CFLAGS = $(eval PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null))$(PKG_CFLAGS)
+PKG_LIBS   = $(eval PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null))$(PKG_LIBS)
+CRIT_FLAGS = $(eval CRIT_FLAGS := $(shell pkg-config --cflags --libs criterion 2>/dev/null))$(CRIT_FLAGS)
 
 WARN     := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 CFLAGS   ?= -O3 -g
 BASEFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -fopenmp -I. $(PKG_CFLAGS) -MMD -MP
-LDLIBS   := $(PKG_LIBS) -fopenmp -ldl -lm
+LDLIBS    = $(PKG_LIBS) -fopenmp -ldl -lm
 SANITIZE := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 ISA_AVX2   := -mavx2 -mfma -mf16c
@@ -25,8 +28,9 @@ ISA_AVX512 := -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512bf16 -mfma -mf1
 GIT_HEAD   := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 GIT_COMMIT := $(if $(GIT_HEAD),$(GIT_HEAD)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty))
 
-LIB_SRC  := $(wildcard kernels/*.c model/*.c roofline/*.c bench/*.c)
-LIB_SRC  := $(filter-out bench/main.c,$(LIB_SRC))
+MAIN_SRC := bench/cli/main.c
+LIB_SRC  := $(wildcard kernels/*.c model/*.c roofline/*.c bench/*.c bench/cli/*.c bench/report/*.c)
+LIB_SRC  := $(filter-out $(MAIN_SRC),$(LIB_SRC))
 TEST_SRC := $(wildcard tests/test_*.c tests/cli_run.c)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 
@@ -44,26 +48,26 @@ all: deps $(BIN)
 deps:
 	@scripts/bootstrap.sh --check >/dev/null 2>&1 || scripts/bootstrap.sh
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	@$(CC) $(BASEFLAGS) $(CFLAGS) $(ISA) $(DEFS) -c $< -o $@
-$(BUILD)/san/%.o: %.c
+$(BUILD)/san/%.o: %.c | deps
 	@mkdir -p $(@D)
 	@echo "  CC san  $<"
 	@$(CC) $(BASEFLAGS) $(SANITIZE) $(ISA) $(DEFS) -c $< -o $@
 $(BUILD)/obj/%_avx2.o $(BUILD)/san/%_avx2.o: ISA = $(ISA_AVX2)
 $(BUILD)/obj/%_avx512.o $(BUILD)/san/%_avx512.o: ISA = $(ISA_AVX512)
-$(BUILD)/obj/bench/cmd_run.o $(BUILD)/san/bench/cmd_run.o: DEFS = -DFR_GIT_COMMIT='"$(GIT_COMMIT)"'
-$(BUILD)/obj/bench/cmd_run.o $(BUILD)/san/bench/cmd_run.o: $(BUILD)/git-commit
+$(BUILD)/obj/bench/cli/cmd_run.o $(BUILD)/san/bench/cli/cmd_run.o: DEFS = -DFR_GIT_COMMIT='"$(GIT_COMMIT)"'
+$(BUILD)/obj/bench/cli/cmd_run.o $(BUILD)/san/bench/cli/cmd_run.o: $(BUILD)/git-commit
 $(BUILD)/git-commit: FORCE
 	@mkdir -p $(@D)
 	@echo '$(GIT_COMMIT)' | cmp -s - $@ || echo '$(GIT_COMMIT)' > $@
 FORCE:
 
-$(BIN): $(LIB_OBJ) $(BUILD)/obj/bench/main.o
+$(BIN): $(LIB_OBJ) $(BUILD)/obj/bench/cli/main.o
 	$(CC) -o $@ $^ $(LDLIBS)
-$(SAN_BIN): $(SAN_OBJ) $(BUILD)/san/bench/main.o
+$(SAN_BIN): $(SAN_OBJ) $(BUILD)/san/bench/cli/main.o
 	@mkdir -p $(@D)
 	$(CC) $(SANITIZE) -o $@ $^ $(LDLIBS)
 $(TEST_BIN): $(SAN_OBJ) $(TEST_OBJ)
@@ -89,16 +93,16 @@ fmt:
 lint: deps
 	clang-format --dry-run --Werror $(FMT_SRC)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
-	  --std=c11 -I. --suppress=missingIncludeSystem $(LIB_SRC) bench/main.c
-	clang-tidy --quiet $(LIB_SRC) bench/main.c -- -std=c11 -D_GNU_SOURCE -fopenmp -I. $(PKG_CFLAGS) \
+	  --std=c11 -I. --suppress=missingIncludeSystem $(LIB_SRC) $(MAIN_SRC)
+	clang-tidy --quiet $(LIB_SRC) $(MAIN_SRC) -- -std=c11 -D_GNU_SOURCE -fopenmp -I. $(PKG_CFLAGS) \
 	  $(ISA_AVX512)
 
 # libFuzzer harnesses (clang); each runs for FUZZ_SECONDS over its seed corpus in tests/fuzz/corpus/.
 FUZZ_SECONDS ?= 20
 FUZZ_CC      ?= clang
-FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fopenmp -I. $(PKG_CFLAGS)
+FUZZ_FLAGS    = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fopenmp -I. $(PKG_CFLAGS)
 FUZZ_OBJ     := $(LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
-$(BUILD)/fuzz/obj/%.o: %.c
+$(BUILD)/fuzz/obj/%.o: %.c | deps
 	@mkdir -p $(@D)
 	@echo "  CC fuzz $<"
 	@$(FUZZ_CC) $(FUZZ_FLAGS) $(ISA) -c $< -o $@

@@ -1,11 +1,13 @@
-/* Timing of the decode step's blocks: each block alone as a microbenchmark (one repetition = the block's
+/* Layer: bench/ itself holds the suites (blocks and steps, sampler sweep, verify) over model/, roofline/ and
+ * kernels/; bench/cli/ drives them and bench/report/ writes their records.
+ * Timing of the decode step's blocks: each block alone as a microbenchmark (one repetition = the block's
  * calls of one step, every layer in turn, so weight-reading blocks stream their weights from DRAM as in the
  * real step), and whole steps at a context length with per-block times from the decode step's observer. */
 #ifndef FR_DECODE_BENCH_H
 #define FR_DECODE_BENCH_H
 
-#include "bench/counters.h"
-#include "bench/timing.h"
+#include "roofline/counters.h"
+#include "roofline/timing.h"
 #include "kernels/sampler.h"
 #include "model/blocks.h"
 #include "model/decode.h"

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "bench/timing.h"
+#include "roofline/timing.h"
 #include "kernels/fr_err.h"
 
 enum sampler_bench_variant {

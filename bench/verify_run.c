@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "bench/timing.h"
+#include "roofline/timing.h"
 #include "kernels/kernels.h"
 #include "kernels/kernels_check.h"
 

@@ -1,4 +1,5 @@
-/* The compute kernels of one Qwen3 decode step (the sampler has its own header, kernels/sampler.h).
+/* Layer: kernels/ is the bottom of the include graph (it includes nothing from model/, roofline/ or bench/).
+ * The compute kernels of one Qwen3 decode step (the sampler has its own header, kernels/sampler.h).
  * Contract: kernels never allocate, print or read files; callers pass every buffer. Each optimized kernel
  * has a plain scalar `_ref` twin that tests compare against. SIMD paths (AVX-512, AVX2+FMA, scalar) are
  * chosen at run time from the CPU's features; kernel_isa_force() pins one for tests and benchmarks.

@@ -1,4 +1,5 @@
-/* decode_state: one Qwen3 decode step composed from the kernels of kernels/kernels.h, block by block in the
+/* Layer: model/ (config, cost model, weights, KV cache, the step) includes kernels/ only.
+ * decode_state: one Qwen3 decode step composed from the kernels of kernels/kernels.h, block by block in the
  * order of model/blocks.h. The step knows nothing of timers or counters: a harness that wants them passes a
  * decode_observer, whose begin/end bracket every block. Call the step from one thread; the kernels spread
  * their own work over the OpenMP threads. */

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/timing.h"
+#include "roofline/timing.h"
 #include "kernels/fr_check.h"
 #include "roofline/ceilings_kernels.h"
 

@@ -1,4 +1,6 @@
-/* The roofline model, model-agnostic: a roof is a peak compute rate and a bandwidth; a point is the FLOPs
+/* Layer: roofline/ (topology, ceilings, the timing harness, the counters, roofline math) includes kernels/
+ * only and knows nothing of the model; bench/ uses it, never the other way round.
+ * The roofline model, model-agnostic: a roof is a peak compute rate and a bandwidth; a point is the FLOPs
  * and bytes of a piece of work and, when measured, its time. attainable(AI) = min(peak, bw * AI), ridge at
  * AI = peak / bw, predicted time = max(bytes / bw, flops / peak), efficiency = predicted / measured.
  * Units: GFLOP/s and GB/s (1e9), arithmetic intensity in FLOP per byte, times in seconds. */

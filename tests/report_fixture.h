@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench/report.h"
+#include "bench/report/report.h"
 #include "model/blocks.h"
 
 static void fixture_stats(struct timing_stats *t, double median_s, double spread) {

@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "bench/counters.h"
+#include "roofline/counters.h"
 
 static const char *const fake_events[] = {"PAPI_TOT_CYC", "PAPI_L3_TCM", "PAPI_FP_OPS", NULL};
 static const long long fake_values[] = {1000, 50, 7};

@@ -4,9 +4,9 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "bench/compare.h"
-#include "bench/report_json.h"
-#include "bench/report_write.h"
+#include "bench/report/compare.h"
+#include "bench/report/report_json.h"
+#include "bench/report/report_write.h"
 #include "tests/report_fixture.h"
 #include "tests/cli_run.h"
 #include "tests/report_testutil.h"

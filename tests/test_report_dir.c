@@ -5,7 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bench/results_dir.h"
+#include "bench/report/results_dir.h"
 #include "tests/report_testutil.h"
 
 static void write_file(const char *dir, const char *name) {

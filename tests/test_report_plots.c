@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "bench/report_write.h"
+#include "bench/report/report_write.h"
 #include "tests/report_fixture.h"
 #include "tests/report_testutil.h"
 

@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "bench/report_write.h"
+#include "bench/report/report_write.h"
 #include "tests/report_fixture.h"
 #include "tests/report_testutil.h"
 

@@ -2,7 +2,7 @@
  * statistics over the same number of runs. */
 #include <criterion/criterion.h>
 
-#include "bench/timing.h"
+#include "roofline/timing.h"
 
 struct trace {
     char who[64];

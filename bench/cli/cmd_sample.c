@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bench/cli.h"
+#include "bench/cli/cli.h"
 #include "bench/sampler_bench.h"
 #include "kernels/sampler.h"
 

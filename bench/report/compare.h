@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "bench/report.h"
+#include "bench/report/report.h"
 #include "kernels/fr_err.h"
 
 /* Reads and validates run.json ("schema": "forge-roofline/1"); path is a folder or a file. */

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/cli.h"
-#include "bench/model_opts.h"
+#include "bench/cli/cli.h"
+#include "bench/cli/model_opts.h"
 #include "model/cost.h"
 
 #define PREDICT_MAX_CONTEXTS 32

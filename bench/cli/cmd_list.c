@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/cli.h"
+#include "bench/cli/cli.h"
 #include "model/blocks.h"
 #include "model/config.h"
 #include "model/cost.h"

@@ -1,7 +1,7 @@
-/* Two runs side by side (read with bench/report_json.h): refuses runs that are not comparable, pairs rows
- * by identity and writes compare.md with A, B, B/A and whether the change is outside both runs' spread.
+/* Two runs side by side (read with bench/report/report_json.h): refuses runs that are not comparable, pairs
+ * rows by identity and writes compare.md with A, B, B/A and whether the change is outside both runs' spread.
  * Checked in tests/test_report_compare.c (round trip, ratio, spread verdicts, refusal, malformed input). */
-#include "bench/compare.h"
+#include "bench/report/compare.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bench/report_write.h"
+#include "bench/report/report_write.h"
 
 /* ---------- checks and pairing ---------- */
 

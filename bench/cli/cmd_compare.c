@@ -1,7 +1,7 @@
 /* forge-roofline compare RUN_A RUN_B [--out DIR] [--force]: pairs the rows of two runs, writes compare.md
  * and compare.png/.svg, and prints compare.md. Runs of a different model, dtype, thread count or CPU are
  * refused (exit 2) unless --force. Checked end to end in tests/test_report_compare.c. */
-#include "bench/cli.h"
+#include "bench/cli/cli.h"
 
 #include <libgen.h>
 #include <stdio.h>
@@ -9,9 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bench/compare.h"
-#include "bench/report_json.h"
-#include "bench/report_write.h"
+#include "bench/report/compare.h"
+#include "bench/report/report_json.h"
+#include "bench/report/report_write.h"
 
 static void usage(FILE *f) {
     fputs("usage: forge-roofline compare RUN_A RUN_B [--out DIR] [--force]\n"

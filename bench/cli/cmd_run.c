@@ -12,13 +12,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench/cli.h"
-#include "bench/counters.h"
+#include "bench/cli/cli.h"
+#include "roofline/counters.h"
 #include "bench/decode_bench.h"
-#include "bench/model_opts.h"
-#include "bench/report.h"
-#include "bench/report_write.h"
-#include "bench/results_dir.h"
+#include "bench/cli/model_opts.h"
+#include "bench/report/report.h"
+#include "bench/report/report_write.h"
+#include "bench/report/results_dir.h"
 #include "bench/sampler_bench.h"
 #include "bench/verify_run.h"
 #include "model/cost.h"

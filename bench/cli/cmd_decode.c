@@ -3,7 +3,7 @@
  * a temperature is given); the generated ids go to stdout on one line, the setup and tokens/s to stderr,
  * and --logits-out keeps every generated token's logits row (little-endian f32) for comparison with another
  * implementation. Checked end to end in tests/test_cmd_decode.c. */
-#include "bench/cli.h"
+#include "bench/cli/cli.h"
 
 #include <cblas.h>
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/timing.h"
+#include "roofline/timing.h"
 #include "model/config.h"
 #include "model/cost.h"
 #include "model/decode.h"

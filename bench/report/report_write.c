@@ -3,9 +3,9 @@
  * scripts/plots.sh reads. Unmeasured values are null / empty / "n/a", never a number; a row above its roof
  * is called an accounting error in words. Checked in tests/test_report_write.c (keys, headers, rows, nulls,
  * flags) and tests/test_report_plots.c (images). */
-#include "bench/report_write.h"
+#include "bench/report/report_write.h"
 
-#include "bench/report_json.h"
+#include "bench/report/report_json.h"
 
 #include <errno.h>
 #include <math.h>

@@ -3,7 +3,7 @@
  * reason and the others stay. Checked in tests/test_counters.c: the counting path with the fake source
  * (values asserted), the fallback with the fake source refusing, and PAPI on whatever this machine offers
  * (available, or not with a reason; never values without counting). */
-#include "bench/counters.h"
+#include "roofline/counters.h"
 
 #include <cJSON.h>
 #include <papi.h>

@@ -1,7 +1,7 @@
 /* Shared loading of --model and parsing of --dtype / --kv for the subcommands. */
-#include "bench/model_opts.h"
+#include "bench/cli/model_opts.h"
 
-#include "bench/cli.h"
+#include "bench/cli/cli.h"
 
 int model_opts_load(const char *model, struct qwen3_config *cfg) {
     struct fr_err err = {{0}};

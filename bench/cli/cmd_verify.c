@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench/cli.h"
-#include "bench/timing.h"
+#include "bench/cli/cli.h"
+#include "roofline/timing.h"
 #include "bench/verify_run.h"
 #include "kernels/kernels.h"
 #include "kernels/sampler.h"

@@ -1,7 +1,7 @@
 /* Writers for struct run_report: the output contract of DESIGN.md.
  *
  *   report_write_data      run.json, blocks.csv, steps.csv, sampler.csv, ceilings.csv and the plot inputs
- *                          (plot_vars.gp, plot_*.dat) into dir; run.json itself is bench/report_json.h
+ *                          (plot_vars.gp, plot_*.dat) into dir; run.json itself is bench/report/report_json.h
  *   report_plots_draw      runs scripts/plots.sh on dir (roofline, breakdown, sampler, context; PNG + SVG)
  *   report_write_markdown  report.md (PR-ready); links the plots when they were drawn, says why when not
  *   report_write_run       all three in order; the usual entry point
@@ -10,7 +10,7 @@
  * Every function returns 0 on success; errors come back as one line in err. Nothing here prints, except
  * report_write_summary to the FILE it is given.
  *
- * The orchestrator's sequence (bench/results_dir.h for the folder):
+ * The orchestrator's sequence (bench/report/results_dir.h for the folder):
  *   results_dir_begin(&rd, out, host, stamp, &err)        before measuring: an unwritable --out fails here
  *   ... measure, fill a struct run_report ...
  *   report_write_run(r, rd.tmp_path, &plots, &perr, &err) warn with perr.msg when plots == NO_GNUPLOT
@@ -21,7 +21,7 @@
 
 #include <stdio.h>
 
-#include "bench/report.h"
+#include "bench/report/report.h"
 #include "kernels/fr_err.h"
 
 /* scripts/plots.sh exits with this status when gnuplot is not installed. */

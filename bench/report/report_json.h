@@ -1,11 +1,11 @@
 /* run.json ("schema": "forge-roofline/1") to and from struct run_report. Both directions walk the field
- * tables of bench/report.h, so what is written reads back field for field; NaN travels as null. */
+ * tables of bench/report/report.h, so what is written reads back field for field; NaN travels as null. */
 #ifndef FR_REPORT_JSON_H
 #define FR_REPORT_JSON_H
 
 #include <stddef.h>
 
-#include "bench/report.h"
+#include "bench/report/report.h"
 #include "kernels/fr_err.h"
 
 /* The run.json text (caller frees with free()), or NULL on allocation failure. */

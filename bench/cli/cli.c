@@ -1,5 +1,5 @@
 /* Value parsers and error printers shared by the subcommands. */
-#include "bench/cli.h"
+#include "bench/cli/cli.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/cli.h"
-#include "bench/counters.h"
-#include "bench/timing.h"
+#include "bench/cli/cli.h"
+#include "roofline/counters.h"
+#include "roofline/timing.h"
 #include "roofline/ceilings.h"
 #include "roofline/topology.h"
 

@@ -1,5 +1,7 @@
-/* struct run_report: everything one run writes, as plain data. The orchestrator (cmd_run) fills it; the
- * writers of bench/report_write.h turn it into run.json, the CSV files, report.md and the plot inputs.
+/* Layer: bench/report/ turns measured records into run.json, CSV, report.md, plots, compare and the results
+ * folder; it measures nothing and includes no CLI header.
+ * struct run_report: everything one run writes, as plain data. The orchestrator (cmd_run) fills it; the
+ * writers of bench/report/report_write.h turn it into run.json, the CSV files, report.md and the plot inputs.
  *
  * Ownership: the struct owns all its storage (fixed-size arrays with counts, fixed-size strings); no
  * pointer inside it is ever freed. It is tens of KB: allocate it with calloc or make it static, then call
@@ -16,7 +18,7 @@
 
 #include <stdio.h>
 
-#include "bench/timing.h"
+#include "roofline/timing.h"
 #include "kernels/fr_err.h"
 #include "model/blocks.h"
 

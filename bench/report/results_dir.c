@@ -2,7 +2,7 @@
  * The signal handler only uses async-signal-safe calls (open, getdents64, unlinkat, rmdir, sigaction,
  * raise), so it can remove the folder whatever the program was doing. Checked in tests/test_report_dir.c
  * (commit, abort, unwritable parent, a child killed by SIGTERM mid-run). */
-#include "bench/results_dir.h"
+#include "bench/report/results_dir.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
-/* forge-roofline: the command-line entry point. Dispatches to the subcommands of bench/cli.h; with no
+/* forge-roofline: the command-line entry point. Dispatches to the subcommands of bench/cli/cli.h; with no
  * subcommand, `forge-roofline --model M ...` is the full run (cmd_run). */
-#include "bench/cli.h"
+#include "bench/cli/cli.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,8 +1,8 @@
-/* run.json writer and reader over the field tables of bench/report.c: one generic row writer, one generic
- * row reader, and the few nested parts (counters, per-block counter values, per-step block seconds) by
- * hand. Checked in tests/test_report_write.c (keys, nulls) and tests/test_report_compare.c (round trip,
+/* run.json writer and reader over the field tables of bench/report/report.c: one generic row writer, one
+ * generic row reader, and the few nested parts (counters, per-block counter values, per-step block seconds)
+ * by hand. Checked in tests/test_report_write.c (keys, nulls) and tests/test_report_compare.c (round trip,
  * malformed input). */
-#include "bench/report_json.h"
+#include "bench/report/report_json.h"
 
 #include <cJSON.h>
 #include <errno.h>

@@ -1,4 +1,6 @@
-/* Shared pieces of the forge-roofline command line: the subcommand table, exit codes, and strict parsers
+/* Layer: bench/cli/ is the top of the include graph: main.c and one cmd_<name>.c per command; it uses the
+ * suites (bench/), the writers (bench/report/), roofline/, model/ and kernels/.
+ * Shared pieces of the forge-roofline command line: the subcommand table, exit codes, and strict parsers
  * for option values (a bad value is a one-line usage error, exit status 2). */
 #ifndef FR_CLI_H
 #define FR_CLI_H

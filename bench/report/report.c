@@ -2,7 +2,7 @@
  * measured", the above-roof rule, and the number formats every writer shares (exact round-trip text for
  * CSV, fixed decimals or "n/a" for markdown). Checked in tests/test_report_write.c and, for the
  * write-then-read symmetry, tests/test_report_compare.c. */
-#include "bench/report.h"
+#include "bench/report/report.h"
 
 #include <errno.h>
 #include <math.h>

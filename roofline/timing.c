@@ -1,7 +1,7 @@
 /* Timing harness over CLOCK_MONOTONIC. The median is the headline figure (robust to the noise of a shared
  * machine); min and max travel with it and a coefficient of variation above TIMING_NOISY_CV flags it.
  * Checked in tests/test_timing.c against hand-computed statistics. */
-#include "bench/timing.h"
+#include "roofline/timing.h"
 
 #include <math.h>
 #include <stdlib.h>
