@@ -4,6 +4,8 @@
  * tests/fuzz/fuzz_config.c. */
 #include "model/config.h"
 
+#include "model/datadir.h"
+
 #include <cJSON.h>
 #include <errno.h>
 #include <limits.h>
@@ -12,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 /* Largest accepted dimension and matrix: far above any Qwen3 model, far below overflow of size_t sums. */
 #define CONFIG_MAX_DIM      (1L << 24)
@@ -178,20 +179,6 @@ static int is_dir(const char *p) {
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Folder of the running executable's parent (build/forge-roofline -> the source tree). */
-static int exe_parent_dir(char *out, size_t len) {
-    char exe[512];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return -1;
-    exe[n] = '\0';
-    for (int up = 0; up < 2; up++) {
-        char *slash = strrchr(exe, '/');
-        if (!slash) return -1;
-        *slash = '\0';
-    }
-    return snprintf(out, len, "%s", exe) < (int)len ? 0 : -1;
-}
-
 int qwen3_config_resolve(const char *model, char *path_out, size_t path_len, struct fr_err *err) {
     if (!model || !*model) return fr_err_set(err, "--model needs a name or a path");
     if (strchr(model, '/') || is_file(model) || is_dir(model)) {
@@ -209,26 +196,15 @@ int qwen3_config_resolve(const char *model, char *path_out, size_t path_len, str
               (*c >= 'A' && *c <= 'Z')))
             return fr_err_set(
                 err, "model name '%s' has a character other than letters, digits, '-', '.', '_'", model);
-    char roots[4][512];
-    int n = 0;
-    snprintf(roots[n++], sizeof roots[0], "model");
-    const char *env = getenv("FORGE_ROOFLINE_MODELS");
-    if (env && *env) snprintf(roots[n++], sizeof roots[0], "%s", env);
-    char exe_dir[400];
-    if (exe_parent_dir(exe_dir, sizeof exe_dir) == 0) {
-        if (snprintf(roots[n], sizeof roots[0], "%s/model", exe_dir) < (int)sizeof roots[0]) n++;
-        if (snprintf(roots[n], sizeof roots[0], "%s/share/forge-roofline/model", exe_dir) <
-            (int)sizeof roots[0])
-            n++;
-    }
-    for (int i = 0; i < n; i++) {
-        if (snprintf(path_out, path_len, "%s/%s/config.json", roots[i], model) < (int)path_len &&
-            is_file(path_out))
-            return 0;
-    }
-    return fr_err_set(err,
-                      "unknown model '%s': no %s/config.json under ./model%s (try 'forge-roofline list')",
-                      model, model, env && *env ? " or $FORGE_ROOFLINE_MODELS" : "");
+    struct datadir_places places;
+    datadir_places_of("model", "FORGE_ROOFLINE_MODELS", NULL, &places);
+    char entry[300];
+    snprintf(entry, sizeof entry, "%s/config.json", model);
+    if (datadir_find_file(&places, entry, path_out, path_len) >= 0) return 0;
+    char looked[DATADIR_MAX_PLACES * (DATADIR_PATH_LEN + 64)];
+    datadir_list_places(&places, looked, sizeof looked);
+    return fr_err_set(err, "unknown model '%s': no %s/config.json in %s (try 'forge-roofline list')", model,
+                      model, looked);
 }
 
 uint64_t qwen3_param_count(const struct qwen3_config *c) {

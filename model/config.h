@@ -33,7 +33,8 @@ int qwen3_config_parse(const char *json, size_t len, const char *path, struct qw
                        struct fr_err *err);
 
 /* Resolves --model: a NAME under <models_dir>/NAME/config.json, a directory holding config.json, or a file.
- * A NAME is looked up under ./model, then under $FORGE_ROOFLINE_MODELS, then the install share dir. */
+ * A NAME is looked up under $FORGE_ROOFLINE_MODELS when set, then ./model, then the build tree beside the
+ * binary, then the install's share folder (model/datadir.h); the error lists every place it looked. */
 int qwen3_config_resolve(const char *model, char *path_out, size_t path_len, struct fr_err *err);
 
 /* Parameter count (embedding counted once when tied). */

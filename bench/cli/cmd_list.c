@@ -8,6 +8,7 @@
 #include "bench/cli/cli.h"
 #include "model/blocks.h"
 #include "model/config.h"
+#include "model/datadir.h"
 #include "model/cost.h"
 
 static int cmp_str(const void *a, const void *b) {
@@ -15,14 +16,21 @@ static int cmp_str(const void *a, const void *b) {
 }
 
 static void list_models(void) {
-    printf("\n## models (model/NAME/config.json)\n\n| name | params | hidden | layers | heads | KV heads | "
-           "head_dim | vocab | tied |\n");
-    printf("|---|--:|--:|--:|--:|--:|--:|--:|---|\n");
-    DIR *d = opendir("model");
-    if (!d) {
-        printf("(no ./model directory here: pass --model PATH/config.json)\n");
+    struct datadir_places places;
+    datadir_places_of("model", "FORGE_ROOFLINE_MODELS", NULL, &places);
+    char dir[DATADIR_PATH_LEN];
+    if (datadir_find_dir(&places, dir, sizeof dir) < 0) {
+        char looked[DATADIR_MAX_PLACES * (DATADIR_PATH_LEN + 64)];
+        datadir_list_places(&places, looked, sizeof looked);
+        printf("\n## models\n\n(no model folder in %s: pass --model PATH/config.json)\n", looked);
         return;
     }
+    printf("\n## models (%s/NAME/config.json)\n\n| name | params | hidden | layers | heads | KV heads | "
+           "head_dim | vocab | tied |\n",
+           dir);
+    printf("|---|--:|--:|--:|--:|--:|--:|--:|---|\n");
+    DIR *d = opendir(dir);
+    if (!d) return;
     char *names[64] = {0};
     int n = 0;
     struct dirent *e;
@@ -31,10 +39,10 @@ static void list_models(void) {
     closedir(d);
     qsort(names, (size_t)n, sizeof names[0], cmp_str);
     for (int i = 0; i < n; i++) {
-        char path[512];
+        char path[DATADIR_PATH_LEN + 300];
         struct qwen3_config c;
         struct fr_err err;
-        if (names[i] && snprintf(path, sizeof path, "model/%s/config.json", names[i]) < (int)sizeof path &&
+        if (names[i] && snprintf(path, sizeof path, "%s/%s/config.json", dir, names[i]) < (int)sizeof path &&
             qwen3_config_load(path, &c, &err) == 0)
             printf("| %s | %" PRIu64 " | %d | %d | %d | %d | %d | %d | %s |\n", names[i],
                    qwen3_param_count(&c), c.hidden, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.vocab,

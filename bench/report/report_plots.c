@@ -4,6 +4,8 @@
  * Checked in tests/test_report_plots.c (every image drawn, PNG magic, empty runs, missing gnuplot). */
 #include "bench/report/report_write.h"
 
+#include "model/datadir.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -411,42 +413,22 @@ int report_plots_write_inputs(const struct run_report *r, const char *dir, struc
     return report_file_close(f, dir, "plot_steps.dat", err);
 }
 
-static bool has_script(const char *dir) {
-    char path[PATH_MAX];
-    if ((size_t)snprintf(path, sizeof path, "%s/plots.sh", dir) >= sizeof path) return false;
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* Finds the folder holding plots.sh; 0 on success. */
+/* Finds the folder holding plots.sh; 0 on success. $FORGE_ROOFLINE_SCRIPTS, when set, is the only place
+ * looked in (an explicit setting is never passed over); otherwise model/datadir.h's places. */
 static int find_scripts(char *out, size_t len, struct fr_err *err) {
-    const char *env = getenv("FORGE_ROOFLINE_SCRIPTS");
-    if (env && *env) {
-        if (!has_script(env)) return fr_err_set(err, "FORGE_ROOFLINE_SCRIPTS='%s' has no plots.sh", env);
-        snprintf(out, len, "%s", env);
+    struct datadir_places places;
+    datadir_places_of("scripts", "FORGE_ROOFLINE_SCRIPTS", NULL, &places);
+    char found[DATADIR_PATH_LEN + 16];
+    int at = datadir_find_file(&places, "plots.sh", found, sizeof found);
+    bool env = places.n > 0 && places.label[0][0] == '$';
+    if (env && at != 0) return fr_err_set(err, "FORGE_ROOFLINE_SCRIPTS='%s' has no plots.sh", places.dir[0]);
+    if (at >= 0) {
+        snprintf(out, len, "%s", places.dir[at]);
         return 0;
     }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) *slash = '\0';
-        static const char *const rel[] = {"../scripts", "../../scripts", "../share/forge-roofline/scripts"};
-        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-            char cand[PATH_MAX];
-            if ((size_t)snprintf(cand, sizeof cand, "%s/%s", exe, rel[i]) >= sizeof cand) continue;
-            if (has_script(cand)) {
-                snprintf(out, len, "%s", cand);
-                return 0;
-            }
-        }
-    }
-    if (has_script("scripts")) {
-        snprintf(out, len, "scripts");
-        return 0;
-    }
-    return fr_err_set(err, "cannot find scripts/plots.sh (set FORGE_ROOFLINE_SCRIPTS)");
+    char looked[DATADIR_MAX_PLACES * (DATADIR_PATH_LEN + 64)];
+    datadir_list_places(&places, looked, sizeof looked);
+    return fr_err_set(err, "cannot find plots.sh in %s (set FORGE_ROOFLINE_SCRIPTS)", looked);
 }
 
 /* Keeps the last non-empty line of the child's stderr. */

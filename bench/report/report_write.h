@@ -38,8 +38,8 @@ int report_write_data(const struct run_report *r, const char *dir, struct fr_err
 /* The plot inputs alone (part of report_write_data): plot_vars.gp and plot_*.dat. */
 int report_plots_write_inputs(const struct run_report *r, const char *dir, struct fr_err *err);
 
-/* Runs `plots.sh [args...] dir`; scripts/ is found via $FORGE_ROOFLINE_SCRIPTS, then next to the executable
- * (../scripts, ../../scripts, ../share/forge-roofline/scripts), then ./scripts. Returns a
+/* Runs `plots.sh [args...] dir`; scripts/ is $FORGE_ROOFLINE_SCRIPTS when set, else the first of ./scripts,
+ * <bin>/../scripts (build tree), <bin>/../share/forge-roofline/scripts (install). Returns a
  * report_plots_result; err says why on NO_GNUPLOT and FAILED. mode is NULL for a run folder or "--compare"
  * for a compare folder. */
 int report_plots_draw(const char *dir, struct fr_err *err);
