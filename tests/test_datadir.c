@@ -105,8 +105,7 @@ Test(datadir, model_found_from_any_folder, .timeout = 60) {
     cr_expect(strstr(r.out, want) != NULL, "%.300s", r.out);
 
     /* ./model comes first: a copy here, with another name, is the one read */
-    sh("mkdir -p model/qwen3-0.6b && cp '%s/model/qwen3-0.6b/config.json' model/qwen3-0.6b/%s", repo,
-       "");
+    sh("mkdir -p model/qwen3-0.6b && cp '%s/model/qwen3-0.6b/config.json' model/qwen3-0.6b/%s", repo, "");
     cli_run(&r, 1, "predict --model qwen3-0.6b --context 1");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, "config model/qwen3-0.6b/config.json ·") != NULL, "%.300s", r.out);
