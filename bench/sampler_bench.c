@@ -155,7 +155,7 @@ int sampler_bench_run(const struct sampler_bench_opts *o, struct sampler_bench_r
                 r->variant = variant_names[v];
                 r->row_kind = sampler_row_kind_name(kinds[k]);
                 r->vocab = n;
-                r->nucleus = v == SAMPLER_BENCH_GREEDY || v == SAMPLER_BENCH_SOFTMAX ? n : nucleus;
+                r->nucleus = v == SAMPLER_BENCH_GREEDY || v == SAMPLER_BENCH_SOFTMAX ? -1 : nucleus;
                 if (timing_measure(bench_one, &c, &to, &r->timing)) {
                     rc = fr_err_set(err, "sampler benchmark: out of memory for timing samples");
                     goto done;
@@ -181,8 +181,10 @@ void sampler_bench_print_markdown(FILE *f, const struct sampler_bench_result *r,
                "|---|---|---:|---:|---:|---:|---:|---:|\n");
     for (int i = 0; i < n; i++) {
         const struct timing_stats *t = &r[i].timing;
-        fprintf(f, "| %s | %s | %d | %d | %.1f | %.1f | %.1f | %d%s |\n", r[i].variant, r[i].row_kind,
-                r[i].vocab, r[i].nucleus, t->median_s * 1e6, t->min_s * 1e6, t->max_s * 1e6, t->reps,
+        char nucleus[16] = "-"; /* no top-p on greedy and softmax rows */
+        if (r[i].nucleus >= 0) snprintf(nucleus, sizeof nucleus, "%d", r[i].nucleus);
+        fprintf(f, "| %s | %s | %d | %s | %.1f | %.1f | %.1f | %d%s |\n", r[i].variant, r[i].row_kind,
+                r[i].vocab, nucleus, t->median_s * 1e6, t->min_s * 1e6, t->max_s * 1e6, t->reps,
                 t->noisy ? " (noisy)" : "");
     }
 }

@@ -26,7 +26,7 @@ struct sampler_bench_result {
     const char *variant;  /* sampler_bench_variant_name */
     const char *row_kind; /* "realistic" or "flat" */
     int vocab;
-    int nucleus; /* tokens kept by top-p on this row (the whole vocabulary for greedy / softmax rows) */
+    int nucleus; /* tokens kept by top-p on this row; -1 on greedy and softmax rows (no top-p) */
     struct timing_stats timing;
 };
 

@@ -194,7 +194,8 @@ Test(sample_cli, bad_input_is_exit_2, .timeout = 120) {
                        "temperature");
     expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature 1 --top-p 1.5 --seed 1", "top_p");
     expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature 1 --top-p -0.1 --seed 1", "top_p");
-    expect_usage_error("sample --in %s/eight.f32 --vocab 4 --temperature 1 --top-p 0.9", "required");
+    expect_usage_error("sample --in %s/eight.f32 --vocab 4 --top-p 0.9 --seed 1",
+                       "--temperature is required");
     expect_usage_error("sample --in %s/eight.f32 --vocab 0 --temperature 1 --top-p 0.9 --seed 1", "--vocab");
     expect_usage_error("sample --in %s/eight.f32 --vocab 4 --dtype fp16 --temperature 1 --top-p 0.9 --seed 1",
                        "--dtype");

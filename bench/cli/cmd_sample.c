@@ -16,18 +16,22 @@
 static void usage(FILE *f) {
     fprintf(
         f,
-        "usage: forge-roofline sample --in FILE --vocab V --temperature T --top-p P --seed S\n"
+        "usage: forge-roofline sample --in FILE --vocab V --temperature T [--top-p P] [--seed S]\n"
         "                             [--input logits|probs] [--dtype f32|bf16]\n"
         "                             [--top-p-method fast|sort] [--probs-out FILE]\n"
         "       forge-roofline sample --bench [--vocab V[,V...]] [--temperature T] [--top-p P] "
-        "[--no-sort]\n\n"
+        "[--no-sort] [--isa NAME]\n\n"
         "Reads rows of V little-endian values and prints one token id per row; row r is step r.\n"
         "  --input probs   rows are probabilities (finite, >= 0), used as given: no softmax, no temperature\n"
         "                  (temperature 0 still means greedy)\n"
         "  --temperature   0 = greedy (argmax); > 0 = softmax(logits / T), top-p, seeded draw\n"
+        "  --top-p, --seed default 1 (keep every token) and 0, as in decode; greedy uses neither\n"
         "  --probs-out     writes each row's filtered, renormalized distribution as f32 rows\n"
         "                  (one-hot at temperature 0)\n"
-        "  --bench         times greedy, softmax, both top-p filters and the draw; markdown table\n"
+        "  --bench         times greedy, softmax, both top-p filters and the draw on generated rows\n"
+        "                  (temperature 0.8, top-p 0.9 unless given); markdown table. It reads no file and\n"
+        "                  draws with fixed seeds: --in, --input, --dtype, --seed, --top-p-method and\n"
+        "                  --probs-out are refused with it, as --no-sort is without it\n"
         "  --isa NAME      scalar, avx2 or avx512: pins the sampler's instruction set (same bits)\n");
 }
 
@@ -38,6 +42,7 @@ struct sample_opts {
     enum fr_dtype dtype;
     struct sampler_params p;
     bool have_t, have_p, have_seed;
+    const char *file_only; /* the first option given that only sampling a file uses (refused with --bench) */
     long bench_vocabs[16];
     int n_bench_vocabs;
 };
@@ -67,14 +72,17 @@ static int parse(int argc, char **argv, struct sample_opts *o) {
         } else if ((v = opt_value(argc, argv, &i, "--in"))) {
             if (!*v) return cli_usage_error("sample: --in needs a file");
             o->in = v;
+            if (!o->file_only) o->file_only = "--in";
         } else if ((v = opt_value(argc, argv, &i, "--probs-out"))) {
             if (!*v) return cli_usage_error("sample: --probs-out needs a file");
             o->probs_out = v;
+            if (!o->file_only) o->file_only = "--probs-out";
         } else if ((v = opt_value(argc, argv, &i, "--vocab"))) {
             o->n_bench_vocabs = cli_parse_long_list(v, 1, 1L << 26, o->bench_vocabs, 16);
             if (o->n_bench_vocabs < 1) return cli_usage_error("sample: bad --vocab '%s' (1 .. 2^26)", v);
             o->vocab = o->bench_vocabs[0];
         } else if ((v = opt_value(argc, argv, &i, "--input"))) {
+            if (!o->file_only) o->file_only = "--input";
             if (strcmp(v, "logits") == 0)
                 o->probs_input = false;
             else if (strcmp(v, "probs") == 0)
@@ -82,9 +90,11 @@ static int parse(int argc, char **argv, struct sample_opts *o) {
             else
                 return cli_usage_error("sample: --input must be logits or probs (got '%s')", v);
         } else if ((v = opt_value(argc, argv, &i, "--dtype"))) {
+            if (!o->file_only) o->file_only = "--dtype";
             if (fr_dtype_parse(v, &o->dtype))
                 return cli_usage_error("sample: --dtype must be f32 or bf16 (got '%s')", v);
         } else if ((v = opt_value(argc, argv, &i, "--top-p-method"))) {
+            if (!o->file_only) o->file_only = "--top-p-method";
             if (strcmp(v, "fast") == 0)
                 o->sort = false;
             else if (strcmp(v, "sort") == 0)
@@ -111,21 +121,28 @@ static int parse(int argc, char **argv, struct sample_opts *o) {
             if (cli_parse_u64(v, &u)) return cli_usage_error("sample: bad --seed '%s'", v);
             o->p.seed = u;
             o->have_seed = true;
+            if (!o->file_only) o->file_only = "--seed";
         } else {
             return cli_usage_error("sample: unknown option '%s' (try --help)", a);
         }
     }
     struct fr_err err;
     if (o->bench) {
+        if (o->file_only)
+            return cli_usage_error("sample --bench: %s does not apply (the benchmark reads no file and draws "
+                                   "with fixed seeds)",
+                                   o->file_only);
         if (!o->have_t) o->p.temperature = 0.8f;
         if (!o->have_p) o->p.top_p = 0.9f;
         if (o->p.temperature <= 0) return cli_usage_error("sample --bench: --temperature must be > 0");
     } else {
+        if (o->no_sort) return cli_usage_error("sample: --no-sort applies only with --bench");
         if (!o->in) return cli_usage_error("sample: --in FILE is required (try --help)");
         if (o->vocab < 1) return cli_usage_error("sample: --vocab V is required");
         if (o->n_bench_vocabs > 1) return cli_usage_error("sample: --vocab takes one value here");
-        if (!o->have_t || !o->have_p || !o->have_seed)
-            return cli_usage_error("sample: --temperature, --top-p and --seed are required");
+        /* --temperature chooses between greedy and a draw: never a silent default. --top-p and --seed
+         * default to decode's 1 and 0; greedy uses neither, so one command line can sweep temperatures. */
+        if (!o->have_t) return cli_usage_error("sample: --temperature is required (0 = greedy; try --help)");
     }
     if (sampler_check_params(&o->p, &err)) return cli_usage_error("sample: %s", err.msg);
     return 0;
