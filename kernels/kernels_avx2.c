@@ -102,3 +102,7 @@ static inline vf vf_scale_exp2(vf p, vf n, vf x) {
 #define KFN(name)  name##_avx2
 #define KOPS_TABLE kernel_ops_avx2
 #include "kernels/kernels_simd_body.h"
+
+/* the gemm inner loop over the same primitives: 4 x 3 accumulators of the 16 ymm registers */
+#define GEMM_NB 3
+#include "kernels/gemm_body.h"

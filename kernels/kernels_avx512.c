@@ -81,3 +81,7 @@ static inline vf vf_scale_exp2(vf p, vf n, vf x) {
 #define KFN(name)  name##_avx512
 #define KOPS_TABLE kernel_ops_avx512
 #include "kernels/kernels_simd_body.h"
+
+/* the gemm inner loop over the same primitives: 4 x 6 accumulators of the 32 zmm registers */
+#define GEMM_NB 6
+#include "kernels/gemm_body.h"

@@ -1,0 +1,179 @@
+/* gemm (kernels/gemm.h): dispatch, cache blocking and OpenMP around the per-ISA panels of gemm_ops.h; the
+ * scalar path; the OpenBLAS path (cblas_sgemm); the reference. Checked against gemm_ref on odd shapes (rows,
+ * columns and batch not multiples of any vector width or tile), with blockings small enough to cut the
+ * columns into several blocks, for every ISA the CPU has, in tests/test_kernels_gemm.c. */
+#include <cblas.h>
+#include <omp.h>
+#include <string.h>
+
+#include "kernels/gemm.h"
+#include "kernels/gemm_ops.h"
+
+/* Rows are handed out in chunks of about this many weight bytes (whole row tiles), dynamically, as matvec
+ * does: one chunk is one long stretch of the matrix, and a thread that loses its core does not hold the
+ * others up at the barrier. */
+#define GEMM_CHUNK_BYTES  ((size_t)256 << 10)
+#define GEMM_ROW_BLOCK    16
+#define GEMM_COL_ALIGN    64
+#define GEMM_DEFAULT_L1D  ((size_t)32 << 10)
+#define GEMM_DEFAULT_L2   ((size_t)512 << 10)
+#define GEMM_PARALLEL_MIN ((size_t)1 << 16)
+
+/* The scalar path: each batch row is the scalar matvec, so the weights are read once per batch row. A CPU
+ * without AVX2 is not where batching pays; this path exists so that every ISA computes the same thing. */
+static void gemm_panel_bf16_scalar(float *y, size_t ldy, const uint16_t *w, size_t ldw, const float *x,
+                                   size_t ldx, int rows, int batch, int kc, int accumulate) {
+    for (int b = 0; b < batch; b++)
+        for (int r = 0; r < rows; r++) {
+            const uint16_t *row = w + (size_t)r * ldw;
+            const float *xb = x + (size_t)b * ldx;
+            float a0 = 0.0f, a1 = 0.0f;
+            int k = 0;
+            for (; k + 2 <= kc; k += 2) {
+                a0 += bf16_to_f32(row[k]) * xb[k];
+                a1 += bf16_to_f32(row[k + 1]) * xb[k + 1];
+            }
+            if (k < kc) a0 += bf16_to_f32(row[k]) * xb[k];
+            float *o = y + (size_t)b * ldy + (size_t)r;
+            *o = (accumulate ? *o : 0.0f) + (a0 + a1);
+        }
+}
+
+static void gemm_panel_f32_scalar(float *y, size_t ldy, const float *w, size_t ldw, const float *x,
+                                  size_t ldx, int rows, int batch, int kc, int accumulate) {
+    for (int b = 0; b < batch; b++)
+        for (int r = 0; r < rows; r++) {
+            const float *row = w + (size_t)r * ldw, *xb = x + (size_t)b * ldx;
+            float a0 = 0.0f, a1 = 0.0f;
+            int k = 0;
+            for (; k + 2 <= kc; k += 2) {
+                a0 += row[k] * xb[k];
+                a1 += row[k + 1] * xb[k + 1];
+            }
+            if (k < kc) a0 += row[k] * xb[k];
+            float *o = y + (size_t)b * ldy + (size_t)r;
+            *o = (accumulate ? *o : 0.0f) + (a0 + a1);
+        }
+}
+
+static const struct gemm_ops gemm_ops_scalar = {
+    .mr = 1, .nb = 1, .panel_bf16 = gemm_panel_bf16_scalar, .panel_f32 = gemm_panel_f32_scalar};
+
+static const struct gemm_ops *gemm_ops_active(void) {
+    switch (kernel_isa_active()) {
+    case KERNEL_ISA_AVX512:
+        return &gemm_ops_avx512;
+    case KERNEL_ISA_AVX2:
+        return &gemm_ops_avx2;
+    default:
+        return &gemm_ops_scalar;
+    }
+}
+
+/* Columns per block: the largest multiple of 64 such that one register tile's weight rows and X rows over
+ * the block fill at most the L1d (they are reused across the tile's whole column loop), and the batch's X
+ * rows over the block at most half of the L2 (they are reused by every row tile); then evened out so the
+ * blocks are about equal. One block when the whole width fits. */
+static int gemm_plan_kc(const struct gemm_ops *ops, int batch, int cols, size_t es,
+                        const struct gemm_blocking *blk) {
+    size_t l1 = blk && blk->l1d_bytes ? blk->l1d_bytes : GEMM_DEFAULT_L1D;
+    size_t l2 = blk && blk->l2_bytes ? blk->l2_bytes : GEMM_DEFAULT_L2;
+    size_t by_l1 = l1 / ((size_t)ops->mr * es + (size_t)ops->nb * sizeof(float));
+    size_t by_l2 = l2 / 2 / ((size_t)batch * sizeof(float));
+    size_t kmax = by_l1 < by_l2 ? by_l1 : by_l2;
+    kmax = kmax / GEMM_COL_ALIGN * GEMM_COL_ALIGN;
+    if (kmax < GEMM_COL_ALIGN) kmax = GEMM_COL_ALIGN;
+    if ((size_t)cols <= kmax) return cols;
+    size_t n_blocks = ((size_t)cols + kmax - 1) / kmax;
+    size_t kc = ((size_t)cols + n_blocks - 1) / n_blocks;
+    kc = (kc + GEMM_COL_ALIGN - 1) / GEMM_COL_ALIGN * GEMM_COL_ALIGN;
+    return (int)(kc < (size_t)cols ? kc : (size_t)cols);
+}
+
+int gemm_block_cols(int batch, int cols, enum fr_dtype wtype, const struct gemm_blocking *blk) {
+    if (batch <= 0 || cols <= 0) return 0;
+    return gemm_plan_kc(gemm_ops_active(), batch, cols, fr_dtype_size(wtype), blk);
+}
+
+struct gemm_args {
+    float *y;
+    size_t ldy, ldx;
+    const void *w;
+    int bf16;
+    const float *x;
+    int batch, rows, cols, kc;
+    const struct gemm_ops *ops;
+};
+
+/* Work-shares the row chunks over the current team; within a chunk, column blocks outermost so the batch's
+ * X rows of one block stay in L2 while the chunk's weight rows pass. */
+static void gemm_chunks(const struct gemm_args *a) {
+    size_t row_bytes = (size_t)a->cols * (a->bf16 ? 2 : 4);
+    size_t blocks = GEMM_CHUNK_BYTES / (row_bytes * GEMM_ROW_BLOCK);
+    int chunk = (int)(blocks > 0 ? blocks : 1) * GEMM_ROW_BLOCK;
+    int n_chunks = (a->rows + chunk - 1) / chunk;
+#pragma omp for schedule(dynamic, 1)
+    for (int c = 0; c < n_chunks; c++) {
+        int r0 = c * chunk, n = a->rows - r0 < chunk ? a->rows - r0 : chunk;
+        for (int k0 = 0; k0 < a->cols; k0 += a->kc) {
+            int kc = a->cols - k0 < a->kc ? a->cols - k0 : a->kc;
+            size_t off = (size_t)r0 * (size_t)a->cols + (size_t)k0;
+            if (a->bf16)
+                a->ops->panel_bf16(a->y + r0, a->ldy, (const uint16_t *)a->w + off, (size_t)a->cols,
+                                   a->x + k0, a->ldx, n, a->batch, kc, k0 > 0);
+            else
+                a->ops->panel_f32(a->y + r0, a->ldy, (const float *)a->w + off, (size_t)a->cols, a->x + k0,
+                                  a->ldx, n, a->batch, kc, k0 > 0);
+        }
+    }
+}
+
+bool gemm_backend_available(enum matvec_backend backend, enum fr_dtype wtype, int batch, const char **why) {
+    if (batch <= 1) return matvec_backend_available(backend, wtype, why);
+    if (backend == MATVEC_BACKEND_FORGE || wtype == FR_DTYPE_F32) return true;
+    if (why)
+        *why = "a bf16 GEMM on OpenBLAS needs cblas_sbgemm, which is not used here (Debian 12's OpenBLAS "
+               "0.3.21 does not export it)";
+    return false;
+}
+
+int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, int ldx, int batch, int rows,
+         int cols, const struct gemm_blocking *blk, enum matvec_backend backend, const char **why) {
+    if (batch == 1) return matvec(y, w, wtype, x, rows, cols, backend, why);
+    if (!gemm_backend_available(backend, wtype, batch, why)) return -1;
+    if (batch <= 0 || rows <= 0) return 0;
+    if (cols <= 0) {
+        for (int b = 0; b < batch; b++) memset(y + (size_t)b * (size_t)ldy, 0, (size_t)rows * sizeof *y);
+        return 0;
+    }
+    if (backend == MATVEC_BACKEND_OPENBLAS) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch, rows, cols, 1.0f, x, ldx,
+                    (const float *)w, cols, 0.0f, y, ldy);
+        return 0;
+    }
+    const struct gemm_ops *ops = gemm_ops_active();
+    struct gemm_args a = {.y = y,
+                          .ldy = (size_t)ldy,
+                          .ldx = (size_t)ldx,
+                          .w = w,
+                          .bf16 = wtype == FR_DTYPE_BF16,
+                          .x = x,
+                          .batch = batch,
+                          .rows = rows,
+                          .cols = cols,
+                          .kc = gemm_plan_kc(ops, batch, cols, fr_dtype_size(wtype), blk),
+                          .ops = ops};
+    if (omp_in_parallel()) {
+        gemm_chunks(&a); /* ends with the work-share's barrier */
+    } else {
+#pragma omp parallel if ((size_t)rows * (size_t)cols * (size_t)batch >= GEMM_PARALLEL_MIN)
+        gemm_chunks(&a);
+    }
+    return 0;
+}
+
+void gemm_ref(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, int ldx, int batch,
+              int rows, int cols) {
+    for (int b = 0; b < batch; b++)
+        matvec_ref(y + (size_t)b * (size_t)ldy, w, wtype, x + (size_t)b * (size_t)ldx, rows, cols);
+}

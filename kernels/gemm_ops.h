@@ -1,0 +1,24 @@
+/* gemm_ops: the per-ISA inner loop of gemm (kernels/gemm.h). kernels/gemm.c owns dispatch, blocking and
+ * OpenMP; each entry is a single-threaded loop over the panel it is given. The AVX2 and AVX-512 entries are
+ * kernels/gemm_body.h compiled in kernels_avx2.c and kernels_avx512.c over their vector primitives. Internal
+ * to kernels/ and its tests. */
+#ifndef FR_GEMM_OPS_H
+#define FR_GEMM_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct gemm_ops {
+    int mr, nb; /* register tile: weight rows x batch rows per inner loop */
+    /* Panel of `rows` weight rows (row stride ldw elements) by `batch` X rows (stride ldx) over kc columns:
+     * y[b * ldy + r] = (accumulate ? y[b * ldy + r] : 0) + sum_{k < kc} w[r * ldw + k] * x[b * ldx + k]. */
+    void (*panel_bf16)(float *y, size_t ldy, const uint16_t *w, size_t ldw, const float *x, size_t ldx,
+                       int rows, int batch, int kc, int accumulate);
+    void (*panel_f32)(float *y, size_t ldy, const float *w, size_t ldw, const float *x, size_t ldx, int rows,
+                      int batch, int kc, int accumulate);
+};
+
+extern const struct gemm_ops gemm_ops_avx2;
+extern const struct gemm_ops gemm_ops_avx512;
+
+#endif
