@@ -5,6 +5,7 @@
  * flags) and tests/test_report_plots.c (images). */
 #include "bench/report/report_write.h"
 
+#include "bench/report/findings.h"
 #include "bench/report/report_json.h"
 
 #include <errno.h>
@@ -378,9 +379,13 @@ int report_write_markdown(const struct run_report *r, const char *dir, enum repo
     if (!f) return -1;
     fprintf(f, "# forge-roofline: %s decode on %s\n\n", r->model.name,
             r->prov.cpu_model[0] ? r->prov.cpu_model : r->prov.host);
+    struct report_findings findings;
+    report_findings_run(r, &findings);
+    fputs("## Findings\n\n", f);
+    report_findings_md(&findings, f);
     md_setup(f, r);
     fprintf(f, "Command: `%s`\n\n", r->prov.command_line);
-    fputs("## Findings\n\n", f);
+    fputs("## Accounting errors and noise\n\n", f);
     md_findings(f, r);
     md_counters(f, r);
     md_ceilings(f, r);
@@ -405,7 +410,10 @@ int report_write_summary(const struct run_report *r, FILE *out) {
     md_counters(out, r);
     md_blocks(out, r, false);
     md_steps(out, r);
-    md_findings(out, r);
+    struct report_findings findings;
+    report_findings_run(r, &findings);
+    fputs("## Findings\n\n", out);
+    report_findings_md(&findings, out);
     return ferror(out) ? -1 : 0;
 }
 

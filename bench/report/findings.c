@@ -1,0 +1,215 @@
+/* The findings of one run, from its numbers: per context the tokens/s and the percent of the roof that
+ * binds; the three blocks with the most time lost against their roofs (measured - predicted, per step, as
+ * milliseconds and as a percent of the measured step at the blocks' context); the sampler's share of that
+ * step; the rows measured faster than their roof (accounting errors) and the noisy rows, by name. Checked in
+ * tests/test_findings.c on the fixture run (tests/report_fixture.h), number by number. */
+#include "bench/report/findings.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+void report_findings_add(struct report_findings *f, const char *fmt, ...) {
+    if (f->n >= REPORT_FINDINGS_MAX) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->line[f->n++], REPORT_FINDING_LEN, fmt, ap);
+    va_end(ap);
+}
+
+void report_namelist_add(struct report_namelist *l, const char *fmt, ...) {
+    if (l->count++ >= l->cap) return;
+    size_t used = strlen(l->text);
+    if (used && used + 2 < sizeof l->text) strcpy(l->text + used, ", "), used += 2;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(l->text + used, sizeof l->text - used, fmt, ap);
+    va_end(ap);
+}
+
+void report_namelist_text(const struct report_namelist *l, char *out, size_t len) {
+    int w = snprintf(out, len, "%s", l->text);
+    if (l->count > l->cap && w >= 0 && (size_t)w < len)
+        snprintf(out + w, len - (size_t)w, " and %d more", l->count - l->cap);
+}
+
+void report_findings_md(const struct report_findings *f, FILE *out) {
+    for (int i = 0; i < f->n; i++) fprintf(out, "- %s\n", f->line[i]);
+    fputc('\n', out);
+}
+
+/* The run's all-core peak FLOP/s (GFLOP/s), NaN when none was measured. */
+static double peak_gflops(const struct run_report *r) {
+    double peak = NAN;
+    for (int i = 0; i < r->n_ceilings; i++) {
+        const struct report_ceiling *c = &r->ceilings[i];
+        if (c->kind == REPORT_CEILING_COMPUTE && !c->one_core && isfinite(c->value) && !(c->value <= peak))
+            peak = c->value;
+    }
+    return peak;
+}
+
+/* Which roof a predicted time is: the compute roof when FLOPs / peak reaches it, else the memory roof. */
+static const char *roof_name(double flops, double predicted_s, double peak_gflops_v) {
+    double compute_s = report_ratio(flops, peak_gflops_v * 1e9);
+    return isfinite(compute_s) && compute_s >= predicted_s * 0.999 ? "compute" : "memory";
+}
+
+static void line_steps(const struct run_report *r, struct report_findings *out) {
+    if (r->n_steps == 0) {
+        report_findings_add(out, "Decode: no decode step was measured.");
+        return;
+    }
+    char buf[REPORT_FINDING_LEN] = "";
+    size_t used = 0;
+    double peak = peak_gflops(r);
+    for (int i = 0; i < r->n_steps && used < sizeof buf; i++) {
+        const struct report_step *s = &r->steps[i];
+        char tps[REPORT_FMT_LEN], ef[REPORT_FMT_LEN], pe[REPORT_FMT_LEN];
+        report_fmt_md(s->tokens_per_s, 1, 1, tps);
+        report_fmt_md(s->efficiency, 100, 0, ef);
+        report_fmt_md(s->paired_efficiency, 100, 0, pe);
+        bool paired = isfinite(s->paired_efficiency);
+        if (i == 0)
+            used += (size_t)snprintf(
+                buf + used, sizeof buf - used, "%s tokens/s at context %ld (%s %% of the %s roof%s%s%s)", tps,
+                s->context, ef, roof_name(s->flops, s->predicted_s, peak), paired ? ", " : "",
+                paired ? pe : "", paired ? " % of the paired read's GB/s" : "");
+        else
+            used +=
+                (size_t)snprintf(buf + used, sizeof buf - used, ", %s at %ld (%s %%%s%s%s)", tps, s->context,
+                                 ef, paired ? ", " : "", paired ? pe : "", paired ? " %" : "");
+    }
+    report_findings_add(out, "Decode: %s.", buf);
+}
+
+/* The blocks with the most time lost against their roof, largest first. */
+static void lines_lost(const struct run_report *r, const struct report_step *head,
+                       struct report_findings *out) {
+    int order[BLOCK_COUNT], n = 0;
+    double lost[BLOCK_COUNT];
+    for (int i = 0; i < r->n_blocks; i++) {
+        const struct report_block *b = &r->blocks[i];
+        lost[i] = b->measured.median_s - b->predicted_s;
+        if (isfinite(lost[i]) && lost[i] > 0) order[n++] = i;
+    }
+    for (int i = 1; i < n; i++) /* insertion sort by lost time, descending */
+        for (int j = i; j > 0 && lost[order[j]] > lost[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1], order[j - 1] = t;
+        }
+    double step_s = head ? head->measured.median_s : NAN, peak = peak_gflops(r);
+    if (n == 0) {
+        report_findings_add(out, "Time lost against the roofs: no block was measured slower than its roof.");
+        return;
+    }
+    for (int k = 0; k < n && k < 3; k++) {
+        const struct report_block *b = &r->blocks[order[k]];
+        char ms[REPORT_FMT_LEN], pct[REPORT_FMT_LEN], me[REPORT_FMT_LEN], pr[REPORT_FMT_LEN];
+        report_fmt_md(lost[order[k]], 1e3, 2, ms);
+        report_fmt_md(report_ratio(lost[order[k]], step_s), 100, 1, pct);
+        report_fmt_md(b->measured.median_s, 1e3, 2, me);
+        report_fmt_md(b->predicted_s, 1e3, 2, pr);
+        report_findings_add(
+            out,
+            "Lost against the roof #%d: `%s` %s ms per step (%s %% of the step at context %ld): "
+            "%s ms measured, %s ms at its %s roof.",
+            k + 1, b->name, ms, pct, r->blocks_context, me, pr, roof_name(b->flops, b->predicted_s, peak));
+    }
+}
+
+static void line_sampler(const struct run_report *r, const struct report_step *head,
+                         struct report_findings *out) {
+    double in_step = head ? head->block_s[BLOCK_SAMPLER] : NAN;
+    const char *source = "in the step";
+    if (!isfinite(in_step)) {
+        for (int i = 0; i < r->n_blocks; i++)
+            if (r->blocks[i].id == BLOCK_SAMPLER) in_step = r->blocks[i].measured.median_s;
+        source = "timed alone";
+    }
+    double step_s = head ? head->measured.median_s : NAN;
+    char ms[REPORT_FMT_LEN], st[REPORT_FMT_LEN], pct[REPORT_FMT_LEN];
+    report_fmt_md(in_step, 1e3, 3, ms);
+    report_fmt_md(step_s, 1e3, 2, st);
+    report_fmt_md(report_ratio(in_step, step_s), 100, 1, pct);
+    char worst[REPORT_FINDING_LEN / 2] = "";
+    const struct report_sampler *w = NULL;
+    long vmax = 0;
+    for (int i = 0; i < r->n_sampler; i++) vmax = r->sampler[i].vocab > vmax ? r->sampler[i].vocab : vmax;
+    for (int i = 0; i < r->n_sampler; i++) {
+        const struct report_sampler *x = &r->sampler[i];
+        if (x->vocab == vmax && isfinite(x->measured.median_s) &&
+            (!w || x->measured.median_s > w->measured.median_s))
+            w = x;
+    }
+    if (w) {
+        char wm[REPORT_FMT_LEN], wp[REPORT_FMT_LEN];
+        report_fmt_md(w->measured.median_s, 1e3, 3, wm);
+        report_fmt_md(report_ratio(w->measured.median_s, step_s), 100, 1, wp);
+        snprintf(worst, sizeof worst,
+                 "; the slowest variant at vocab %ld, %s on %s rows, takes %s ms (%s %%)", vmax, w->variant,
+                 w->row_kind, wm, wp);
+    }
+    report_findings_add(out, "Sampler: %s ms of the %s ms step at context %ld (%s %%, %s)%s.", ms, st,
+                        head ? head->context : r->blocks_context, pct, source, worst);
+}
+
+static void line_accounting(const struct run_report *r, struct report_findings *out) {
+    struct report_namelist l = {.cap = 8};
+    for (int i = 0; i < r->n_blocks; i++) {
+        const struct report_block *b = &r->blocks[i];
+        char ef[REPORT_FMT_LEN];
+        report_fmt_md(b->efficiency, 100, 0, ef);
+        if (report_is_above_roof(b->above_roof, b->efficiency))
+            report_namelist_add(&l, "`%s` (%s %%)", b->name, ef);
+    }
+    for (int i = 0; i < r->n_steps; i++) {
+        const struct report_step *s = &r->steps[i];
+        char ef[REPORT_FMT_LEN];
+        report_fmt_md(s->efficiency, 100, 0, ef);
+        if (report_is_above_roof(s->above_roof, s->efficiency))
+            report_namelist_add(&l, "step at context %ld (%s %%)", s->context, ef);
+    }
+    char names[REPORT_FINDING_LEN / 2];
+    report_namelist_text(&l, names, sizeof names);
+    if (l.count == 0)
+        report_findings_add(out, "Accounting errors: none (no row measured faster than its roof).");
+    else
+        report_findings_add(
+            out,
+            "**Accounting errors:** %s measured faster than the roof allows: a byte or FLOP count "
+            "or a ceiling is wrong there, not a speed-up.",
+            names);
+}
+
+static void line_noise(const struct run_report *r, struct report_findings *out) {
+    struct report_namelist l = {.cap = 8};
+    int total = 0;
+    for (int i = 0; i < r->n_blocks; i++, total++)
+        if (r->blocks[i].measured.noisy) report_namelist_add(&l, "`%s`", r->blocks[i].name);
+    for (int i = 0; i < r->n_steps; i++, total++)
+        if (r->steps[i].measured.noisy) report_namelist_add(&l, "step at context %ld", r->steps[i].context);
+    for (int i = 0; i < r->n_sampler; i++, total++) {
+        const struct report_sampler *s = &r->sampler[i];
+        if (s->measured.noisy) report_namelist_add(&l, "%s/%s/%ld", s->variant, s->row_kind, s->vocab);
+    }
+    char names[REPORT_FINDING_LEN / 2];
+    report_namelist_text(&l, names, sizeof names);
+    if (l.count == 0)
+        report_findings_add(out,
+                            "Noise: none of the %d rows is noisy (coefficient of variation at most %.0f %%).",
+                            total, TIMING_NOISY_CV * 100);
+    else
+        report_findings_add(out, "Noisy (coefficient of variation above %.0f %%), %d of %d rows: %s.",
+                            TIMING_NOISY_CV * 100, l.count, total, names);
+}
+
+void report_findings_run(const struct run_report *r, struct report_findings *out) {
+    memset(out, 0, sizeof *out);
+    const struct report_step *head = report_headline_step(r);
+    line_steps(r, out);
+    lines_lost(r, head, out);
+    line_sampler(r, head, out);
+    line_accounting(r, out);
+    line_noise(r, out);
+}

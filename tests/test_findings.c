@@ -1,0 +1,117 @@
+/* The findings lines on the fixture run (tests/report_fixture.h): every number is checked against the value
+ * worked out by hand from the fixture's construction (predicted = bytes / 19.5 GB/s, measured = predicted /
+ * efficiency, step efficiency 0.82), so a change in what the lines compute fails here. Also: report.md opens
+ * with them, the stdout summary ends with them, and flagged rows are named. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "bench/report/findings.h"
+#include "bench/report/report_write.h"
+#include "tests/report_fixture.h"
+#include "tests/report_testutil.h"
+
+static struct run_report *fixture(void) {
+    struct run_report *r = calloc(1, sizeof *r);
+    cr_assert_not_null(r);
+    report_fixture_fill(r, 1.0);
+    return r;
+}
+
+Test(findings, fixture_lines_exact) {
+    struct run_report *r = fixture();
+    struct report_findings f;
+    report_findings_run(r, &f);
+    cr_assert_eq(f.n, 7);
+    /* tokens/s = 1 / (bytes / 19.5e9 / 0.82), bytes = 1192099840 + 114688 (T + 1) */
+    cr_expect_str_eq(f.line[0],
+                     "Decode: 13.4 tokens/s at context 1 (82 % of the memory roof), 13.1 at 256 (82 %), "
+                     "12.2 at 1024 (82 %), 9.6 at 4096 (82 %), 5.2 at 16384 (82 %).");
+    /* attention: 117555200 B / 19.5e9 = 6.03 ms roof, / 0.6 = 10.05 ms; lost 4.02 ms of the 81.90 ms step */
+    cr_expect_str_eq(f.line[1],
+                     "Lost against the roof #1: `attention` 4.02 ms per step (4.9 % of the step at "
+                     "context 1024): 10.05 ms measured, 6.03 ms at its memory roof.");
+    cr_expect_str_eq(f.line[2], "Lost against the roof #2: `qkv_proj` 2.13 ms per step (2.6 % of the step at "
+                                "context 1024): 14.17 ms measured, 12.05 ms at its memory roof.");
+    cr_expect_str_eq(f.line[3],
+                     "Lost against the roof #3: `gate_up_proj` 2.01 ms per step (2.5 % of the step at "
+                     "context 1024): 20.08 ms measured, 18.07 ms at its memory roof.");
+    /* the step's observer time of the sampler is 1.05 x its block time, 1823232 B / 19.5e9 / 0.7 */
+    cr_expect_str_eq(
+        f.line[4], "Sampler: 0.140 ms of the 81.90 ms step at context 1024 (0.2 %, in the step); the slowest "
+                   "variant at vocab 151936, topp_sort on flat rows, takes 7.846 ms (9.6 %).");
+    cr_expect_str_eq(f.line[5], "Accounting errors: none (no row measured faster than its roof).");
+    cr_expect_str_eq(f.line[6],
+                     "Noise: none of the 44 rows is noisy (coefficient of variation at most 5 %).");
+    free(r);
+}
+
+Test(findings, flagged_rows_are_named) {
+    struct run_report *r = fixture();
+    r->blocks[BLOCK_ROPE].efficiency = 1.3;
+    r->steps[0].efficiency = 1.04;
+    r->blocks[BLOCK_SWIGLU].measured.noisy = true;
+    r->steps[3].measured.noisy = true;
+    r->sampler[5].measured.noisy = true;
+    r->steps[2].block_s[BLOCK_SAMPLER] = NAN; /* no observer time: the block timed alone, said so */
+    r->steps[2].paired_efficiency = 0.9;
+    struct report_findings f;
+    report_findings_run(r, &f);
+    cr_assert_eq(f.n, 7);
+    cr_expect(strstr(f.line[0], "12.2 at 1024 (82 %, 90 %)") != NULL, "%s", f.line[0]);
+    cr_expect(
+        strstr(f.line[4], "Sampler: 0.134 ms of the 81.90 ms step at context 1024 (0.2 %, timed alone)") ==
+            f.line[4],
+        "%s", f.line[4]);
+    cr_expect_str_eq(f.line[5],
+                     "**Accounting errors:** `rope` (130 %), step at context 1 (104 %) measured faster "
+                     "than the roof allows: a byte or FLOP count or a ceiling is wrong there, not a "
+                     "speed-up.");
+    cr_expect_str_eq(f.line[6], "Noisy (coefficient of variation above 5 %), 3 of 44 rows: `swiglu`, step at "
+                                "context 4096, greedy/flat/8192.");
+    free(r);
+}
+
+Test(findings, nothing_measured_still_says_so) {
+    struct run_report *r = calloc(1, sizeof *r);
+    cr_assert_not_null(r);
+    report_init(r);
+    struct report_findings f;
+    report_findings_run(r, &f);
+    cr_assert_leq(f.n, REPORT_FINDINGS_MAX);
+    cr_expect_str_eq(f.line[0], "Decode: no decode step was measured.");
+    cr_expect_str_eq(f.line[1], "Time lost against the roofs: no block was measured slower than its roof.");
+    free(r);
+}
+
+Test(findings, open_report_md_and_end_the_summary) {
+    struct run_report *r = fixture();
+    struct report_findings f;
+    report_findings_run(r, &f);
+    char dir[256];
+    tu_tmpdir(dir, sizeof dir);
+    struct fr_err err = {{0}};
+    cr_assert_eq(report_write_markdown(r, dir, REPORT_PLOTS_NO_GNUPLOT, "gnuplot is not installed", &err), 0);
+    char *md = tu_slurp(dir, "report.md");
+    cr_assert_not_null(md);
+    const char *nl = strchr(md, '\n'); /* after the title line: the findings, before anything else */
+    cr_assert_not_null(nl);
+    char want[REPORT_FINDINGS_MAX * (REPORT_FINDING_LEN + 4) + 32];
+    size_t used = (size_t)snprintf(want, sizeof want, "\n## Findings\n\n");
+    for (int i = 0; i < f.n; i++)
+        used += (size_t)snprintf(want + used, sizeof want - used, "- %s\n", f.line[i]);
+    cr_expect(tu_starts(nl + 1, want), "%s", md);
+    free(md);
+    tu_rm_flat(dir);
+
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    cr_assert_eq(report_write_summary(r, out), 0);
+    fclose(out);
+    size_t wl = strlen(want + 1);
+    cr_expect(len >= wl + 1 && strncmp(buf + len - wl - 1, want + 1, wl) == 0 && buf[len - 1] == '\n',
+              "summary does not end with the findings: %s", buf);
+    free(buf);
+    free(r);
+}
