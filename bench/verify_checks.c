@@ -101,18 +101,19 @@ static enum verify_status check_topp_mix(char *detail, size_t cap) {
     return topp_compare(&r, "top-p fast vs sort, realistic/flat/tied rows", detail, cap);
 }
 
-/* The instruction sets this CPU runs, scalar first; names them in *what. */
+/* The instruction sets this CPU runs up to the kernels' (--isa caps them), scalar first; names them in *what.
+ */
 static int isa_list(enum kernel_isa *isas, char *what, size_t cap) {
     int k = 0;
     size_t len = 0;
     what[0] = 0;
-    for (int i = 0; i < KERNEL_ISA_COUNT; i++) {
+    for (int i = 0; i <= (int)kernel_isa_active(); i++) {
         if (sampler_isa_force((enum kernel_isa)i) != 0) continue;
         isas[k++] = (enum kernel_isa)i;
         len += (size_t)snprintf(what + len, cap > len ? cap - len : 0, "%s%s", k > 1 ? "+" : "",
                                 sampler_isa_name((enum kernel_isa)i));
     }
-    sampler_isa_force(KERNEL_ISA_COUNT);
+    sampler_isa_force(kernel_isa_active()); /* the ISA the run is pinned to */
     return k;
 }
 
@@ -141,7 +142,7 @@ static enum verify_status check_greedy(char *detail, size_t cap) {
             bad += (a != ref) + (b != refh);
         }
     }
-    sampler_isa_force(KERNEL_ISA_COUNT);
+    sampler_isa_force(kernel_isa_active());
     free(x), free(h);
     snprintf(detail, cap, "greedy argmax vs reference: %d rows x %d, f32 and bf16, %s: %d mismatches", rows,
              n, names, bad);
@@ -175,7 +176,7 @@ static enum verify_status check_softmax(char *detail, size_t cap) {
                 worst = rel > worst ? rel : worst;
             }
     }
-    sampler_isa_force(KERNEL_ISA_COUNT);
+    sampler_isa_force(kernel_isa_active());
     free(x), free(a), free(b), free(ref);
     snprintf(detail, cap,
              "softmax vs expf/double reference: %d rows x %d: max rel err %.2e (bound 1e-06); %s %s", rows, n,
@@ -254,7 +255,7 @@ static enum verify_status check_draw(char *detail, size_t cap) {
             for (int k = 1; k < ni; k++) isa_diff += t[k] != t[0];
         }
     }
-    sampler_isa_force(KERNEL_ISA_COUNT);
+    sampler_isa_force(kernel_isa_active());
     free(x), free(p), free(scratch);
     snprintf(detail, cap, "draw: %d draws over %d filtered rows: %d zero-probability tokens; %s %s",
              rows * draws, rows, zero, names, isa_diff ? "differ" : "agree on every draw");
@@ -262,10 +263,11 @@ static enum verify_status check_draw(char *detail, size_t cap) {
 }
 
 static enum verify_status check_simd_available(char *detail, size_t cap) {
-    enum kernel_isa best = sampler_isa_best();
-    if (best != KERNEL_ISA_AVX512) {
-        snprintf(detail, cap, "sampler avx512 path: CPU lacks AVX-512 F/BW/VL/DQ, using %s (same bits)",
-                 sampler_isa_name(best));
+    enum kernel_isa best = sampler_isa_best(), used = kernel_isa_active();
+    if (used != KERNEL_ISA_AVX512) {
+        snprintf(detail, cap, "sampler avx512 path: %s, using %s (same bits)",
+                 best == KERNEL_ISA_AVX512 ? "not used (--isa)" : "CPU lacks AVX-512 F/BW/VL/DQ",
+                 sampler_isa_name(used));
         return VERIFY_SKIPPED;
     }
     snprintf(detail, cap, "sampler avx512 path: in use (checked against scalar above)");

@@ -8,6 +8,7 @@
  * call, each takes its share and all meet at a barrier before returning. */
 #include <math.h>
 #include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/kernel_ops.h"
@@ -40,7 +41,21 @@ static enum kernel_isa kernel_isa_detect(void) {
     int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     int avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                  __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-    return avx512 ? KERNEL_ISA_AVX512 : avx2 ? KERNEL_ISA_AVX2 : KERNEL_ISA_SCALAR;
+    enum kernel_isa best = avx512 ? KERNEL_ISA_AVX512 : avx2 ? KERNEL_ISA_AVX2 : KERNEL_ISA_SCALAR;
+    /* KERNEL_ISA_MAX_ENV caps what the CPU is taken to have, as oneDNN's ONEDNN_MAX_CPU_ISA does: a machine
+     * then behaves as one without the higher sets (the tests use it to see --isa refused). */
+    enum kernel_isa cap;
+    if (kernel_isa_parse(getenv(KERNEL_ISA_MAX_ENV), &cap) == 0 && cap < best) best = cap;
+    return best;
+}
+
+int kernel_isa_parse(const char *name, enum kernel_isa *isa) {
+    for (int k = 0; name && k < KERNEL_ISA_COUNT; k++)
+        if (strcmp(name, kernel_isa_names[k]) == 0) {
+            *isa = (enum kernel_isa)k;
+            return 0;
+        }
+    return -1;
 }
 
 enum kernel_isa kernel_isa_best(void) {

@@ -19,6 +19,10 @@ enum kernel_isa kernel_isa_best(void);     /* best the CPU supports */
 enum kernel_isa kernel_isa_active(void);   /* the one in use (best unless forced) */
 int kernel_isa_force(enum kernel_isa isa); /* -1 if the CPU lacks it; KERNEL_ISA_COUNT = back to best */
 const char *kernel_isa_name(enum kernel_isa isa);
+/* "scalar", "avx2" or "avx512" -> *isa; -1 for any other name (or NULL). */
+int kernel_isa_parse(const char *name, enum kernel_isa *isa);
+/* Environment variable naming the highest ISA the CPU is taken to have (unset: what it reports). */
+#define KERNEL_ISA_MAX_ENV "FORGE_ROOFLINE_MAX_ISA"
 
 /* ---- matvec: y[rows] = W[rows][cols] . x[cols], W bf16 or f32, x and y f32, f32 accumulation ---- */
 enum matvec_backend { MATVEC_BACKEND_FORGE, MATVEC_BACKEND_OPENBLAS };

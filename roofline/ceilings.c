@@ -1,6 +1,7 @@
 /* Measured ceilings (see ceilings.h for the rules). The read, copy and triad kernels split their arrays
  * statically over the bound OpenMP threads (the same split that first-touched the pages); the read kernel
- * and the FMA kernel come in AVX-512, AVX2+FMA and baseline versions picked with __builtin_cpu_supports.
+ * and the FMA kernel come in AVX-512, AVX2+FMA and baseline versions: the set the kernels run
+ * (kernel_isa_active: the CPU's best, or the one --isa pins), so ceilings and kernels use the same ISA.
  * Validation, STREAM-style but exact: the read arrays hold i & 3, so every sum is an integer the f32 blocks
  * of the kernels add exactly; copy and triad outputs are compared element by element; every FMA lane must
  * equal a scalar fmaf recurrence; sgemm on small-integer matrices is checked entry for entry at 64 places.
@@ -18,6 +19,7 @@
 
 #include "roofline/timing.h"
 #include "kernels/fr_check.h"
+#include "kernels/kernels.h"
 #include "roofline/ceilings_kernels.h"
 
 static const struct {
@@ -94,32 +96,24 @@ static float fma_scalar(long iters, float mul, float add) {
     return acc[0];
 }
 
-static bool cpu_has_avx512(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("fma");
-}
-
-static bool cpu_has_avx2(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
+/* kernel_isa_active() implies the CPU runs it (AVX-512 F/BW/VL/DQ with AVX2 and FMA; AVX2 with FMA). */
 static read_fn pick_read(const char **isa) {
-    if (cpu_has_avx512()) return *isa = "avx512", ceilings_read_avx512;
-    if (cpu_has_avx2()) return *isa = "avx2", ceilings_read_avx2;
-    return *isa = "scalar", read_generic;
+    enum kernel_isa k = kernel_isa_active();
+    *isa = kernel_isa_name(k);
+    return k == KERNEL_ISA_AVX512 ? ceilings_read_avx512
+           : k == KERNEL_ISA_AVX2 ? ceilings_read_avx2
+                                  : read_generic;
 }
 
 static fma_fn pick_fma(const char **isa, double *flops_per_iter, bool *fused) {
+    enum kernel_isa k = kernel_isa_active();
+    *isa = kernel_isa_name(k);
     *fused = true;
-    if (cpu_has_avx512())
-        return *isa = "avx512", *flops_per_iter = CEILINGS_FMA_AVX512_FLOPS_PER_ITER, ceilings_fma_avx512;
-    if (cpu_has_avx2())
-        return *isa = "avx2", *flops_per_iter = CEILINGS_FMA_AVX2_FLOPS_PER_ITER, ceilings_fma_avx2;
+    if (k == KERNEL_ISA_AVX512)
+        return *flops_per_iter = CEILINGS_FMA_AVX512_FLOPS_PER_ITER, ceilings_fma_avx512;
+    if (k == KERNEL_ISA_AVX2) return *flops_per_iter = CEILINGS_FMA_AVX2_FLOPS_PER_ITER, ceilings_fma_avx2;
     *fused = false;
-    return *isa = "scalar", *flops_per_iter = FMA_SCALAR_FLOPS_PER_ITER, fma_scalar;
+    return *flops_per_iter = FMA_SCALAR_FLOPS_PER_ITER, fma_scalar;
 }
 
 double ceilings_read_sum(const float *a, size_t n) {

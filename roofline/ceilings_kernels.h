@@ -1,5 +1,5 @@
 /* The inner loops of the ceilings, one per ISA (ceilings_avx512.c, ceilings_avx2.c, and the baseline ones in
- * ceilings.c); private to the ceilings module, which picks one at run time with __builtin_cpu_supports.
+ * ceilings.c); private to the ceilings module, which picks the one of the kernels' active ISA at run time.
  *
  * Read kernels sum n floats `passes` times. They accumulate in f32 vector registers and fold into a double
  * every CEILINGS_FOLD_FLOATS elements, so for data of small integers (the ceilings use i & 3) the sum is

@@ -11,6 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "kernels/kernels.h"
+#include "kernels/sampler.h"
+
 /* One line whatever the message holds: a control character (a newline in a file name, say) becomes '?'. */
 static void vsay(const char *fmt, va_list ap) {
     char msg[8192];
@@ -106,4 +109,29 @@ bool cli_same_file(const char *a, const char *b) {
 bool cli_is_plain_file(const char *path) {
     struct stat st;
     return path && lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int cli_isa_apply(const char *prefix, const char *name, bool gemv_openblas) {
+    const char *cap = getenv(KERNEL_ISA_MAX_ENV);
+    enum kernel_isa isa;
+    if (cap && kernel_isa_parse(cap, &isa) != 0)
+        return cli_usage_error("%s%s must be scalar, avx2 or avx512 (got '%s')", prefix, KERNEL_ISA_MAX_ENV,
+                               cap);
+    if (name) {
+        if (gemv_openblas)
+            return cli_usage_error("%s--isa pins forge's kernels; --gemv openblas runs OpenBLAS's own "
+                                   "(OPENBLAS_CORETYPE pins those)",
+                                   prefix);
+        if (kernel_isa_parse(name, &isa) != 0)
+            return cli_usage_error("%s--isa must be scalar, avx2 or avx512 (got '%s')", prefix, name);
+        if (kernel_isa_force(isa) != 0)
+            return cli_usage_error("%s--isa %s: this CPU lacks it (the best it runs is %s%s)", prefix, name,
+                                   kernel_isa_name(kernel_isa_best()),
+                                   cap ? ", as capped by " KERNEL_ISA_MAX_ENV : "");
+    }
+    /* the sampler follows the kernels: it needs no more of the CPU than they do */
+    if (sampler_isa_force(kernel_isa_active()) != 0)
+        return cli_usage_error("%sthe sampler cannot run %s on this CPU", prefix,
+                               kernel_isa_name(kernel_isa_active()));
+    return 0;
 }

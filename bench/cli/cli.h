@@ -40,6 +40,15 @@ int cli_parse_float(const char *s, float *out);
 /* "1,1024,4096" -> values in [lo, hi]; at most max_n. Returns the count, or -1 on a malformed list. */
 int cli_parse_long_list(const char *s, long lo, long hi, long *out, int max_n);
 
+/* --isa NAME, every command that runs kernels: pins the kernels, the sampler and the ceiling kernels to one
+ * instruction set (name NULL: the best the CPU has, the sampler pinned to the kernels' set either way). A
+ * name other than scalar, avx2 or avx512, one the CPU lacks, or a bad FORGE_ROOFLINE_MAX_ISA is a one-line
+ * usage error: returns CLI_EXIT_USAGE. So is --isa with --gemv openblas (gemv_openblas): OpenBLAS picks
+ * its own kernels. prefix starts the message (e.g. "decode: ", or ""). */
+int cli_isa_apply(const char *prefix, const char *name, bool gemv_openblas);
+/* The usage text of --isa, one line. */
+#define CLI_ISA_HELP "scalar, avx2 or avx512: pins kernels, sampler and ceiling kernels (default: the best)"
+
 /* True when paths a and b both exist and name the same file (an output that would overwrite an input). */
 bool cli_same_file(const char *a, const char *b);
 /* True when path itself (not a link) is a regular file: an output that may be removed after a failure, where

@@ -25,7 +25,7 @@
 #define DECODE_WEIGHTS_SEED 0x5eedULL
 
 struct decode_args {
-    const char *model, *weights, *prompt, *logits_out;
+    const char *model, *weights, *prompt, *logits_out, *isa;
     long max_new;
     enum fr_dtype wtype, kvtype;
     enum matvec_backend backend;
@@ -43,6 +43,7 @@ static void usage(FILE *f) {
                "  --kv bf16|f32        KV cache type (default bf16)\n"
                "  --gemv forge|openblas  matvec backend (default forge)\n"
                "  --threads N          OpenMP (and OpenBLAS) threads\n"
+               "  --isa NAME           " CLI_ISA_HELP "\n"
                "  --temperature T      0 = greedy (default); > 0 samples\n"
                "  --top-p P            nucleus in [0, 1] (default 1)\n"
                "  --seed S             sampler seed (default 0)\n"
@@ -74,6 +75,8 @@ static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
             a->prompt = v;
         else if (strcmp(o, "--logits-out") == 0)
             a->logits_out = v;
+        else if (strcmp(o, "--isa") == 0)
+            a->isa = v;
         else if (strcmp(o, "--max-new") == 0) {
             if (cli_parse_long(v, 0, INT_MAX, &a->max_new))
                 return cli_usage_error("decode: --max-new '%s' is not an integer >= 0", v);
@@ -107,7 +110,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
     if (!a->model) return cli_usage_error("decode: --model is required");
     if (!a->prompt) return cli_usage_error("decode: --prompt-ids is required");
     if (a->max_new < 0) return cli_usage_error("decode: --max-new is required");
-    return 0;
+    return cli_isa_apply("decode: ", a->isa, a->backend == MATVEC_BACKEND_OPENBLAS);
 }
 
 /* Parses the prompt into a malloc'd array and checks every id against the vocabulary. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bench/cli/cli.h"
+#include "kernels/kernels.h"
 #include "roofline/counters.h"
 #include "roofline/timing.h"
 #include "roofline/ceilings.h"
@@ -20,6 +21,7 @@ struct machine_args {
     bool json, quick, test_sizes;
     long threads;
     const char *events;
+    const char *isa; /* --isa, NULL: the best the CPU has */
 };
 
 static void machine_usage(FILE *f) {
@@ -28,7 +30,8 @@ static void machine_usage(FILE *f) {
                "  --threads N       threads, one per core (default: all cores)\n"
                "  --quick           fewer repetitions (DRAM read still >= 10 runs), sgemm 1024^3\n"
                "  --events LIST     PAPI events, comma-separated (default: PAPI_TOT_CYC, PAPI_TOT_INS,\n"
-               "                    an LLC-miss event, PAPI_SP_OPS or PAPI_FP_OPS)\n");
+               "                    an LLC-miss event, PAPI_SP_OPS or PAPI_FP_OPS)\n"
+               "  --isa NAME        " CLI_ISA_HELP "\n");
 }
 
 /* Returns -1 to go on, or the exit status (help, usage error). */
@@ -41,7 +44,8 @@ static int machine_parse(int argc, char **argv, struct machine_args *a) {
         if (len >= sizeof name) return cli_usage_error("machine: unknown option '%s' (try --help)", opt);
         memcpy(name, opt, len);
         name[len] = '\0';
-        bool takes = !strcmp(name, "--format") || !strcmp(name, "--threads") || !strcmp(name, "--events");
+        bool takes = !strcmp(name, "--format") || !strcmp(name, "--threads") || !strcmp(name, "--events") ||
+                     !strcmp(name, "--isa");
         if (takes) {
             if (eq)
                 val = eq + 1;
@@ -71,11 +75,14 @@ static int machine_parse(int argc, char **argv, struct machine_args *a) {
                 return cli_usage_error("machine: --threads needs an integer in [1, 4096], not '%s'", val);
         } else if (!strcmp(name, "--events")) {
             a->events = val;
+        } else if (!strcmp(name, "--isa")) {
+            a->isa = val;
         } else {
             return cli_usage_error("machine: unknown option '%s' (try --help)", opt);
         }
     }
-    return -1;
+    int rc = cli_isa_apply("machine: ", a->isa, false);
+    return rc ? rc : -1;
 }
 
 static void print_bytes(const char *label, size_t bytes, int count) {
@@ -98,6 +105,9 @@ static void print_setup(const struct machine_args *a, const struct machine *m) {
                               : a->quick    ? "quick"
                                             : "full");
     printf("| threads | %d (one per core) |\n| binding | %s |\n", m->threads, m->binding);
+    printf("| isa | %s (read and FMA ceiling kernels, as the decode kernels; copy, triad baseline; sgemm "
+           "OpenBLAS's own)%s |\n",
+           kernel_isa_name(kernel_isa_active()), a->isa ? ", pinned by --isa" : "");
     printf("| units | GB/s = 1e9 B/s, GFLOP/s = 1e9 FLOP/s; sizes in KiB/MiB/GiB (2^10) |\n\n");
     printf("## Topology (hwloc)\n\n| item | value |\n|---|---|\n| CPU | %s |\n", m->cpu_model);
     printf("| packages | %d |\n| NUMA nodes | %d |\n| cores | %d |\n| PUs | %d |\n", m->packages,
@@ -210,6 +220,7 @@ static int machine_json(const struct machine_args *a, const struct machine *m, c
               cJSON_AddNumberToObject(setup, "timer_resolution_s", timing_resolution_s()) &&
               cJSON_AddNumberToObject(setup, "threads", m->threads) &&
               cJSON_AddStringToObject(setup, "binding", m->binding) &&
+              cJSON_AddStringToObject(setup, "isa", kernel_isa_name(kernel_isa_active())) &&
               cJSON_AddStringToObject(setup, "mode",
                                       a->test_sizes ? "test"
                                       : a->quick    ? "quick"

@@ -41,6 +41,7 @@ struct run_args {
     long block_context;
     const char *events;
     const char *out;
+    const char *isa; /* --isa, NULL: the best the CPU has */
     int quick, no_plots;
     int contexts_default; /* no --context: the default list, named so in errors */
 };
@@ -50,27 +51,22 @@ static void usage(FILE *f) {
         f,
         "usage: forge-roofline --model M [--dtype bf16|f32] [--kv bf16|f32] [--threads N] [--context LIST]\n"
         "                      [--block-context T] [--gemv forge|openblas] [--events LIST] [--quick]\n"
-        "                      [--out DIR] [--no-plots]\n"
+        "                      [--out DIR] [--no-plots] [--isa scalar|avx2|avx512]\n"
         "Measures the machine, verifies the kernels, times every block and whole decode steps (default\n"
         "contexts 1,1024,4096,16384) and the sampler, and writes results/<host>-<UTC stamp>/ with run.json,\n"
         "CSV files, report.md and roofline plots. --quick: fewer repetitions and contexts (CI, smoke "
-        "runs).\n");
+        "runs).\n  --isa NAME: " CLI_ISA_HELP "\n");
 }
 
 static int parse_args(int argc, char **argv, struct run_args *a) {
-    static const struct option opts[] = {{"model", required_argument, 0, 'm'},
-                                         {"dtype", required_argument, 0, 'd'},
-                                         {"kv", required_argument, 0, 'k'},
-                                         {"threads", required_argument, 0, 't'},
-                                         {"context", required_argument, 0, 'c'},
-                                         {"block-context", required_argument, 0, 'b'},
-                                         {"gemv", required_argument, 0, 'g'},
-                                         {"events", required_argument, 0, 'e'},
-                                         {"out", required_argument, 0, 'o'},
-                                         {"quick", no_argument, 0, 'q'},
-                                         {"no-plots", no_argument, 0, 'n'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"model", required_argument, 0, 'm'},   {"dtype", required_argument, 0, 'd'},
+        {"kv", required_argument, 0, 'k'},      {"threads", required_argument, 0, 't'},
+        {"context", required_argument, 0, 'c'}, {"block-context", required_argument, 0, 'b'},
+        {"gemv", required_argument, 0, 'g'},    {"events", required_argument, 0, 'e'},
+        {"out", required_argument, 0, 'o'},     {"quick", no_argument, 0, 'q'},
+        {"no-plots", no_argument, 0, 'n'},      {"isa", required_argument, 0, 'i'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     *a = (struct run_args){
         .wtype = FR_DTYPE_BF16, .kvtype = FR_DTYPE_BF16, .out = "results", .block_context = -1};
     int contexts_given = 0;
@@ -130,6 +126,9 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
         case 'n':
             a->no_plots = 1;
             break;
+        case 'i':
+            a->isa = optarg;
+            break;
         case 'h':
             usage(stdout);
             return -1;
@@ -139,6 +138,8 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
     }
     if (optind < argc) return cli_usage_error("unexpected argument '%s' (try --help)", argv[optind]);
     if (!a->model) return cli_usage_error("--model is required (e.g. --model qwen3-0.6b; try --help)");
+    int rc = cli_isa_apply("", a->isa, a->gemv == MATVEC_BACKEND_OPENBLAS);
+    if (rc) return rc;
     if (!contexts_given) {
         static const long full[] = {1, 1024, 4096, 16384}, quick[] = {1, 256};
         const long *src = a->quick ? quick : full;
@@ -222,6 +223,7 @@ static void fill_provenance(struct run_report *rep, const struct run_args *a, in
     snprintf(p->kv_dtype, sizeof p->kv_dtype, "%s", fr_dtype_name(a->kvtype));
     snprintf(p->gemv_backend, sizeof p->gemv_backend, "%s",
              a->gemv == MATVEC_BACKEND_OPENBLAS ? "openblas" : kernel_isa_name(kernel_isa_active()));
+    snprintf(p->isa, sizeof p->isa, "%s", kernel_isa_name(kernel_isa_active()));
     p->quick = a->quick;
     p->timer_resolution_s = timing_resolution_s();
 }

@@ -32,11 +32,11 @@ static void usage(FILE *f) {
         "                  (temperature 0.8, top-p 0.9 unless given); markdown table. It reads no file and\n"
         "                  draws with fixed seeds: --in, --input, --dtype, --seed, --top-p-method and\n"
         "                  --probs-out are refused with it, as --no-sort is without it\n"
-        "  --isa NAME      scalar, avx2 or avx512: pins the sampler's instruction set (same bits)\n");
+        "  --isa NAME      " CLI_ISA_HELP " (same bits)\n");
 }
 
 struct sample_opts {
-    const char *in, *probs_out;
+    const char *in, *probs_out, *isa;
     long vocab;
     bool probs_input, sort, bench, no_sort;
     enum fr_dtype dtype;
@@ -102,13 +102,7 @@ static int parse(int argc, char **argv, struct sample_opts *o) {
             else
                 return cli_usage_error("sample: --top-p-method must be fast or sort (got '%s')", v);
         } else if ((v = opt_value(argc, argv, &i, "--isa"))) {
-            int isa = KERNEL_ISA_COUNT;
-            for (int k = 0; k < KERNEL_ISA_COUNT; k++)
-                if (strcmp(v, sampler_isa_name((enum kernel_isa)k)) == 0) isa = k;
-            if (isa == KERNEL_ISA_COUNT)
-                return cli_usage_error("sample: --isa must be scalar, avx2 or avx512 (got '%s')", v);
-            if (sampler_isa_force((enum kernel_isa)isa))
-                return cli_usage_error("sample: this CPU cannot run --isa %s", v);
+            o->isa = v;
         } else if ((v = opt_value(argc, argv, &i, "--temperature"))) {
             if (cli_parse_float(v, &o->p.temperature))
                 return cli_usage_error("sample: bad --temperature '%s' (a finite f32 number)", v);
@@ -126,6 +120,8 @@ static int parse(int argc, char **argv, struct sample_opts *o) {
             return cli_usage_error("sample: unknown option '%s' (try --help)", a);
         }
     }
+    int rc = cli_isa_apply("sample: ", o->isa, false);
+    if (rc) return rc;
     struct fr_err err;
     if (o->bench) {
         if (o->file_only)

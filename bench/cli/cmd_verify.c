@@ -11,25 +11,30 @@
 #include "kernels/sampler.h"
 
 int cmd_verify(int argc, char **argv) {
-    const char *only = NULL;
+    const char *only = NULL, *isa = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: forge-roofline verify [--only PREFIX] [--list]\n"
+            printf("usage: forge-roofline verify [--only PREFIX] [--list] [--isa scalar|avx2|avx512]\n"
                    "Checks every optimized kernel against its reference on seeded data; exit status 1 on any "
-                   "failure.\n");
+                   "failure.\n  --isa NAME: " CLI_ISA_HELP "; the sampler's cross-ISA checks run the sets up "
+                   "to it\n");
             return CLI_EXIT_OK;
         } else if (strcmp(argv[i], "--list") == 0) {
             verify_list(stdout);
             return CLI_EXIT_OK;
         } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
             only = argv[++i];
+        } else if (strcmp(argv[i], "--isa") == 0 && i + 1 < argc) {
+            isa = argv[++i];
         } else {
             return cli_usage_error("verify: unknown option '%s' (try --help)", argv[i]);
         }
     }
+    int rc = cli_isa_apply("verify: ", isa, false);
+    if (rc) return rc;
     if (verify_count(only) == 0) return cli_usage_error("verify: no check matches '%s' (try --list)", only);
     printf("# forge-roofline verify: kernels isa %s, sampler isa %s, timer resolution %.0f ns\n",
-           kernel_isa_name(kernel_isa_active()), sampler_isa_name(sampler_isa_best()),
+           kernel_isa_name(kernel_isa_active()), sampler_isa_name(sampler_isa_active()),
            timing_resolution_s() * 1e9);
     int counts[3];
     verify_run(stdout, only, counts);

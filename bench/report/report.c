@@ -109,6 +109,11 @@ void report_fmt_md(double v, double scale, int decimals, char *buf) {
 #define BOTH (REPORT_IN_JSON | REPORT_IN_CSV)
 #define F_STR(T, key, member)                                                                                \
     { key, NULL, REPORT_F_STR, offsetof(T, member), sizeof(((T *)0)->member), 0, NULL, BOTH }
+#define F_STR_OPT(T, key, member)                                                                            \
+    {                                                                                                        \
+        key, NULL, REPORT_F_STR, offsetof(T, member), sizeof(((T *)0)->member), 0, NULL,                     \
+            BOTH | REPORT_OPTIONAL                                                                           \
+    }
 #define F_NUM(T, key, type, member)                                                                          \
     { key, NULL, type, offsetof(T, member), 0, 0, NULL, BOTH }
 #define F_DERIVED(key, fn)                                                                                   \
@@ -157,6 +162,7 @@ static const struct report_field prov_fields[] = {
     F_STR(P, "gemv_backend", gemv_backend),
     F_NUM(P, "quick", REPORT_F_BOOL, quick),
     F_NUM(P, "timer_resolution_s", REPORT_F_DOUBLE, timer_resolution_s),
+    F_STR_OPT(P, "isa", isa),
 };
 #undef P
 

@@ -42,6 +42,7 @@ struct report_provenance {
     char dtype[16];        /* weights, e.g. "bf16" */
     char kv_dtype[16];     /* KV cache, e.g. "bf16" */
     char gemv_backend[32]; /* e.g. "avx512", "scalar", "openblas" */
+    char isa[16];          /* kernels, sampler and ceiling kernels: "avx512", "avx2", "scalar" (--isa) */
     bool quick;            /* --quick: fewer repetitions, smaller sweeps */
     double timer_resolution_s;
 };
@@ -168,8 +169,9 @@ enum report_field_type {
     REPORT_F_DERIVED,    /* derive(row): CSV only, not read back */
 };
 
-#define REPORT_IN_JSON 1u
-#define REPORT_IN_CSV  2u
+#define REPORT_IN_JSON  1u
+#define REPORT_IN_CSV   2u
+#define REPORT_OPTIONAL 4u /* may be absent from run.json (a key added later): read back as left by init */
 
 struct report_field {
     const char *name;     /* JSON key and CSV column */

@@ -207,6 +207,7 @@ static void rd_row(struct reader *rd, enum report_table t, const cJSON *o, void 
     for (int i = 0; i < n; i++) {
         const struct report_field *f = &fs[i];
         if (!(f->where & REPORT_IN_JSON)) continue;
+        if ((f->where & REPORT_OPTIONAL) && !cJSON_GetObjectItemCaseSensitive(o, f->name)) continue;
         void *p = (char *)row + f->offset;
         switch (f->type) {
         case REPORT_F_STR:

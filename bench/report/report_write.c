@@ -176,10 +176,11 @@ static void md_setup(FILE *f, const struct run_report *r) {
     report_fmt_md(p->timer_resolution_s, 1e9, 0, res);
     fprintf(f,
             "Setup: forge-roofline %s%s%s%s on %s (%s), %s, %d thread%s, weights %s, KV cache %s, gemv %s, "
-            "timer resolution %s ns, %s%s.\n\n",
+            "isa %s, timer resolution %s ns, %s%s.\n\n",
             p->version, p->git_commit[0] ? " (" : "", p->git_commit, p->git_commit[0] ? ")" : "", p->host,
             p->cpu_model[0] ? p->cpu_model : "CPU unknown", p->topology[0] ? p->topology : "topology unknown",
-            p->threads, p->threads == 1 ? "" : "s", p->dtype, p->kv_dtype, p->gemv_backend, res, p->utc_stamp,
+            p->threads, p->threads == 1 ? "" : "s", p->dtype, p->kv_dtype, p->gemv_backend,
+            p->isa[0] ? p->isa : "unknown", res, p->utc_stamp,
             p->quick ? ", quick run (fewer repetitions)" : "");
     const struct report_model *m = &r->model;
     char params[REPORT_FMT_LEN], wb[REPORT_FMT_LEN];
