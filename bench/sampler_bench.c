@@ -100,6 +100,26 @@ static uint64_t row_seed(enum sampler_row_kind kind, int n, const struct sampler
     return (uint64_t)cand[ROW_CANDIDATES / 2][1];
 }
 
+/* The sort-based figures take tens of ms each: a fixed 3 runs; the rest repeat to a minimum time. */
+static struct timing_opts timing_for(const struct sampler_bench_opts *o, bool sort) {
+    return (struct timing_opts){sort ? 1 : 3, sort ? 3 : o->min_reps, 1000, sort ? 0.0 : o->min_time_s};
+}
+
+void sampler_bench_describe(const struct sampler_bench_opts *o, char *buf, size_t len) {
+    const int *vocabs = o->vocabs ? o->vocabs : sampler_bench_default_vocabs;
+    int nv = o->vocabs ? o->n_vocabs : 5;
+    struct timing_opts fast = timing_for(o, false), sort = timing_for(o, true);
+    char f[64], s[64];
+    timing_describe_opts(&fast, f, sizeof f);
+    timing_describe_opts(&sort, s, sizeof s);
+    size_t off = (size_t)snprintf(buf, len, "sampler figures are the median of %s", f);
+    if (off < len && !o->skip_sort) off += (size_t)snprintf(buf + off, len - off, " (sort-based: %s)", s);
+    if (off < len && o->skip_sort)
+        off += (size_t)snprintf(buf + off, len - off, ", sort reference not timed");
+    for (int i = 0; i < nv && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%d", i ? "," : ", at vocabularies ", vocabs[i]);
+}
+
 int sampler_bench_run(const struct sampler_bench_opts *o, struct sampler_bench_result **out, int *n_out,
                       struct fr_err *err) {
     const int *vocabs = o->vocabs ? o->vocabs : sampler_bench_default_vocabs;
@@ -149,8 +169,7 @@ int sampler_bench_run(const struct sampler_bench_opts *o, struct sampler_bench_r
                                       o->temperature,
                                       o->top_p,
                                       0};
-                struct timing_opts to = {sort ? 1 : 3, sort ? 3 : o->min_reps, 1000,
-                                         sort ? 0.0 : o->min_time_s};
+                struct timing_opts to = timing_for(o, sort);
                 struct sampler_bench_result *r = &res[n_res];
                 r->variant = variant_names[v];
                 r->row_kind = sampler_row_kind_name(kinds[k]);

@@ -46,6 +46,8 @@ void sampler_bench_default_opts(struct sampler_bench_opts *o);
 /* Runs every variant on every vocabulary and row kind; *out is malloc'd (caller frees), *n_out set. */
 int sampler_bench_run(const struct sampler_bench_opts *o, struct sampler_bench_result **out, int *n_out,
                       struct fr_err *err);
+/* What o times and how often, in words for run.json and the report. */
+void sampler_bench_describe(const struct sampler_bench_opts *o, char *buf, size_t len);
 /* Markdown table of the results, times in microseconds. */
 void sampler_bench_print_markdown(FILE *f, const struct sampler_bench_result *r, int n);
 

@@ -320,6 +320,21 @@ static struct plan plan_for(bool quick) {
                          .cache_rep_bytes = (size_t)64 << 20};
 }
 
+void ceilings_describe_plan(const struct ceilings_opts *opts, char *buf, size_t len) {
+    struct plan p = plan_for(opts->quick);
+    char read[64], rw[64], cache[64], peak[64], sgemm[64];
+    timing_describe_opts(&p.dram_read, read, sizeof read);
+    timing_describe_opts(&p.dram_rw, rw, sizeof rw);
+    timing_describe_opts(&p.cache, cache, sizeof cache);
+    timing_describe_opts(&p.peak, peak, sizeof peak);
+    timing_describe_opts(&p.sgemm, sgemm, sizeof sgemm);
+    int n = opts->sgemm_n > 0 ? opts->sgemm_n : (opts->quick ? 1024 : 2048);
+    snprintf(buf, len,
+             "ceilings are the best of: DRAM read %s; DRAM copy and triad %s; each cache level %s; FMA %s; "
+             "sgemm (n %d) %s",
+             read, rw, cache, peak, n, sgemm);
+}
+
 /* Zeroes dst[0..n) with the threads' split (the pages stay where they were first touched), so a run's
  * validation cannot be passed by the output of an earlier run. */
 static void zero_split(float *dst, size_t n, int threads) {

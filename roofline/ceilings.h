@@ -61,6 +61,10 @@ struct ceilings_opts {
     long fma_iters;          /* FMA iterations of one timed run; 0: 200000 */
 };
 
+/* How many runs each ceiling is the best of under opts (quick or full), in words for run.json and the
+ * report, e.g. "DRAM read best of 10 runs; DRAM copy and triad 5 runs; ...". */
+void ceilings_describe_plan(const struct ceilings_opts *opts, char *buf, size_t len);
+
 /* Key of a figure in JSON and CSV: "dram_read_gbs", or "dram_read_1core_gbs" when one_core. */
 const char *ceilings_key(enum ceiling_kind kind, bool one_core);
 const char *ceilings_unit(enum ceiling_kind kind); /* "GB/s" or "GFLOP/s" */

@@ -4,6 +4,7 @@
 #include "roofline/timing.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -102,4 +103,13 @@ int timing_measure_pair(timing_fn fa, void *ctx_a, timing_fn fb, void *ctx_b, co
     free(sb);
     free(sa);
     return 0;
+}
+
+int timing_describe_opts(const struct timing_opts *opts, char *buf, size_t len) {
+    if (opts->max_reps <= opts->min_reps)
+        return snprintf(buf, len, "%d run%s", opts->min_reps, opts->min_reps == 1 ? "" : "s");
+    if (opts->min_time_s > 0)
+        return snprintf(buf, len, "%d to %d runs, at least %g s", opts->min_reps, opts->max_reps,
+                        opts->min_time_s);
+    return snprintf(buf, len, "%d to %d runs", opts->min_reps, opts->max_reps);
 }

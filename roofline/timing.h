@@ -4,6 +4,7 @@
 #define FR_TIMING_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct timing_stats {
     double median_s, min_s, max_s, mean_s;
@@ -36,6 +37,10 @@ int timing_measure(timing_fn fn, void *ctx, const struct timing_opts *opts, stru
  * on allocation failure. */
 int timing_measure_pair(timing_fn fa, void *ctx_a, timing_fn fb, void *ctx_b, const struct timing_opts *opts,
                         struct timing_stats *out_a, struct timing_stats *out_b, double *median_ratio);
+
+/* What opts repeat, in words for the report: "10 runs", or "20 to 400 runs, at least 0.3 s". Returns what
+ * snprintf returns. */
+int timing_describe_opts(const struct timing_opts *opts, char *buf, size_t len);
 
 /* Statistics of n samples (sorts them in place). */
 void timing_stats_from_samples(double *samples, int n, struct timing_stats *out);

@@ -1,5 +1,7 @@
-/* End-to-end: `forge-roofline --quick` on a tiny Qwen3-shaped config writes every file of the output contract
- * (DESIGN.md), run.json has the schema's keys, the PNGs are real images; bad runs fail before measuring. */
+/* End-to-end: `forge-roofline --quick` on a tiny Qwen3-shaped config, run by the ASan/UBSan binary, writes
+ * every file of the output contract (DESIGN.md), run.json has the schema's keys and every figure of every
+ * row is finite, positive and consistent (tests/run_figures.h), the PNGs are real images; bad runs fail
+ * before measuring. */
 #include <cJSON.h>
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -11,6 +13,7 @@
 
 #include "tests/cli_run.h"
 #include "tests/report_testutil.h"
+#include "tests/run_figures.h"
 
 static struct cli_result r;
 
@@ -42,12 +45,13 @@ static void build_commit(char *out, size_t len) {
     pclose(p);
 }
 
-Test(run, quick_tiny_config_writes_the_contract, .timeout = 240) {
+/* the sanitized binary (cmd_run.c and everything it calls under ASan and UBSan): about 2.5x the -O3 one */
+Test(run, quick_tiny_config_writes_the_contract, .timeout = 480) {
     char parent[] = "/tmp/fr-run-XXXXXX";
     cr_assert(mkdtemp(parent));
     char args[512];
     snprintf(args, sizeof args, "--model tests/fixtures/tiny-qwen3 --quick --context 1,64 --out %s", parent);
-    cli_run(&r, 1, args);
+    cli_run(&r, 0, args);
     cr_assert_eq(r.status, 0, "run failed: %s", r.err);
     char dir[512];
     cr_assert_eq(find_run(parent, dir, sizeof dir), 0, "expected exactly one run folder in %s", parent);
@@ -101,6 +105,13 @@ Test(run, quick_tiny_config_writes_the_contract, .timeout = 240) {
                   skeys[i]);
     cr_expect_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(steps, 1), "context")->valuedouble, 64.0);
     cr_expect(cJSON_GetArraySize(cJSON_GetObjectItem(j, "sampler")) > 0);
+    rf_check_blocks(blocks);
+    rf_check_steps(steps, 15);
+    rf_check_sampler(cJSON_GetObjectItem(j, "sampler"));
+    rf_check_ceilings(cJSON_GetObjectItem(j, "ceilings"));
+    char *md = tu_slurp(dir, "report.md");
+    rf_check_plan(j, md);
+    free(md);
     cJSON_Delete(j);
     free(text);
     if (!has_gnuplot()) {

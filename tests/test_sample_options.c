@@ -84,7 +84,8 @@ Test(sample_options, temperature_above_0_defaults_to_top_p_1_seed_0) {
 Test(sample_options, help_states_the_defaults) {
     cli_run(&r, 1, "sample --help");
     cr_expect_eq(r.status, 0);
-    cr_expect(strstr(r.out, "default 1") != NULL && strstr(r.out, "and 0, as in decode") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "default 1") != NULL && strstr(r.out, "and 0, as in decode") != NULL, "%s",
+              r.out);
 }
 
 Test(sample_options, what_does_not_apply_is_refused) {

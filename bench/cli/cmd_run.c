@@ -348,15 +348,42 @@ static int measure_steps(struct run *r, const struct decode_bench_opts *o) {
     return CLI_EXIT_OK;
 }
 
-/* The sampler sweep: every variant at every vocabulary (quick: 151,936 only, no sort reference). */
-static int measure_sampler(struct run_report *rep, int quick) {
-    struct sampler_bench_opts o;
-    sampler_bench_default_opts(&o);
+/* The sampler sweep's options: every variant at every vocabulary (quick: 151,936 only, no sort reference). */
+static void sampler_opts_for(int quick, struct sampler_bench_opts *o) {
+    sampler_bench_default_opts(o);
     static const int quick_vocab[] = {151936};
     if (quick) {
-        o.vocabs = quick_vocab, o.n_vocabs = 1, o.skip_sort = true;
-        o.min_time_s /= 10;
+        o->vocabs = quick_vocab, o->n_vocabs = 1, o->skip_sort = true;
+        o->min_time_s /= 10;
     }
+}
+
+/* provenance.plan: what every figure of this run is the best or median of, quick or full, in words. */
+static void fill_plan(struct run_report *rep, const struct run_args *a, const struct ceilings_opts *copts,
+                      const struct decode_bench_opts *bo) {
+    char *p = rep->prov.plan, blocks[64], steps[64];
+    size_t len = sizeof rep->prov.plan;
+    ceilings_describe_plan(copts, p, len);
+    size_t off = strlen(p);
+    timing_describe_opts(&bo->block_timing, blocks, sizeof blocks);
+    timing_describe_opts(&bo->step_timing, steps, sizeof steps);
+    if (off < len)
+        off += (size_t)snprintf(p + off, len - off,
+                                "; blocks are the median of %s; steps the median of %s at "
+                                "contexts ",
+                                blocks, steps);
+    for (int i = 0; i < a->n_contexts && off < len; i++)
+        off += (size_t)snprintf(p + off, len - off, "%s%ld", i ? "," : "", a->contexts[i]);
+    if (off < len) off += (size_t)snprintf(p + off, len - off, " (blocks at %ld)", a->block_context);
+    struct sampler_bench_opts so;
+    sampler_opts_for(a->quick, &so);
+    if (off < len) off += (size_t)snprintf(p + off, len - off, "; ");
+    if (off < len) sampler_bench_describe(&so, p + off, len - off);
+}
+
+static int measure_sampler(struct run_report *rep, int quick) {
+    struct sampler_bench_opts o;
+    sampler_opts_for(quick, &o);
     struct sampler_bench_result *res = NULL;
     int n = 0;
     struct fr_err err = {{0}};
@@ -452,6 +479,7 @@ static int run_main(struct run *r, int argc, char **argv) {
         .sampler = {.temperature = 0.8f, .top_p = 0.9f, .seed = 42},
     };
     r->st.sampler_params = bo.sampler;
+    fill_plan(r->report, a, &copts, &bo);
     /* the read paired with the steps: STREAM's size rule (4x the LLC), at least 256 MiB */
     size_t read_bytes = 4 * r->machine.llc_total_bytes;
     if (read_bytes < (256u << 20)) read_bytes = 256u << 20;

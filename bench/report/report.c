@@ -163,6 +163,7 @@ static const struct report_field prov_fields[] = {
     F_NUM(P, "quick", REPORT_F_BOOL, quick),
     F_NUM(P, "timer_resolution_s", REPORT_F_DOUBLE, timer_resolution_s),
     F_STR_OPT(P, "isa", isa),
+    F_STR_OPT(P, "plan", plan),
 };
 #undef P
 

@@ -45,6 +45,8 @@ struct report_provenance {
     char isa[16];          /* kernels, sampler and ceiling kernels: "avx512", "avx2", "scalar" (--isa) */
     bool quick;            /* --quick: fewer repetitions, smaller sweeps */
     double timer_resolution_s;
+    char plan[1024]; /* what each figure is the best or median of, and what the sweeps cover (quick or
+                        full), in words; "" when unknown (a run.json written before it existed) */
 };
 
 struct report_event {
