@@ -40,15 +40,22 @@ static void block_rep(void *p, long rep) {
 
 int decode_bench_block(struct decode_state *st, enum block_id b, long context, const struct timing_opts *opts,
                        const float *evict, size_t evict_n, struct timing_stats *out, struct fr_err *err) {
+    return decode_bench_block_evict(st, b, context, opts, evict, evict_n, out, NULL, err);
+}
+
+int decode_bench_block_evict(struct decode_state *st, enum block_id b, long context,
+                             const struct timing_opts *opts, const float *evict, size_t evict_n,
+                             struct timing_stats *out, struct timing_stats *evict_out, struct fr_err *err) {
     struct block_ctx c = {st, b, (int)context, 0};
     st->token = 1 % st->cfg.vocab; /* token 1, or 0 in a one-token vocabulary */
     const int cold = evict && (block_table()[b].reads_weights || b == BLOCK_ATTENTION);
     struct read_ctx rd = {evict, evict_n, 0};
-    struct timing_stats evict_stats;
+    struct timing_stats evict_stats = {0};
     /* pairs run evict, block, evict, block, ...: only the block's times are kept */
     int rc = cold ? timing_measure_pair(read_rep, &rd, block_rep, &c, opts, &evict_stats, out, NULL)
                   : timing_measure(block_rep, &c, opts, out);
     if (rc != 0) return fr_err_set(err, "out of memory timing %s", block_name(b));
+    if (evict_out) *evict_out = evict_stats;
     if (c.failed) return fr_err_set(err, "block %s failed: %s", block_name(b), st->err.msg);
     return 0;
 }
@@ -79,7 +86,8 @@ struct step_ctx {
     int failed;
     struct fr_err err;
     double t_begin;
-    double *rows; /* [max_reps][BLOCK_COUNT] seconds per block per repetition */
+    double *rows;   /* [max_reps][BLOCK_COUNT] seconds per block per repetition */
+    double *step_s; /* [max_reps] the whole repetition, timed here around the same calls */
     int n_rows;
     int max_rows;
 };
@@ -101,10 +109,11 @@ static void step_rep(void *p, long rep) {
     struct step_ctx *c = p;
     const struct decode_observer obs = {obs_begin, obs_end, c};
     int token = 1 % c->st->cfg.vocab;
+    double t0 = timing_now_s();
     if (decode_step(c->st, token, c->pos, &obs, &c->err) != 0 ||
         decode_sample(c->st, &c->opts->sampler, (uint64_t)rep, &obs, &token, &c->err) != 0)
         c->failed = 1;
-    if (c->n_rows < c->max_rows) c->n_rows++;
+    if (c->n_rows < c->max_rows) c->step_s[c->n_rows++] = timing_now_s() - t0;
 }
 
 int decode_bench_step(struct decode_state *st, long context, const struct decode_bench_opts *opts,
@@ -119,7 +128,12 @@ int decode_bench_step(struct decode_state *st, long context, const struct decode
     int max_rows = (t.max_reps > 0 ? t.max_reps : 1000) + t.warmup;
     struct step_ctx c = {.st = st, .opts = opts, .pos = (int)context, .max_rows = max_rows};
     c.rows = calloc((size_t)max_rows * BLOCK_COUNT, sizeof *c.rows);
-    if (!c.rows) return fr_err_set(err, "out of memory for per-block times");
+    c.step_s = calloc((size_t)max_rows, sizeof *c.step_s);
+    if (!c.rows || !c.step_s) {
+        free(c.step_s);
+        free(c.rows);
+        return fr_err_set(err, "out of memory for per-block times");
+    }
     int rc = 0;
     struct read_ctx rd = {opts->read_buf, opts->read_n, 0};
     out->step_over_read = NAN;
@@ -141,7 +155,20 @@ int decode_bench_step(struct decode_state *st, long context, const struct decode
         timing_stats_from_samples(col, n, &s);
         out->block_median_s[b] = s.median_s;
     }
+    out->unattributed_s = NAN;
+    if (col) {
+        for (int i = 0; i < n; i++) {
+            const double *row = c.rows + (size_t)(i + t.warmup) * BLOCK_COUNT;
+            double blocks = 0;
+            for (int b = 0; b < BLOCK_COUNT; b++) blocks += row[b];
+            col[i] = c.step_s[i + t.warmup] - blocks;
+        }
+        struct timing_stats s;
+        timing_stats_from_samples(col, n, &s);
+        out->unattributed_s = s.median_s;
+    }
     free(col);
+    free(c.step_s);
     free(c.rows);
     return rc;
 }

@@ -27,6 +27,9 @@ struct decode_bench_step {
     double block_median_s[BLOCK_COUNT]; /* median over repetitions of each block's time in one step */
     struct timing_stats read;           /* the paired read (reps 0 when not paired) */
     double step_over_read;              /* median over pairs of step time / read time; NaN unpaired */
+    /* The step's time not inside any observed block (the layer loop, the observer's own calls, whatever
+     * runs between blocks): median over repetitions of step time - sum of that repetition's block times. */
+    double unattributed_s;
 };
 
 /* Measures block b alone at context `context` (the KV cache must hold that many positions). For a block that
@@ -35,6 +38,13 @@ struct decode_bench_step {
  * 1.2 GB pass between two calls of the same layer. Returns 0, or -1 with err set when a block run fails. */
 int decode_bench_block(struct decode_state *st, enum block_id b, long context, const struct timing_opts *opts,
                        const float *evict, size_t evict_n, struct timing_stats *out, struct fr_err *err);
+
+/* decode_bench_block that also returns the statistics of the evicting reads (reps 0 when the block is not
+ * timed cold): the same read kernel as the DRAM read ceiling, so its best run is a read bandwidth the
+ * machine reached in this run. */
+int decode_bench_block_evict(struct decode_state *st, enum block_id b, long context,
+                             const struct timing_opts *opts, const float *evict, size_t evict_n,
+                             struct timing_stats *out, struct timing_stats *evict_out, struct fr_err *err);
 
 /* Counts block b's events over `reps` further repetitions, each preceded (outside the counted region) by the
  * same eviction as decode_bench_block, so counts cover the block alone. per_rep[e] gets the mean count per

@@ -44,7 +44,6 @@ extern const struct kernel_ops kernel_ops_avx512;
 /* The table of the active ISA (kernel_isa_active()). */
 const struct kernel_ops *kernel_ops_active(void);
 
-/* y[i] = exp(x[i]) with the active ISA's vector exp; exposed so tests can bound its error. */
-void kernel_vexp(float *y, const float *x, int n);
+/* kernel_vexp, the active ISA's vector exp, is declared in kernels.h (the exp ceiling times it). */
 
 #endif

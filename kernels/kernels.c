@@ -126,6 +126,10 @@ static void matvec_chunks(float *y, const void *w, enum fr_dtype wtype, const fl
     }
 }
 
+bool matvec_opens_team(int rows, int cols) {
+    return rows > 0 && cols > 0 && (size_t)rows * (size_t)cols >= MATVEC_PARALLEL_MIN;
+}
+
 int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
            enum matvec_backend backend, const char **why) {
     if (backend == MATVEC_BACKEND_OPENBLAS) return matvec_openblas(y, w, wtype, x, rows, cols, why);
@@ -138,7 +142,7 @@ int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int row
     if (omp_in_parallel()) {
         matvec_chunks(y, w, wtype, x, rows, cols, ops); /* ends with the work-share's barrier */
     } else {
-#pragma omp parallel if ((size_t)rows * (size_t)cols >= MATVEC_PARALLEL_MIN)
+#pragma omp parallel if (matvec_opens_team(rows, cols))
         matvec_chunks(y, w, wtype, x, rows, cols, ops);
     }
     return 0;

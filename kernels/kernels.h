@@ -34,6 +34,9 @@ enum matvec_backend { MATVEC_BACKEND_FORGE, MATVEC_BACKEND_OPENBLAS };
 int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
            enum matvec_backend backend, const char **why);
 bool matvec_backend_available(enum matvec_backend backend, enum fr_dtype wtype, const char **why);
+/* Whether matvec (forge backend, called outside a parallel region) opens an OpenMP team for this shape:
+ * small products run on the calling thread alone. The cost model counts the forks with it. */
+bool matvec_opens_team(int rows, int cols);
 void matvec_ref(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols);
 
 /* ---- elementwise and norms (x, y, out f32; norm weights f32, widened at load) ---- */
@@ -48,6 +51,9 @@ void vec_add(float *y, const float *x, int n);
 /* out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g)) */
 void swiglu(float *out, const float *gate, const float *up, int n);
 void swiglu_ref(float *out, const float *gate, const float *up, int n);
+/* y[i] = exp(x[i]) with the active ISA's vector exp, the one swiglu and attention use (kernels_simd_body.h,
+ * its accuracy stated there); tests bound its error and roofline/ceilings.c times it as the exp ceiling. */
+void kernel_vexp(float *y, const float *x, int n);
 
 /* ---- embedding: out[hidden] = f32(table[token][:]) ---- */
 void embed_gather(float *out, const void *table, enum fr_dtype ttype, int token, int hidden);

@@ -12,10 +12,36 @@
  * - for prediction the bytes are also split by where the real step finds them: matrix weights and KV reads
  *   come from DRAM (they are far larger than the caches and read once per step); norm weights, the new K
  *   and V and the activations are cache-resident.
- * Pinned by tests/test_cost.c to figures computed by hand from Qwen3-0.6B's config. */
+ * - per level (cache-aware roofline): see struct block_cost; the working sets are per call as the kernels
+ *   touch them (attention keeps its scores one 64-position block per thread at a time, the sampler
+ *   alternates between the logits row and its probabilities row).
+ * - exps: one per score (attention), per gate value (swiglu), per logit (sampler chain); the softmax
+ *   rescales between position blocks are left out (a lower-order term; the prediction stays a bound).
+ * - kernel calls and forks: as model/decode.c makes them (matvec forks when kernels say it opens a team).
+ * Pinned by tests/test_cost.c to figures computed by hand from Qwen3-0.6B's config and, per level, for a
+ * small config. */
 #include "model/cost.h"
 
 #include <string.h>
+
+#include "kernels/kernels.h"
+
+/* Positions of one attention score block per thread (kernels/kernel_ops.h KERNEL_ATT_BLOCK). */
+#define COST_ATT_BLOCK 64
+
+static const char *const level_names[COST_LEVEL_COUNT] = {"DRAM", "L1", "L2", "L3"};
+
+const char *cost_level_name(enum cost_level l) {
+    return (unsigned)l < COST_LEVEL_COUNT ? level_names[l] : "?";
+}
+
+/* The fastest level that holds ws bytes; DRAM when none does. Unknown capacities (m NULL): L2. */
+static enum cost_level level_for(const struct cost_caches *m, double ws) {
+    if (!m) return COST_LEVEL_L2;
+    for (int l = 0; l < 3; l++)
+        if (m->bytes[l] > 0 && ws <= m->bytes[l]) return (enum cost_level)(COST_LEVEL_L1 + l);
+    return COST_LEVEL_DRAM;
+}
 
 static const char *const sampler_names[SAMPLER_VARIANT_COUNT] = {"greedy", "chain"};
 
@@ -66,6 +92,11 @@ static void sampler_cost(struct block_cost *b, double vocab, enum sampler_varian
 
 void cost_block(const struct qwen3_config *c, const struct cost_opts *o, enum block_id id, long context,
                 enum sampler_variant sampler, struct block_cost *out) {
+    cost_block_on(c, o, NULL, id, context, sampler, out);
+}
+
+void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, const struct cost_caches *m,
+                   enum block_id id, long context, enum sampler_variant sampler, struct block_cost *out) {
     memset(out, 0, sizeof *out);
     const struct block_desc *d = &block_table()[id];
     const double h = c->hidden, hd = c->head_dim, I = c->intermediate, V = c->vocab;
@@ -73,59 +104,86 @@ void cost_block(const struct qwen3_config *c, const struct cost_opts *o, enum bl
     const double ws = (double)fr_dtype_size(o->weights), ks = (double)fr_dtype_size(o->kv);
     const double n_pos = (double)context + 1;
     struct block_cost b = {0};
+    /* per call: the activations' working set, kernel calls, forks, exps, whether it runs on the team */
+    double act_ws = 0, kcalls = 0, forks = 0, exps = 0;
+    int parallel = 0;
     switch (id) {
     case BLOCK_EMBED: /* one row, widened to f32 */
         b.weight_bytes = h * ws;
         b.act_bytes = 4 * h;
+        act_ws = 4 * h, kcalls = 1;
         break;
     case BLOCK_ATTN_NORM:
     case BLOCK_MLP_NORM:
     case BLOCK_FINAL_NORM:
         norm_cost(&b, h);
+        act_ws = 8 * h, kcalls = 1; /* reads x, writes xb */
         break;
     case BLOCK_QKV_PROJ:
         matvec_cost(&b, q + 2 * kv, h, ws);
+        act_ws = 4 * (h + q + 2 * kv);
+        parallel = matvec_opens_team((int)(q + 2 * kv), (int)h);
         break;
     case BLOCK_QK_NORM: /* every q and k head normed over head_dim, two f32 weight vectors */
         b.flops = 4 * (q + kv) + (c->n_heads + c->n_kv_heads);
         b.weight_bytes = 2 * 4 * hd;
         b.act_bytes = 4 * 2 * (q + kv);
+        act_ws = 4 * (q + kv), kcalls = c->n_heads + c->n_kv_heads; /* in place; one rmsnorm per head */
         break;
     case BLOCK_ROPE: /* 3 FLOPs per element (2 mul + 1 add per output), reads the cos and sin tables */
         b.flops = 3 * (q + kv);
         b.act_bytes = 4 * 2 * (q + kv) + 4 * hd;
+        act_ws = 4 * (q + kv) + 4 * hd, kcalls = 2; /* in place; q, then k */
         break;
     case BLOCK_KV_APPEND: /* read k and v in f32, write them in the cache type */
         b.kv_write_bytes = 2 * kv * ks;
         b.act_bytes = 4 * 2 * kv;
+        act_ws = 8 * kv, kcalls = 2;
         break;
     case BLOCK_ATTENTION: /* scores q.k (2 hd), softmax (sub, exp, add, scale: 4), weights . V (2 hd) */
         b.flops = c->n_heads * n_pos * (4 * hd + 4);
         b.kv_read_bytes = 2 * n_pos * kv * ks;
         b.act_bytes = 4 * (q + q) + 4 * 5 * c->n_heads * n_pos;
+        act_ws = 4 * (q + q) + 4.0 * c->n_heads * COST_ATT_BLOCK, forks = 1, parallel = 1;
+        exps = c->n_heads * n_pos;
         break;
     case BLOCK_O_PROJ: /* matvec (writes h) plus the residual add: read both h vectors, add h, write h */
-    case BLOCK_DOWN_PROJ:
-        matvec_cost(&b, h, id == BLOCK_O_PROJ ? q : I, ws);
+    case BLOCK_DOWN_PROJ: {
+        const double cols = id == BLOCK_O_PROJ ? q : I;
+        matvec_cost(&b, h, cols, ws);
         b.flops += h;
         b.act_bytes += 4 * 3 * h;
+        act_ws = 4 * (cols + 2 * h), kcalls = 1; /* the residual add is a call of its own */
+        parallel = matvec_opens_team((int)h, (int)cols);
         break;
+    }
     case BLOCK_GATE_UP_PROJ:
         matvec_cost(&b, 2 * I, h, ws);
+        act_ws = 4 * (h + 2 * I);
+        parallel = matvec_opens_team((int)(2 * I), (int)h);
         break;
     case BLOCK_SWIGLU: /* silu(g) * u = g / (1 + exp(-g)) * u: neg-exp, add, divide, multiply */
         b.flops = 4 * I;
         b.act_bytes = 4 * 3 * I;
+        act_ws = 4 * 3 * I, kcalls = 1, exps = I;
         break;
     case BLOCK_LM_HEAD: /* tied: streams the embedding matrix; untied: lm_head.weight, same shape */
         matvec_cost(&b, V, h, ws);
+        act_ws = 4 * (h + V);
+        parallel = matvec_opens_team((int)V, (int)h);
         break;
     case BLOCK_SAMPLER:
         sampler_cost(&b, V, sampler);
+        act_ws = sampler == SAMPLER_VARIANT_GREEDY ? 4 * V : 8 * V, kcalls = 1;
+        exps = sampler == SAMPLER_VARIANT_GREEDY ? 0 : V;
         break;
     case BLOCK_COUNT:
         break;
     }
+    /* a matvec too small for a team runs on the calling thread: a plain call */
+    if ((id == BLOCK_QKV_PROJ || id == BLOCK_O_PROJ || id == BLOCK_DOWN_PROJ || id == BLOCK_GATE_UP_PROJ ||
+         id == BLOCK_LM_HEAD))
+        parallel ? (void)(forks += 1) : (void)(kcalls += 1);
     const double calls = d->scope == BLOCK_SCOPE_LAYER ? c->n_layers : 1;
     out->id = id;
     out->calls = (int)calls;
@@ -137,15 +195,29 @@ void cost_block(const struct qwen3_config *c, const struct cost_opts *o, enum bl
     out->bytes = out->weight_bytes + out->kv_read_bytes + out->kv_write_bytes + out->act_bytes;
     out->dram_bytes = (d->reads_weights ? out->weight_bytes : 0) + out->kv_read_bytes;
     out->cache_bytes = out->bytes - out->dram_bytes;
+    out->exps = exps * calls;
+    out->kernel_calls = kcalls * calls;
+    out->forks = forks * calls;
+    out->parallel = parallel && m && m->threads > 1;
+    const double team = out->parallel ? m->threads : 1;
+    out->level_bytes[COST_LEVEL_DRAM] = out->dram_bytes;
+    out->level_bytes[level_for(m, act_ws / team)] += out->act_bytes;
+    if (!d->reads_weights) out->level_bytes[level_for(m, out->weight_bytes)] += out->weight_bytes;
+    out->level_bytes[level_for(m, out->kv_write_bytes)] += out->kv_write_bytes;
 }
 
 void cost_step(const struct qwen3_config *c, const struct cost_opts *o, long context,
                enum sampler_variant sampler, struct step_cost *out) {
+    cost_step_on(c, o, NULL, context, sampler, out);
+}
+
+void cost_step_on(const struct qwen3_config *c, const struct cost_opts *o, const struct cost_caches *m,
+                  long context, enum sampler_variant sampler, struct step_cost *out) {
     memset(out, 0, sizeof *out);
     out->context = context;
     for (int i = 0; i < BLOCK_COUNT; i++) {
         struct block_cost *b = &out->blocks[i];
-        cost_block(c, o, (enum block_id)i, context, sampler, b);
+        cost_block_on(c, o, m, (enum block_id)i, context, sampler, b);
         struct block_cost *t = &out->total;
         t->flops += b->flops;
         t->bytes += b->bytes;
@@ -155,6 +227,10 @@ void cost_step(const struct qwen3_config *c, const struct cost_opts *o, long con
         t->act_bytes += b->act_bytes;
         t->dram_bytes += b->dram_bytes;
         t->cache_bytes += b->cache_bytes;
+        for (int l = 0; l < COST_LEVEL_COUNT; l++) t->level_bytes[l] += b->level_bytes[l];
+        t->exps += b->exps;
+        t->kernel_calls += b->kernel_calls;
+        t->forks += b->forks;
     }
 }
 

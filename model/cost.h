@@ -10,9 +10,21 @@
 #include "model/blocks.h"
 #include "model/config.h"
 
+/* Memory levels a block's bytes are charged to, in the order of roofline/roofline.h's terms. */
+enum cost_level { COST_LEVEL_DRAM, COST_LEVEL_L1, COST_LEVEL_L2, COST_LEVEL_L3, COST_LEVEL_COUNT };
+const char *cost_level_name(enum cost_level l); /* "DRAM", "L1", "L2", "L3" */
+
 struct cost_opts {
     enum fr_dtype weights; /* matrices and the embedding; norm weights are f32 (widened at load) */
     enum fr_dtype kv;      /* KV cache element type */
+};
+
+/* The machine the per-level split is for. */
+struct cost_caches {
+    /* Capacity of the cache levels one core sees, from hwloc: L1d and L2 of one core (private), the whole
+     * L3 instance (shared). A level of 0 is absent. */
+    double bytes[3];
+    int threads; /* the team a parallel block runs on (0: 1) */
 };
 
 /* One block over one decode step (all its calls). Counts are exact integers held in doubles (< 2^53). */
@@ -29,6 +41,16 @@ struct block_cost {
      * and KV reads stream from DRAM; norm weights, the new K and V, and activations stay in cache. */
     double dram_bytes;
     double cache_bytes;
+    /* The cache-aware split (cost_level order): matrix weights and KV reads from DRAM; every other byte at
+     * the fastest level whose capacity holds its working set: the activations one call touches (per
+     * thread for a block that runs on the team), and the small weights (norm vectors, the embedding row)
+     * and the new K and V of all the step's calls together (one set per layer, all live in a repetition).
+     * A working set larger than the L3 is charged to DRAM. Sums to `bytes`. */
+    double level_bytes[COST_LEVEL_COUNT];
+    double exps;         /* exponentials: softmax (attention, sampler), SiLU (swiglu) */
+    double kernel_calls; /* kernel calls per step that open no parallel region */
+    double forks;        /* kernel calls per step that open an OpenMP parallel region */
+    int parallel;        /* runs on the whole team (matvec, attention): all-threads ceilings apply */
 };
 
 /* Sampler variants: what the sampler block costs in passes over the logits row. */
@@ -51,6 +73,12 @@ void cost_block(const struct qwen3_config *cfg, const struct cost_opts *opts, en
 /* Cost of a whole step: every block, summed. */
 void cost_step(const struct qwen3_config *cfg, const struct cost_opts *opts, long context,
                enum sampler_variant sampler, struct step_cost *out);
+/* The same with the per-level split for a machine's caches. cost_block and cost_step pass NULL: capacities
+ * unknown, every cache-resident byte is charged to L2 (the two-level model) and no block runs on a team. */
+void cost_block_on(const struct qwen3_config *cfg, const struct cost_opts *opts, const struct cost_caches *m,
+                   enum block_id id, long context, enum sampler_variant sampler, struct block_cost *out);
+void cost_step_on(const struct qwen3_config *cfg, const struct cost_opts *opts, const struct cost_caches *m,
+                  long context, enum sampler_variant sampler, struct step_cost *out);
 /* Parameters counted from the block table's weight reads (an independent path to qwen3_param_count). */
 uint64_t cost_params_from_blocks(const struct qwen3_config *cfg);
 /* KV bytes one cached position adds to each step's reads (all layers, K and V). */

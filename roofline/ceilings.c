@@ -10,6 +10,7 @@
 
 #include <cJSON.h>
 #include <cblas.h>
+#include <float.h>
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -17,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "roofline/timing.h"
 #include "kernels/fr_check.h"
 #include "kernels/kernels.h"
 #include "roofline/ceilings_kernels.h"
+#include "roofline/timing.h"
 
 static const struct {
     const char *all, *one, *unit;
@@ -33,6 +34,9 @@ static const struct {
     [CEILING_L3_READ] = {"l3_read_gbs", "l3_read_1core_gbs", "GB/s"},
     [CEILING_PEAK_FLOPS] = {"peak_gflops", "peak_1core_gflops", "GFLOP/s"},
     [CEILING_SGEMM] = {"sgemm_gflops", "sgemm_1core_gflops", "GFLOP/s"},
+    [CEILING_EXP] = {"exp_gexps", "exp_1core_gexps", "Gexp/s"},
+    [CEILING_CALL] = {"call_mcalls", "call_1core_mcalls", "Mcall/s"},
+    [CEILING_FORK] = {"fork_mcalls", "fork_1core_mcalls", "Mcall/s"},
 };
 _Static_assert(sizeof ceiling_keys / sizeof ceiling_keys[0] == CEILING_COUNT, "one key per ceiling");
 
@@ -128,17 +132,26 @@ static void split(size_t n, int nthreads, int t, size_t *lo, size_t *hi) {
     *hi = *lo + chunk < n ? *lo + chunk : n;
 }
 
-double ceilings_read_team(const float *a, size_t n) {
-    const char *isa;
-    read_fn fn = pick_read(&isa);
+/* Floats of one chunk of the dynamic read: 256 KiB, the matvec's chunk (kernels.c MATVEC_CHUNK_BYTES). */
+#define READ_CHUNK_FLOATS ((size_t)65536)
+
+/* The read the decode step is compared with: chunks handed out dynamically over the current team size, as
+ * the matvec hands out its row chunks, so one thread slowed by a neighbour does not hold the others up. */
+static double read_dynamic(read_fn fn, const float *a, size_t n, int threads) {
     double total = 0;
-#pragma omp parallel reduction(+ : total)
-    {
-        size_t lo, hi;
-        split(n, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
+    long chunks = (long)((n + READ_CHUNK_FLOATS - 1) / READ_CHUNK_FLOATS);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(+ : total)
+    for (long k = 0; k < chunks; k++) {
+        size_t lo = (size_t)k * READ_CHUNK_FLOATS,
+               hi = lo + READ_CHUNK_FLOATS < n ? lo + READ_CHUNK_FLOATS : n;
         total += fn(a + lo, hi - lo, 1);
     }
     return total;
+}
+
+double ceilings_read_team(const float *a, size_t n) {
+    const char *isa;
+    return read_dynamic(pick_read(&isa), a, n, omp_get_max_threads());
 }
 
 /* Sum of (i & 3) over i in [0, n): exact. */
@@ -155,6 +168,7 @@ struct run_ctx {
     read_fn read;
     long passes;       /* cache reads: passes over each thread's set */
     const float *sets; /* [threads][set_stride]: one working set per thread */
+    float *work;       /* exp: [threads][2][set_stride] input then output; call, fork: [threads][16] */
     size_t set_n, set_stride;
     fma_fn fma;
     long iters;
@@ -170,13 +184,7 @@ struct run_ctx {
 static void run_read(void *vctx, long rep) {
     (void)rep;
     struct run_ctx *x = vctx;
-    double total = 0;
-#pragma omp parallel num_threads(x->threads) reduction(+ : total)
-    {
-        size_t lo, hi;
-        split(x->n, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
-        total += x->read(x->a + lo, hi - lo, 1);
-    }
+    double total = read_dynamic(x->read, x->a, x->n, x->threads);
     if (total != x->expected) x->bad++, x->got = total;
 }
 
@@ -226,6 +234,45 @@ static void run_fma(void *vctx, long rep) {
         if (r != x->fma_expected) bad++;
     }
     x->bad += bad;
+}
+
+/* Each thread converts its own L1-resident input to its own output `passes` times with kernel_vexp, the
+ * entry point over the vector exp of kernels/kernels_simd_body.h that the kernels' softmax and SiLU use. */
+static void run_exp(void *vctx, long rep) {
+    (void)rep;
+    struct run_ctx *x = vctx;
+#pragma omp parallel num_threads(x->threads)
+    {
+        size_t t = (size_t)omp_get_thread_num();
+        const float *in = x->work + t * 2 * x->set_stride;
+        float *out = x->work + t * 2 * x->set_stride + x->set_stride;
+        for (long p = 0; p < x->passes; p++) kernel_vexp(out, in, (int)x->set_n);
+    }
+}
+
+/* A kernel call that opens no parallel region: vec_add over one element, `passes` times (the dispatch
+ * through the active ISA's table and the call itself; all threads at once, each on its own line). */
+static void run_call(void *vctx, long rep) {
+    (void)rep;
+    struct run_ctx *x = vctx;
+#pragma omp parallel num_threads(x->threads)
+    {
+        float *mine = x->work + (size_t)omp_get_thread_num() * 16;
+        for (long p = 0; p < x->passes; p++) vec_add(mine, mine + 8, 1);
+    }
+}
+
+/* `passes` empty parallel regions of x->threads threads, opened from the calling thread as a kernel opens
+ * one: the fork, the join's barrier, and nothing else. Each thread bumps its own counter so the region is
+ * not optimized away and the caller can check that every thread ran every region. */
+static void run_fork(void *vctx, long rep) {
+    (void)rep;
+    struct run_ctx *x = vctx;
+    float *hits = x->work;
+    for (long p = 0; p < x->passes; p++) {
+#pragma omp parallel num_threads(x->threads)
+        hits[(size_t)omp_get_thread_num() * 16] += 1.0f;
+    }
 }
 
 static void run_sgemm(void *vctx, long rep) {
@@ -302,6 +349,8 @@ static float *alloc_floats(size_t n) {
 struct plan {
     struct timing_opts dram_read, dram_rw, cache, peak, sgemm;
     size_t cache_rep_bytes;
+    double exp_per_rep;                /* exps each thread computes in one timed run */
+    long calls_per_rep, forks_per_rep; /* calls and parallel regions in one timed run */
 };
 
 static struct plan plan_for(bool quick) {
@@ -311,13 +360,19 @@ static struct plan plan_for(bool quick) {
                              .cache = {.warmup = 1, .min_reps = 5, .max_reps = 5},
                              .peak = {.warmup = 1, .min_reps = 5, .max_reps = 5},
                              .sgemm = {.warmup = 1, .min_reps = 3, .max_reps = 3},
-                             .cache_rep_bytes = (size_t)16 << 20};
+                             .cache_rep_bytes = (size_t)16 << 20,
+                             .exp_per_rep = 1 << 22,
+                             .calls_per_rep = 20000,
+                             .forks_per_rep = 500};
     return (struct plan){.dram_read = {.warmup = 2, .min_reps = 20, .max_reps = 400, .min_time_s = 0.3},
                          .dram_rw = {.warmup = 1, .min_reps = 10, .max_reps = 200, .min_time_s = 0.2},
                          .cache = {.warmup = 2, .min_reps = 10, .max_reps = 400, .min_time_s = 0.1},
                          .peak = {.warmup = 1, .min_reps = 10, .max_reps = 400, .min_time_s = 0.1},
                          .sgemm = {.warmup = 1, .min_reps = 10, .max_reps = 10},
-                         .cache_rep_bytes = (size_t)64 << 20};
+                         .cache_rep_bytes = (size_t)64 << 20,
+                         .exp_per_rep = 1 << 23,
+                         .calls_per_rep = 50000,
+                         .forks_per_rep = 1000};
 }
 
 void ceilings_describe_plan(const struct ceilings_opts *opts, char *buf, size_t len) {
@@ -456,6 +511,79 @@ static int measure_peak(struct run_ctx *x, const struct plan *p, int threads, st
     return 0;
 }
 
+/* exp(x) for x in [-16, 0) (what a softmax feeds it), checked against double-precision exp at every
+ * element after the timed runs: kernels/kernels_simd_body.h bounds the error by 2 ulp. */
+static int measure_exp(struct run_ctx *x, const struct plan *p, int threads, struct ceilings *c,
+                       struct fr_err *err) {
+    size_t n = c->exp_n, stride = (n + 63) & ~(size_t)63;
+    float *buf = alloc_floats(2 * stride * (size_t)threads);
+    FR_CHECK_ALLOC(buf, err, fail);
+    for (int t = 0; t < threads; t++)
+        for (size_t i = 0; i < n; i++)
+            buf[(size_t)t * 2 * stride + i] = -16.0f * (float)i / (float)n - 0.001f;
+    x->work = buf, x->set_n = n, x->set_stride = stride;
+    x->passes = (long)(p->exp_per_rep / (double)n);
+    if (x->passes < 1) x->passes = 1;
+    int rc = 0;
+    for (int one = 0; one < 2 && !rc; one++) {
+        x->threads = one ? 1 : threads;
+        double exps = (double)n * (double)x->passes * x->threads;
+        rc = measure(run_exp, x, &p->peak, exps, &(one ? c->one : c->all)[CEILING_EXP], "exp", err);
+    }
+    for (int t = 0; t < threads && !rc; t++)
+        for (size_t i = 0; i < n; i++) {
+            const float *in = buf + (size_t)t * 2 * stride, *out = in + stride;
+            double want = exp((double)in[i]);
+            if (!(fabs((double)out[i] - want) <= 4.0 * FLT_EPSILON * want)) {
+                rc = fr_err_set(err, "exp: validation FAILED at element %zu: exp(%.9g) = %.9g, expected %.9g",
+                                i, (double)in[i], (double)out[i], want);
+                break;
+            }
+        }
+    x->work = NULL;
+    free(buf);
+    return rc;
+fail:
+    return -1;
+}
+
+/* The two overhead floors as rates (work = calls, scaled so figure_from_stats' 1e9 gives Mcall/s). */
+static int measure_overheads(struct run_ctx *x, const struct plan *p, int threads, struct ceilings *c,
+                             struct fr_err *err) {
+    float *buf = alloc_floats((size_t)threads * 16);
+    FR_CHECK_ALLOC(buf, err, fail);
+    int rc = 0;
+    x->work = buf;
+    for (int one = 0; one < 2 && !rc; one++) {
+        x->threads = one ? 1 : threads;
+        memset(buf, 0, (size_t)threads * 16 * sizeof(float));
+        x->passes = p->calls_per_rep;
+        rc = measure(run_call, x, &p->peak, 1e3 * (double)x->passes, &(one ? c->one : c->all)[CEILING_CALL],
+                     "kernel call", err);
+        if (rc) break;
+        memset(buf, 0, (size_t)threads * 16 * sizeof(float));
+        x->passes = p->forks_per_rep;
+        struct timing_stats st;
+        if (timing_measure(run_fork, x, &p->peak, &st) != 0) {
+            rc = fr_err_set(err, "fork: timing buffer allocation failed");
+            break;
+        }
+        /* every thread of every region ran: warm-up and timed runs together */
+        double want = (double)x->passes * (double)(st.reps + st.excluded_reps + p->peak.warmup);
+        for (int t = 0; t < x->threads && !rc; t++)
+            if ((double)buf[(size_t)t * 16] != want)
+                rc = fr_err_set(err, "fork: validation FAILED: thread %d ran %.0f regions, expected %.0f", t,
+                                (double)buf[(size_t)t * 16], want);
+        if (!rc && !(st.min_s > 0)) rc = fr_err_set(err, "fork: a run took no measurable time");
+        if (!rc) figure_from_stats(&st, 1e3 * (double)x->passes, &(one ? c->one : c->all)[CEILING_FORK]);
+    }
+    x->work = NULL;
+    free(buf);
+    return rc;
+fail:
+    return -1;
+}
+
 static int measure_sgemm(struct run_ctx *x, const struct plan *p, int threads, struct ceilings *c,
                          struct fr_err *err) {
     int rc = -1, n = c->sgemm_n;
@@ -522,12 +650,17 @@ int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, 
     }
     c->sgemm_n = o->sgemm_n > 0 ? o->sgemm_n : (o->quick ? 1024 : 2048);
     c->fma_iters = o->fma_iters > 0 ? o->fma_iters : 200000;
+    /* a quarter of L1d per thread for input and output together, at most 4096 floats each */
+    c->exp_n = m->l1d_bytes >= 4096 ? m->l1d_bytes / 8 / sizeof(float) : 256;
+    if (c->exp_n > 4096) c->exp_n = 4096;
 
     struct run_ctx x = {.n = c->dram_array_bytes / sizeof(float)};
     x.read = pick_read(&c->read_isa);
     if (measure_dram(&x, &p, threads, c, err)) return -1;
     if (measure_cache(&x, &p, threads, c, err)) return -1;
     if (measure_peak(&x, &p, threads, c, err)) return -1;
+    if (measure_exp(&x, &p, threads, c, err)) return -1;
+    if (measure_overheads(&x, &p, threads, c, err)) return -1;
     return measure_sgemm(&x, &p, threads, c, err); /* last: OpenBLAS threads spin a while after a call */
 }
 
@@ -576,6 +709,7 @@ cJSON *ceilings_to_json(const struct ceilings *c) {
     ok = ok && cJSON_AddNumberToObject(o, "l2_set_bytes", (double)c->set_bytes[1]);
     ok = ok && cJSON_AddNumberToObject(o, "l3_set_bytes", (double)c->set_bytes[2]);
     ok = ok && cJSON_AddNumberToObject(o, "sgemm_n", c->sgemm_n);
+    ok = ok && cJSON_AddNumberToObject(o, "exp_n", (double)c->exp_n);
     if (!ok) cJSON_Delete(o), o = NULL;
     return o;
 }

@@ -2,7 +2,11 @@
  * hwloc), the best of >= 10 timed runs is the ceiling and median/min/max/reps travel with it, every kernel
  * validates its own result (a failed validation is an error, never a figure). Figures: DRAM read (sum; the
  * decode denominator), copy and triad; read bandwidth of each cache level; peak f32 FLOP/s of an FMA kernel;
- * OpenBLAS sgemm. Each with all threads (one per core, bound by the caller) and with one thread.
+ * OpenBLAS sgemm; the throughput of the vector exp the kernels use (kernel_vexp); the rate of two fixed
+ * costs, a kernel call that opens no parallel region and an OpenMP parallel region's fork + join (their
+ * reciprocals are the overhead floors of the roofline). Each with all threads (one per core, bound by the
+ * caller) and with one thread. The DRAM read splits its array into 256 KiB chunks handed out dynamically,
+ * as the matvec does, so a thread slowed by a neighbour does not hold the others up.
  * GB = 1e9 bytes. STREAM's byte counts: read n*4, copy 2*n*4, triad 3*n*4 (write-allocate not counted). */
 #ifndef FR_CEILINGS_H
 #define FR_CEILINGS_H
@@ -24,6 +28,9 @@ enum ceiling_kind {
     CEILING_L3_READ,
     CEILING_PEAK_FLOPS,
     CEILING_SGEMM,
+    CEILING_EXP,  /* Gexp/s of the kernels' vector exp (kernel_vexp), inputs and outputs in L1 */
+    CEILING_CALL, /* Mcall/s of a kernel call that opens no parallel region: 1 / the call floor */
+    CEILING_FORK, /* Mcall/s of an OpenMP parallel region (fork + join barrier): 1 / the fork floor */
     CEILING_COUNT
 };
 
@@ -49,6 +56,7 @@ struct ceilings {
     size_t set_bytes[3];            /* per-thread working sets of the L1, L2, L3 reads (0: level absent) */
     int sgemm_n;
     long fma_iters;
+    size_t exp_n; /* floats each thread's exp run converts per pass (L1-resident input and output) */
 };
 
 /* Sizes and repetition counts; zeros take the defaults (the STREAM rule and full-mode counts). */
@@ -67,7 +75,7 @@ void ceilings_describe_plan(const struct ceilings_opts *opts, char *buf, size_t 
 
 /* Key of a figure in JSON and CSV: "dram_read_gbs", or "dram_read_1core_gbs" when one_core. */
 const char *ceilings_key(enum ceiling_kind kind, bool one_core);
-const char *ceilings_unit(enum ceiling_kind kind); /* "GB/s" or "GFLOP/s" */
+const char *ceilings_unit(enum ceiling_kind kind); /* "GB/s", "GFLOP/s", "Gexp/s" or "Mcall/s" */
 
 /* Measures every ceiling with m->threads threads (bind them first: machine_bind_threads). Returns non-zero
  * with err filled on allocation failure or when a kernel fails its own validation. */

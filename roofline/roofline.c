@@ -1,5 +1,6 @@
 /* Roofline arithmetic. Checked in tests/test_roofline.c against hand-computed numbers (ridge point,
- * attainable rate on both sides of it, predicted time, efficiency, the above-roof flag). */
+ * attainable rate on both sides of it, predicted time, efficiency, the above-roof flag, and the terms of
+ * the cache-aware prediction: which one binds, one-core against all-threads rates, missing rates). */
 #include "roofline/roofline.h"
 
 #include <math.h>
@@ -69,5 +70,53 @@ int roofline_evaluate(const struct roofline *r, const struct roofline_point *p, 
         out->efficiency = out->predicted_s / p->seconds;
         out->above_roof = out->efficiency > 1.0 + r->above_roof_tol;
     }
+    return 0;
+}
+
+static const char *const term_names[ROOFLINE_TERM_COUNT] = {"DRAM", "L1",  "L2",      "L3",
+                                                            "FMA",  "exp", "overhead"};
+
+const char *roofline_term_name(enum roofline_term t) {
+    return (unsigned)t < ROOFLINE_TERM_COUNT ? term_names[t] : "?";
+}
+
+/* amount / rate, or an error when there is an amount and no usable rate. */
+static int term(double amount, double rate, double scale, const char *what, double *out, struct fr_err *err) {
+    *out = 0;
+    if (!nonneg_finite(amount))
+        return fr_err_set(err, "work: %s %g is not a finite number >= 0", what, amount);
+    if (amount == 0) return 0;
+    if (!positive_finite(rate)) return fr_err_set(err, "roof: no measured %s rate (%g)", what, rate);
+    *out = amount / (rate * scale);
+    return 0;
+}
+
+int roofline_predict(const struct roofline_rates *all, const struct roofline_rates *one,
+                     const struct roofline_work *w, struct roofline_prediction *out, struct fr_err *err) {
+    *out = (struct roofline_prediction){0};
+    const struct roofline_rates *r = w->parallel ? all : one;
+    static const char *const level_what[ROOFLINE_LEVELS] = {"DRAM read", "L1 read", "L2 read", "L3 read"};
+    for (int l = 0; l < ROOFLINE_LEVELS; l++) {
+        if (term(w->level_bytes[l], r->level_gbs[l], 1e9, level_what[l], &out->term_s[l], err)) return -1;
+        out->levels_sum_s += out->term_s[l];
+    }
+    if (term(w->flops, r->peak_gflops, 1e9, "FMA", &out->term_s[ROOFLINE_TERM_FMA], err) ||
+        term(w->exps, r->exp_gexps, 1e9, "exp", &out->term_s[ROOFLINE_TERM_EXP], err))
+        return -1;
+    double call_s = 0, fork_s = 0;
+    if (w->calls > 0 && !(nonneg_finite(r->call_s) && r->call_s > 0))
+        return fr_err_set(err, "roof: no measured call floor (%g s)", r->call_s);
+    if (w->forks > 0 && !(nonneg_finite(r->fork_s) && r->fork_s > 0))
+        return fr_err_set(err, "roof: no measured fork floor (%g s)", r->fork_s);
+    if (!nonneg_finite(w->calls) || !nonneg_finite(w->forks))
+        return fr_err_set(err, "work: calls %g and forks %g must be finite and >= 0", w->calls, w->forks);
+    if (w->calls > 0) call_s = w->calls * r->call_s;
+    if (w->forks > 0) fork_s = w->forks * r->fork_s;
+    out->term_s[ROOFLINE_TERM_OVERHEAD] = call_s + fork_s;
+    out->bound = ROOFLINE_TERM_DRAM;
+    for (int t = 0; t < ROOFLINE_TERM_COUNT; t++)
+        if (out->term_s[t] > out->term_s[out->bound]) out->bound = (enum roofline_term)t;
+    out->predicted_s = out->term_s[out->bound];
+    if (!(out->predicted_s > 0)) return fr_err_set(err, "work: no bytes, FLOPs, exps or calls");
     return 0;
 }

@@ -53,4 +53,53 @@ double roofline_predicted_split_s(const struct roofline *r, double flops, double
                                   double cache_bytes, enum roofline_bound *bound);
 const char *roofline_bound_name(enum roofline_bound b); /* "memory" or "compute" */
 
+/* ---- the cache-aware roofline with an exp roof and an overhead floor ----
+ * A piece of work reads bytes from each memory level, does FLOPs and exps, and makes kernel calls, some of
+ * which open an OpenMP parallel region (forks). Each is served by its own resource with its own measured
+ * rate; the predicted time is the largest of the terms (the binding roof), never their sum: the levels,
+ * the FMA pipes and the exp's instructions overlap in an out-of-order core with prefetching, so a sum is no
+ * bound (a measured point could beat it). A parallel piece of work uses the all-threads rates, a serial one
+ * the one-core rates. */
+enum roofline_term {
+    ROOFLINE_TERM_DRAM,
+    ROOFLINE_TERM_L1,
+    ROOFLINE_TERM_L2,
+    ROOFLINE_TERM_L3,
+    ROOFLINE_TERM_FMA,
+    ROOFLINE_TERM_EXP,
+    ROOFLINE_TERM_OVERHEAD,
+    ROOFLINE_TERM_COUNT
+};
+#define ROOFLINE_LEVELS 4 /* the memory terms come first: DRAM, L1, L2, L3 */
+
+struct roofline_rates {
+    double level_gbs[ROOFLINE_LEVELS]; /* read bandwidth of DRAM, L1, L2, L3 */
+    double peak_gflops;
+    double exp_gexps;
+    double call_s, fork_s; /* fixed cost of a kernel call without / with a parallel region */
+};
+
+struct roofline_work {
+    double level_bytes[ROOFLINE_LEVELS];
+    double flops, exps;
+    double calls, forks; /* calls that open no parallel region, calls that do */
+    bool parallel;       /* runs on the whole team: the all-threads rates apply */
+};
+
+struct roofline_prediction {
+    double term_s[ROOFLINE_TERM_COUNT];
+    double predicted_s;       /* the largest term */
+    enum roofline_term bound; /* the term that is largest (ties: the earlier term) */
+    double levels_sum_s;      /* the memory terms summed (the non-overlapping alternative, for comparison) */
+};
+
+/* Names as the bound column prints them: "DRAM", "L1", "L2", "L3", "FMA", "exp", "overhead". */
+const char *roofline_term_name(enum roofline_term t);
+/* Checks the rates a piece of work needs (positive and finite where its amount is > 0); err names the rate.
+ */
+int roofline_predict(const struct roofline_rates *all, const struct roofline_rates *one,
+                     const struct roofline_work *w, struct roofline_prediction *out, struct fr_err *err);
+/* A point is overhead-bound when it measured within this factor of its overhead floor. */
+#define ROOFLINE_OVERHEAD_FACTOR 1.5
+
 #endif

@@ -1,6 +1,10 @@
 /* Timing harness over CLOCK_MONOTONIC. The median is the headline figure (robust to the noise of a shared
- * machine); min and max travel with it and a coefficient of variation above TIMING_NOISY_CV flags it.
- * Checked in tests/test_timing.c against hand-computed statistics. */
+ * machine); min and max travel with it, and so does a confidence interval of the median from order
+ * statistics (no assumption on the distribution of the times): a row is noisy when that interval's
+ * half-width exceeds TIMING_NOISY_HALF_WIDTH of the median. Repetitions the counters mark as disturbed are
+ * left out and counted. Checked in tests/test_timing.c against hand-computed statistics (median, min, max,
+ * mean, cv, the interval's order statistics and coverage for n = 3, 10 and 20, the exclusion of disturbed
+ * repetitions). */
 #include "roofline/timing.h"
 
 #include <math.h>
@@ -25,6 +29,26 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* P(B <= k) for B ~ Binomial(n, 1/2), summed in log space so n in the thousands stays exact enough. */
+static double binom_half_cdf(int n, int k) {
+    double sum = 0;
+    for (int i = 0; i <= k && i <= n; i++)
+        sum += exp(lgamma(n + 1.0) - lgamma(i + 1.0) - lgamma(n - i + 1.0) - n * log(2.0));
+    return sum;
+}
+
+void timing_median_ci(int n, double level, int *lo, int *hi, double *coverage) {
+    if (n <= 0) {
+        *lo = *hi = -1, *coverage = 0;
+        return;
+    }
+    /* j = 1 is [min, max]; widen inwards while the next pair still covers `level`. */
+    int j = 1;
+    while (j + 1 <= n + 1 - (j + 1) && 1 - 2 * binom_half_cdf(n, j) >= level) j++;
+    *lo = j - 1, *hi = n - j;
+    *coverage = 1 - 2 * binom_half_cdf(n, j - 1);
+}
+
 void timing_stats_from_samples(double *samples, int n, struct timing_stats *out) {
     *out = (struct timing_stats){0};
     if (n <= 0) return;
@@ -39,7 +63,30 @@ void timing_stats_from_samples(double *samples, int n, struct timing_stats *out)
     out->median_s = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
     out->mean_s = mean;
     out->cv = (n > 1 && mean > 0) ? sqrt(var / (n - 1)) / mean : 0;
-    out->noisy = out->cv > TIMING_NOISY_CV;
+    int lo, hi;
+    timing_median_ci(n, TIMING_CI_LEVEL, &lo, &hi, &out->ci_level);
+    out->ci_lo_s = samples[lo];
+    out->ci_hi_s = samples[hi];
+    out->noisy =
+        out->median_s > 0 && 0.5 * (out->ci_hi_s - out->ci_lo_s) > TIMING_NOISY_HALF_WIDTH * out->median_s;
+}
+
+int timing_stats_compute(const double *times, int n, const bool *disturbed, struct timing_stats *out) {
+    *out = (struct timing_stats){0};
+    if (n <= 0) return 0;
+    double *kept = malloc(sizeof *kept * (size_t)n);
+    if (!kept) return -1;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (!disturbed || !disturbed[i]) kept[k++] = times[i];
+    bool all_disturbed = k == 0;
+    if (all_disturbed)
+        for (int i = 0; i < n; i++) kept[k++] = times[i];
+    timing_stats_from_samples(kept, k, out);
+    out->excluded_reps = n - k;
+    if (all_disturbed) out->noisy = true;
+    free(kept);
+    return 0;
 }
 
 int timing_measure(timing_fn fn, void *ctx, const struct timing_opts *opts, struct timing_stats *out) {

@@ -1,5 +1,7 @@
 /* Timing harness: monotonic clock, warm-up, repetitions until both a minimum count and a minimum time,
- * and median / min / max / coefficient of variation of the per-repetition times. */
+ * and median / min / max / coefficient of variation of the per-repetition times, with a distribution-free
+ * confidence interval of the median (binomial order statistics). "Noisy" means that interval is wide:
+ * half-width above TIMING_NOISY_HALF_WIDTH of the median; raw spread alone (cv) flags nothing. */
 #ifndef FR_TIMING_H
 #define FR_TIMING_H
 
@@ -8,12 +10,20 @@
 
 struct timing_stats {
     double median_s, min_s, max_s, mean_s;
-    double cv;  /* standard deviation / mean */
-    int reps;   /* timed repetitions (warm-up excluded) */
-    bool noisy; /* cv above TIMING_NOISY_CV: the figure is reported but flagged */
+    double cv;  /* standard deviation / mean (reported; no longer what flags a row) */
+    int reps;   /* timed repetitions the statistics use (warm-up and disturbed ones excluded) */
+    bool noisy; /* the median's interval half-width is above TIMING_NOISY_HALF_WIDTH of the median */
+    /* Confidence interval of the median: [x_(j), x_(n+1-j)] of the sorted kept times, j the largest with
+     * coverage 1 - 2 P(B <= j-1) >= TIMING_CI_LEVEL, B ~ Binomial(n, 1/2). With n <= 5 no pair of order
+     * statistics reaches 95 %: the interval is [min, max] and ci_level says what it covers (n = 3: 0.75). */
+    double ci_lo_s, ci_hi_s;
+    double ci_level;   /* the interval's exact coverage */
+    int excluded_reps; /* repetitions marked disturbed (counters) and left out of every statistic */
 };
 
-#define TIMING_NOISY_CV 0.05
+#define TIMING_NOISY_CV         0.05 /* kept for the cv column's readers; flags nothing */
+#define TIMING_CI_LEVEL         0.95
+#define TIMING_NOISY_HALF_WIDTH 0.05
 
 struct timing_opts {
     int warmup;        /* untimed calls first */
@@ -44,5 +54,15 @@ int timing_describe_opts(const struct timing_opts *opts, char *buf, size_t len);
 
 /* Statistics of n samples (sorts them in place). */
 void timing_stats_from_samples(double *samples, int n, struct timing_stats *out);
+
+/* Statistics of times[n] leaving out every i with disturbed[i] (disturbed may be NULL: none), counted in
+ * out->excluded_reps; times is not modified. When every repetition is disturbed all are kept, none is
+ * counted as excluded and the row is flagged noisy (no clean figure exists). Returns -1 on allocation
+ * failure (out zeroed), else 0. */
+int timing_stats_compute(const double *times, int n, const bool *disturbed, struct timing_stats *out);
+
+/* The interval's order statistics for n kept samples: 0-based indexes lo, hi into the sorted samples and the
+ * exact coverage. n <= 0: lo = hi = -1, coverage 0. */
+void timing_median_ci(int n, double level, int *lo, int *hi, double *coverage);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "roofline/ceilings.h"
 #include "roofline/ceilings_kernels.h"
+#include "roofline/roofs.h"
 
 static float *pattern(size_t n) {
     float *a = malloc(n * sizeof *a);
@@ -137,4 +138,47 @@ Test(ceilings, keys_and_units) {
     cr_expect_str_eq(ceilings_key(CEILING_SGEMM, false), "sgemm_gflops");
     cr_expect_str_eq(ceilings_unit(CEILING_PEAK_FLOPS), "GFLOP/s");
     cr_expect_str_eq(ceilings_unit(CEILING_L2_READ), "GB/s");
+}
+
+/* Issue 15: an unmeasured L2 ceiling used to turn the cache roof into the DRAM roof silently. Now a missing
+ * level takes the next slower measured one, and the notes say so; an all-threads rate below one core's
+ * is raised to it, said too; a faster observed read raises the DRAM roof, a slower one never lowers it. */
+static struct ceiling_figure fig(double best) {
+    return (struct ceiling_figure){
+        .measured = true, .best = best, .median = best, .min = best, .max = best, .reps = 10};
+}
+
+Test(ceilings, roofs_fall_back_and_say_so) {
+    struct ceilings c = {0};
+    const double all[CEILING_COUNT] = {
+        [CEILING_DRAM_READ] = 30,   [CEILING_L1_READ] = 800, [CEILING_L2_READ] = 0, [CEILING_L3_READ] = 150,
+        [CEILING_PEAK_FLOPS] = 500, [CEILING_EXP] = 8,       [CEILING_CALL] = 100,  [CEILING_FORK] = 1};
+    for (int k = 0; k < CEILING_COUNT; k++) {
+        c.all[k] = fig(all[k]);
+        c.one[k] = fig(all[k] / 2);
+    }
+    c.all[CEILING_L2_READ] = c.one[CEILING_L2_READ] =
+        (struct ceiling_figure){.why = "no L2 cache in the topology"};
+    c.one[CEILING_FORK] = fig(4); /* a team of one forks faster than the busy team of two */
+    struct roofline_rates ra, ro;
+    char notes[512];
+    cr_assert_gt(roofs_from_ceilings(&c, &ra, &ro, notes, sizeof notes), 0);
+    cr_expect_eq(ra.level_gbs[ROOFLINE_TERM_L2], 150.0, "L2 takes the L3 ceiling, not DRAM's");
+    cr_expect_eq(ro.level_gbs[ROOFLINE_TERM_L2], 75.0);
+    cr_expect_eq(ra.level_gbs[ROOFLINE_TERM_L1], 800.0);
+    cr_expect(strstr(notes,
+                     "L2 read ceiling not measured (no L2 cache in the topology): L2 bytes charged at the "
+                     "L3 read ceiling") != NULL,
+              "notes: %s", notes);
+    cr_expect_float_eq(ra.fork_s, 0.25e-6, 1e-18, "the team's fork floor is never above one core's");
+    cr_expect(strstr(notes, "fork rate") != NULL, "notes: %s", notes);
+    cr_expect_float_eq(ra.call_s, 1e-8, 1e-20);
+    cr_expect_eq(ra.exp_gexps, 8.0);
+    cr_expect_eq(roofs_raise_dram(&ra, 25), 0, "a slower read never lowers the roof");
+    cr_expect_eq(roofs_raise_dram(&ra, 33), 1);
+    cr_expect_eq(ra.level_gbs[ROOFLINE_TERM_DRAM], 33.0);
+    /* nothing missing, nothing slower: no notes */
+    c.all[CEILING_L2_READ] = fig(300), c.one[CEILING_L2_READ] = fig(150), c.one[CEILING_FORK] = fig(0.5);
+    cr_expect_eq(roofs_from_ceilings(&c, &ra, &ro, notes, sizeof notes), 0);
+    cr_expect_str_eq(notes, "");
 }

@@ -5,6 +5,7 @@
 
 #include "model/config.h"
 #include "model/cost.h"
+#include "tests/model_fixtures.h"
 
 static struct qwen3_config load(void) {
     struct qwen3_config c;
@@ -121,4 +122,78 @@ Test(cost, activation_bytes_follow_the_kernels) {
     /* q in, out written (2 x 2048 f32) and 5 touches of 16 x 4097 f32 scores, per layer */
     cr_expect_eq(s.blocks[BLOCK_ATTENTION].act_bytes, 28 * (4.0 * 2 * 2048 + 4.0 * 5 * 16 * 4097));
     cr_expect_eq(s.blocks[BLOCK_ATTENTION].act_bytes, 37167872.0);
+}
+
+/* The per-level split worked by hand for the tiny config (hidden 64, intermediate 96, 2 layers, 4 query and
+ * 2 KV heads of 32, vocab 257), bf16 weights and KV, context 3 (4 positions), on a made-up machine: L1 1 KiB,
+ * L2 8 KiB, L3 64 KiB per core, 2 threads. Working sets per call (bytes): norm 8 x 64 = 512 (L1); qkv
+ * 4 x (64 + 256) = 1280 (L2); qk_norm 4 x 192 = 768 (L1); rope 768 + 128 = 896 (L1); kv_append 8 x 64 = 512
+ * (L1); attention (4 x 256 + 4 x 4 heads x 64 positions) / 2 threads = 1024 (L1); o_proj 4 x (128 + 128) =
+ * 1024 (L1); gate_up 4 x (64 + 192) = 1024 (L1); swiglu 12 x 96 = 1152 (L2); down_proj 4 x (96 + 128) = 896
+ * (L1); lm_head 4 x (64 + 257) = 1284 (L2); sampler 8 x 257 = 2056 (L2). Every matvec here is below the
+ * 65,536-weight team threshold, so it is a plain call; attention forks. */
+Test(cost, per_level_bytes_tiny_by_hand) {
+    struct qwen3_config c = fixture_tiny_config();
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct cost_caches m = {.bytes = {1024, 8192, 65536}, .threads = 2};
+    struct step_cost s;
+    cost_step_on(&c, &o, &m, 3, SAMPLER_VARIANT_CHAIN, &s);
+    /* {DRAM, L1, L2, L3}, exps, kernel calls, forks */
+    static const double want[BLOCK_COUNT][7] = {
+        [BLOCK_EMBED] = {0, 128 + 256, 0, 0, 0, 1, 0},
+        [BLOCK_ATTN_NORM] = {0, 512 + 1024, 0, 0, 0, 2, 0},
+        [BLOCK_QKV_PROJ] = {65536, 0, 2560, 0, 0, 2, 0},
+        [BLOCK_QK_NORM] = {0, 512 + 3072, 0, 0, 0, 12, 0},
+        [BLOCK_ROPE] = {0, 3328, 0, 0, 0, 4, 0},
+        [BLOCK_KV_APPEND] = {0, 512 + 1024, 0, 0, 0, 4, 0},
+        [BLOCK_ATTENTION] = {2048, 2688, 0, 0, 32, 0, 2},
+        [BLOCK_O_PROJ] = {32768, 3072, 0, 0, 0, 4, 0},
+        [BLOCK_MLP_NORM] = {0, 512 + 1024, 0, 0, 0, 2, 0},
+        [BLOCK_GATE_UP_PROJ] = {49152, 2048, 0, 0, 0, 2, 0},
+        [BLOCK_SWIGLU] = {0, 0, 2304, 0, 192, 2, 0},
+        [BLOCK_DOWN_PROJ] = {24576, 2816, 0, 0, 0, 4, 0},
+        [BLOCK_FINAL_NORM] = {0, 256 + 512, 0, 0, 0, 1, 0},
+        [BLOCK_LM_HEAD] = {32896, 0, 1284, 0, 0, 1, 0},
+        [BLOCK_SAMPLER] = {0, 0, 8224, 0, 257, 1, 0},
+    };
+    for (int b = 0; b < BLOCK_COUNT; b++) {
+        const struct block_cost *k = &s.blocks[b];
+        const char *n = block_name((enum block_id)b);
+        for (int l = 0; l < COST_LEVEL_COUNT; l++)
+            cr_expect_eq(k->level_bytes[l], want[b][l], "%s %s bytes: %.0f, by hand %.0f", n,
+                         cost_level_name((enum cost_level)l), k->level_bytes[l], want[b][l]);
+        cr_expect_eq(k->exps, want[b][4], "%s exps %.0f", n, k->exps);
+        cr_expect_eq(k->kernel_calls, want[b][5], "%s calls %.0f", n, k->kernel_calls);
+        cr_expect_eq(k->forks, want[b][6], "%s forks %.0f", n, k->forks);
+        double sum = 0;
+        for (int l = 0; l < COST_LEVEL_COUNT; l++) sum += k->level_bytes[l];
+        cr_expect_eq(sum, k->bytes, "%s: the levels add up to the bytes", n);
+    }
+    cr_expect(s.blocks[BLOCK_ATTENTION].parallel && !s.blocks[BLOCK_QKV_PROJ].parallel);
+    /* without a machine: every cache-resident byte at L2, as the two-level model charged it */
+    cost_step(&c, &o, 3, SAMPLER_VARIANT_CHAIN, &s);
+    cr_expect_eq(s.blocks[BLOCK_ROPE].level_bytes[COST_LEVEL_L2], 3328.0);
+    cr_expect_eq(s.blocks[BLOCK_QKV_PROJ].level_bytes[COST_LEVEL_DRAM], 65536.0);
+}
+
+/* At Qwen3-0.6B's size the matvecs open a team: one fork per call; o_proj and down_proj add the residual
+ * add as a plain call; a working set above the L3 (none here at 32 MiB) would go to DRAM. */
+Test(cost, forks_and_calls_06b) {
+    struct qwen3_config c = fixture_qwen3_06b_config();
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct cost_caches m = {.bytes = {32768, 1 << 20, 32 << 20}, .threads = 2};
+    struct block_cost b;
+    cost_block_on(&c, &o, &m, BLOCK_QKV_PROJ, 0, SAMPLER_VARIANT_CHAIN, &b);
+    cr_expect(b.forks == 28 && b.kernel_calls == 0 && b.parallel);
+    cost_block_on(&c, &o, &m, BLOCK_O_PROJ, 0, SAMPLER_VARIANT_CHAIN, &b);
+    cr_expect(b.forks == 28 && b.kernel_calls == 28);
+    cost_block_on(&c, &o, &m, BLOCK_QK_NORM, 0, SAMPLER_VARIANT_CHAIN, &b);
+    cr_expect_eq(b.kernel_calls, 28 * (16 + 8), "one rmsnorm per head");
+    /* the sampler's two rows of 151,936 f32 (1.2 MB) do not fit the 1 MiB L2: L3 */
+    cost_block_on(&c, &o, &m, BLOCK_SAMPLER, 0, SAMPLER_VARIANT_CHAIN, &b);
+    cr_expect_eq(b.level_bytes[COST_LEVEL_L3], 4.0 * 151936 * 8);
+    cr_expect_eq(b.exps, 151936.0);
+    struct cost_caches small = {.bytes = {32768, 1 << 20, 0}, .threads = 2};
+    cost_block_on(&c, &o, &small, BLOCK_SAMPLER, 0, SAMPLER_VARIANT_CHAIN, &b);
+    cr_expect_eq(b.level_bytes[COST_LEVEL_DRAM], 4.0 * 151936 * 8, "no L3: the working set comes from DRAM");
 }

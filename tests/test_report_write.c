@@ -163,7 +163,9 @@ Test(report_write, csv_headers_and_rows) {
 
     char *sampler = tu_slurp(dir, "sampler.csv");
     cr_assert_not_null(sampler);
-    cr_expect(tu_starts(sampler, "variant,row_kind,vocab,nucleus,measured_s,min_s,max_s,reps,cv,noisy\n"));
+    cr_expect(tu_starts(sampler,
+                        "variant,row_kind,vocab,nucleus,measured_s,min_s,max_s,reps,cv,noisy,ci_lo_s,ci_hi_s,"
+                        "ci_level,excluded_reps\n"));
     cr_expect(strstr(sampler, "\ngreedy,peaked,1024,,,") != NULL, "empty nucleus and measured_s for NaN");
     cr_expect_eq(tu_count_lines(sampler), 25);
     free(sampler);
@@ -213,6 +215,11 @@ Test(report_write, markdown_flags_above_roof_and_noisy) {
     r->blocks[BLOCK_ATTENTION].efficiency = 1.3; /* faster than the roof allows */
     r->blocks[BLOCK_ROPE].measured.noisy = true;
     r->blocks[BLOCK_ROPE].measured.cv = 0.12;
+    /* the interval around the median, relative: -10 % / +25 % at 75 % coverage */
+    r->blocks[BLOCK_ROPE].measured.ci_lo_s = 0.9 * r->blocks[BLOCK_ROPE].measured.median_s;
+    r->blocks[BLOCK_ROPE].measured.ci_hi_s = 1.25 * r->blocks[BLOCK_ROPE].measured.median_s;
+    r->blocks[BLOCK_ROPE].measured.ci_level = 0.75;
+    r->blocks[BLOCK_ROPE].measured.excluded_reps = 2;
     r->blocks[BLOCK_SWIGLU].measured.median_s = NAN;
     char dir[256];
     tu_tmpdir(dir, sizeof dir);
@@ -224,7 +231,9 @@ Test(report_write, markdown_flags_above_roof_and_noisy) {
     cr_expect(strstr(md, "**Accounting error:** block `attention`") != NULL, "above-roof row named in words");
     cr_expect(strstr(md, "this is not a speed-up") != NULL);
     cr_expect(strstr(md, "| attention |") && strstr(md, "**above roof: accounting error**"));
-    cr_expect(strstr(md, "noisy (cv 12.0 %)") != NULL);
+    cr_expect(strstr(md, "noisy (75 % CI of the median -10.0 % / +25.0 %); 2 disturbed rep(s) left out") !=
+                  NULL,
+              "a noisy flag shows its interval");
     cr_expect(strstr(md, "| swiglu | 28 |") && strstr(md, "n/a"), "unmeasured value shown as n/a");
     cr_expect(strstr(md, "Counters: unavailable (no virtual PMU") != NULL);
     cr_expect(

@@ -91,3 +91,50 @@ Test(roofline, split_prediction_by_hand) {
     cr_expect_float_eq(roofline_predicted_split_s(&r, 2e10, 1e9, 1e8, &b), 0.1, 1e-12);
     cr_expect_eq(b, ROOFLINE_COMPUTE_BOUND);
 }
+
+/* ---- the cache-aware prediction: rates chosen so every term is a round number ---- */
+static const struct roofline_rates rates_all = {
+    .level_gbs = {20, 400, 200, 100}, .peak_gflops = 200, .exp_gexps = 10, .call_s = 1e-7, .fork_s = 1e-6};
+static const struct roofline_rates rates_one = {
+    .level_gbs = {10, 200, 100, 50}, .peak_gflops = 100, .exp_gexps = 5, .call_s = 1e-7, .fork_s = 5e-7};
+
+Test(roofline, predict_terms_and_bound) {
+    /* serial: 2000 B at L1 200 GB/s = 10 ns; 1000 B at L2 100 GB/s = 10 ns; 5000 exps at 5 Gexp/s = 1 us;
+     * 3 calls x 100 ns = 300 ns: exp binds at 1 us */
+    struct roofline_work w = {.level_bytes = {0, 2000, 1000, 0}, .flops = 1000, .exps = 5000, .calls = 3};
+    struct roofline_prediction p;
+    struct fr_err err = {{0}};
+    cr_assert_eq(roofline_predict(&rates_all, &rates_one, &w, &p, &err), 0, "%s", err.msg);
+    cr_expect_float_eq(p.term_s[ROOFLINE_TERM_L1], 1e-8, 1e-20);
+    cr_expect_float_eq(p.term_s[ROOFLINE_TERM_L2], 1e-8, 1e-20);
+    cr_expect_float_eq(p.term_s[ROOFLINE_TERM_FMA], 1e-8, 1e-20);
+    cr_expect_float_eq(p.term_s[ROOFLINE_TERM_EXP], 1e-6, 1e-18);
+    cr_expect_float_eq(p.term_s[ROOFLINE_TERM_OVERHEAD], 3e-7, 1e-18);
+    cr_expect_float_eq(p.levels_sum_s, 2e-8, 1e-20);
+    cr_expect_eq(p.bound, ROOFLINE_TERM_EXP);
+    cr_expect_float_eq(p.predicted_s, 1e-6, 1e-18);
+    cr_expect_str_eq(roofline_term_name(p.bound), "exp");
+    /* parallel: the all-threads rates; 1e6 DRAM bytes at 20 GB/s = 50 us beats 2 forks x 1 us */
+    struct roofline_work mv = {.level_bytes = {1e6, 4000, 0, 0}, .flops = 1e6, .forks = 2, .parallel = true};
+    cr_assert_eq(roofline_predict(&rates_all, &rates_one, &mv, &p, &err), 0, "%s", err.msg);
+    cr_expect_eq(p.bound, ROOFLINE_TERM_DRAM);
+    cr_expect_float_eq(p.predicted_s, 5e-5, 1e-16);
+    cr_expect_float_eq(p.term_s[ROOFLINE_TERM_OVERHEAD], 2e-6, 1e-18);
+    /* a tiny call: the floor binds */
+    struct roofline_work tiny = {.level_bytes = {0, 64, 0, 0}, .calls = 1};
+    cr_assert_eq(roofline_predict(&rates_all, &rates_one, &tiny, &p, &err), 0);
+    cr_expect_eq(p.bound, ROOFLINE_TERM_OVERHEAD);
+    cr_expect_str_eq(roofline_term_name(p.bound), "overhead");
+}
+
+Test(roofline, predict_refuses_a_missing_rate) {
+    struct roofline_rates no_exp = rates_one;
+    no_exp.exp_gexps = NAN;
+    struct roofline_work w = {.level_bytes = {0, 64, 0, 0}, .exps = 10};
+    struct roofline_prediction p;
+    struct fr_err err = {{0}};
+    cr_expect_neq(roofline_predict(&rates_all, &no_exp, &w, &p, &err), 0);
+    cr_expect(strstr(err.msg, "exp") != NULL, "%s", err.msg);
+    struct roofline_work none = {0};
+    cr_expect_neq(roofline_predict(&rates_all, &rates_one, &none, &p, &err), 0);
+}

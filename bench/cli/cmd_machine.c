@@ -129,7 +129,7 @@ static void print_figure(const char *key, int threads, const char *unit, const s
         return;
     }
     printf("| %s | %d | %.2f | %.2f | %.2f | %.2f | %d | %s%s |\n", key, threads, f->best, f->median, f->min,
-           f->max, f->reps, unit, f->noisy ? ", noisy (cv > 5 %)" : "");
+           f->max, f->reps, unit, f->noisy ? ", noisy (median CI wider than ±5 %)" : "");
 }
 
 static void print_ceilings(const struct ceilings *c) {

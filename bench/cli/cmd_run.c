@@ -1,9 +1,12 @@
 /* forge-roofline [run] --model M: the full run. In order: machine and ceilings, verify (a failed check stops
  * the run), each block alone with cold weights, whole decode steps at each context with per-block times, the
  * sampler sweep, then the report under results/<host>-<UTC stamp>/ (written under a temporary name, renamed
- * when complete). Predicted time of a block or step = max(DRAM bytes / DRAM read bandwidth + cache-resident
- * bytes / L2 read bandwidth, FLOPs / peak FLOP/s) with the split of model/cost.h and the ceilings measured in
- * this run; efficiency = predicted / measured. */
+ * when complete). Predictions come last, once every read of the run is known: the predicted time of a block
+ * is the largest of its terms (roofline/roofline.h: bytes per memory level over that level's read ceiling,
+ * FLOPs over peak FMA, exps over the exp throughput, calls and forks times their fixed costs), with the
+ * per-level split of model/cost.h for this machine's caches; a step's is the sum of its blocks' (they run
+ * one after another). The DRAM read roof is the best read observed anywhere in the run. Efficiency =
+ * predicted / measured. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -26,6 +29,7 @@
 #include "model/weights.h"
 #include "roofline/ceilings.h"
 #include "roofline/roofline.h"
+#include "roofline/roofs.h"
 #include "roofline/topology.h"
 
 #define RUN_MAX_CONTEXTS 16
@@ -174,8 +178,11 @@ static void fill_ceilings(struct run_report *rep, const struct ceilings *c) {
             if (rep->n_ceilings >= REPORT_MAX_CEILINGS) return;
             struct report_ceiling *o = &rep->ceilings[rep->n_ceilings++];
             snprintf(o->name, sizeof o->name, "%s", ceilings_key((enum ceiling_kind)k, one));
-            o->kind = strcmp(ceilings_unit((enum ceiling_kind)k), "GB/s") == 0 ? REPORT_CEILING_BANDWIDTH
-                                                                               : REPORT_CEILING_COMPUTE;
+            const char *unit = ceilings_unit((enum ceiling_kind)k);
+            o->kind = strcmp(unit, "GB/s") == 0      ? REPORT_CEILING_BANDWIDTH
+                      : strcmp(unit, "Gexp/s") == 0  ? REPORT_CEILING_EXP
+                      : strcmp(unit, "Mcall/s") == 0 ? REPORT_CEILING_OVERHEAD
+                                                     : REPORT_CEILING_COMPUTE;
             o->one_core = one;
             o->roof = !one && (k == CEILING_DRAM_READ || k == CEILING_L1_READ || k == CEILING_L2_READ ||
                                k == CEILING_L3_READ || k == CEILING_PEAK_FLOPS);
@@ -261,7 +268,11 @@ struct run {
     struct qwen3_config cfg;
     struct machine machine;
     struct ceilings ceilings;
-    struct roofline roofs; /* DRAM read, L2 read (cache_gbs) and peak FLOP/s of this run */
+    struct roofline_rates rates_all, rates_one; /* the roofs of this run (roofline/roofs.h) */
+    struct cost_caches caches;                  /* the machine the per-level split is for */
+    double best_read_gbs;                       /* fastest read observed after the ceilings (NaN: none) */
+    const char *best_read_where;
+    struct block_cost block_costs[BLOCK_COUNT]; /* at blocks_context */
     struct qwen3_weights weights;
     int have_weights;
     struct decode_state st;
@@ -284,6 +295,13 @@ static void run_free(struct run *r) {
     free(r->report);
 }
 
+/* Keeps the fastest all-threads read of n floats seen after the ceilings (stats of its repetitions). */
+static void note_read(struct run *r, size_t n, const struct timing_stats *st, const char *where) {
+    if (st->reps <= 0 || !(st->min_s > 0)) return;
+    double gbs = (double)n * sizeof(float) / st->min_s / 1e9;
+    if (!(gbs <= r->best_read_gbs)) r->best_read_gbs = gbs, r->best_read_where = where;
+}
+
 static int measure_blocks(struct run *r, const struct timing_opts *t) {
     struct run_report *rep = r->report;
     struct cost_opts co = {r->args.wtype, r->args.kvtype};
@@ -292,17 +310,16 @@ static int measure_blocks(struct run *r, const struct timing_opts *t) {
     kv_cache_fill_random(&r->st.kv, (int)T, 0xb10cULL);
     for (int b = 0; b < BLOCK_COUNT; b++) {
         struct report_block *o = &rep->blocks[rep->n_blocks++];
-        struct block_cost c;
-        cost_block(&r->cfg, &co, (enum block_id)b, T, SAMPLER_VARIANT_CHAIN, &c);
+        struct block_cost *c = &r->block_costs[b];
+        cost_block_on(&r->cfg, &co, &r->caches, (enum block_id)b, T, SAMPLER_VARIANT_CHAIN, c);
         o->id = (enum block_id)b;
         snprintf(o->name, sizeof o->name, "%s", block_name((enum block_id)b));
-        o->calls = c.calls, o->flops = c.flops, o->bytes = c.bytes;
-        enum roofline_bound bound;
-        o->predicted_s = roofline_predicted_split_s(&r->roofs, c.flops, c.dram_bytes, c.cache_bytes, &bound);
-        snprintf(o->bound, sizeof o->bound, "%s", roofline_bound_name(bound));
-        if (decode_bench_block(&r->st, (enum block_id)b, T, t, r->read_buf, r->read_n, &o->measured, &err) !=
-            0)
+        o->calls = c->calls, o->flops = c->flops, o->bytes = c->bytes;
+        struct timing_stats evict;
+        if (decode_bench_block_evict(&r->st, (enum block_id)b, T, t, r->read_buf, r->read_n, &o->measured,
+                                     &evict, &err) != 0)
             return cli_fail("%s", err.msg);
+        note_read(r, r->read_n, &evict, "an eviction read before a cold block");
         if (r->counters.available) {
             /* counted in repetitions of their own, so the timed ones carry no counter overhead */
             double per_rep[COUNTERS_MAX_EVENTS];
@@ -314,8 +331,6 @@ static int measure_blocks(struct run *r, const struct timing_opts *t) {
                 return cli_fail("%s", err.msg);
             }
         }
-        o->efficiency = o->predicted_s / o->measured.median_s;
-        o->above_roof = report_is_above_roof(false, o->efficiency);
     }
     return CLI_EXIT_OK;
 }
@@ -332,8 +347,9 @@ static int measure_steps(struct run *r, const struct decode_bench_opts *o) {
         struct decode_bench_step m;
         if (decode_bench_step(&r->st, r->args.contexts[i], o, &m, &err) != 0) return cli_fail("%s", err.msg);
         s->context = sc.context, s->bytes = c->bytes, s->flops = c->flops;
-        s->predicted_s = roofline_predicted_split_s(&r->roofs, c->flops, c->dram_bytes, c->cache_bytes, NULL);
         s->measured = m.step;
+        s->unattributed_s = m.unattributed_s;
+        note_read(r, o->read_n, &m.read, "a read paired with the decode steps");
         s->tokens_per_s = 1.0 / m.step.median_s;
         s->dram_bytes = c->dram_bytes;
         s->dram_gbs = c->dram_bytes / m.step.median_s / 1e9;
@@ -341,9 +357,69 @@ static int measure_steps(struct run *r, const struct decode_bench_opts *o) {
             s->paired_read_gbs = (double)o->read_n * sizeof(float) / m.read.median_s / 1e9;
             s->paired_efficiency = c->dram_bytes / ((double)o->read_n * sizeof(float)) / m.step_over_read;
         }
-        s->efficiency = s->predicted_s / m.step.median_s;
-        s->above_roof = report_is_above_roof(false, s->efficiency);
         for (int b = 0; b < BLOCK_COUNT; b++) s->block_s[b] = m.block_median_s[b];
+    }
+    return CLI_EXIT_OK;
+}
+
+static int predict_one(const struct run *r, const struct block_cost *c, struct roofline_prediction *p) {
+    struct roofline_work w = {.flops = c->flops,
+                              .exps = c->exps,
+                              .calls = c->kernel_calls,
+                              .forks = c->forks,
+                              .parallel = c->parallel != 0};
+    for (int l = 0; l < ROOFLINE_LEVELS; l++) w.level_bytes[l] = c->level_bytes[l];
+    struct fr_err err = {{0}};
+    if (roofline_predict(&r->rates_all, &r->rates_one, &w, p, &err) != 0)
+        return cli_fail("%s: %s", block_name(c->id), err.msg);
+    return CLI_EXIT_OK;
+}
+
+/* The DRAM roof raised to the best read of the run, then every prediction, bound and efficiency. */
+static int predict_all(struct run *r) {
+    struct run_report *rep = r->report;
+    double ceiling = r->rates_all.level_gbs[ROOFLINE_TERM_DRAM];
+    double paired = r->ceilings.read_paired.measured ? r->ceilings.read_paired.best : NAN;
+    if (paired > r->best_read_gbs || !(r->best_read_gbs > 0))
+        r->best_read_gbs = paired, r->best_read_where = "the ceilings' paired read check";
+    if (roofs_raise_dram(&r->rates_all, r->best_read_gbs)) {
+        size_t used = strlen(rep->prov.roof_notes);
+        snprintf(rep->prov.roof_notes + used, sizeof rep->prov.roof_notes - used,
+                 "%sDRAM read roof raised from the ceiling's %.2f GB/s to %.2f GB/s, the best read of the "
+                 "run (%s).",
+                 used ? " " : "", ceiling, r->best_read_gbs, r->best_read_where);
+    }
+    for (int i = 0; i < rep->n_blocks; i++) {
+        struct report_block *o = &rep->blocks[i];
+        const struct block_cost *c = &r->block_costs[o->id];
+        struct roofline_prediction p;
+        int rc = predict_one(r, c, &p);
+        if (rc) return rc;
+        o->predicted_s = p.predicted_s;
+        o->floor_s = p.term_s[ROOFLINE_TERM_OVERHEAD];
+        o->levels_sum_s = p.levels_sum_s;
+        for (int l = 0; l < 4; l++) o->level_bytes[l] = c->level_bytes[l];
+        o->exps = c->exps, o->kernel_calls = c->kernel_calls, o->forks = c->forks;
+        o->overhead_bound = o->floor_s > 0 && o->measured.median_s <= ROOFLINE_OVERHEAD_FACTOR * o->floor_s;
+        snprintf(o->bound, sizeof o->bound, "%s",
+                 roofline_term_name(o->overhead_bound ? ROOFLINE_TERM_OVERHEAD : p.bound));
+        o->efficiency = o->predicted_s / o->measured.median_s;
+        o->above_roof = report_is_above_roof(false, o->efficiency);
+    }
+    struct cost_opts co = {r->args.wtype, r->args.kvtype};
+    for (int i = 0; i < rep->n_steps; i++) {
+        struct report_step *s = &rep->steps[i];
+        struct step_cost sc;
+        cost_step_on(&r->cfg, &co, &r->caches, s->context, SAMPLER_VARIANT_CHAIN, &sc);
+        s->predicted_s = 0;
+        for (int b = 0; b < BLOCK_COUNT; b++) {
+            struct roofline_prediction p;
+            int rc = predict_one(r, &sc.blocks[b], &p);
+            if (rc) return rc;
+            s->predicted_s += p.predicted_s;
+        }
+        s->efficiency = s->predicted_s / s->measured.median_s;
+        s->above_roof = report_is_above_roof(false, s->efficiency);
     }
     return CLI_EXIT_OK;
 }
@@ -447,12 +523,16 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (machine_bind_threads(&r->machine, &err) != 0) return cli_fail("%s", err.msg);
     struct ceilings_opts copts = {.quick = a->quick};
     if (ceilings_measure(&r->machine, &copts, &r->ceilings, &err) != 0) return cli_fail("%s", err.msg);
-    r->roofs.bw_gbs = r->ceilings.all[CEILING_DRAM_READ].best;
-    r->roofs.cache_gbs =
-        r->ceilings.all[CEILING_L2_READ].measured ? r->ceilings.all[CEILING_L2_READ].best : r->roofs.bw_gbs;
-    r->roofs.peak_gflops = r->ceilings.all[CEILING_PEAK_FLOPS].best;
     fill_ceilings(r->report, &r->ceilings);
     fill_provenance(r->report, a, argc, argv, &r->machine, stamp);
+    /* a level without a measured ceiling falls back to the next slower one, and says so */
+    if (roofs_from_ceilings(&r->ceilings, &r->rates_all, &r->rates_one, r->report->prov.roof_notes,
+                            sizeof r->report->prov.roof_notes) > 0)
+        fprintf(stderr, "forge-roofline: note: %s\n", r->report->prov.roof_notes);
+    r->best_read_gbs = NAN;
+    r->caches = (struct cost_caches){
+        .bytes = {(double)r->machine.l1d_bytes, (double)r->machine.l2_bytes, (double)r->machine.l3_bytes},
+        .threads = r->machine.threads};
 
     progress_phase(&pr, "verify");
     int counts[3];
@@ -501,6 +581,8 @@ static int run_main(struct run *r, int argc, char **argv) {
 
     progress_phase(&pr, "sampler sweep");
     if ((rc = measure_sampler(r->report, a->quick))) return rc;
+
+    if ((rc = predict_all(r))) return rc;
 
     progress_phase(&pr, "report");
     enum report_plots_result plots = REPORT_PLOTS_NO_GNUPLOT;

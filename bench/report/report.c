@@ -13,6 +13,7 @@
 
 static void stats_init(struct timing_stats *t) {
     t->median_s = t->min_s = t->max_s = t->mean_s = t->cv = NAN;
+    t->ci_lo_s = t->ci_hi_s = t->ci_level = NAN;
     t->reps = 0;
     t->noisy = false;
 }
@@ -29,6 +30,8 @@ void report_init(struct run_report *r) {
     for (int i = 0; i < BLOCK_COUNT; i++) {
         struct report_block *b = &r->blocks[i];
         b->flops = b->bytes = b->predicted_s = b->efficiency = NAN;
+        for (int l = 0; l < 4; l++) b->level_bytes[l] = NAN;
+        b->exps = b->kernel_calls = b->forks = b->floor_s = b->levels_sum_s = NAN;
         stats_init(&b->measured);
         for (int e = 0; e < REPORT_MAX_EVENTS; e++) b->counters[e] = NAN;
     }
@@ -38,6 +41,7 @@ void report_init(struct run_report *r) {
         s->dram_bytes = s->dram_gbs = s->paired_read_gbs = s->paired_efficiency = NAN;
         stats_init(&s->measured);
         for (int b = 0; b < BLOCK_COUNT; b++) s->block_s[b] = NAN;
+        s->unattributed_s = NAN;
     }
     for (int i = 0; i < REPORT_MAX_SAMPLER; i++) {
         r->sampler[i].nucleus = -1;
@@ -77,7 +81,31 @@ bool report_is_above_roof(bool flagged, double efficiency) {
 }
 
 const char *report_ceiling_unit(enum report_ceiling_kind kind) {
-    return kind == REPORT_CEILING_COMPUTE ? "GFLOP/s" : "GB/s";
+    switch (kind) {
+    case REPORT_CEILING_COMPUTE:
+        return "GFLOP/s";
+    case REPORT_CEILING_EXP:
+        return "Gexp/s";
+    case REPORT_CEILING_OVERHEAD:
+        return "Mcall/s";
+    case REPORT_CEILING_BANDWIDTH:
+        break;
+    }
+    return "GB/s";
+}
+
+static const char *const ceiling_kind_names[] = {"bandwidth", "compute", "exp", "overhead"};
+
+const char *report_ceiling_kind_name(enum report_ceiling_kind kind) {
+    return (unsigned)kind < sizeof ceiling_kind_names / sizeof ceiling_kind_names[0]
+               ? ceiling_kind_names[kind]
+               : "bandwidth";
+}
+
+int report_ceiling_kind_parse(const char *name) {
+    for (size_t i = 0; i < sizeof ceiling_kind_names / sizeof ceiling_kind_names[0]; i++)
+        if (strcmp(name, ceiling_kind_names[i]) == 0) return (int)i;
+    return -1;
 }
 
 void report_fmt_exact(double v, char *buf) {
@@ -116,6 +144,9 @@ void report_fmt_md(double v, double scale, int decimals, char *buf) {
     }
 #define F_NUM(T, key, type, member)                                                                          \
     { key, NULL, type, offsetof(T, member), 0, 0, NULL, BOTH }
+/* A numeric field added after run.json files already existed: read back as left by init when absent. */
+#define F_NUM_OPT(T, key, type, member)                                                                      \
+    { key, NULL, type, offsetof(T, member), 0, 0, NULL, BOTH | REPORT_OPTIONAL }
 #define F_DERIVED(key, fn)                                                                                   \
     { key, NULL, REPORT_F_DERIVED, 0, 0, 0, fn, REPORT_IN_CSV }
 /* The timing columns every measured row carries. */
@@ -124,6 +155,13 @@ void report_fmt_md(double v, double scale, int decimals, char *buf) {
         F_NUM(T, "min_s", REPORT_F_DOUBLE, measured.min_s),                                                  \
         F_NUM(T, "max_s", REPORT_F_DOUBLE, measured.max_s), F_NUM(T, "reps", REPORT_F_INT, measured.reps),   \
         F_NUM(T, "cv", REPORT_F_DOUBLE, measured.cv), F_NUM(T, "noisy", REPORT_F_BOOL, measured.noisy)
+/* The median's confidence interval and the disturbed repetitions left out: appended at the end of each
+ * measured table so existing CSV columns keep their places. */
+#define F_CI(T)                                                                                              \
+    F_NUM_OPT(T, "ci_lo_s", REPORT_F_DOUBLE, measured.ci_lo_s),                                              \
+        F_NUM_OPT(T, "ci_hi_s", REPORT_F_DOUBLE, measured.ci_hi_s),                                          \
+        F_NUM_OPT(T, "ci_level", REPORT_F_DOUBLE, measured.ci_level),                                        \
+        F_NUM_OPT(T, "excluded_reps", REPORT_F_INT, measured.excluded_reps)
 #define F_ABOVE(T)                                                                                           \
     {                                                                                                        \
         "above_roof", NULL, REPORT_F_ABOVE_ROOF, offsetof(T, above_roof), 0, offsetof(T, efficiency), NULL,  \
@@ -164,6 +202,7 @@ static const struct report_field prov_fields[] = {
     F_NUM(P, "timer_resolution_s", REPORT_F_DOUBLE, timer_resolution_s),
     F_STR_OPT(P, "isa", isa),
     F_STR_OPT(P, "plan", plan),
+    F_STR_OPT(P, "roof_notes", roof_notes),
 };
 #undef P
 
@@ -214,6 +253,17 @@ static const struct report_field block_fields[] = {
     F_ABOVE(B),
     F_DERIVED("measured_gflop_per_s", block_gflops),
     F_DERIVED("measured_gb_per_s", block_gbs),
+    F_CI(B),
+    F_NUM_OPT(B, "dram_bytes", REPORT_F_DOUBLE, level_bytes[0]),
+    F_NUM_OPT(B, "l1_bytes", REPORT_F_DOUBLE, level_bytes[1]),
+    F_NUM_OPT(B, "l2_bytes", REPORT_F_DOUBLE, level_bytes[2]),
+    F_NUM_OPT(B, "l3_bytes", REPORT_F_DOUBLE, level_bytes[3]),
+    F_NUM_OPT(B, "exps", REPORT_F_DOUBLE, exps),
+    F_NUM_OPT(B, "kernel_calls", REPORT_F_DOUBLE, kernel_calls),
+    F_NUM_OPT(B, "forks", REPORT_F_DOUBLE, forks),
+    F_NUM_OPT(B, "overhead_floor_s", REPORT_F_DOUBLE, floor_s),
+    F_NUM_OPT(B, "predicted_levels_sum_s", REPORT_F_DOUBLE, levels_sum_s),
+    F_NUM_OPT(B, "overhead_bound", REPORT_F_BOOL, overhead_bound),
 };
 #undef B
 
@@ -232,6 +282,8 @@ static const struct report_field step_fields[] = {
     F_NUM(S, "paired_read_gbs", REPORT_F_DOUBLE, paired_read_gbs),
     F_NUM(S, "paired_efficiency", REPORT_F_DOUBLE, paired_efficiency),
     F_ABOVE(S),
+    F_CI(S),
+    F_NUM_OPT(S, "unattributed_s", REPORT_F_DOUBLE, unattributed_s),
 };
 #undef S
 
@@ -242,6 +294,7 @@ static const struct report_field sampler_fields[] = {
     F_NUM(Z, "vocab", REPORT_F_LONG, vocab),
     F_NUM(Z, "nucleus", REPORT_F_LONG_OPT, nucleus),
     F_STATS(Z),
+    F_CI(Z),
 };
 #undef Z
 

@@ -45,8 +45,9 @@ struct report_provenance {
     char isa[16];          /* kernels, sampler and ceiling kernels: "avx512", "avx2", "scalar" (--isa) */
     bool quick;            /* --quick: fewer repetitions, smaller sweeps */
     double timer_resolution_s;
-    char plan[1024]; /* what each figure is the best or median of, and what the sweeps cover (quick or
-                        full), in words; "" when unknown (a run.json written before it existed) */
+    char plan[1024];      /* what each figure is the best or median of, and what the sweeps cover (quick or
+                             full), in words; "" when unknown (a run.json written before it existed) */
+    char roof_notes[512]; /* what the roofs fell back to or were raised by, in words; "" when nothing */
 };
 
 struct report_event {
@@ -65,7 +66,12 @@ struct report_counters {
 enum report_ceiling_kind {
     REPORT_CEILING_BANDWIDTH, /* GB/s: a sloped roof */
     REPORT_CEILING_COMPUTE,   /* GFLOP/s: a flat roof */
+    REPORT_CEILING_EXP,       /* Gexp/s: the exp roof (not drawn on FLOP axes) */
+    REPORT_CEILING_OVERHEAD,  /* Mcall/s: the reciprocal of a fixed cost per call (the overhead floor) */
 };
+/* "bandwidth", "compute", "exp", "overhead"; report_ceiling_kind_parse returns -1 for any other text. */
+const char *report_ceiling_kind_name(enum report_ceiling_kind kind);
+int report_ceiling_kind_parse(const char *name);
 
 struct report_ceiling {
     char name[REPORT_NAME_LEN]; /* e.g. "dram_read", "l2_read", "fma_f32" */
@@ -100,6 +106,14 @@ struct report_block {
     char bound[16];                     /* "memory" or "compute" */
     bool above_roof;                    /* measured faster than the roof allows: an accounting error */
     double counters[REPORT_MAX_EVENTS]; /* per step, indexed like run_report.counters.events; NaN = none */
+    /* The cache-aware roofline (model/cost.h, roofline/roofline.h): bytes per level (DRAM, L1, L2, L3),
+     * exps, kernel calls without and with a parallel region, the overhead floor (calls x their fixed costs),
+     * the memory terms summed (the non-overlapping alternative, for comparison), and whether the block
+     * measured within ROOFLINE_OVERHEAD_FACTOR of its floor (bound "overhead"). */
+    double level_bytes[4];
+    double exps, kernel_calls, forks;
+    double floor_s, levels_sum_s;
+    bool overhead_bound;
 };
 
 /* One row per context length: one whole decode step. */
@@ -118,6 +132,7 @@ struct report_step {
     double efficiency; /* predicted_s / measured_s */
     bool above_roof;
     double block_s[BLOCK_COUNT]; /* seconds per step spent in each block (observer); NaN = not observed */
+    double unattributed_s;       /* step time not inside any observed block (median over repetitions) */
 };
 
 /* One row per sampler variant, row kind and vocabulary size. */
@@ -208,7 +223,7 @@ int report_file_close(FILE *f, const char *dir, const char *name, struct fr_err 
 /* A row is reported as an accounting error when flagged, or when its efficiency exceeds 1. */
 bool report_is_above_roof(bool flagged, double efficiency);
 
-/* The unit string of a ceiling kind: "GB/s" or "GFLOP/s". */
+/* The unit string of a ceiling kind: "GB/s", "GFLOP/s", "Gexp/s" or "Mcall/s". */
 const char *report_ceiling_unit(enum report_ceiling_kind kind);
 
 /* Number formatting shared by the writers and compare. Both write at most 32 bytes into buf.

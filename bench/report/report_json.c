@@ -59,9 +59,8 @@ static cJSON *json_row(enum report_table t, const void *row) {
                 report_is_above_roof(*(const bool *)p, *(const double *)report_field_at(row, f->aux)));
             break;
         case REPORT_F_KIND:
-            cJSON_AddStringToObject(
-                o, f->name,
-                *(const enum report_ceiling_kind *)p == REPORT_CEILING_COMPUTE ? "compute" : "bandwidth");
+            cJSON_AddStringToObject(o, f->name,
+                                    report_ceiling_kind_name(*(const enum report_ceiling_kind *)p));
             break;
         case REPORT_F_UNIT:
             cJSON_AddStringToObject(o, f->name, report_ceiling_unit(*(const enum report_ceiling_kind *)p));
@@ -232,11 +231,10 @@ static void rd_row(struct reader *rd, enum report_table t, const cJSON *o, void 
             *(bool *)p = rd_bool(rd, o, f->name);
             break;
         case REPORT_F_KIND: {
-            const char *k = rd_str(rd, o, f->name);
-            if (strcmp(k, "compute") != 0 && strcmp(k, "bandwidth") != 0)
-                rd_fail(rd, "unknown value of", f->name);
+            int kind = report_ceiling_kind_parse(rd_str(rd, o, f->name));
+            if (kind < 0) rd_fail(rd, "unknown value of", f->name);
             *(enum report_ceiling_kind *)p =
-                strcmp(k, "compute") == 0 ? REPORT_CEILING_COMPUTE : REPORT_CEILING_BANDWIDTH;
+                kind < 0 ? REPORT_CEILING_BANDWIDTH : (enum report_ceiling_kind)kind;
             break;
         }
         case REPORT_F_UNIT:

@@ -93,8 +93,7 @@ static void csv_row(FILE *f, enum report_table t, const void *row) {
                   f);
             break;
         case REPORT_F_KIND:
-            fputs(*(const enum report_ceiling_kind *)p == REPORT_CEILING_COMPUTE ? "compute" : "bandwidth",
-                  f);
+            fputs(report_ceiling_kind_name(*(const enum report_ceiling_kind *)p), f);
             break;
         case REPORT_F_UNIT:
             fputs(report_ceiling_unit(*(const enum report_ceiling_kind *)p), f);
@@ -162,12 +161,21 @@ int report_write_data(const struct run_report *r, const char *dir, struct fr_err
 
 /* ---------- markdown ---------- */
 
+/* A noisy row says why: its median's interval, relative to the median (the absolute bounds are in the CSV
+ * and run.json as ci_lo_s and ci_hi_s), and its coverage. */
 static void md_flags(char *out, size_t len, const struct timing_stats *t, bool above) {
-    char cv[REPORT_FMT_LEN];
-    report_fmt_md(t->cv, 100.0, 1, cv);
+    char why[192] = "";
+    if (t->noisy) {
+        char lo[REPORT_FMT_LEN], hi[REPORT_FMT_LEN], lv[REPORT_FMT_LEN];
+        report_fmt_md(report_ratio(t->ci_lo_s, t->median_s) - 1, 100.0, 1, lo);
+        report_fmt_md(report_ratio(t->ci_hi_s, t->median_s) - 1, 100.0, 1, hi);
+        report_fmt_md(t->ci_level, 100.0, 0, lv);
+        snprintf(why, sizeof why, "noisy (%s %% CI of the median %s %% / +%s %%)", lv, lo, hi);
+    }
+    char excl[48] = "";
+    if (t->excluded_reps > 0) snprintf(excl, sizeof excl, "%d disturbed rep(s) left out", t->excluded_reps);
     snprintf(out, len, "%s%s%s%s%s", above ? "**above roof: accounting error**" : "",
-             above && t->noisy ? "; " : "", t->noisy ? "noisy (cv " : "", t->noisy ? cv : "",
-             t->noisy ? " %)" : "");
+             above && why[0] ? "; " : "", why, (above || why[0]) && excl[0] ? "; " : "", excl);
 }
 
 static void md_setup(FILE *f, const struct run_report *r) {
@@ -233,7 +241,7 @@ static void md_blocks(FILE *f, const struct run_report *r, bool full) {
     for (int i = 0; i < r->n_blocks; i++) {
         const struct report_block *b = &r->blocks[i];
         char mf[REPORT_FMT_LEN], mb[REPORT_FMT_LEN], pr[REPORT_FMT_LEN], me[REPORT_FMT_LEN],
-            lo[REPORT_FMT_LEN], hi[REPORT_FMT_LEN], ef[REPORT_FMT_LEN], flags[160];
+            lo[REPORT_FMT_LEN], hi[REPORT_FMT_LEN], ef[REPORT_FMT_LEN], flags[320];
         report_fmt_md(b->flops, 1e-6, 3, mf);
         report_fmt_md(b->bytes, 1e-6, 3, mb);
         report_fmt_md(b->predicted_s, 1e6, 1, pr);
@@ -270,7 +278,7 @@ static void md_steps(FILE *f, const struct run_report *r) {
         const struct report_step *s = &r->steps[i];
         char mb[REPORT_FMT_LEN], pr[REPORT_FMT_LEN], me[REPORT_FMT_LEN], lo[REPORT_FMT_LEN],
             hi[REPORT_FMT_LEN], tps[REPORT_FMT_LEN], ptps[REPORT_FMT_LEN], ef[REPORT_FMT_LEN],
-            gbs[REPORT_FMT_LEN], rgbs[REPORT_FMT_LEN], pef[REPORT_FMT_LEN], flags[160];
+            gbs[REPORT_FMT_LEN], rgbs[REPORT_FMT_LEN], pef[REPORT_FMT_LEN], flags[320];
         report_fmt_md(s->bytes, 1e-6, 1, mb);
         report_fmt_md(s->predicted_s, 1e3, 3, pr);
         report_fmt_md(s->measured.median_s, 1e3, 3, me);
@@ -304,7 +312,7 @@ static void md_sampler(FILE *f, const struct run_report *r) {
           f);
     for (int i = 0; i < r->n_sampler; i++) {
         const struct report_sampler *s = &r->sampler[i];
-        char me[REPORT_FMT_LEN], lo[REPORT_FMT_LEN], hi[REPORT_FMT_LEN], nuc[REPORT_FMT_LEN], flags[160];
+        char me[REPORT_FMT_LEN], lo[REPORT_FMT_LEN], hi[REPORT_FMT_LEN], nuc[REPORT_FMT_LEN], flags[320];
         report_fmt_md(s->measured.median_s, 1e6, 1, me);
         report_fmt_md(s->measured.min_s, 1e6, 1, lo);
         report_fmt_md(s->measured.max_s, 1e6, 1, hi);
@@ -367,10 +375,10 @@ static void md_findings(FILE *f, const struct run_report *r) {
     for (int i = 0; i < r->n_sampler; i++) n_noisy += r->sampler[i].measured.noisy;
     if (n_noisy > 0)
         fprintf(f,
-                "- %d row%s noisy (coefficient of variation above %.0f %%): read %s median with its min and "
-                "max.\n",
-                n_noisy, n_noisy == 1 ? " is" : "s are", TIMING_NOISY_CV * 100,
-                n_noisy == 1 ? "its" : "their");
+                "- %d of %d row%s noisy (the median's %.0f %% confidence interval, from order statistics, "
+                "is wider than ±%.0f %% of it): read %s median with its interval.\n",
+                n_noisy, r->n_blocks + r->n_steps + r->n_sampler, n_noisy == 1 ? " is" : "s are",
+                TIMING_CI_LEVEL * 100, TIMING_NOISY_HALF_WIDTH * 100, n_noisy == 1 ? "its" : "their");
     if (n_above == 0 && n_noisy == 0) fputs("- No row is above its roof and no row is noisy.\n", f);
     fputc('\n', f);
 }
@@ -392,6 +400,7 @@ int report_write_markdown(const struct run_report *r, const char *dir, enum repo
     md_counters(f, r);
     md_ceilings(f, r);
     md_blocks(f, r, true);
+    report_write_roofs(f, r);
     md_steps(f, r);
     md_sampler(f, r);
     fputs("## Plots\n\n", f);
@@ -411,6 +420,7 @@ int report_write_summary(const struct run_report *r, FILE *out) {
     md_setup(out, r);
     md_counters(out, r);
     md_blocks(out, r, false);
+    report_write_roofs(out, r);
     md_steps(out, r);
     struct report_findings findings;
     report_findings_run(r, &findings);

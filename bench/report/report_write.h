@@ -56,6 +56,13 @@ int report_write_run(const struct run_report *r, const char *dir, enum report_pl
 
 int report_write_summary(const struct run_report *r, FILE *out);
 
+/* report.md's "Roofs per block" section (bench/report/report_roofs.c). A block to fix takes at least
+ * REPORT_FIX_SHARE of the step and runs under REPORT_FIX_EFFICIENCY of its roof (or above it). */
+#define REPORT_FIX_SHARE      0.01
+#define REPORT_FIX_EFFICIENCY 0.5
+void report_write_roofs(FILE *f, const struct run_report *r);
+bool report_block_to_fix(const struct run_report *r, const struct report_block *b);
+
 /* Plot-input helpers shared with compare: a gnuplot single-quoted string, and the roofs of a run as gnuplot
  * arrays <prefix>bw_val/_name (n_<prefix>bw) and <prefix>peak_val/_name (n_<prefix>peak). */
 void report_gp_str(FILE *f, const char *s);

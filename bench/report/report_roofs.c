@@ -1,0 +1,110 @@
+/* report.md's "Roofs" section: for every block the roof that binds it (DRAM, L1, L2, L3, FMA, exp or the
+ * call overhead), its bytes per level, exps and calls, its share of the step; the blocks to fix (>= 1 % of
+ * the step and under half their roof); what fusing or batching the calls of an overhead-bound block would
+ * save; the step time no block accounts for, per context; and what the roofs fell back to. Plain text over
+ * struct run_report; checked in tests/test_report_write.c. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench/report/report_write.h"
+
+/* The share of the headline step a block takes: its time inside that step, else its time alone over the
+ * sum of the blocks alone. */
+static double block_share(const struct run_report *r, const struct report_block *b) {
+    const struct report_step *s = report_headline_step(r);
+    if (s && (unsigned)b->id < BLOCK_COUNT && isfinite(s->block_s[b->id]))
+        return report_ratio(s->block_s[b->id], s->measured.median_s);
+    double sum = 0;
+    for (int i = 0; i < r->n_blocks; i++)
+        if (isfinite(r->blocks[i].measured.median_s)) sum += r->blocks[i].measured.median_s;
+    return report_ratio(b->measured.median_s, sum);
+}
+
+bool report_block_to_fix(const struct run_report *r, const struct report_block *b) {
+    double share = block_share(r, b);
+    return isfinite(share) && share >= REPORT_FIX_SHARE &&
+           (!(b->efficiency >= REPORT_FIX_EFFICIENCY) || report_is_above_roof(b->above_roof, b->efficiency));
+}
+
+static void kb(double v, char *buf) {
+    report_fmt_md(v, 1e-3, v > 0 && v < 1e3 ? 2 : 0, buf);
+}
+
+void report_write_roofs(FILE *f, const struct run_report *r) {
+    fputs(
+        "## Roofs per block\n\n"
+        "Each block against the roof that binds it: bytes per memory level at that level's read ceiling, "
+        "FLOPs at peak FMA, exps at the vector exp's throughput, and its kernel calls and OpenMP forks "
+        "at their fixed costs (the overhead floor); the largest term is the prediction. `overhead` means "
+        "measured within 1.5x of the floor.\n\n"
+        "| block | share of step | bound | DRAM KB | L1 KB | L2 KB | L3 KB | exps | calls + forks | floor µs "
+        "| predicted µs | measured µs | efficiency |\n"
+        "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+        f);
+    for (int i = 0; i < r->n_blocks; i++) {
+        const struct report_block *b = &r->blocks[i];
+        char sh[REPORT_FMT_LEN], lv[4][REPORT_FMT_LEN], ex[REPORT_FMT_LEN], fl[REPORT_FMT_LEN],
+            pr[REPORT_FMT_LEN], me[REPORT_FMT_LEN], ef[REPORT_FMT_LEN];
+        report_fmt_md(block_share(r, b), 100, 1, sh);
+        for (int l = 0; l < 4; l++) kb(b->level_bytes[l], lv[l]);
+        report_fmt_md(b->exps, 1, 0, ex);
+        report_fmt_md(b->floor_s, 1e6, 2, fl);
+        report_fmt_md(b->predicted_s, 1e6, 1, pr);
+        report_fmt_md(b->measured.median_s, 1e6, 1, me);
+        report_fmt_md(b->efficiency, 100, 0, ef);
+        fprintf(f, "| %s | %s %% | %s | %s | %s | %s | %s | %s | %.0f + %.0f | %s | %s | %s | %s %% |\n",
+                b->name, sh, b->bound[0] ? b->bound : "n/a", lv[0], lv[1], lv[2], lv[3], ex,
+                isfinite(b->kernel_calls) ? b->kernel_calls : 0, isfinite(b->forks) ? b->forks : 0, fl, pr,
+                me, ef);
+    }
+    fputc('\n', f);
+
+    int n_fix = 0;
+    for (int i = 0; i < r->n_blocks; i++) {
+        const struct report_block *b = &r->blocks[i];
+        if (!report_block_to_fix(r, b)) continue;
+        char sh[REPORT_FMT_LEN], ef[REPORT_FMT_LEN];
+        report_fmt_md(block_share(r, b), 100, 1, sh);
+        report_fmt_md(b->efficiency, 100, 0, ef);
+        fprintf(f, "- **Block to fix:** `%s` takes %s %% of the step at %s %% of its %s roof.\n", b->name, sh,
+                ef, b->bound[0] ? b->bound : "n/a");
+        n_fix++;
+    }
+    if (n_fix == 0)
+        fputs("- Every block that takes at least 1 % of the step runs at 50 % of its roof or better.\n", f);
+    for (int i = 0; i < r->n_blocks; i++) {
+        const struct report_block *b = &r->blocks[i];
+        if (!b->overhead_bound) continue;
+        double n = b->kernel_calls + b->forks, per = report_ratio(n, (double)b->calls);
+        char fl[REPORT_FMT_LEN], save[REPORT_FMT_LEN];
+        report_fmt_md(b->floor_s, 1e6, 2, fl);
+        if (per > 1) {
+            report_fmt_md(b->floor_s * (1 - 1 / per), 1e6, 2, save);
+            fprintf(
+                f,
+                "- `%s` is overhead-bound: %.0f kernel calls and %.0f forks per step cost at least %s µs; "
+                "one call per %s instead of %.0f would save up to %s µs per step.\n",
+                b->name, b->kernel_calls, b->forks, fl, b->calls > 1 ? "layer" : "step", per, save);
+        } else {
+            fprintf(
+                f,
+                "- `%s` is overhead-bound: %.0f kernel calls and %.0f forks per step cost at least %s µs; "
+                "fusing it into a neighbouring block's call would save up to %s µs per step.\n",
+                b->name, b->kernel_calls, b->forks, fl, fl);
+        }
+    }
+    for (int i = 0; i < r->n_steps; i++) {
+        const struct report_step *s = &r->steps[i];
+        char un[REPORT_FMT_LEN], me[REPORT_FMT_LEN], pc[REPORT_FMT_LEN];
+        report_fmt_md(s->unattributed_s, 1e6, 1, un);
+        report_fmt_md(s->measured.median_s, 1e6, 1, me);
+        report_fmt_md(report_ratio(s->unattributed_s, s->measured.median_s), 100, 1, pc);
+        fprintf(f,
+                "- Context %ld: %s µs of the %s µs step (%s %%) is inside no block (the layer loop, the "
+                "observer, whatever runs between blocks).\n",
+                s->context, un, me, pc);
+    }
+    if (r->prov.roof_notes[0]) fprintf(f, "- Roofs: %s\n", r->prov.roof_notes);
+    fputc('\n', f);
+}

@@ -1,0 +1,24 @@
+/* The roofs of a run from its measured ceilings: per memory level the best read bandwidth, peak FMA, the
+ * exp throughput and the two overhead floors, for all threads and for one core. A level whose ceiling
+ * could not be measured takes the next slower measured level's (L1 -> L2 -> L3 -> DRAM), and that
+ * fallback is said in `notes`: a roof never changes meaning silently. */
+#ifndef FR_ROOFS_H
+#define FR_ROOFS_H
+
+#include <stddef.h>
+
+#include "roofline/ceilings.h"
+#include "roofline/roofline.h"
+
+/* Fills all and one from c; notes gets one sentence per fallback ("" when none). An all-threads rate below
+ * the one-core rate (other cores busy while it was measured) is replaced by the one-core rate, and said:
+ * a team is never slower than one of its threads, and a roof must hold. Returns the number of fallbacks. */
+int roofs_from_ceilings(const struct ceilings *c, struct roofline_rates *all, struct roofline_rates *one,
+                        char *notes, size_t notes_len);
+
+/* Raises the DRAM read roof of all threads to gbs when gbs is faster: the read ceiling is the best read
+ * observed anywhere in the run (ceiling repetitions, the reads paired with steps, the evictions before
+ * cold blocks), all by the same kernel. Returns 1 when raised. */
+int roofs_raise_dram(struct roofline_rates *all, double gbs);
+
+#endif
