@@ -42,7 +42,7 @@ Test(findings, fixture_lines_exact) {
                    "variant at vocab 151936, topp_sort on flat rows, takes 7.846 ms (9.6 %).");
     cr_expect_str_eq(f.line[5], "Accounting errors: none (no row measured faster than its roof).");
     cr_expect_str_eq(f.line[6],
-                     "Noise: none of the 44 rows is noisy (coefficient of variation at most 5 %).");
+                     "Noise: none of the 44 rows is noisy (every median's confidence interval within ±5 %).");
     free(r);
 }
 
@@ -67,8 +67,9 @@ Test(findings, flagged_rows_are_named) {
                      "**Accounting errors:** `rope` (130 %), step at context 1 (104 %) measured faster "
                      "than the roof allows: a byte or FLOP count or a ceiling is wrong there, not a "
                      "speed-up.");
-    cr_expect_str_eq(f.line[6], "Noisy (coefficient of variation above 5 %), 3 of 44 rows: `swiglu`, step at "
-                                "context 4096, greedy/flat/8192.");
+    cr_expect_str_eq(f.line[6],
+                     "Noisy (median's confidence interval wider than ±5 %), 3 of 44 rows: `swiglu`, step at "
+                     "context 4096, greedy/flat/8192.");
     free(r);
 }
 

@@ -114,7 +114,8 @@ static void lines_lost(const struct run_report *r, const struct report_step *hea
             out,
             "Lost against the roof #%d: `%s` %s ms per step (%s %% of the step at context %ld): "
             "%s ms measured, %s ms at its %s roof.",
-            k + 1, b->name, ms, pct, r->blocks_context, me, pr, roof_name(b->flops, b->predicted_s, peak));
+            k + 1, b->name, ms, pct, r->blocks_context, me, pr,
+            b->bound[0] ? b->bound : roof_name(b->flops, b->predicted_s, peak));
     }
 }
 
@@ -197,11 +198,13 @@ static void line_noise(const struct run_report *r, struct report_findings *out) 
     report_namelist_text(&l, names, sizeof names);
     if (l.count == 0)
         report_findings_add(out,
-                            "Noise: none of the %d rows is noisy (coefficient of variation at most %.0f %%).",
-                            total, TIMING_NOISY_CV * 100);
+                            "Noise: none of the %d rows is noisy (every median's confidence interval within "
+                            "±%.0f %%).",
+                            total, TIMING_NOISY_HALF_WIDTH * 100);
     else
-        report_findings_add(out, "Noisy (coefficient of variation above %.0f %%), %d of %d rows: %s.",
-                            TIMING_NOISY_CV * 100, l.count, total, names);
+        report_findings_add(out,
+                            "Noisy (median's confidence interval wider than ±%.0f %%), %d of %d rows: %s.",
+                            TIMING_NOISY_HALF_WIDTH * 100, l.count, total, names);
 }
 
 void report_findings_run(const struct run_report *r, struct report_findings *out) {
