@@ -305,7 +305,7 @@ void counters_close(struct counters *c) {
 
 void counters_calibrate(struct counters *c, void (*region)(void *ctx), void *ctx, double known_bytes,
                         double line_bytes, struct counters_calibration *out) {
-    *out = (struct counters_calibration){.known_bytes = known_bytes};
+    *out = (struct counters_calibration){.known_bytes = known_bytes, .line_bytes = line_bytes};
     int idx = -1;
     for (int i = 0; i < c->n_events && idx < 0; i++)
         if (c->events[i].llc_misses && c->events[i].counted) idx = i;
@@ -318,6 +318,10 @@ void counters_calibrate(struct counters *c, void (*region)(void *ctx), void *ctx
         return;
     }
     text_join(out->event, sizeof out->event, c->events[idx].name, NULL, NULL);
+    if (!(line_bytes > 0)) {
+        snprintf(out->reason, sizeof out->reason, "hwloc gives no cache-line size for the last-level cache");
+        return;
+    }
     if (counters_start(c) != 0) {
         text_join(out->reason, sizeof out->reason, c->reason, NULL, NULL);
         return;
@@ -348,7 +352,8 @@ cJSON *counters_to_json(const struct counters *c, const struct counters_calibrat
     }
     if (ok && cal) {
         ok = (cj = cJSON_AddObjectToObject(o, "calibration")) &&
-             cJSON_AddBoolToObject(cj, "available", cal->available);
+             cJSON_AddBoolToObject(cj, "available", cal->available) &&
+             cJSON_AddNumberToObject(cj, "line_bytes", cal->line_bytes);
         if (ok && cal->available)
             ok = cJSON_AddStringToObject(cj, "event", cal->event) &&
                  cJSON_AddNumberToObject(cj, "known_bytes", cal->known_bytes) &&

@@ -72,12 +72,14 @@ int counters_stop(struct counters *c);
 void counters_close(struct counters *c);
 
 /* Counter-derived bytes over known bytes: the region reads known_bytes from DRAM once; LLC misses x
- * line_bytes is what the counters saw. */
+ * line_bytes is what the counters saw. line_bytes is the LLC's line size (hwloc); 0 (unknown) makes the
+ * calibration unavailable, never a guess. */
 struct counters_calibration {
     bool available;
     char reason[COUNTERS_REASON_LEN];
     char event[COUNTERS_NAME_LEN];
     double known_bytes, counted_bytes, ratio;
+    double line_bytes; /* bytes per counted miss: the LLC's line size from hwloc */
 };
 void counters_calibrate(struct counters *c, void (*region)(void *ctx), void *ctx, double known_bytes,
                         double line_bytes, struct counters_calibration *out);

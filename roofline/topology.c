@@ -26,15 +26,17 @@ static int count_objs(hwloc_topology_t topo, hwloc_obj_type_t type) {
 }
 
 /* Size and count of one cache level: data or unified caches only (L1i is not a read path for data). */
-static void cache_level(hwloc_topology_t topo, hwloc_obj_type_t type, size_t *bytes, int *count) {
+static unsigned cache_level(hwloc_topology_t topo, hwloc_obj_type_t type, size_t *bytes, int *count) {
     *bytes = 0;
     *count = 0;
+    unsigned line = 0;
     for (hwloc_obj_t o = hwloc_get_next_obj_by_type(topo, type, NULL); o;
          o = hwloc_get_next_obj_by_type(topo, type, o)) {
         if (o->attr->cache.type == HWLOC_OBJ_CACHE_INSTRUCTION) continue;
-        if (*count == 0) *bytes = (size_t)o->attr->cache.size;
+        if (*count == 0) *bytes = (size_t)o->attr->cache.size, line = o->attr->cache.linesize;
         (*count)++;
     }
+    return line; /* the line size of the level's first instance; 0 when unknown */
 }
 
 static void machine_fill(struct machine *m, hwloc_topology_t topo) {
@@ -43,16 +45,19 @@ static void machine_fill(struct machine *m, hwloc_topology_t topo) {
     m->cores = count_objs(topo, HWLOC_OBJ_CORE);
     m->pus = count_objs(topo, HWLOC_OBJ_PU);
     if (m->cores == 0) m->cores = m->pus; /* some platforms report PUs only */
-    cache_level(topo, HWLOC_OBJ_L1CACHE, &m->l1d_bytes, &m->l1d_count);
-    cache_level(topo, HWLOC_OBJ_L2CACHE, &m->l2_bytes, &m->l2_count);
-    cache_level(topo, HWLOC_OBJ_L3CACHE, &m->l3_bytes, &m->l3_count);
+    unsigned line1 = cache_level(topo, HWLOC_OBJ_L1CACHE, &m->l1d_bytes, &m->l1d_count);
+    unsigned line2 = cache_level(topo, HWLOC_OBJ_L2CACHE, &m->l2_bytes, &m->l2_count);
+    unsigned line3 = cache_level(topo, HWLOC_OBJ_L3CACHE, &m->l3_bytes, &m->l3_count);
     if (m->l3_bytes) {
         m->llc_level = 3, m->llc_bytes = m->l3_bytes, m->llc_total_bytes = m->l3_bytes * (size_t)m->l3_count;
+        m->llc_line_bytes = line3;
     } else if (m->l2_bytes) {
         m->llc_level = 2, m->llc_bytes = m->l2_bytes, m->llc_total_bytes = m->l2_bytes * (size_t)m->l2_count;
+        m->llc_line_bytes = line2;
     } else if (m->l1d_bytes) {
         m->llc_level = 1, m->llc_bytes = m->l1d_bytes,
         m->llc_total_bytes = m->l1d_bytes * (size_t)m->l1d_count;
+        m->llc_line_bytes = line1;
     }
     hwloc_obj_t root = hwloc_get_root_obj(topo);
     m->memory_bytes = root ? (unsigned long long)root->total_memory : 0;
@@ -72,13 +77,15 @@ static int machine_set_threads(struct machine *m, int threads, struct fr_err *er
     return 0;
 }
 
-/* Loads a topology, live (desc == NULL) or synthetic, and fills m from it. */
-static int machine_load(struct machine *m, const char *desc, int threads, struct fr_err *err) {
+/* Loads a topology, live (desc == NULL and xml == NULL), synthetic (desc) or XML (xml), and fills m. */
+static int machine_load(struct machine *m, const char *desc, const char *xml, int threads,
+                        struct fr_err *err) {
     *m = (struct machine){0};
     hwloc_topology_t topo;
     int rc = -1;
     FR_CHECK_HWLOC(hwloc_topology_init(&topo), err, out);
     if (desc) FR_CHECK_HWLOC(hwloc_topology_set_synthetic(topo, desc), err, out_destroy);
+    if (xml) FR_CHECK_HWLOC(hwloc_topology_set_xmlbuffer(topo, xml, (int)strlen(xml) + 1), err, out_destroy);
     FR_CHECK_HWLOC(hwloc_topology_load(topo), err, out_destroy);
     machine_fill(m, topo);
     if (desc) snprintf(m->cpu_model, sizeof m->cpu_model, "synthetic (%.100s)", desc);
@@ -95,7 +102,7 @@ out:
 }
 
 int machine_detect(struct machine *m, int threads, struct fr_err *err) {
-    if (machine_load(m, NULL, threads, err) != 0) return -1;
+    if (machine_load(m, NULL, NULL, threads, err) != 0) return -1;
     /* some VMs hot-plug memory the NUMA nodes do not report: keep the OS's figure beside hwloc's */
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     m->os_memory_bytes = pages > 0 && page > 0 ? (unsigned long long)pages * (unsigned long long)page : 0;
@@ -104,7 +111,12 @@ int machine_detect(struct machine *m, int threads, struct fr_err *err) {
 
 int machine_from_synthetic(struct machine *m, const char *desc, int threads, struct fr_err *err) {
     if (!desc || !*desc) return fr_err_set(err, "empty synthetic topology description");
-    return machine_load(m, desc, threads, err);
+    return machine_load(m, desc, NULL, threads, err);
+}
+
+int machine_from_xml(struct machine *m, const char *xml, int threads, struct fr_err *err) {
+    if (!xml || !*xml) return fr_err_set(err, "empty XML topology");
+    return machine_load(m, NULL, xml, threads, err);
 }
 
 /* Binds the calling OpenMP thread to the first PU of core `tid`; returns the PU's OS index or -1. */
@@ -211,6 +223,7 @@ int machine_to_json(const struct machine *m, struct cJSON *obj) {
     if (!cJSON_AddNumberToObject(caches, "l2", (double)m->l2_bytes)) return -1;
     if (!cJSON_AddNumberToObject(caches, "l3", (double)m->l3_bytes)) return -1;
     if (!cJSON_AddNumberToObject(caches, "llc_total", (double)m->llc_total_bytes)) return -1;
+    if (!cJSON_AddNumberToObject(caches, "llc_line_bytes", m->llc_line_bytes)) return -1;
     if (!cJSON_AddNumberToObject(obj, "memory_bytes", (double)m->memory_bytes)) return -1;
     if (!cJSON_AddNumberToObject(obj, "os_memory_bytes", (double)m->os_memory_bytes)) return -1;
     if (!(isa = cJSON_AddObjectToObject(obj, "isa"))) return -1;

@@ -18,8 +18,9 @@ struct machine {
     size_t l3_bytes;
     int l1d_count, l2_count, l3_count; /* instances of each level */
     size_t llc_bytes;                  /* one instance of the last level present (L3, else L2, else L1d) */
-    size_t llc_total_bytes; /* all instances of that level together: STREAM's "4x the LLC" is of this */
-    int llc_level;          /* 1, 2 or 3; 0 when hwloc reports no cache */
+    size_t llc_total_bytes;  /* all instances of that level together: STREAM's "4x the LLC" is of this */
+    int llc_level;           /* 1, 2 or 3; 0 when hwloc reports no cache */
+    unsigned llc_line_bytes; /* cache-line size of that level (hwloc); 0 when hwloc gives none */
     unsigned long long memory_bytes;     /* total memory of all NUMA nodes (hwloc) */
     unsigned long long os_memory_bytes;  /* physical memory the OS reports (sysconf); 0 for synthetic */
     bool avx2, fma, avx512f, avx512bf16; /* of the CPU running this process (cpuid) */
@@ -33,6 +34,10 @@ int machine_detect(struct machine *m, int threads, struct fr_err *err);
 /* Fills m from an hwloc synthetic description, e.g. "pack:2 numa:1 l3:1(size=32MiB) core:4 pu:2"
  * (hwloc_topology_set_synthetic); the ISA flags still come from the running CPU. threads = 0: all cores. */
 int machine_from_synthetic(struct machine *m, const char *desc, int threads, struct fr_err *err);
+
+/* Fills m from an hwloc XML topology in memory (hwloc_topology_set_xmlbuffer), e.g. one captured with lstopo;
+ * the ISA flags still come from the running CPU. threads = 0: all cores. */
+int machine_from_xml(struct machine *m, const char *xml, int threads, struct fr_err *err);
 
 /* Binds OpenMP thread i to core i (its first PU) for m->threads threads, with hwloc_set_cpubind
  * (HWLOC_CPUBIND_THREAD) inside an OpenMP parallel region, and sets the OpenMP thread count to match; libgomp

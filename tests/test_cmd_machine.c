@@ -73,6 +73,11 @@ Test(cmd_machine, json_keys, .timeout = 120) {
     cr_expect(cJSON_IsString(cJSON_GetObjectItem(cn, "reason")));
     if (cJSON_IsFalse(avail)) cr_expect_gt(strlen(cJSON_GetObjectItem(cn, "reason")->valuestring), 0);
     cr_expect(cJSON_IsArray(cJSON_GetObjectItem(cn, "events")));
+    /* the calibration's bytes per counted miss are the LLC line size hwloc gives, not a constant */
+    cJSON *line = cJSON_GetObjectItem(caches, "llc_line_bytes");
+    cJSON *cal_line = cJSON_GetObjectItem(cJSON_GetObjectItem(cn, "calibration"), "line_bytes");
+    cr_expect(cJSON_IsNumber(line) && cJSON_IsNumber(cal_line) && line->valuedouble == cal_line->valuedouble,
+              "caches.llc_line_bytes and counters.calibration.line_bytes differ or are missing");
     cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "validation"), "passed")));
     cJSON_Delete(j);
 }

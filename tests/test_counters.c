@@ -54,7 +54,18 @@ Test(counters, fake_counts_defaults) {
     cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(j, "available")));
     cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "events")), 4);
     cr_expect_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "calibration"), "ratio")->valuedouble, 0.5);
+    cr_expect_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "calibration"), "line_bytes")->valuedouble, 64);
     cJSON_Delete(j);
+    /* the line size is the caller's (hwloc's), not a constant: 128-byte lines count twice the bytes */
+    counters_calibrate(&c, region, &calls, 6400, 128, &cal);
+    cr_expect(cal.available, "%s", cal.reason);
+    cr_expect_eq(cal.counted_bytes, 6400);
+    /* an unknown line size (hwloc gives 0) is unavailable, with the reason, and nothing is counted */
+    calls = 0;
+    counters_calibrate(&c, region, &calls, 6400, 0, &cal);
+    cr_expect_not(cal.available);
+    cr_expect_eq(calls, 0);
+    cr_expect(strstr(cal.reason, "cache-line size") != NULL, "%s", cal.reason);
     counters_close(&c);
 }
 

@@ -1,7 +1,12 @@
-/* Topology from synthetic hwloc descriptions (hand-counted objects and sizes), the live machine, binding. */
+/* Topology from synthetic hwloc descriptions (hand-counted objects and sizes), from XML (the cache-line
+ * size, which synthetic descriptions fix at 64), the live machine (line size against glibc's sysconf),
+ * binding. */
 #include <cJSON.h>
 #include <criterion/criterion.h>
+#include <hwloc.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "roofline/topology.h"
 
@@ -124,4 +129,65 @@ Test(topology, json_fields) {
     cr_expect_eq(cJSON_GetObjectItem(caches, "l1d")->valuedouble, 0);
     cr_expect(cJSON_IsObject(cJSON_GetObjectItem(o, "isa")));
     cJSON_Delete(o);
+}
+
+/* hwloc's XML of a synthetic topology, with every cache-line size replaced by `line` (hwloc's synthetic
+ * format has no line-size attribute: it gives 64). Caller frees. */
+static char *xml_with_line_size(const char *desc, const char *line) {
+    hwloc_topology_t t;
+    cr_assert_eq(hwloc_topology_init(&t), 0);
+    cr_assert_eq(hwloc_topology_set_synthetic(t, desc), 0);
+    cr_assert_eq(hwloc_topology_load(t), 0);
+    char *xml = NULL;
+    int len = 0;
+    cr_assert_eq(hwloc_topology_export_xmlbuffer(t, &xml, &len, 0), 0);
+    size_t cap = (size_t)len * 2 + 64, out_n = 0;
+    char *out = malloc(cap);
+    cr_assert_not_null(out);
+    const char *key = "cache_linesize=\"64\"";
+    int replaced = 0;
+    for (const char *p = xml; *p;) {
+        if (strncmp(p, key, strlen(key)) == 0) {
+            out_n += (size_t)snprintf(out + out_n, cap - out_n, "cache_linesize=\"%s\"", line);
+            p += strlen(key);
+            replaced++;
+        } else {
+            out[out_n++] = *p++;
+        }
+    }
+    out[out_n] = '\0';
+    cr_assert_gt(replaced, 0, "no cache_linesize in hwloc's XML");
+    hwloc_free_xmlbuffer(t, xml);
+    hwloc_topology_destroy(t);
+    return out;
+}
+
+Test(topology, llc_line_size_from_hwloc) {
+    struct machine m;
+    struct fr_err err = {{0}};
+    char *xml = xml_with_line_size("pack:1 l3:1(size=8388608) l2:2(size=1048576) core:1 pu:1", "128");
+    cr_assert_eq(machine_from_xml(&m, xml, 0, &err), 0, "%s", err.msg);
+    cr_expect_eq(m.llc_level, 3);
+    cr_expect_eq(m.l3_bytes, 8 * MiB);
+    cr_expect_eq(m.llc_line_bytes, 128);
+    free(xml);
+    /* unknown in the topology: 0, never a guess */
+    xml = xml_with_line_size("pack:1 l3:1(size=8388608) core:2 pu:1", "0");
+    cr_assert_eq(machine_from_xml(&m, xml, 0, &err), 0, "%s", err.msg);
+    cr_expect_eq(m.llc_line_bytes, 0);
+    free(xml);
+    cr_expect_neq(machine_from_xml(&m, "", 0, &err), 0);
+    cr_expect_neq(machine_from_xml(&m, "<topology>", 0, &err), 0);
+}
+
+Test(topology, live_llc_line_size_matches_sysconf) {
+    struct machine m;
+    struct fr_err err = {{0}};
+    cr_assert_eq(machine_detect(&m, 0, &err), 0, "%s", err.msg);
+    static const int names[4] = {0, _SC_LEVEL1_DCACHE_LINESIZE, _SC_LEVEL2_CACHE_LINESIZE,
+                                 _SC_LEVEL3_CACHE_LINESIZE};
+    long want = m.llc_level >= 1 && m.llc_level <= 3 ? sysconf(names[m.llc_level]) : -1;
+    if (want <= 0) cr_skip_test("glibc gives no line size for L%d to compare with", m.llc_level);
+    cr_expect_eq((long)m.llc_line_bytes, want, "hwloc L%d line %u B, sysconf %ld B", m.llc_level,
+                 m.llc_line_bytes, want);
 }

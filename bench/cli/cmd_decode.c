@@ -5,7 +5,6 @@
  * implementation. Checked end to end in tests/test_cmd_decode.c. */
 #include "bench/cli/cli.h"
 
-#include <cblas.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -19,6 +18,7 @@
 #include "model/cost.h"
 #include "model/decode.h"
 #include "model/safetensors.h"
+#include "roofline/blas_pool.h"
 #include "roofline/topology.h"
 
 /* Synthetic weights need some seed; a fixed one makes two runs of the same command agree token for token. */
@@ -181,7 +181,9 @@ static int run_decode(const struct decode_args *a, struct run *r) {
     struct machine m;
     if (machine_detect(&m, (int)a->threads, &err)) return cli_usage_error("decode: %s", err.msg);
     if (machine_bind_threads(&m, &err)) return cli_fail("decode: %s", err.msg);
-    openblas_set_num_threads(m.threads);
+    char pool[256] = "";
+    if (a->backend == MATVEC_BACKEND_OPENBLAS && blas_pool_bind_threads(&m, pool, sizeof pool, &err))
+        return cli_fail("decode: %s", err.msg);
 
     if (qwen3_weights_alloc(&r->w, &r->cfg, a->wtype, &err)) return cli_usage_error("decode: %s", err.msg);
     double t0 = timing_now_s();
@@ -200,6 +202,7 @@ static int run_decode(const struct decode_args *a, struct run *r) {
             (double)r->w.total_bytes / 1e9, load_s, fr_dtype_name(a->kvtype),
             a->backend == MATVEC_BACKEND_OPENBLAS ? "openblas" : "forge",
             kernel_isa_name(kernel_isa_active()), omp_get_max_threads());
+    if (pool[0]) fprintf(stderr, "decode: matvec threads: %s\n", pool);
 
     /* prompt: one step per id; the last step's logits give the first new token */
     t0 = timing_now_s();

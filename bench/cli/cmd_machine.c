@@ -194,10 +194,11 @@ static void calib_region(void *vctx) {
 }
 
 /* Counter-derived bytes of one DRAM read over known bytes, when an LLC-miss event is counted. */
-static void machine_calibrate(struct counters *cn, size_t bytes, struct counters_calibration *cal) {
+static void machine_calibrate(struct counters *cn, size_t bytes, double line_bytes,
+                              struct counters_calibration *cal) {
     struct calib_ctx x = {.n = bytes / sizeof(float)};
     if (!cn->available) {
-        counters_calibrate(cn, calib_region, &x, (double)bytes, 64, cal); /* fills the reason */
+        counters_calibrate(cn, calib_region, &x, (double)bytes, line_bytes, cal); /* fills the reason */
         return;
     }
     float *a = malloc(x.n * sizeof(float));
@@ -208,7 +209,7 @@ static void machine_calibrate(struct counters *cn, size_t bytes, struct counters
     }
     for (size_t i = 0; i < x.n; i++) a[i] = 1.0f;
     x.a = a;
-    counters_calibrate(cn, calib_region, &x, (double)bytes, 64, cal);
+    counters_calibrate(cn, calib_region, &x, (double)bytes, line_bytes, cal);
     free(a);
 }
 
@@ -282,7 +283,7 @@ int cmd_machine(int argc, char **argv) {
     else
         snprintf(message, sizeof message, "FAILED: %s", err.msg);
     struct counters_calibration cal;
-    machine_calibrate(&cn, passed ? c.dram_array_bytes : (size_t)64 << 20, &cal);
+    machine_calibrate(&cn, passed ? c.dram_array_bytes : (size_t)64 << 20, m.llc_line_bytes, &cal);
 
     if (a.json) {
         rc = machine_json(&a, &m, &c, &cn, &cal, passed, message);

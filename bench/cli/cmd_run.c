@@ -27,6 +27,7 @@
 #include "model/cost.h"
 #include "model/decode.h"
 #include "model/weights.h"
+#include "roofline/blas_pool.h"
 #include "roofline/ceilings.h"
 #include "roofline/roofline.h"
 #include "roofline/roofs.h"
@@ -533,6 +534,13 @@ static int run_main(struct run *r, int argc, char **argv) {
     r->caches = (struct cost_caches){
         .bytes = {(double)r->machine.l1d_bytes, (double)r->machine.l2_bytes, (double)r->machine.l3_bytes},
         .threads = r->machine.threads};
+    /* the ceilings leave OpenBLAS at its default pool: the matvecs get the run's threads, bound alike */
+    char *gt = r->report->prov.gemv_threads;
+    size_t gt_len = sizeof r->report->prov.gemv_threads;
+    if (a->gemv != MATVEC_BACKEND_OPENBLAS)
+        snprintf(gt, gt_len, "forge kernels on the OpenMP team of %d bound threads", r->machine.threads);
+    else if (blas_pool_bind_threads(&r->machine, gt, gt_len, &err) != 0)
+        return cli_fail("%s", err.msg);
 
     progress_phase(&pr, "verify");
     int counts[3];

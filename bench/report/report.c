@@ -203,6 +203,7 @@ static const struct report_field prov_fields[] = {
     F_STR_OPT(P, "isa", isa),
     F_STR_OPT(P, "plan", plan),
     F_STR_OPT(P, "roof_notes", roof_notes),
+    F_STR_OPT(P, "gemv_threads", gemv_threads),
 };
 #undef P
 

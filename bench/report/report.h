@@ -45,9 +45,10 @@ struct report_provenance {
     char isa[16];          /* kernels, sampler and ceiling kernels: "avx512", "avx2", "scalar" (--isa) */
     bool quick;            /* --quick: fewer repetitions, smaller sweeps */
     double timer_resolution_s;
-    char plan[1024];      /* what each figure is the best or median of, and what the sweeps cover (quick or
-                             full), in words; "" when unknown (a run.json written before it existed) */
-    char roof_notes[512]; /* what the roofs fell back to or were raised by, in words; "" when nothing */
+    char plan[1024];        /* what each figure is the best or median of, and what the sweeps cover (quick or
+                               full), in words; "" when unknown (a run.json written before it existed) */
+    char roof_notes[512];   /* what the roofs fell back to or were raised by, in words; "" when nothing */
+    char gemv_threads[256]; /* the threads the matvecs run on: OpenBLAS's pool and its binding, or the team */
 };
 
 struct report_event {

@@ -190,6 +190,7 @@ static void md_setup(FILE *f, const struct run_report *r) {
             p->threads, p->threads == 1 ? "" : "s", p->dtype, p->kv_dtype, p->gemv_backend,
             p->isa[0] ? p->isa : "unknown", res, p->utc_stamp,
             p->quick ? ", quick run (fewer repetitions)" : "");
+    if (p->gemv_threads[0]) fprintf(f, "Matvec threads: %s.\n\n", p->gemv_threads);
     if (p->plan[0]) fprintf(f, "Repetitions%s: %s.\n\n", p->quick ? " (quick run)" : "", p->plan);
     const struct report_model *m = &r->model;
     char params[REPORT_FMT_LEN], wb[REPORT_FMT_LEN];
