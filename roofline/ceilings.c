@@ -165,6 +165,7 @@ struct run_ctx {
     const float *a; /* [n] = i & 3: read source, copy source, triad operand */
     float *b, *c;   /* [n]: copy destination; triad destination c = b + 3a */
     size_t n;
+    size_t slice_n; /* floats of one slice of the slice read */
     read_fn read;
     long passes;       /* cache reads: passes over each thread's set */
     const float *sets; /* [threads][set_stride]: one working set per thread */
@@ -186,6 +187,16 @@ static void run_read(void *vctx, long rep) {
     struct run_ctx *x = vctx;
     double total = read_dynamic(x->read, x->a, x->n, x->threads);
     if (total != x->expected) x->bad++, x->got = total;
+}
+
+/* One slice of the DRAM array per repetition, the slices in turn: a slice was last read 7 slices (3.5 x the
+ * LLC at the minimum array size) ago, so it comes from DRAM; a repetition lasts about as long as one
+ * matvec of a layer, so the best of them sees the quiet moments a block sees on a shared machine. */
+static void run_read_slice(void *vctx, long rep) {
+    struct run_ctx *x = vctx;
+    size_t lo = (size_t)(rep % CEILINGS_READ_SLICES) * x->slice_n;
+    double total = read_dynamic(x->read, x->a + lo, x->slice_n, x->threads);
+    if (total != pattern_sum(x->slice_n)) x->bad++, x->got = total;
 }
 
 static void run_copy(void *vctx, long rep) {
@@ -347,7 +358,7 @@ static float *alloc_floats(size_t n) {
 }
 
 struct plan {
-    struct timing_opts dram_read, dram_rw, cache, peak, sgemm;
+    struct timing_opts dram_read, dram_rw, cache, peak, sgemm, slices;
     size_t cache_rep_bytes;
     double exp_per_rep;                /* exps each thread computes in one timed run */
     long calls_per_rep, forks_per_rep; /* calls and parallel regions in one timed run */
@@ -360,6 +371,7 @@ static struct plan plan_for(bool quick) {
                              .cache = {.warmup = 1, .min_reps = 5, .max_reps = 5},
                              .peak = {.warmup = 1, .min_reps = 5, .max_reps = 5},
                              .sgemm = {.warmup = 1, .min_reps = 3, .max_reps = 3},
+                             .slices = {.warmup = 1, .min_reps = 24, .max_reps = 24},
                              .cache_rep_bytes = (size_t)16 << 20,
                              .exp_per_rep = 1 << 22,
                              .calls_per_rep = 20000,
@@ -369,6 +381,7 @@ static struct plan plan_for(bool quick) {
                          .cache = {.warmup = 2, .min_reps = 10, .max_reps = 400, .min_time_s = 0.1},
                          .peak = {.warmup = 1, .min_reps = 10, .max_reps = 400, .min_time_s = 0.1},
                          .sgemm = {.warmup = 1, .min_reps = 10, .max_reps = 10},
+                         .slices = {.warmup = 1, .min_reps = 40, .max_reps = 400, .min_time_s = 0.1},
                          .cache_rep_bytes = (size_t)64 << 20,
                          .exp_per_rep = 1 << 23,
                          .calls_per_rep = 50000,
@@ -423,6 +436,14 @@ static int measure_dram(struct run_ctx *x, const struct plan *p, int threads, st
         x->threads = one ? 1 : threads;
         if (measure(run_read, x, &p->dram_read, bytes, &f[CEILING_DRAM_READ], "DRAM read", err)) goto out;
         if (!one && measure_plain(x, &p->dram_read, bytes, c, err)) goto out;
+        if (!one) {
+            x->slice_n = n / CEILINGS_READ_SLICES / 64 * 64;
+            x->expected = pattern_sum(x->slice_n);
+            if (x->slice_n > 0 && measure(run_read_slice, x, &p->slices, (double)x->slice_n * sizeof(float),
+                                          &c->read_slice, "DRAM read (slices)", err))
+                goto out;
+            x->expected = pattern_sum(n);
+        }
         zero_split(b, n, threads);
         if (measure(run_copy, x, &p->dram_rw, 2 * bytes, &f[CEILING_DRAM_COPY], "DRAM copy", err)) goto out;
         if (memcmp(a, b, n * sizeof(float)) != 0) {
@@ -699,6 +720,7 @@ cJSON *ceilings_to_json(const struct ceilings *c) {
         ok = add_figure(o, ceilings_key((enum ceiling_kind)k, true), &c->one[k]);
     ok = ok && add_figure(o, "plain_read_gbs", &c->plain_read);
     ok = ok && add_figure(o, "read_paired_gbs", &c->read_paired);
+    ok = ok && add_figure(o, "dram_read_slice_gbs", &c->read_slice);
     ok = ok && cJSON_AddNumberToObject(o, "plain_read_diff_pct", c->plain_diff_pct);
     ok = ok && cJSON_AddNumberToObject(o, "plain_read_diff_best_pct", c->plain_diff_best_pct);
     ok = ok && cJSON_AddNumberToObject(o, "threads", c->threads);

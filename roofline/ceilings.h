@@ -19,6 +19,8 @@
 
 struct cJSON;
 
+#define CEILINGS_READ_SLICES 8
+
 enum ceiling_kind {
     CEILING_DRAM_READ,
     CEILING_DRAM_COPY,
@@ -48,6 +50,10 @@ struct ceilings {
     /* The plain-loop check, all threads, DRAM array: an independent plain scalar loop and the read kernel,
      * alternating run for run (timing_measure_pair) so both see the same noise. */
     struct ceiling_figure plain_read, read_paired;
+    /* The DRAM read in short repetitions: one eighth of the DRAM array each, the slices in turn (each comes
+     * from DRAM: 7 slices were read since), all threads. Its best sees the quiet moments of a shared
+     * machine as a short block does; the DRAM roof is the best of it and the full-array read. */
+    struct ceiling_figure read_slice;
     double plain_diff_pct; /* 100 * (1 - median over pairs of plain GB/s / kernel GB/s); > 0: plain slower */
     double plain_diff_best_pct; /* 100 * (kernel best - plain best) / kernel best */
     int threads;
@@ -89,8 +95,8 @@ double ceilings_read_team(const float *a, size_t n);
 double ceilings_read_sum(const float *a, size_t n);
 
 /* The figures as a cJSON object: one object per key {best, median, min, max, reps, noisy} (or {available:
- * false, reason}), plus plain_read_gbs, read_paired_gbs, plain_read_diff_pct, plain_read_diff_best_pct,
- * isa and sizes. NULL on allocation failure. */
+ * false, reason}), plus plain_read_gbs, read_paired_gbs, dram_read_slice_gbs, plain_read_diff_pct,
+ * plain_read_diff_best_pct, isa and sizes. NULL on allocation failure. */
 struct cJSON *ceilings_to_json(const struct ceilings *c);
 
 #endif

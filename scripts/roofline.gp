@@ -1,6 +1,8 @@
 # Roofline, log-log: measured ceilings as roofs (sloped: bandwidth, flat: peak FLOP/s), one point per
-# block and one for the whole decode step, each named in the key; hollow symbols keep overlapping points
-# visible. The weight-reading matvecs share one intensity, so an inset zooms on them with direct labels.
+# block and one for the whole decode step, each named in the key with the roof that binds it (a memory
+# level, FMA, exp or the call overhead); a bar in the point's colour marks that roof's performance for the
+# block (its FLOPs over its predicted time) and a dotted line joins the point to it; hollow symbols keep
+# overlapping points visible. The weight-reading matvecs share one intensity, so an inset zooms on them with direct labels.
 # Inputs: plot_vars.gp, plot_points.dat.
 load dir.'/plot_vars.gp'
 eval out('roofline')
@@ -39,6 +41,10 @@ plot NaN notitle, \
      for [i=1:n_peak] (peak_val[i] + 0 * x) with lines lw 2 dt 2+i lc rgb '#888888' title peak_name[i], \
      for [i=1:n_points] pts every ::(i-1)::(i-1) using 1:2 with points pt ptyp(i) \
          ps (i == step_point ? 3 : 2.2) lw 2 lc rgb pcol(i) title point_name[i], \
+     for [i=1:n_points] pts every ::(i-1)::(i-1) using ($1/1.5):7:($1*1.5-$1/1.5):(0) with vectors nohead \
+         lw 3 lc rgb pcol(i) notitle, \
+     for [i=1:n_points] pts every ::(i-1)::(i-1) using 1:2:(0):($7-$2) with vectors nohead dt 3 lw 1 \
+         lc rgb pcol(i) notitle, \
      pts using 1:($6 == 1 ? $2 : NaN) with points pt 6 ps 4.5 lw 2.5 lc rgb '#d62728' \
          title 'red ring: above its roof, an accounting error', \
      for [i=1:(strlen(not_drawn) > 0)] keyentry with points pt -1 title not_drawn

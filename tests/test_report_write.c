@@ -246,8 +246,8 @@ Test(report_write, markdown_flags_above_roof_and_noisy) {
 
     /* The roofline marks it (a red ring and the key), and the JSON says it too. */
     char *pts = tu_slurp(dir, "plot_points.dat"), *vars = tu_slurp(dir, "plot_vars.gp");
-    cr_expect(pts && strstr(pts, "\"attention\" 1\n"), "%s", pts);
-    cr_expect(vars && strstr(vars, "'attention (ABOVE ROOF: accounting error)'"));
+    cr_expect(pts && strstr(pts, "\"attention\" 1 "), "%s", pts);
+    cr_expect(vars && strstr(vars, "'attention [memory roof] (ABOVE ROOF: accounting error)'"));
     free(pts);
     free(vars);
 

@@ -147,6 +147,7 @@ static void print_ceilings(const struct ceilings *c) {
     }
     print_figure("plain_read_gbs", c->threads, "GB/s", &c->plain_read);
     print_figure("read_paired_gbs", c->threads, "GB/s", &c->read_paired);
+    print_figure("dram_read_slice_gbs", c->threads, "GB/s", &c->read_slice);
     printf("\n");
 }
 

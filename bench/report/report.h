@@ -24,7 +24,7 @@
 
 #define REPORT_SCHEMA       "forge-roofline/1"
 #define REPORT_MAX_EVENTS   16
-#define REPORT_MAX_CEILINGS 24
+#define REPORT_MAX_CEILINGS 32
 #define REPORT_MAX_STEPS    24
 #define REPORT_MAX_SAMPLER  96
 #define REPORT_NAME_LEN     64
@@ -47,7 +47,7 @@ struct report_provenance {
     double timer_resolution_s;
     char plan[1024];        /* what each figure is the best or median of, and what the sweeps cover (quick or
                                full), in words; "" when unknown (a run.json written before it existed) */
-    char roof_notes[512];   /* what the roofs fell back to or were raised by, in words; "" when nothing */
+    char roof_notes[1024];  /* what the roofs fell back to or were raised by, in words; "" when nothing */
     char gemv_threads[256]; /* the threads the matvecs run on: OpenBLAS's pool and its binding, or the team */
 };
 

@@ -82,6 +82,7 @@ struct roof_point {
     double intensity, gflops;
     bool reads_weights; /* a weight-streaming matvec: these share one intensity and get a zoomed inset */
     bool above_roof;    /* drawn with a red ring: an accounting error */
+    double roof_gflops; /* flops / predicted_s: the point's own roof, the one of the level that binds it */
     double label_y;     /* label height in the inset */
 };
 
@@ -107,7 +108,8 @@ static int roof_points(const struct run_report *r, struct roof_point *pts, char 
         p->intensity = ai, p->gflops = gf;
         p->reads_weights = (unsigned)b->id < BLOCK_COUNT && block_table()[b->id].reads_weights;
         p->above_roof = report_is_above_roof(b->above_roof, b->efficiency);
-        snprintf(p->label, sizeof p->label, "%s%s", b->name,
+        p->roof_gflops = report_ratio(b->flops, b->predicted_s) / 1e9;
+        snprintf(p->label, sizeof p->label, "%s [%s roof]%s", b->name, b->bound[0] ? b->bound : "n/a",
                  p->above_roof ? " (ABOVE ROOF: accounting error)" : "");
     }
     const struct report_step *s = report_headline_step(r);
@@ -118,6 +120,7 @@ static int roof_points(const struct run_report *r, struct roof_point *pts, char 
             p->intensity = ai, p->gflops = gf;
             p->reads_weights = false;
             p->above_roof = report_is_above_roof(s->above_roof, s->efficiency);
+            p->roof_gflops = report_ratio(s->flops, s->predicted_s) / 1e9;
             snprintf(p->label, sizeof p->label, "whole decode step (T=%ld)%s", s->context,
                      p->above_roof ? " (ABOVE ROOF: accounting error)" : "");
         }
@@ -322,7 +325,9 @@ int report_plots_write_inputs(const struct run_report *r, const char *dir, struc
 
     /* Roofline points: one line per point, in point_name order. */
     if (!(f = report_file_open(dir, "plot_points.dat", err))) return -1;
-    fputs("# intensity_flop_per_byte measured_gflop_per_s reads_weights label_y name above_roof\n", f);
+    fputs("# intensity_flop_per_byte measured_gflop_per_s reads_weights label_y name above_roof "
+          "roof_gflop_per_s\n",
+          f);
     for (int i = 0; i < n_pts; i++) {
         gp_num(f, pts[i].intensity);
         fputc(' ', f);
@@ -331,7 +336,9 @@ int report_plots_write_inputs(const struct run_report *r, const char *dir, struc
         gp_num(f, pts[i].label_y);
         fputs(" \"", f);
         for (const char *c = pts[i].label; *c && *c != ' '; c++) fputc(*c, f);
-        fprintf(f, "\" %d\n", pts[i].above_roof);
+        fprintf(f, "\" %d ", pts[i].above_roof);
+        gp_num(f, pts[i].roof_gflops);
+        fputc('\n', f);
     }
     if (report_file_close(f, dir, "plot_points.dat", err) != 0) return -1;
 
