@@ -71,11 +71,33 @@ static inline int test_close(const char *what, const float *got, const float *re
     return bad == 0;
 }
 
-/* Runs BODY once per ISA the CPU supports, with `isa` set and forced; restores the best ISA after. */
+/* Why this process cannot run isa's kernels: the CPU lacks it, or KERNEL_ISA_MAX_ENV caps it. */
+static inline const char *test_isa_why_not(void) {
+    const char *cap = getenv(KERNEL_ISA_MAX_ENV);
+    return cap && *cap ? "capped by " KERNEL_ISA_MAX_ENV : "this CPU lacks it";
+}
+
+/* Forces isa for the rest of the test, or skips the test with the reason, so Criterion's Synthesis line
+ * counts what this machine did not test (a machine without AVX-512 shows its AVX-512 tests as skipped). */
+static inline void test_isa_require(enum kernel_isa isa) {
+    if (kernel_isa_force(isa) != 0)
+        cr_skip_test("%s kernels not tested: %s", kernel_isa_name(isa), test_isa_why_not());
+}
+
+/* Forces isa and returns 1, or says in the test's output that it is left out and returns 0. */
+static inline int test_isa_enter(enum kernel_isa isa) {
+    if (kernel_isa_force(isa) == 0) return 1;
+    cr_log_warn("%s kernels not tested here: %s", kernel_isa_name(isa), test_isa_why_not());
+    return 0;
+}
+
+/* Runs BODY once per ISA the CPU supports, with `isa` set and forced; restores the best ISA after. An ISA
+ * the CPU lacks is named in the test's output (test_isa_enter); the per-ISA tests of
+ * tests/test_kernels_check.c carry the skipped count. */
 #define FOR_EACH_ISA(isa)                                                                                    \
     for (enum kernel_isa isa = KERNEL_ISA_SCALAR;                                                            \
          isa < KERNEL_ISA_COUNT || (kernel_isa_force(KERNEL_ISA_COUNT), 0);                                  \
          isa = (enum kernel_isa)(isa + 1))                                                                   \
-        if (kernel_isa_force(isa) == 0)
+        if (test_isa_enter(isa))
 
 #endif

@@ -10,6 +10,7 @@
 #include "roofline/ceilings.h"
 #include "roofline/ceilings_kernels.h"
 #include "roofline/roofs.h"
+#include "tests/kernels_test_util.h"
 
 static float *pattern(size_t n) {
     float *a = malloc(n * sizeof *a);
@@ -33,23 +34,34 @@ Test(ceilings, read_sum_exact) {
         size_t n = sizes[s];
         float *a = pattern(n + 1);
         cr_expect_eq(ceilings_read_sum(a, n), exact_sum(n), "n = %zu", n);
-        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-            cr_expect_eq(ceilings_read_avx2(a, n, 3), 3 * exact_sum(n), "avx2, n = %zu", n);
-        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-            cr_expect_eq(ceilings_read_avx512(a, n, 3), 3 * exact_sum(n), "avx512, n = %zu", n);
         free(a);
     }
 }
 
-Test(ceilings, fma_lanes_match_fmaf) {
+/* The SIMD read and FMA kernels, one test per ISA: skipped with the reason where this machine cannot run
+ * them (test_isa_require honours FORGE_ROOFLINE_MAX_ISA as the kernels do). */
+static void simd_kernels_exact(enum kernel_isa isa) {
+    test_isa_require(isa);
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t n = sizes[s];
+        float *a = pattern(n + 1);
+        double got = isa == KERNEL_ISA_AVX512 ? ceilings_read_avx512(a, n, 3) : ceilings_read_avx2(a, n, 3);
+        cr_expect_eq(got, 3 * exact_sum(n), "%s, n = %zu", kernel_isa_name(isa), n);
+        free(a);
+    }
     float want = 0;
     for (int i = 0; i < 5000; i++) want = fmaf(want, 0.9999f, 1e-4f);
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        cr_expect_eq(ceilings_fma_avx2(5000, 0.9999f, 1e-4f), want);
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-        cr_expect_eq(ceilings_fma_avx512(5000, 0.9999f, 1e-4f), want);
+    float got = isa == KERNEL_ISA_AVX512 ? ceilings_fma_avx512(5000, 0.9999f, 1e-4f)
+                                         : ceilings_fma_avx2(5000, 0.9999f, 1e-4f);
+    cr_expect_eq(got, want, "%s FMA lanes against fmaf", kernel_isa_name(isa));
+    kernel_isa_force(KERNEL_ISA_COUNT);
+}
+
+Test(ceilings, avx2_read_and_fma_exact) {
+    simd_kernels_exact(KERNEL_ISA_AVX2);
+}
+Test(ceilings, avx512_read_and_fma_exact) {
+    simd_kernels_exact(KERNEL_ISA_AVX512);
 }
 
 static const struct ceilings_opts small = {.quick = true,
