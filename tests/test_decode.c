@@ -14,15 +14,17 @@
 #define REF_MAX_POS 8
 
 /* How far the engine's f32 K and V may lie from the reference's double ones before they are stored, as a
- * fraction of the largest element of the vector (one layer, one position, all KV heads). Derivation: each
- * element is a dot product of hidden = 64 terms (f32 accumulation: relative error up to 64 u of the sum of
- * |terms|, u = 2^-24, and that sum is at most sqrt(64) = 8 times the largest element for these random
- * weights), then a per-head RMSNorm and a rotation (a few u more): 64 * 8 * 2^-24 + 16 * 2^-24 < 2^-14.
- * Measured with an f32 cache: 2.5e-7 (about 2^-22; logged). The stored value must then be what the cache's
- * dtype makes of some value within that distance of the reference's: exactly the reference's rounding, or,
- * for bf16, the neighbouring bf16 value when the reference lies within 2^-14 of the vector's largest element
- * of a rounding midpoint (bf16's step is 2^-8 of an element's magnitude, so only values near a midpoint can
- * flip). */
+ * fraction of the largest element of the vector (one layer, one position, all KV heads). Estimate: each
+ * element is a dot product of hidden = 64 terms accumulated in f32 (error up to 64 u times the sum of
+ * |terms|, u = 2^-24; with random weights that sum is about sqrt(64) = 8 times the largest element), then a
+ * per-head RMSNorm and a rotation (a few u), on inputs that carry the earlier layers' f32 error (of the
+ * same order): 64 * 8 * u = 2^-15 for the dot product, so 2^-14 covers the rest twice over. Measured with
+ * an f32 cache: 2.5e-7 of the largest element (about 2^-22; logged), 240 times inside. The stored value
+ * must then be what the cache's dtype makes of some value within that distance of the reference's: exactly
+ * the reference's rounding, or, for bf16, the neighbouring bf16 value when the reference lies within 2^-14
+ * (of the vector's largest element) of a rounding midpoint. A bf16 step is 2^-8 to 2^-7 of an element's
+ * magnitude, so a store that rounds another way (truncation, say) is caught wherever the reference does
+ * not lie within the window of a midpoint. */
 #define REF_KV_TOL 0x1.0p-14
 
 /* The reference's own state: residual stream and a double KV cache. At each step the reference checks what
