@@ -1,6 +1,8 @@
 /* Sampler benchmark (see sampler_bench.h). Rows come from bench/sampler_rows.c with fixed seeds; the
- * filters write to a separate buffer (the *_into forms) so no copy enters the timed region. Each run first
- * checks that the fast and sort filters agree bit for bit on the row it times, and fails if they do not. */
+ * filters write to a separate buffer (the *_into forms) so no copy enters the timed region. Before timing a
+ * row it checks, and fails if they differ: the fast filter against the sort reference bit for bit, and
+ * sampler_pick (the fused chain the decode step runs, timed as chain_fast) against the unfused sort chain
+ * (softmax, reference filter, draw), token for token over BENCH_CHECK_STEPS seeded steps. */
 #include "bench/sampler_bench.h"
 
 #include <stdlib.h>
@@ -42,6 +44,14 @@ struct bench_ctx {
     volatile int sink;
 };
 
+/* softmax, the sort reference filter and the draw, each on its own: what sampler_pick must equal */
+static int sort_chain(float *tmp, const float *logits, int n, float temperature, float top_p, void *scratch,
+                      double u) {
+    sampler_softmax(tmp, logits, FR_DTYPE_F32, n, temperature, NULL);
+    sampler_top_p_ref(tmp, n, top_p, scratch);
+    return sampler_draw(tmp, n, u);
+}
+
 static void bench_one(void *vctx, long rep) {
     struct bench_ctx *c = vctx;
     int t = -1;
@@ -62,20 +72,22 @@ static void bench_one(void *vctx, long rep) {
     case SAMPLER_BENCH_DRAW:
         t = sampler_draw(c->filtered, c->n, u);
         break;
-    case SAMPLER_BENCH_CHAIN_FAST:
+    case SAMPLER_BENCH_CHAIN_FAST: {
+        struct sampler_params prm = {c->temperature, c->top_p, 1};
+        sampler_pick(c->logits, c->n, &prm, (uint64_t)rep, c->scratch, &t, NULL);
+        break;
+    }
     case SAMPLER_BENCH_CHAIN_SORT:
-        sampler_softmax(c->tmp, c->logits, FR_DTYPE_F32, c->n, c->temperature, NULL);
-        if (c->variant == SAMPLER_BENCH_CHAIN_FAST)
-            sampler_top_p_fast(c->tmp, c->n, c->top_p, c->scratch);
-        else
-            sampler_top_p_ref(c->tmp, c->n, c->top_p, c->scratch);
-        t = sampler_draw(c->tmp, c->n, u);
+        t = sort_chain(c->tmp, c->logits, c->n, c->temperature, c->top_p, c->scratch, u);
         break;
     default:
         break;
     }
     c->sink = t;
 }
+
+/* steps of the token check before a row is timed (each a different uniform draw) */
+#define BENCH_CHECK_STEPS 32
 
 /* Realistic rows' nuclei range from 1 token to thousands with the seed; the timed row is the one with the
  * median nucleus of ROW_CANDIDATES seeded rows, so the figure is neither the easiest nor the hardest. */
@@ -153,6 +165,22 @@ int sampler_bench_run(const struct sampler_bench_opts *o, struct sampler_bench_r
                 rc = fr_err_set(
                     err, "sampler benchmark: fast top-p differs from the reference (vocab %d, %s rows)", n,
                     sampler_row_kind_name(kinds[k]));
+                goto done;
+            }
+            int tokens_differ = 0;
+            for (uint64_t step = 0; step < BENCH_CHECK_STEPS; step++) {
+                struct sampler_params prm = {o->temperature, o->top_p, 1};
+                int want = sampler_draw(ref, n, sampler_uniform(1, step)); /* ref: the sort chain's row */
+                int got = -1;
+                sampler_pick(logits, n, &prm, step, scratch, &got, NULL);
+                tokens_differ += got != want;
+            }
+            if (tokens_differ) {
+                rc = fr_err_set(
+                    err,
+                    "sampler benchmark: sampler_pick differs from the sort chain on %d of %d steps "
+                    "(vocab %d, %s rows)",
+                    tokens_differ, BENCH_CHECK_STEPS, n, sampler_row_kind_name(kinds[k]));
                 goto done;
             }
             for (int v = 0; v < SAMPLER_BENCH_VARIANT_COUNT; v++) {

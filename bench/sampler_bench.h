@@ -17,8 +17,9 @@ enum sampler_bench_variant {
     SAMPLER_BENCH_TOP_P_SORT, /* reference filter (qsort of the whole row) */
     SAMPLER_BENCH_TOP_P_FAST, /* histogram + candidate radix sort */
     SAMPLER_BENCH_DRAW,       /* Philox + inverse CDF over the filtered row */
-    SAMPLER_BENCH_CHAIN_FAST, /* sampler_pick: softmax + fast top-p + draw, fused where passes allow */
-    SAMPLER_BENCH_CHAIN_SORT, /* softmax + reference top-p + draw */
+    SAMPLER_BENCH_CHAIN_FAST, /* sampler_pick, as the decode step runs it: softmax + fast top-p + draw, fused
+                               */
+    SAMPLER_BENCH_CHAIN_SORT, /* softmax + reference top-p + draw, each on its own */
     SAMPLER_BENCH_VARIANT_COUNT,
 };
 

@@ -64,8 +64,8 @@ float sampler_exp(float x);
 int sampler_check_probs(const float *probs, int n, struct fr_err *err);
 
 /* Top-p in place over probs[n] (checked with sampler_check_probs first); returns the nucleus size.
- * The reference sorts the whole row (qsort); the fast one never does, and is bit-identical to it (rows
- * over 2^20 tokens, beyond its 20-bit bin counts, go to the reference). */
+ * The reference sorts the whole row (qsort); the fast one never does, and is bit-identical to it at every
+ * size up to 2^26 tokens. */
 size_t sampler_top_p_scratch_bytes(int n);
 int sampler_top_p_ref(float *probs, int n, float top_p, void *scratch);
 int sampler_top_p_fast(float *probs, int n, float top_p, void *scratch);

@@ -13,53 +13,57 @@
  * highest level whose mass covers top_p are histogrammed, the rest only if the nucleus reaches them.
  * The renormalizing sum is the reference's id-order double sum; it is exact (so equal to the sorted-order
  * sum) when the kept mass is below 2^53 ulps of the smallest kept value, else it is redone in id order.
+ * Sizes: any n the API takes up to 2^26 (sums of keys stay below 2^53 ulps; the histogram words are
+ * flushed every 2^20 tokens).
  * Checked in tests/test_sampler_topp.c: fast == reference bitwise on seeded realistic, flat, tied, dyadic,
- * wide-range and tiny rows, f32 and bf16, scalar, AVX2 and AVX-512. */
-#include "kernels/sampler.h"
-
+ * wide-range and tiny rows, f32 and bf16, scalar, AVX2 and AVX-512, and past 2^20 tokens. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/sampler.h"
 #include "kernels/sampler_simd.h"
+#include "kernels/sampler_topp.h"
 
-#define BIN_SHIFT  20        /* bin = key >> 20 */
-#define BINS       2048      /* keys are < 2^31 */
-#define COPIES     4         /* interleaved histograms break the store-to-load chain on a crowded bin */
-#define CNT_SHIFT  44        /* histogram word: count << 44 | sum of the low 20 key bits (exact, < 2^40) */
-#define MAX_FAST_N (1 << 20) /* counts fit the word's 20 bits */
-#define SUB_BITS   10        /* within a bin, the low 20 key bits sort in two 10-bit passes */
-#define SUB_SIZE   1024
+#define BIN_SHIFT 20        /* bin = key >> 20 */
+#define BINS      2048      /* keys are < 2^31 */
+#define COPIES    8         /* interleaved histograms break the store-to-load chain on a crowded bin */
+#define CNT_SHIFT 44        /* histogram word: count << 44 | sum of the low 20 key bits (exact, < 2^40) */
+#define CHUNK     (1 << 20) /* tokens per flush of the words: counts fit their 20 bits */
+#define SUB_BITS  10        /* within a bin, the low 20 key bits sort in two 10-bit passes */
+#define SUB_SIZE  1024
 
 struct topp_work {
-    uint64_t *hist;                       /* [COPIES][BINS] count and low key bits per bin */
-    double *sum;                          /* [BINS] exact per-bin sums */
-    uint32_t *count;                      /* [BINS] */
-    uint32_t *start;                      /* [BINS] offset of each collected bin */
-    uint32_t *radix;                      /* [2][SUB_SIZE] */
-    uint32_t *region;                     /* [n + 16] tokens above the pre-filter level, id order */
-    uint32_t *ids, *keys;                 /* [n + 16] one collection (id order), then sort temporaries */
-    uint32_t *seg_ids, *seg_keys;         /* [n + 16] the collection grouped by bin, high bins first */
+    uint64_t *hist;               /* [COPIES][BINS] count and low key bits per bin */
+    double *sum;                  /* [BINS] exact per-bin sums */
+    uint32_t *count;              /* [BINS] */
+    uint32_t *radix;              /* [2][SUB_SIZE] */
+    uint32_t *region;             /* [n + 16] tokens above the pre-filter level, id order */
+    uint32_t *coll;               /* [n + 16] the tokens of the bins where the cut may fall, id order */
+    uint32_t *ids, *keys;         /* [n + 16] sort temporaries */
+    uint32_t *seg_ids, *seg_keys; /* [n + 16] one bin's tokens (id order), then sort temporaries */
     uint32_t *seg_tmp_ids, *seg_tmp_keys; /* [n + 16] one sub-bin's tokens */
     uint32_t *sub_radix;                  /* [2][SUB_SIZE] radix counts while the sub-bin counts live */
+    uint64_t *sub_low;                    /* [SUB_SIZE] sum of the low 10 key bits per sub-bin */
 };
 
 size_t sampler_top_p_scratch_bytes(int n) {
     if (n < 1) n = 1;
-    return 64 + sizeof(uint64_t) * COPIES * BINS + (sizeof(double) + sizeof(uint32_t)) * BINS +
-           sizeof(uint32_t) * (BINS + 4 * SUB_SIZE) + 7 * sizeof(uint32_t) * ((size_t)n + 16);
+    return 64 + sizeof(uint64_t) * (COPIES * BINS + SUB_SIZE) + (sizeof(double) + sizeof(uint32_t)) * BINS +
+           sizeof(uint32_t) * (4 * SUB_SIZE) + 8 * sizeof(uint32_t) * ((size_t)n + 16);
 }
 
 static struct topp_work work_layout(void *scratch, int n) {
     struct topp_work w;
     w.hist = (uint64_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    w.sum = (double *)(void *)(w.hist + COPIES * BINS);
+    w.sub_low = w.hist + COPIES * BINS;
+    w.sum = (double *)(void *)(w.sub_low + SUB_SIZE);
     w.count = (uint32_t *)(void *)(w.sum + BINS);
-    w.start = w.count + BINS;
-    w.radix = w.start + BINS;
+    w.radix = w.count + BINS;
     w.region = w.radix + 2 * SUB_SIZE;
-    w.ids = w.region + n + 16;
+    w.coll = w.region + n + 16;
+    w.ids = w.coll + n + 16;
     w.keys = w.ids + n + 16;
     w.seg_ids = w.keys + n + 16;
     w.seg_keys = w.seg_ids + n + 16;
@@ -163,30 +167,57 @@ static void sort_bin(uint32_t *id, uint32_t *k, uint32_t *tid, uint32_t *tk, int
  * Values in a bin share their exponent and top 3 mantissa bits, so a bin's sum is
  * ulp * (count * leading bits * 2^20 + the sum of the low 20 key bits): integers, exact, and one 64-bit
  * add per token instead of a floating-point chain. */
-static void histogram_add(struct topp_work *w, const float *p, const uint32_t *ids, int m, uint32_t lo,
-                          uint32_t hi) {
+/* Adds the words of bins [blo, bhi] to the exact per-bin counts and sums. */
+static void histogram_flush(struct topp_work *w, int blo, int bhi) {
     const uint64_t one = (uint64_t)1 << CNT_SHIFT;
-    memset(w->hist, 0, sizeof(uint64_t) * COPIES * BINS);
-    int i = 0;
-    for (; i + COPIES <= m; i += COPIES)
-        for (int c = 0; c < COPIES; c++) {
-            uint32_t k = sampler_key(p[ids ? ids[i + c] : (uint32_t)(i + c)]);
-            if (!ids && (k < lo || k >= hi)) continue;
-            w->hist[c * BINS + (k >> BIN_SHIFT)] += one | (k & 0xfffffu);
-        }
-    for (; i < m; i++) {
-        uint32_t k = sampler_key(p[ids ? ids[i] : (uint32_t)i]);
-        if (!ids && (k < lo || k >= hi)) continue;
-        w->hist[k >> BIN_SHIFT] += one | (k & 0xfffffu);
-    }
-    for (int b = 0; b < BINS; b++) {
+    for (int b = blo; b <= bhi; b++) {
         uint64_t h = 0;
         for (int c = 0; c < COPIES; c++) h += w->hist[c * BINS + b];
         if (!h) continue;
-        uint64_t count = h >> CNT_SHIFT, low = h & ((one)-1);
+        uint64_t count = h >> CNT_SHIFT, low = h & (one - 1);
         int e = b >> 3, lead = (e ? 8 : 0) + (b & 7); /* implicit bit + the bin's 3 mantissa bits */
         w->count[b] += (uint32_t)count;
+        /* exact: an integer below 2^20 * 16 * 2^20 ulps, added to a sum of such below 2^53 ulps (n <= 2^26)
+         */
         w->sum[b] += ldexp((double)(count * (uint64_t)lead * 1048576u + low), (e ? e : 1) - 150);
+    }
+}
+
+/* Adds the tokens whose keys lie in [lo, hi) to the bin counts and sums: ids[m] when given (every one of
+ * them in range), else every p[i], i < m, in range. Only the words of bins [lo, hi) are cleared and read.
+ * Values in a bin share their exponent and top 3 mantissa bits, so a bin's sum is
+ * ulp * (count * leading bits * 2^20 + the sum of the low 20 key bits): integers, exact, and one 64-bit
+ * add per token instead of a floating-point chain. */
+static void histogram_add(struct topp_work *w, const float *p, const uint32_t *ids, int m, uint32_t lo,
+                          uint32_t hi) {
+    const uint64_t one = (uint64_t)1 << CNT_SHIFT;
+    int blo = (int)(lo >> BIN_SHIFT), bhi = (int)((hi - 1) >> BIN_SHIFT);
+    for (int c0 = 0; c0 < m; c0 += CHUNK) {
+        int end = m - c0 < CHUNK ? m : c0 + CHUNK, i = c0;
+        for (int c = 0; c < COPIES; c++)
+            memset(w->hist + c * BINS + blo, 0, sizeof(uint64_t) * (size_t)(bhi - blo + 1));
+        if (ids) {
+            for (; i + COPIES <= end; i += COPIES)
+                for (int c = 0; c < COPIES; c++) {
+                    uint32_t k = sampler_key(p[ids[i + c]]);
+                    w->hist[c * BINS + (k >> BIN_SHIFT)] += one | (k & 0xfffffu);
+                }
+            for (; i < end; i++) {
+                uint32_t k = sampler_key(p[ids[i]]);
+                w->hist[k >> BIN_SHIFT] += one | (k & 0xfffffu);
+            }
+        } else {
+            for (; i + COPIES <= end; i += COPIES)
+                for (int c = 0; c < COPIES; c++) {
+                    uint32_t k = sampler_key(p[i + c]);
+                    if (k >= lo && k < hi) w->hist[c * BINS + (k >> BIN_SHIFT)] += one | (k & 0xfffffu);
+                }
+            for (; i < end; i++) {
+                uint32_t k = sampler_key(p[i]);
+                if (k >= lo && k < hi) w->hist[k >> BIN_SHIFT] += one | (k & 0xfffffu);
+            }
+        }
+        histogram_flush(w, blo, bhi);
     }
 }
 
@@ -248,8 +279,10 @@ static void walk_bin(struct walk *wk, const struct topp_work *w, const float *pr
         walk_sorted(wk, probs, sid, sk, c, top_p);
         return;
     }
-    uint32_t *cnt = w->radix, *low = w->radix + SUB_SIZE; /* per sub-bin: count, sum of the low 10 bits */
-    memset(w->radix, 0, sizeof(uint32_t) * 2 * SUB_SIZE);
+    uint32_t *cnt = w->radix; /* per sub-bin: count, and in w->sub_low the sum of the low 10 bits */
+    uint64_t *low = w->sub_low;
+    memset(cnt, 0, sizeof(uint32_t) * SUB_SIZE);
+    memset(low, 0, sizeof(uint64_t) * SUB_SIZE);
     for (int j = 0; j < c; j++) {
         uint32_t s = (sk[j] >> SUB_BITS) & (SUB_SIZE - 1);
         cnt[s]++;
@@ -260,7 +293,8 @@ static void walk_bin(struct walk *wk, const struct topp_work *w, const float *pr
         if (!cnt[s]) continue;
         uint64_t lead =
             ((uint64_t)((e ? 8 : 0) + (b & 7)) << SUB_BITS) | (uint64_t)s; /* 1 + 13 mantissa bits */
-        double whole = wk->run + ldexp((double)(cnt[s] * lead * SUB_SIZE + low[s]), (e ? e : 1) - 150);
+        double whole =
+            wk->run + ldexp((double)((uint64_t)cnt[s] * lead * SUB_SIZE + low[s]), (e ? e : 1) - 150);
         uint32_t floor_key = ((uint32_t)b << BIN_SHIFT) | ((uint32_t)s << SUB_BITS);
         float floor_v;
         memcpy(&floor_v, &floor_key, sizeof floor_v);
@@ -293,41 +327,56 @@ int sampler_top_p_fast(float *probs, int n, float top_p, void *scratch) {
 }
 
 int sampler_top_p_fast_into(float *out, const float *probs, int n, float top_p, void *scratch) {
-    return sampler_top_p_fast_fused(out, probs, n, top_p, scratch, NULL, NULL, NULL);
+    struct sampler_topp_in in = {probs, NULL, 1.0f, NULL, 1.0};
+    return sampler_top_p_fast_fused(out, &in, n, top_p, scratch, NULL);
 }
 
-int sampler_top_p_fast_fused(float *out, const float *probs, int n, float top_p, void *scratch,
-                             const float *levels, double *total, int *last) {
-    if (total) *total = -1;
+/* The pre-filter's key: the first level whose (approximate) mass covers top_p with a margin; 0 (every
+ * token) if none. Levels of exp values count as levels of p = e * r at the threshold times r, rounded as
+ * p is: e >= T gives e * r >= T * r after rounding too, so the collected tokens include them all. The key
+ * is rounded down to a bin boundary: bins are histogrammed whole or not at all. */
+static uint32_t prefilter_key(const float *mass, double mass_total, float r, float top_p) {
+    for (int j = 0; j < SAMPLER_LEVELS; j++)
+        if ((double)mass[j] / mass_total >= (double)(top_p * 1.001f + 1e-6f)) {
+            float t;
+            uint32_t k = SAMPLER_LEVEL_KEY(j);
+            memcpy(&t, &k, sizeof t);
+            return sampler_key(t * r) & ~(((uint32_t)1 << BIN_SHIFT) - 1); /* down to a bin's start */
+        }
+    return 0;
+}
+
+int sampler_top_p_fast_fused(float *out, const struct sampler_topp_in *in, int n, float top_p, void *scratch,
+                             struct sampler_draw_blocks *blocks) {
+    const struct sampler_row_ops *ops = sampler_ops();
+    if (blocks) blocks->total = -1;
     if (!(top_p < 1.0f)) {
-        if (out != probs) memcpy(out, probs, sizeof(float) * (size_t)n);
+        const float *src = in->probs;
+        if (in->scaled) ops->scale(in->scaled, n, in->r), src = in->scaled;
+        if (out != src) memcpy(out, src, sizeof(float) * (size_t)n);
         return n;
     }
-    if (n > MAX_FAST_N) return sampler_top_p_ref_into(out, probs, n, top_p, scratch);
-    const struct sampler_row_ops *ops = sampler_ops();
     struct topp_work w = work_layout(scratch, n);
 
-    /* pre-filter: the highest level 2^-6j whose (approximate) mass covers top_p with a margin */
     float level_mass[SAMPLER_LEVELS];
-    if (levels)
-        memcpy(level_mass, levels, sizeof level_mass);
-    else
-        ops->levels(probs, n, level_mass);
-    uint32_t t0 = 0;
-    for (int j = 0; j < SAMPLER_LEVELS; j++)
-        if (level_mass[j] >= top_p * 1.001f + 1e-6f) {
-            t0 = (uint32_t)(127 - SAMPLER_LEVEL_STEP * (j + 1)) << 23;
-            break;
-        }
+    /* keys above top_key do not occur: a softmax's largest probability is r (its exp is 1) */
+    uint32_t t0 = SAMPLER_LEVEL_KEY(SAMPLER_LEVELS - 1),
+             top_key = in->scaled ? sampler_key(in->r) + 1 : 0x80000000u;
+    if (in->mass || !in->scaled) {
+        if (in->mass)
+            memcpy(level_mass, in->mass, sizeof level_mass);
+        else
+            ops->levels(in->probs, n, level_mass);
+        t0 = prefilter_key(level_mass, in->mass_total, in->scaled ? in->r : 1.0f, top_p);
+    }
     int t0_bin = (int)(t0 >> BIN_SHIFT);
     memset(w.count, 0, sizeof(uint32_t) * BINS);
     memset(w.sum, 0, sizeof(double) * BINS);
     int below = -1; /* the largest token under the level: the next one after the pre-filtered tokens */
-    int m1 = ops->collect_top(w.region, probs, n, t0, &below);
-    if (m1 <= n / 4)
-        histogram_add(&w, probs, w.region, m1, 0, 0); /* a short list: gather it */
-    else
-        histogram_add(&w, probs, NULL, n, t0, 0x80000000u); /* else stream the row */
+    /* the first pass: scaling where asked, the tokens at or above the pre-filter key, the largest below */
+    int m1 = ops->collect_top(w.region, in->probs, in->scaled, in->r, n, t0, &below);
+    const float *probs = in->scaled ? in->scaled : in->probs;
+    histogram_add(&w, probs, w.region, m1, t0, top_key);
     bool all_binned = t0 == 0;
 
     struct walk wk = {.whole_bin = -1};
@@ -364,30 +413,24 @@ int sampler_top_p_fast_fused(float *out, const float *probs, int n, float top_p,
         if (lo >= t0_bin && m1 <= n / 8) { /* a short pre-filtered list: filter it rather than the row */
             for (int j = 0; j < m1; j++) {
                 uint32_t k = sampler_key(probs[w.region[j]]);
-                w.ids[m] = w.region[j];
+                w.coll[m] = w.region[j];
                 m += (k >= lo_key) & (k < hi_key);
             }
         } else {
-            m = ops->collect(w.ids, probs, n, lo_key, hi_key);
+            m = ops->collect(w.coll, probs, n, lo_key, hi_key);
         }
-        /* group by bin, high first, id order within a bin (a stable counting sort on the bin) */
-        uint32_t off = 0;
-        for (int x = b; x >= lo; x--) w.start[x] = off, off += w.count[x];
-        for (int j = 0; j < m; j++) {
-            uint32_t id = w.ids[j], k = sampler_key(probs[id]), pos = w.start[k >> BIN_SHIFT]++;
-            w.seg_ids[pos] = id;
-            w.seg_keys[pos] = k;
-        }
-        uint32_t at = 0;
         for (int x = b; x >= lo && !wk.cut; x--) {
             int c = (int)w.count[x];
-            if (!c || take_whole(&wk, &w, x, top_p)) {
-                at += (uint32_t)c;
-                continue;
+            if (!c || take_whole(&wk, &w, x, top_p)) continue;
+            /* the bin's c tokens in id order, filtered from the collection only now: the walk usually ends
+             * in the first bin it has to walk, so the others are never gathered */
+            int got = 0;
+            for (int j = 0; j < m; j++) {
+                uint32_t id = w.coll[j], k = sampler_key(probs[id]);
+                w.seg_ids[got] = id, w.seg_keys[got] = k;
+                got += (int)(k >> BIN_SHIFT) == x;
             }
-            uint32_t *sid = w.seg_ids + at, *sk = w.seg_keys + at;
-            at += (uint32_t)c;
-            walk_bin(&wk, &w, probs, sid, sk, c, x, top_p);
+            walk_bin(&wk, &w, probs, w.seg_ids, w.seg_keys, c, x, top_p);
         }
         b = lo - 1;
     }
@@ -417,6 +460,10 @@ int sampler_top_p_fast_fused(float *out, const float *probs, int n, float top_p,
             if (k > wk.kc || (k == wk.kc && i <= wk.ic)) kept_mass += probs[i];
         }
     }
-    ops->finish(out, probs, n, wk.kc, wk.ic, (float)kept_mass, total, last);
+    if (blocks)
+        ops->finish(out, probs, n, wk.kc, wk.ic, (float)kept_mass, blocks->sums, &blocks->total,
+                    &blocks->last);
+    else
+        ops->finish(out, probs, n, wk.kc, wk.ic, (float)kept_mass, NULL, NULL, NULL);
     return wk.kept;
 }

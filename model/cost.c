@@ -72,21 +72,21 @@ static void matvec_cost(struct block_cost *b, double rows, double cols, double w
 }
 
 /* Passes over the vocabulary row, as kernels/sampler.c's sampler_pick makes them:
- * greedy: one read pass (the max; finding its index rereads the row up to it, data-dependent). chain: the
- * softmax reads the logits twice (max; exp and sum, writing p) and normalizes p in place while measuring the
- * top-p pre-filter levels (read, write); the fast top-p reads p once to collect the candidates above the
- * pre-filter level and once more to write the filtered, renormalized row and the draw's block sums (read,
- * write). That is 5 reads and 3 writes of vocab f32. The draw then walks the block sums from token 0 to the
- * block that crosses u * total: a data-dependent part of one more read (about half on average), left out so
- * the prediction stays a lower bound. FLOPs per token: subtract, scale, exp, add (softmax), the normalizing
- * and the renormalizing multiplies: 6. */
+ * greedy: one read pass (the max and its first index together). chain: the softmax reads the logits twice
+ * (max; exp and sum, writing the exp values); the fast top-p's first pass reads them, writes the
+ * probabilities (times the reciprocal sum) and collects the candidates above its pre-filter level, its last
+ * pass reads the probabilities and writes the filtered, renormalized row with the draw's block sums. That
+ * is 4 reads and 3 writes of vocab f32. Left out so the prediction stays a lower bound: the histogram's
+ * gather of the candidates and the cut bin's tokens (data-dependent: a few tokens on a peaked row, most of
+ * the row on a flat one), and the draw's walk over the block sums and through one block. FLOPs per token:
+ * subtract, scale, exp, add (softmax), the normalizing and the renormalizing multiplies: 6. */
 static void sampler_cost(struct block_cost *b, double vocab, enum sampler_variant v) {
     if (v == SAMPLER_VARIANT_GREEDY) {
         b->flops = 0;
         b->act_bytes = 4 * vocab;
     } else {
         b->flops = 6 * vocab;
-        b->act_bytes = 4 * vocab * (5 + 3);
+        b->act_bytes = 4 * vocab * (4 + 3);
     }
 }
 
