@@ -261,15 +261,19 @@ static void run_exp(void *vctx, long rep) {
     }
 }
 
-/* A kernel call that opens no parallel region: vec_add over one element, `passes` times (the dispatch
- * through the active ISA's table and the call itself; all threads at once, each on its own line). */
+/* Floats of each thread's slot in the call and fork buffers: 256 bytes, so no two threads share a line. */
+#define OVERHEAD_SLOT 64
+
+/* A kernel call that opens no parallel region: vec_add over 16 floats (whole vectors on every ISA, so no
+ * masked or scalar tail), `passes` times: the dispatch through the active ISA's table, the call and one or
+ * two vector operations; all threads at once, each in its own slot. */
 static void run_call(void *vctx, long rep) {
     (void)rep;
     struct run_ctx *x = vctx;
 #pragma omp parallel num_threads(x->threads)
     {
-        float *mine = x->work + (size_t)omp_get_thread_num() * 16;
-        for (long p = 0; p < x->passes; p++) vec_add(mine, mine + 8, 1);
+        float *mine = x->work + (size_t)omp_get_thread_num() * OVERHEAD_SLOT;
+        for (long p = 0; p < x->passes; p++) vec_add(mine, mine + 16, 16);
     }
 }
 
@@ -282,7 +286,7 @@ static void run_fork(void *vctx, long rep) {
     float *hits = x->work;
     for (long p = 0; p < x->passes; p++) {
 #pragma omp parallel num_threads(x->threads)
-        hits[(size_t)omp_get_thread_num() * 16] += 1.0f;
+        hits[(size_t)omp_get_thread_num() * OVERHEAD_SLOT] += 1.0f;
     }
 }
 
@@ -571,18 +575,18 @@ fail:
 /* The two overhead floors as rates (work = calls, scaled so figure_from_stats' 1e9 gives Mcall/s). */
 static int measure_overheads(struct run_ctx *x, const struct plan *p, int threads, struct ceilings *c,
                              struct fr_err *err) {
-    float *buf = alloc_floats((size_t)threads * 16);
+    float *buf = alloc_floats((size_t)threads * OVERHEAD_SLOT);
     FR_CHECK_ALLOC(buf, err, fail);
     int rc = 0;
     x->work = buf;
     for (int one = 0; one < 2 && !rc; one++) {
         x->threads = one ? 1 : threads;
-        memset(buf, 0, (size_t)threads * 16 * sizeof(float));
+        memset(buf, 0, (size_t)threads * OVERHEAD_SLOT * sizeof(float));
         x->passes = p->calls_per_rep;
         rc = measure(run_call, x, &p->peak, 1e3 * (double)x->passes, &(one ? c->one : c->all)[CEILING_CALL],
                      "kernel call", err);
         if (rc) break;
-        memset(buf, 0, (size_t)threads * 16 * sizeof(float));
+        memset(buf, 0, (size_t)threads * OVERHEAD_SLOT * sizeof(float));
         x->passes = p->forks_per_rep;
         struct timing_stats st;
         if (timing_measure(run_fork, x, &p->peak, &st) != 0) {
@@ -592,9 +596,9 @@ static int measure_overheads(struct run_ctx *x, const struct plan *p, int thread
         /* every thread of every region ran: warm-up and timed runs together */
         double want = (double)x->passes * (double)(st.reps + st.excluded_reps + p->peak.warmup);
         for (int t = 0; t < x->threads && !rc; t++)
-            if ((double)buf[(size_t)t * 16] != want)
+            if ((double)buf[(size_t)t * OVERHEAD_SLOT] != want)
                 rc = fr_err_set(err, "fork: validation FAILED: thread %d ran %.0f regions, expected %.0f", t,
-                                (double)buf[(size_t)t * 16], want);
+                                (double)buf[(size_t)t * OVERHEAD_SLOT], want);
         if (!rc && !(st.min_s > 0)) rc = fr_err_set(err, "fork: a run took no measurable time");
         if (!rc) figure_from_stats(&st, 1e3 * (double)x->passes, &(one ? c->one : c->all)[CEILING_FORK]);
     }
