@@ -8,10 +8,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
 #include "bench/report/report.h"
+#include "bench/report/report_json.h"
 #include "model/blocks.h"
 
-static void fixture_stats(struct timing_stats *t, double median_s, double spread) {
+static inline void fixture_stats(struct timing_stats *t, double median_s, double spread) {
     t->median_s = median_s;
     t->mean_s = median_s;
     t->min_s = median_s * (1.0 - spread);
@@ -21,7 +26,7 @@ static void fixture_stats(struct timing_stats *t, double median_s, double spread
     t->noisy = t->cv > TIMING_NOISY_CV;
 }
 
-static void report_fixture_fill(struct run_report *r, double slow) {
+static inline void report_fixture_fill(struct run_report *r, double slow) {
     report_init(r);
     struct report_provenance *p = &r->prov;
     snprintf(p->version, sizeof p->version, "0.1.0");
@@ -150,6 +155,27 @@ static void report_fixture_fill(struct run_report *r, double slow) {
                 s->nucleus = v == 0 ? -1 : (k ? vocabs[n] / 2 : 40);
                 fixture_stats(&s->measured, per * x * slow, 0.04);
             }
+}
+
+/* Writes a fixture run (times scaled by `slow`) as <parent>/<name>/ with run.json only. */
+static inline void report_fixture_write_run(const char *parent, const char *name, double slow,
+                                            void (*tweak)(struct run_report *)) {
+    struct run_report *r = calloc(1, sizeof *r);
+    report_fixture_fill(r, slow);
+    if (tweak) tweak(r);
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/%s", parent, name);
+    cr_assert_eq(mkdir(dir, 0777), 0, "%s", dir);
+    char *text = report_json_string(r);
+    cr_assert_not_null(text);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    free(r);
 }
 
 #endif

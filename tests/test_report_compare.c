@@ -11,26 +11,6 @@
 #include "tests/cli_run.h"
 #include "tests/report_testutil.h"
 
-/* Writes a fixture run (times scaled by `slow`) as <parent>/<name>/ with run.json only. */
-static void write_run(const char *parent, const char *name, double slow, void (*tweak)(struct run_report *)) {
-    struct run_report *r = calloc(1, sizeof *r);
-    report_fixture_fill(r, slow);
-    if (tweak) tweak(r);
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/%s", parent, name);
-    cr_assert_eq(mkdir(dir, 0777), 0);
-    char *text = report_json_string(r);
-    cr_assert_not_null(text);
-    char path[1100];
-    snprintf(path, sizeof path, "%s/run.json", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
-    free(text);
-    free(r);
-}
-
 /* Runs the sanitized CLI's compare; the result (status, stdout, stderr) lands in *res. */
 static int run_cli(struct cli_result *res, const char *args) {
     char cmd[2048];
@@ -165,8 +145,8 @@ static void tweak_threads(struct run_report *r) {
 /* A fresh folder holding run a (the fixture) and run b (scaled by slow_b, then tweaked). */
 static void two_runs(char *dir, size_t len, double slow_b, void (*tweak)(struct run_report *)) {
     tu_tmpdir(dir, len);
-    write_run(dir, "a", 1.0, NULL);
-    write_run(dir, "b", slow_b, tweak);
+    report_fixture_write_run(dir, "a", 1.0, NULL);
+    report_fixture_write_run(dir, "b", slow_b, tweak);
 }
 
 Test(compare, cli_writes_ratios_and_spread, .timeout = 120) {
@@ -183,7 +163,7 @@ Test(compare, cli_writes_ratios_and_spread, .timeout = 120) {
     cr_expect(strstr(md, "| qkv_proj | 14170.8 | 12753.7 | 0.900 | **yes: B faster** |") != NULL, "%s", md);
     cr_expect(strstr(md, "| lm_head | 17344.8 | 20813.7 | 1.200 | **yes: B slower** |") != NULL, "%s", md);
     cr_expect(strstr(md, "| attention | 10047.5 | 10148.9 | 1.010 | no |") != NULL, "%s", md);
-    cr_expect(strstr(md, "Only in A: context 16384.") != NULL);
+    cr_expect(strstr(md, "Only in A: step at context 16384.") != NULL);
     cr_expect(strstr(md, "| topp_fast | flat | 151936 |") != NULL);
     cr_expect(strcmp(res.out, md) == 0, "compare.md is printed to stdout");
     free(md);
@@ -222,7 +202,7 @@ Test(compare, cli_refuses_other_threads_without_force, .timeout = 120) {
 Test(compare, cli_bad_input_exits_2) {
     char dir[256];
     tu_tmpdir(dir, sizeof dir);
-    write_run(dir, "a", 1.0, NULL);
+    report_fixture_write_run(dir, "a", 1.0, NULL);
     char bad[300];
     snprintf(bad, sizeof bad, "%s/bad", dir);
     cr_assert_eq(mkdir(bad, 0777), 0);

@@ -1,6 +1,8 @@
 /* forge-roofline compare RUN_A RUN_B [--out DIR] [--force]: pairs the rows of two runs, writes compare.md
  * and compare.png/.svg, and prints compare.md. Runs of a different model, dtype, thread count or CPU are
- * refused (exit 2) unless --force. Checked end to end in tests/test_report_compare.c. */
+ * refused (exit 2) unless --force. Either side may be several runs of the same build, comma-separated
+ * (A1,A2 B1,B2): they are pooled first (bench/report/compare.h). Checked end to end in
+ * tests/test_report_compare.c. */
 #include "bench/cli/cli.h"
 
 #include <libgen.h>
@@ -15,23 +17,65 @@
 
 static void usage(FILE *f) {
     fputs("usage: forge-roofline compare RUN_A RUN_B [--out DIR] [--force]\n"
-          "  RUN_A, RUN_B  results folders (or their run.json); A is the baseline, ratios are B/A\n"
+          "  RUN_A, RUN_B  results folders (or their run.json); A is the baseline, ratios are B/A.\n"
+          "                A side may be several runs of one build, comma-separated (A1,A2 B1,B2): a row's\n"
+          "                median is then the median of the runs' medians, its spread min of mins to max\n"
+          "                of maxes\n"
           "  --out DIR     where compare.md and compare.png/.svg go\n"
           "                (default: compare-<A>-vs-<B> beside RUN_B)\n"
           "  --force       compare runs of a different model, dtype, thread count or CPU anyway\n",
           f);
 }
 
-/* The folder name of a run path and the folder holding it, without a trailing /run.json. */
+/* The folder name of a run path (the first of a comma-separated list) and the folder holding it, without a
+ * trailing /run.json. */
 static void run_split(const char *path, char *base, size_t base_len, char *parent, size_t parent_len) {
     char buf[1024], copy[1024];
     snprintf(buf, sizeof buf, "%s", path);
+    buf[strcspn(buf, ",")] = '\0'; /* a pooled side is named after its first run */
     size_t n = strlen(buf);
     while (n > 1 && buf[n - 1] == '/') buf[--n] = '\0';
     if (n >= 9 && strcmp(buf + n - 9, "/run.json") == 0) buf[n - 9] = '\0';
     memcpy(copy, buf, sizeof copy);
     snprintf(base, base_len, "%s", basename(buf));
     snprintf(parent, parent_len, "%s", dirname(copy));
+}
+
+/* Reads one side: a run, or comma-separated runs of one build pooled into one. Sets *n to the count. */
+static int read_side(const char *list, const char *side, struct run_report *out, int *n) {
+    char buf[4096];
+    if ((size_t)snprintf(buf, sizeof buf, "%s", list) >= sizeof buf)
+        return cli_usage_error("compare: run list of %s is too long", side);
+    struct run_report *runs[COMPARE_MAX_POOLED] = {0};
+    struct fr_err err = {{0}};
+    int rc = CLI_EXIT_OK, k = 0;
+    char *save = NULL;
+    for (char *path = strtok_r(buf, ",", &save); path; path = strtok_r(NULL, ",", &save)) {
+        if (k == COMPARE_MAX_POOLED) {
+            rc = cli_usage_error("compare: more than %d runs for %s", COMPARE_MAX_POOLED, side);
+            goto done;
+        }
+        if (!(runs[k] = malloc(sizeof *runs[k]))) {
+            rc = cli_fail("compare: out of memory");
+            goto done;
+        }
+        if (report_json_read(path, runs[k++], &err) != 0) {
+            rc = cli_usage_error("compare: %s", err.msg);
+            goto done;
+        }
+    }
+    if (k == 0) {
+        rc = cli_usage_error("compare: no run given for %s", side);
+        goto done;
+    }
+    if (compare_pool_runs(runs, k, out, &err) != 0) {
+        rc = cli_usage_error("compare: %s: %s", side, err.msg);
+        goto done;
+    }
+    *n = k;
+done:
+    for (int i = 0; i < k; i++) free(runs[i]);
+    return rc;
 }
 
 int cmd_compare(int argc, char **argv) {
@@ -65,12 +109,11 @@ int cmd_compare(int argc, char **argv) {
         free(rb);
         return cli_fail("compare: out of memory");
     }
-    int rc = CLI_EXIT_OK;
+    int rc = CLI_EXIT_OK, n_a = 0, n_b = 0;
     struct fr_err err = {{0}}, mismatch = {{0}};
-    if (report_json_read(runs[0], ra, &err) != 0 || report_json_read(runs[1], rb, &err) != 0) {
-        rc = cli_usage_error("compare: %s", err.msg);
+    if ((rc = read_side(runs[0], "A", ra, &n_a)) != CLI_EXIT_OK ||
+        (rc = read_side(runs[1], "B", rb, &n_b)) != CLI_EXIT_OK)
         goto done;
-    }
     if (compare_check(ra, rb, &mismatch) != 0) {
         if (!force) {
             rc = cli_usage_error("compare: %s (use --force to compare anyway)", mismatch.msg);
@@ -92,7 +135,7 @@ int cmd_compare(int argc, char **argv) {
         goto done;
     }
     const char *why = mismatch.msg[0] ? mismatch.msg + strlen("runs are not comparable: ") : NULL;
-    if (compare_write(ra, rb, runs[0], runs[1], why, out, &err) != 0) {
+    if (compare_write(ra, rb, runs[0], runs[1], n_a, n_b, why, out, &err) != 0) {
         rc = cli_fail("compare: %s", err.msg);
         goto done;
     }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "bench/report/report_write.h"
+#include "model/blocks.h"
 
 /* ---------- checks and pairing ---------- */
 
@@ -55,55 +56,61 @@ static const char *verdict_md(enum compare_verdict v) {
     }
 }
 
-static enum compare_verdict stats_verdict(const struct timing_stats *a, const struct timing_stats *b) {
-    return compare_spread(a->min_s, a->max_s, b->min_s, b->max_s);
-}
-
-/* One markdown row: A, B (in `scale` units), B/A, spread verdict. */
-static void md_pair(FILE *f, const struct timing_stats *a, const struct timing_stats *b, double scale) {
-    char va[REPORT_FMT_LEN], vb[REPORT_FMT_LEN], ra[REPORT_FMT_LEN];
-    report_fmt_md(a->median_s, scale, 1, va);
-    report_fmt_md(b->median_s, scale, 1, vb);
-    report_fmt_md(report_ratio(b->median_s, a->median_s), 1, 3, ra);
-    fprintf(f, " %s | %s | %s | %s |", va, vb, ra, verdict_md(stats_verdict(a, b)));
-}
-
-static const struct report_block *find_block(const struct run_report *r, const char *name) {
-    for (int i = 0; i < r->n_blocks; i++)
-        if (strcmp(r->blocks[i].name, name) == 0) return &r->blocks[i];
-    return NULL;
-}
-
-static void md_run_line(FILE *f, const char *tag, const char *label, const struct run_report *r) {
-    fprintf(f, "- **%s**: `%s`: %s, %s weights, %d thread%s, %s, commit %s, %s\n", tag, label, r->model.name,
+static void md_run_line(FILE *f, const char *tag, const char *label, const struct run_report *r, int n_runs) {
+    fprintf(f, "- **%s**: `%s`: %s, %s weights, %d thread%s, %s, commit %s, %s", tag, label, r->model.name,
             r->prov.dtype, r->prov.threads, r->prov.threads == 1 ? "" : "s", r->prov.cpu_model,
             r->prov.git_commit[0] ? r->prov.git_commit : "unknown", r->prov.utc_stamp);
+    if (n_runs > 1) fprintf(f, " (%d runs pooled)", n_runs);
+    fputc('\n', f);
 }
 
 /* One row of one run in a compare section. Rows pair when their `cells` (the identity columns) match. */
 struct cmp_row {
     char cells[160]; /* identity cells of the markdown row, e.g. "| topp_fast | flat | 151936 |" */
-    char label[128]; /* the same identity in words, for the "only in" line */
+    char label[128]; /* the same identity in words, e.g. "`qkv_proj`" or "step at context 1024" */
     const struct timing_stats *t;
     double tokens_per_s; /* steps only */
+    long context;        /* steps only */
+    int index;           /* the row's index in its run's blocks, steps or sampler array */
+    bool memory_bound;   /* weight blocks, attention, steps: normalized by the paired read bandwidth */
+    double read_gbs;     /* the run's paired read GB/s that row is normalized by; NaN = none */
 };
 
-enum cmp_section { CMP_BLOCKS, CMP_STEPS, CMP_SAMPLER };
+enum cmp_section { CMP_BLOCKS, CMP_STEPS, CMP_SAMPLER, CMP_SECTIONS };
+
+/* The run's paired read bandwidth: the median over its steps of the read-only kernel's GB/s measured
+ * alternately with them; NaN when no step has one. */
+static double run_read_gbs(const struct run_report *r) {
+    double v[REPORT_MAX_STEPS];
+    for (int i = 0; i < r->n_steps; i++) v[i] = r->steps[i].paired_read_gbs;
+    return compare_median(v, r->n_steps);
+}
 
 static int cmp_rows(const struct run_report *r, enum cmp_section sec, struct cmp_row *out) {
     int n = sec == CMP_BLOCKS ? r->n_blocks : sec == CMP_STEPS ? r->n_steps : r->n_sampler;
+    double run_gbs = run_read_gbs(r);
     for (int i = 0; i < n; i++) {
         struct cmp_row *o = &out[i];
         o->tokens_per_s = NAN;
+        o->index = i;
+        o->memory_bound = false;
+        o->read_gbs = run_gbs;
         if (sec == CMP_BLOCKS) {
-            snprintf(o->cells, sizeof o->cells, "| %s |", r->blocks[i].name);
-            snprintf(o->label, sizeof o->label, "block %s", r->blocks[i].name);
-            o->t = &r->blocks[i].measured;
+            const struct report_block *b = &r->blocks[i];
+            const struct block_desc *d = block_by_name(b->name);
+            snprintf(o->cells, sizeof o->cells, "| %s |", b->name);
+            snprintf(o->label, sizeof o->label, "`%s`", b->name);
+            o->t = &b->measured;
+            o->memory_bound = d && (d->reads_weights || d->id == BLOCK_ATTENTION);
         } else if (sec == CMP_STEPS) {
-            snprintf(o->cells, sizeof o->cells, "| %ld |", r->steps[i].context);
-            snprintf(o->label, sizeof o->label, "context %ld", r->steps[i].context);
-            o->t = &r->steps[i].measured;
-            o->tokens_per_s = r->steps[i].tokens_per_s;
+            const struct report_step *s = &r->steps[i];
+            snprintf(o->cells, sizeof o->cells, "| %ld |", s->context);
+            snprintf(o->label, sizeof o->label, "step at context %ld", s->context);
+            o->t = &s->measured;
+            o->tokens_per_s = s->tokens_per_s;
+            o->context = s->context;
+            o->memory_bound = true;
+            if (isfinite(s->paired_read_gbs)) o->read_gbs = s->paired_read_gbs;
         } else {
             const struct report_sampler *x = &r->sampler[i];
             snprintf(o->cells, sizeof o->cells, "| %s | %s | %ld |", x->variant, x->row_kind, x->vocab);
@@ -129,6 +136,81 @@ __attribute__((format(printf, 3, 4))) static void append(char *buf, size_t len, 
     va_end(ap);
 }
 
+/* Why the rows of a section cannot be compared between the runs; "" when they can. Threads and ISA change
+ * every row; model, weight and KV dtypes change the blocks and steps; the blocks also need one context. */
+static void section_why(const struct run_report *a, const struct run_report *b, enum cmp_section sec,
+                        char *why, size_t len) {
+    why[0] = '\0';
+#define WHY(cond, fmt, ...)                                                                                  \
+    do {                                                                                                     \
+        if (cond) append(why, len, "%s" fmt, why[0] ? "; " : "", __VA_ARGS__);                               \
+    } while (0)
+    if (sec == CMP_BLOCKS)
+        WHY(a->blocks_context != b->blocks_context, "context %ld vs %ld", a->blocks_context,
+            b->blocks_context);
+    if (sec != CMP_SAMPLER) {
+        WHY(strcmp(a->model.name, b->model.name) != 0, "model %s vs %s", a->model.name, b->model.name);
+        WHY(strcmp(a->prov.dtype, b->prov.dtype) != 0, "dtype %s vs %s", a->prov.dtype, b->prov.dtype);
+        WHY(strcmp(a->prov.kv_dtype, b->prov.kv_dtype) != 0, "KV %s vs %s", a->prov.kv_dtype,
+            b->prov.kv_dtype);
+    }
+    WHY(a->prov.threads != b->prov.threads, "threads %d vs %d", a->prov.threads, b->prov.threads);
+    WHY(strcmp(compare_run_isa(a), compare_run_isa(b)) != 0, "ISA %s vs %s",
+        compare_run_isa(a)[0] ? compare_run_isa(a) : "unknown",
+        compare_run_isa(b)[0] ? compare_run_isa(b) : "unknown");
+#undef WHY
+}
+
+/* A paired row: the ratios and the verdict, or why there is none. */
+struct cmp_pair {
+    const struct cmp_row *a, *b;
+    const char *why; /* not comparable: the section's reason; NULL when comparable */
+    double ratio;    /* B/A of the medians */
+    double norm;     /* ratio x (B's read GB/s / A's): NaN unless memory-bound with both bandwidths */
+    enum compare_verdict verdict;
+    bool on_norm; /* the verdict rests on the normalized ratio */
+};
+
+static void pair_judge(struct cmp_pair *p, const char *why) {
+    const struct timing_stats *ta = p->a->t, *tb = p->b->t;
+    p->why = why[0] ? why : NULL;
+    p->ratio = report_ratio(tb->median_s, ta->median_s);
+    double k = p->a->memory_bound ? report_ratio(p->b->read_gbs, p->a->read_gbs) : NAN;
+    p->norm = p->ratio * k;
+    p->on_norm = !p->why && isfinite(p->norm);
+    if (p->why)
+        p->verdict = COMPARE_UNKNOWN;
+    else if (p->on_norm)
+        p->verdict = compare_spread(ta->min_s, ta->max_s, tb->min_s * k, tb->max_s * k);
+    else
+        p->verdict = compare_spread(ta->min_s, ta->max_s, tb->min_s, tb->max_s);
+}
+
+/* Every section's rows of A, B and their pairs, computed once for the tables, the findings and the plot. */
+struct cmp_all {
+    struct cmp_row ra[CMP_SECTIONS][REPORT_MAX_SAMPLER], rb[CMP_SECTIONS][REPORT_MAX_SAMPLER];
+    int na[CMP_SECTIONS], nb[CMP_SECTIONS];
+    struct cmp_pair pairs[CMP_SECTIONS][REPORT_MAX_SAMPLER];
+    int np[CMP_SECTIONS];
+    char why[CMP_SECTIONS][160];
+};
+
+static void cmp_all_fill(const struct run_report *a, const struct run_report *b, struct cmp_all *c) {
+    for (int s = 0; s < CMP_SECTIONS; s++) {
+        c->na[s] = cmp_rows(a, (enum cmp_section)s, c->ra[s]);
+        c->nb[s] = cmp_rows(b, (enum cmp_section)s, c->rb[s]);
+        section_why(a, b, (enum cmp_section)s, c->why[s], sizeof c->why[s]);
+        c->np[s] = 0;
+        for (int i = 0; i < c->na[s]; i++) {
+            const struct cmp_row *y = cmp_find(c->rb[s], c->nb[s], c->ra[s][i].cells);
+            if (!y) continue;
+            struct cmp_pair *p = &c->pairs[s][c->np[s]++];
+            p->a = &c->ra[s][i], p->b = y;
+            pair_judge(p, c->why[s]);
+        }
+    }
+}
+
 static void md_only(FILE *f, const char *which, const struct cmp_row *x, int nx, const struct cmp_row *y,
                     int ny) {
     char only[1024] = "";
@@ -138,54 +220,159 @@ static void md_only(FILE *f, const char *which, const struct cmp_row *x, int nx,
 }
 
 /* One section: a row per identity found in both runs, in A's order, then the rows found in only one. */
-static void md_section(FILE *f, const struct run_report *a, const struct run_report *b, enum cmp_section sec,
-                       const char *heading, double scale) {
-    struct cmp_row ra[REPORT_MAX_SAMPLER], rb[REPORT_MAX_SAMPLER];
-    int na = cmp_rows(a, sec, ra), nb = cmp_rows(b, sec, rb);
+static void md_section(FILE *f, const struct cmp_all *c, enum cmp_section sec, const char *heading,
+                       double scale) {
     fputs(heading, f);
-    for (int i = 0; i < na; i++) {
-        const struct cmp_row *y = cmp_find(rb, nb, ra[i].cells);
-        if (!y) continue;
-        fputs(ra[i].cells, f);
-        md_pair(f, ra[i].t, y->t, scale);
+    for (int i = 0; i < c->np[sec]; i++) {
+        const struct cmp_pair *p = &c->pairs[sec][i];
+        char va[REPORT_FMT_LEN], vb[REPORT_FMT_LEN], ra[REPORT_FMT_LEN], rn[REPORT_FMT_LEN];
+        report_fmt_md(p->a->t->median_s, scale, 1, va);
+        report_fmt_md(p->b->t->median_s, scale, 1, vb);
+        report_fmt_md(p->ratio, 1, 3, ra);
+        report_fmt_md(p->norm, 1, 3, rn);
+        fprintf(f, "%s %s | %s |", p->a->cells, va, vb);
+        if (p->why)
+            fprintf(f, " — | not comparable (%s) |", p->why);
+        else
+            fprintf(f, " %s | %s |", ra, verdict_md(p->verdict));
         if (sec == CMP_STEPS) {
             char ta[REPORT_FMT_LEN], tb[REPORT_FMT_LEN];
-            report_fmt_md(ra[i].tokens_per_s, 1, 2, ta);
-            report_fmt_md(y->tokens_per_s, 1, 2, tb);
+            report_fmt_md(p->a->tokens_per_s, 1, 2, ta);
+            report_fmt_md(p->b->tokens_per_s, 1, 2, tb);
             fprintf(f, " %s | %s |", ta, tb);
         }
-        fputc('\n', f);
+        if (p->why)
+            fputs(" — | — |\n", f);
+        else
+            fprintf(f, " %s | %s |\n", rn, p->on_norm ? "normalized" : "raw");
     }
     fputc('\n', f);
-    md_only(f, "A", ra, na, rb, nb);
-    md_only(f, "B", rb, nb, ra, na);
+    md_only(f, "A", c->ra[sec], c->na[sec], c->rb[sec], c->nb[sec]);
+    md_only(f, "B", c->rb[sec], c->nb[sec], c->ra[sec], c->na[sec]);
 }
 
-static void write_md(FILE *f, const struct run_report *a, const struct run_report *b, const char *label_a,
-                     const char *label_b, const char *mismatch) {
-    fputs("# forge-roofline compare\n\n", f);
-    md_run_line(f, "A", label_a, a);
-    md_run_line(f, "B", label_b, b);
+/* "0.900 (normalized)": the ratio a pair's verdict rests on, and which one it is. */
+static void pair_ratio_words(const struct cmp_pair *p, char *out, size_t len) {
+    char r[REPORT_FMT_LEN];
+    report_fmt_md(p->on_norm ? p->norm : p->ratio, 1, 3, r);
+    snprintf(out, len, "%s%s", r, p->on_norm ? " (normalized)" : "");
+}
+
+void compare_findings_compute(const struct run_report *a, const struct run_report *b,
+                              struct report_findings *out) {
+    struct cmp_all *c = malloc(sizeof *c);
+    memset(out, 0, sizeof *out);
+    if (!c) {
+        report_findings_add(out, "Findings unavailable: out of memory.");
+        return;
+    }
+    cmp_all_fill(a, b, c);
+    /* the steps, each with its verdict */
+    char steps[REPORT_FINDING_LEN] = "";
+    for (int i = 0; i < c->np[CMP_STEPS]; i++) {
+        const struct cmp_pair *p = &c->pairs[CMP_STEPS][i];
+        char w[64];
+        pair_ratio_words(p, w, sizeof w);
+        const char *v = p->why                         ? "not comparable"
+                        : p->verdict == COMPARE_FASTER ? "B faster beyond the noise"
+                        : p->verdict == COMPARE_SLOWER ? "B slower beyond the noise"
+                        : p->verdict == COMPARE_SAME   ? "within the noise"
+                                                       : "no verdict (spread unknown)";
+        append(steps, sizeof steps, "%scontext %ld: %s%s%s", i ? "; " : "", p->a->context, p->why ? "" : w,
+               p->why ? "" : ", ", v);
+    }
+    report_findings_add(out, "Decode steps (B/A of the time, below 1: B faster): %s.",
+                        steps[0] ? steps : "no context measured in both runs");
+    /* the other rows beyond the noise, each way, then how many were within it */
+    struct report_namelist faster = {.cap = 8}, slower = {.cap = 8};
+    int same = 0, judged = 0, not_comparable = 0;
+    for (int s = 0; s < CMP_SECTIONS; s++)
+        for (int i = 0; i < c->np[s]; i++) {
+            const struct cmp_pair *p = &c->pairs[s][i];
+            if (p->why) {
+                not_comparable++;
+                continue;
+            }
+            judged += p->verdict != COMPARE_UNKNOWN;
+            same += p->verdict == COMPARE_SAME;
+            if (s == CMP_STEPS) continue;
+            char w[64];
+            pair_ratio_words(p, w, sizeof w);
+            if (p->verdict == COMPARE_FASTER) report_namelist_add(&faster, "%s %s", p->a->label, w);
+            if (p->verdict == COMPARE_SLOWER) report_namelist_add(&slower, "%s %s", p->a->label, w);
+        }
+    char names[REPORT_FINDING_LEN / 2];
+    report_namelist_text(&faster, names, sizeof names);
+    report_findings_add(out, "Faster beyond the noise (B/A): %s.", faster.count ? names : "none");
+    report_namelist_text(&slower, names, sizeof names);
+    report_findings_add(out, "Slower beyond the noise (B/A): %s.", slower.count ? names : "none");
+    report_findings_add(out, "Within the noise: %d of the %d rows with a verdict.", same, judged);
+    if (not_comparable) {
+        char why[REPORT_FINDING_LEN / 2] = "";
+        static const char *const sec_name[CMP_SECTIONS] = {"blocks", "decode steps", "sampler rows"};
+        for (int s = 0; s < CMP_SECTIONS; s++)
+            if (c->why[s][0] && c->np[s])
+                append(why, sizeof why, "%s%s (%s)", why[0] ? "; " : "", sec_name[s], c->why[s]);
+        report_findings_add(out, "**Not comparable, no verdict:** %d rows: %s.", not_comparable, why);
+    }
+    double ga = run_read_gbs(a), gb = run_read_gbs(b);
+    char sa[REPORT_FMT_LEN], sb[REPORT_FMT_LEN], sr[REPORT_FMT_LEN];
+    report_fmt_md(ga, 1, 1, sa);
+    report_fmt_md(gb, 1, 1, sb);
+    report_fmt_md(report_ratio(gb, ga), 1, 3, sr);
+    if (isfinite(ga) && isfinite(gb))
+        report_findings_add(out,
+                            "Machine load: paired read A %s GB/s, B %s GB/s (B/A %s); the memory-bound rows "
+                            "(weight blocks, attention, steps) are judged on B/A x that ratio (normalized).",
+                            sa, sb, sr);
+    else
+        report_findings_add(out,
+                            "Machine load: no paired read bandwidth in %s; every verdict rests on the "
+                            "raw B/A.",
+                            isfinite(ga)   ? "B"
+                            : isfinite(gb) ? "A"
+                                           : "either run");
+    free(c);
+}
+
+static void write_md(FILE *f, const struct cmp_all *c, const struct run_report *a, const struct run_report *b,
+                     const char *label_a, const char *label_b, int n_a, int n_b, const char *mismatch) {
+    struct report_findings findings;
+    compare_findings_compute(a, b, &findings);
+    fputs("# forge-roofline compare\n\n## Findings\n\n", f);
+    report_findings_md(&findings, f);
+    md_run_line(f, "A", label_a, a, n_a);
+    md_run_line(f, "B", label_b, b, n_b);
     fputc('\n', f);
     if (mismatch) fprintf(f, "> **Warning:** compared with --force although %s.\n\n", mismatch);
+    if (n_a > 1 || n_b > 1)
+        fputs("Pooled runs: a row's median is the median of the runs' medians, its spread runs from the "
+              "smallest min to the largest max over the runs.\n\n",
+              f);
     fputs("B/A below 1 means B is faster. \"Outside spread\" is yes only when the two runs' [min, max] "
-          "intervals do not overlap; otherwise the difference is within the noise of the runs.\n\n",
+          "intervals do not overlap; otherwise the difference is within the noise of the runs. Memory-bound "
+          "rows (weight blocks, attention, steps) also get B/A normalized: times B's paired read GB/s over "
+          "A's, so a change of the machine's load is not taken for a change of the code; their verdict rests "
+          "on that ratio (\"rests on\"). A row whose context, model, dtype, ISA or thread count differs "
+          "between the runs is not comparable and gets no verdict.\n\n",
           f);
-    char heading[256];
-    snprintf(heading, sizeof heading,
-             "## Blocks (context A %ld, B %ld)\n\n| block | A µs | B µs | B/A | outside spread |\n"
-             "|---|--:|--:|--:|---|\n",
-             a->blocks_context, b->blocks_context);
-    md_section(f, a, b, CMP_BLOCKS, heading, 1e6);
+    char heading[320];
+    snprintf(
+        heading, sizeof heading,
+        "## Blocks (context A %ld, B %ld)\n\n| block | A µs | B µs | B/A | outside spread | B/A normalized "
+        "| rests on |\n|---|--:|--:|--:|---|--:|---|\n",
+        a->blocks_context, b->blocks_context);
+    md_section(f, c, CMP_BLOCKS, heading, 1e6);
     md_section(
-        f, a, b, CMP_STEPS,
-        "## Decode steps\n\n| context | A ms | B ms | B/A | outside spread | A tokens/s | B tokens/s |\n"
-        "|--:|--:|--:|--:|---|--:|--:|\n",
+        f, c, CMP_STEPS,
+        "## Decode steps\n\n| context | A ms | B ms | B/A | outside spread | A tokens/s | B tokens/s | "
+        "B/A normalized | rests on |\n|--:|--:|--:|--:|---|--:|--:|--:|---|\n",
         1e3);
-    md_section(f, a, b, CMP_SAMPLER,
-               "## Sampler\n\n| variant | row kind | vocab | A µs | B µs | B/A | outside spread |\n"
-               "|---|---|--:|--:|--:|--:|---|\n",
-               1e6);
+    md_section(
+        f, c, CMP_SAMPLER,
+        "## Sampler\n\n| variant | row kind | vocab | A µs | B µs | B/A | outside spread | B/A normalized "
+        "| rests on |\n|---|---|--:|--:|--:|--:|---|--:|---|\n",
+        1e6);
     fputs("## Plot\n\n![compare](compare.png)  \n[compare.svg](compare.svg)\n", f);
 }
 
@@ -202,8 +389,8 @@ static void gp_val(FILE *f, double v) {
     fprintf(f, " %s", buf[0] ? buf : "NaN");
 }
 
-static int write_plot_inputs(FILE *vars, FILE *pts, const struct run_report *a, const struct run_report *b,
-                             const char *label_a, const char *label_b) {
+static int write_plot_inputs(FILE *vars, FILE *pts, const struct cmp_all *c, const struct run_report *a,
+                             const struct run_report *b, const char *label_a, const char *label_b) {
     fputs("# Written by forge-roofline compare for scripts/compare.gp.\ntitle_a = ", vars);
     char t[600];
     snprintf(t, sizeof t, "A: %s (%s)", label_a,
@@ -221,25 +408,31 @@ static int write_plot_inputs(FILE *vars, FILE *pts, const struct run_report *a, 
     report_gp_roofs(vars, a, "a_");
     report_gp_roofs(vars, b, "b_");
 
-    fputs("# row name ai_a gflops_a ai_b gflops_b ratio_b_over_a verdict(0 n/a,1 same,2 faster,3 slower)\n",
-          pts);
+    fputs(
+        "# row name ai_a gflops_a ai_b gflops_b ratio_b_over_a verdict(0 n/a,1 same,2 faster,3 slower)\n"
+        "# the ratio is the one the verdict rests on (normalized for memory-bound rows when both runs have a "
+        "paired read); NaN when the row is not comparable\n",
+        pts);
     double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0, rlo = INFINITY, rhi = 0;
     int n = 0;
-    for (int i = 0; i < a->n_blocks; i++) {
-        const struct report_block *x = &a->blocks[i], *y = find_block(b, x->name);
-        if (!y) continue;
+    for (int i = 0; i < c->np[CMP_BLOCKS]; i++) {
+        const struct cmp_pair *p = &c->pairs[CMP_BLOCKS][i];
+        const struct report_block *x = &a->blocks[p->a->index], *y = &b->blocks[p->b->index];
         double ai_a = positive_ratio(x->flops, x->bytes),
                gf_a = positive_ratio(x->flops, x->measured.median_s) / 1e9;
         double ai_b = positive_ratio(y->flops, y->bytes),
                gf_b = positive_ratio(y->flops, y->measured.median_s) / 1e9;
-        double rt = report_ratio(y->measured.median_s, x->measured.median_s);
-        fprintf(pts, "%d \"%s\"", n++, x->name);
+        double rt = p->why ? NAN : p->on_norm ? p->norm : p->ratio;
+        fprintf(pts, "%d \"%s%s\"", n++, x->name,
+                p->why       ? " (not comparable)"
+                : p->on_norm ? " (normalized)"
+                             : "");
         gp_val(pts, ai_a);
         gp_val(pts, gf_a);
         gp_val(pts, ai_b);
         gp_val(pts, gf_b);
         gp_val(pts, rt);
-        fprintf(pts, " %d\n", (int)stats_verdict(&x->measured, &y->measured));
+        fprintf(pts, " %d\n", (int)p->verdict);
         double ai[2] = {ai_a, ai_b}, gf[2] = {gf_a, gf_b};
         for (int k = 0; k < 2; k++)
             if (isfinite(ai[k]) && isfinite(gf[k])) {
@@ -250,10 +443,10 @@ static int write_plot_inputs(FILE *vars, FILE *pts, const struct run_report *a, 
     }
     double bw = INFINITY, peak = 0;
     for (int i = 0; i < a->n_ceilings; i++) {
-        const struct report_ceiling *c = &a->ceilings[i];
-        if (!isfinite(c->value) || c->value <= 0 || c->one_core) continue;
-        if (c->kind == REPORT_CEILING_BANDWIDTH) bw = fmin(bw, c->value);
-        if (c->kind == REPORT_CEILING_COMPUTE) peak = fmax(peak, c->value);
+        const struct report_ceiling *x = &a->ceilings[i];
+        if (!isfinite(x->value) || x->value <= 0 || x->one_core) continue;
+        if (x->kind == REPORT_CEILING_BANDWIDTH) bw = fmin(bw, x->value);
+        if (x->kind == REPORT_CEILING_COMPUTE) peak = fmax(peak, x->value);
     }
     if (!isfinite(xlo)) xlo = 0.1, xhi = 10, ylo = 0.1, yhi = 100;
     if (peak > 0) yhi = fmax(yhi, peak);
@@ -268,22 +461,27 @@ static int write_plot_inputs(FILE *vars, FILE *pts, const struct run_report *a, 
 }
 
 int compare_write(const struct run_report *a, const struct run_report *b, const char *label_a,
-                  const char *label_b, const char *mismatch, const char *out_dir, struct fr_err *err) {
+                  const char *label_b, int n_a, int n_b, const char *mismatch, const char *out_dir,
+                  struct fr_err *err) {
     if (mkdir(out_dir, 0777) != 0 && errno != EEXIST)
         return fr_err_set(err, "cannot create '%s': %s", out_dir, strerror(errno));
-    FILE *md = report_file_open(out_dir, "compare.md", err);
-    if (!md) return -1;
-    write_md(md, a, b, label_a, label_b, mismatch);
-    if (report_file_close(md, out_dir, "compare.md", err) != 0) return -1;
-    FILE *vars = report_file_open(out_dir, "compare_vars.gp", err);
-    if (!vars) return -1;
-    FILE *pts = report_file_open(out_dir, "compare_points.dat", err);
-    if (!pts) {
+    struct cmp_all *c = malloc(sizeof *c);
+    if (!c) return fr_err_set(err, "out of memory comparing runs");
+    cmp_all_fill(a, b, c);
+    int rc = -1;
+    FILE *md = report_file_open(out_dir, "compare.md", err), *vars = NULL, *pts = NULL;
+    if (!md) goto done;
+    write_md(md, c, a, b, label_a, label_b, n_a, n_b, mismatch);
+    if (report_file_close(md, out_dir, "compare.md", err) != 0) goto done;
+    if (!(vars = report_file_open(out_dir, "compare_vars.gp", err))) goto done;
+    if (!(pts = report_file_open(out_dir, "compare_points.dat", err))) {
         fclose(vars);
-        return -1;
+        goto done;
     }
-    write_plot_inputs(vars, pts, a, b, label_a, label_b);
-    int rc = report_file_close(vars, out_dir, "compare_vars.gp", err);
+    write_plot_inputs(vars, pts, c, a, b, label_a, label_b);
+    rc = report_file_close(vars, out_dir, "compare_vars.gp", err);
     if (report_file_close(pts, out_dir, "compare_points.dat", err) != 0) rc = -1;
+done:
+    free(c);
     return rc;
 }

@@ -1,25 +1,24 @@
 /* compare: two runs side by side for a pull request (read them with report_json_read).
  *
- *   compare_check      refuses runs of a different model, dtype, thread count or CPU model
- *   compare_write      compare.md, compare_points.dat and compare_vars.gp (the compare plot's inputs)
+ *   compare_check            refuses runs of a different model, dtype, thread count or CPU model
+ *   compare_pool_runs        several runs of one side pooled into one (scripts/compare-commits.sh)
+ *   compare_findings_compute the opening lines of compare.md: what got faster or slower beyond the noise
+ *   compare_write            compare.md, compare_points.dat and compare_vars.gp (the compare plot's inputs)
  *
  * Rows pair by identity: block name; step context; sampler variant, row kind and vocabulary size. A
- * difference counts as outside the spread when the two runs' [min, max] intervals do not overlap. */
+ * difference counts as outside the spread when the two runs' [min, max] intervals do not overlap. A row
+ * whose context, model, dtype, ISA or thread count differs between the runs is not comparable: shown, with
+ * no ratio and no verdict. Memory-bound rows (weight blocks, attention, steps) also get B/A normalized by
+ * each run's own paired read bandwidth (B/A x B's GB/s / A's), and their verdict rests on it. */
 #ifndef FR_COMPARE_H
 #define FR_COMPARE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "bench/report/findings.h"
 #include "bench/report/report.h"
 #include "kernels/fr_err.h"
-
-/* Reads and validates run.json ("schema": "forge-roofline/1"); path is a folder or a file. */
-int compare_read_run(const char *path, struct run_report *r, struct fr_err *err);
-
-/* Parses run.json text; `name` is only used in messages. */
-int compare_parse_run(const char *json, size_t len, const char *name, struct run_report *r,
-                      struct fr_err *err);
 
 /* 0 when the runs are comparable; otherwise -1 and err lists every difference on one line. */
 int compare_check(const struct run_report *a, const struct run_report *b, struct fr_err *err);
@@ -29,8 +28,30 @@ enum compare_verdict { COMPARE_UNKNOWN, COMPARE_SAME, COMPARE_FASTER, COMPARE_SL
 enum compare_verdict compare_spread(double a_min, double a_max, double b_min, double b_max);
 
 /* Writes compare.md and the plot inputs into out_dir (created if missing). label_a / label_b name the runs
- * (their paths); mismatch is the compare_check message when --force overrode it, else NULL. */
+ * (their paths); n_a / n_b say how many runs each side pooled; mismatch is the compare_check message when
+ * --force overrode it, else NULL. */
 int compare_write(const struct run_report *a, const struct run_report *b, const char *label_a,
-                  const char *label_b, const char *mismatch, const char *out_dir, struct fr_err *err);
+                  const char *label_b, int n_a, int n_b, const char *mismatch, const char *out_dir,
+                  struct fr_err *err);
+
+/* At most eight lines, from the pairs compare_write tabulates: the steps' verdicts, the rows faster and
+ * slower beyond the noise (with the ratio each verdict rests on), how many were within it, the rows that are
+ * not comparable and why, and the two runs' paired read bandwidths. */
+void compare_findings_compute(const struct run_report *a, const struct run_report *b,
+                              struct report_findings *out);
+
+/* Pools n runs of one side into out (which may be runs[0]): per row the median of the runs' medians, the
+ * min of their mins, the max of their maxes, the sum of their repetitions; noisy or above the roof when any
+ * run is; the runs' own ratios (efficiency, paired read GB/s, ceilings) as medians. The runs must share
+ * model, dtype, threads, CPU and the blocks' context, else -1 with a one-line err. */
+#define COMPARE_MAX_POOLED 16
+int compare_pool_runs(struct run_report *const *runs, int n, struct run_report *out, struct fr_err *err);
+
+/* The median of the finite values among v[0..n) (reorders v); NaN when there is none. */
+double compare_median(double *v, int n);
+
+/* The ISA a run's kernels used ("" when its run.json predates the field: unknown, comparable only with
+ * another unknown). */
+const char *compare_run_isa(const struct run_report *r);
 
 #endif
