@@ -38,44 +38,60 @@ static void block_rep(void *p, long rep) {
         if (decode_block_run(c->st, c->block, l, c->pos) != 0) c->failed = 1;
 }
 
+/* The eviction before a cold repetition, timed: its best run is a read bandwidth reached in this run. */
+struct evict_ctx {
+    struct read_ctx *rd;
+    double *times_s; /* [max] */
+    int n, max;
+};
+
+static void evict_before(void *p) {
+    struct evict_ctx *e = p;
+    double t0 = timing_now_s();
+    read_rep(e->rd, 0);
+    if (e->n < e->max) e->times_s[e->n++] = timing_now_s() - t0;
+}
+
 int decode_bench_block(struct decode_state *st, enum block_id b, long context, const struct timing_opts *opts,
-                       const float *evict, size_t evict_n, struct timing_stats *out, struct fr_err *err) {
-    return decode_bench_block_evict(st, b, context, opts, evict, evict_n, out, NULL, err);
+                       const float *evict, size_t evict_n, const struct decode_bench_counting *cnt,
+                       struct timing_stats *out, struct rep_counts_summary *counts, struct fr_err *err) {
+    return decode_bench_block_evict(st, b, context, opts, evict, evict_n, cnt, out, counts, NULL, err);
 }
 
 int decode_bench_block_evict(struct decode_state *st, enum block_id b, long context,
                              const struct timing_opts *opts, const float *evict, size_t evict_n,
-                             struct timing_stats *out, struct timing_stats *evict_out, struct fr_err *err) {
+                             const struct decode_bench_counting *cnt, struct timing_stats *out,
+                             struct rep_counts_summary *counts, struct timing_stats *evict_out,
+                             struct fr_err *err) {
     struct block_ctx c = {st, b, (int)context, 0};
     st->token = 1 % st->cfg.vocab; /* token 1, or 0 in a one-token vocabulary */
     const int cold = evict && (block_table()[b].reads_weights || b == BLOCK_ATTENTION);
     struct read_ctx rd = {evict, evict_n, 0};
-    struct timing_stats evict_stats = {0};
-    /* pairs run evict, block, evict, block, ...: only the block's times are kept */
-    int rc = cold ? timing_measure_pair(read_rep, &rd, block_rep, &c, opts, &evict_stats, out, NULL)
-                  : timing_measure(block_rep, &c, opts, out);
-    if (rc != 0) return fr_err_set(err, "out of memory timing %s", block_name(b));
-    if (evict_out) *evict_out = evict_stats;
-    if (c.failed) return fr_err_set(err, "block %s failed: %s", block_name(b), st->err.msg);
-    return 0;
-}
-
-int decode_bench_block_counters(struct decode_state *st, enum block_id b, long context, int reps,
-                                const float *evict, size_t evict_n, struct counters *c, double *per_rep,
-                                struct fr_err *err) {
-    struct block_ctx bc = {st, b, (int)context, 0};
-    struct read_ctx rd = {evict, evict_n, 0};
-    const int cold = evict && (block_table()[b].reads_weights || b == BLOCK_ATTENTION);
-    double sum[COUNTERS_MAX_EVENTS] = {0};
-    for (int i = 0; i < reps; i++) {
-        if (cold) read_rep(&rd, i);
-        if (counters_start(c) != 0) return -1;
-        block_rep(&bc, i);
-        if (counters_stop(c) != 0) return -1;
-        for (int e = 0; e < c->n_events; e++) sum[e] += (double)c->values[e];
+    struct rep_counts rc;
+    int max_reps = opts->max_reps > 0 ? opts->max_reps : 1000;
+    struct evict_ctx ev = {&rd, calloc((size_t)max_reps, sizeof(double)), 0, max_reps};
+    if (!ev.times_s) return fr_err_set(err, "out of memory timing %s", block_name(b));
+    if (rep_counts_init(&rc, cnt ? cnt->team : NULL, cnt ? cnt->energy : NULL, max_reps, err) != 0) {
+        free(ev.times_s);
+        return -1;
     }
-    if (bc.failed) return fr_err_set(err, "block %s failed: %s", block_name(b), st->err.msg);
-    for (int e = 0; e < c->n_events; e++) per_rep[e] = c->events[e].counted && reps > 0 ? sum[e] / reps : NAN;
+    /* the eviction runs (timed on its own) before each timed repetition, outside its window and uncounted */
+    if (cold) rc.before = evict_before, rc.before_ctx = &ev;
+    struct timing_opts t = *opts;
+    t.hooks = &rc.hooks;
+    if (cold)
+        for (int i = 0; i < t.warmup; i++) read_rep(&rd, i), block_rep(&c, i);
+    if (cold) t.warmup = 0;
+    int rcode = timing_measure(block_rep, &c, &t, out);
+    if (counts) rep_counts_summarize(&rc, counts);
+    rep_counts_free(&rc);
+    if (evict_out) {
+        *evict_out = (struct timing_stats){0};
+        if (rcode == 0 && ev.n > 0) rcode = timing_stats_compute(ev.times_s, ev.n, NULL, evict_out);
+    }
+    free(ev.times_s);
+    if (rcode != 0) return fr_err_set(err, "out of memory timing %s", block_name(b));
+    if (c.failed) return fr_err_set(err, "block %s failed: %s", block_name(b), st->err.msg);
     return 0;
 }
 
@@ -137,14 +153,21 @@ int decode_bench_step(struct decode_state *st, long context, const struct decode
     int rc = 0;
     struct read_ctx rd = {opts->read_buf, opts->read_n, 0};
     out->step_over_read = NAN;
+    struct rep_counts counts;
+    if (rep_counts_init(&counts, opts->counting.team, opts->counting.energy, max_rows, err) != 0) {
+        free(c.rows);
+        return -1;
+    }
+    t.hooks = &counts.hooks;
     int trc = opts->read_buf ? timing_measure_pair(step_rep, &c, read_rep, &rd, &t, &out->step, &out->read,
                                                    &out->step_over_read)
                              : timing_measure(step_rep, &c, &t, &out->step);
+    rep_counts_summarize(&counts, &out->counts);
     if (trc != 0)
         rc = fr_err_set(err, "out of memory timing steps");
     else if (c.failed)
         rc = fr_err_set(err, "decode step at context %ld failed: %s", context, c.err.msg);
-    /* per-block medians over the timed repetitions (rows after the warm-up) */
+    /* per-block medians over the timed repetitions (rows after the warm-up), disturbed ones left out */
     int n = c.n_rows - t.warmup;
     double *col = n > 0 ? malloc(sizeof *col * (size_t)n) : NULL;
     for (int b = 0; b < BLOCK_COUNT; b++) {
@@ -152,8 +175,8 @@ int decode_bench_step(struct decode_state *st, long context, const struct decode
         if (!col) continue;
         for (int i = 0; i < n; i++) col[i] = c.rows[(size_t)(i + t.warmup) * BLOCK_COUNT + b];
         struct timing_stats s;
-        timing_stats_from_samples(col, n, &s);
-        out->block_median_s[b] = s.median_s;
+        if (timing_stats_compute(col, n, n <= counts.n ? counts.disturbed : NULL, &s) == 0)
+            out->block_median_s[b] = s.median_s;
     }
     out->unattributed_s = NAN;
     if (col) {
@@ -169,6 +192,7 @@ int decode_bench_step(struct decode_state *st, long context, const struct decode
     }
     free(col);
     free(c.step_s);
+    rep_counts_free(&counts);
     free(c.rows);
     return rc;
 }

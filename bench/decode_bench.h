@@ -7,10 +7,17 @@
 #define FR_DECODE_BENCH_H
 
 #include "roofline/counters.h"
+#include "roofline/rep_counts.h"
 #include "roofline/timing.h"
 #include "kernels/sampler.h"
 #include "model/blocks.h"
 #include "model/decode.h"
+
+/* The counters around each timed repetition (either may be NULL or unavailable: not counted). */
+struct decode_bench_counting {
+    struct counters *team;   /* every thread of the team */
+    struct counters *energy; /* package-wide, the calling thread */
+};
 
 struct decode_bench_opts {
     struct timing_opts block_timing; /* per block microbenchmark */
@@ -19,6 +26,7 @@ struct decode_bench_opts {
     /* When non-NULL, each step is paired with one all-threads read of read_buf[read_n] (a, b, a, b, ...). */
     const float *read_buf;
     size_t read_n;
+    struct decode_bench_counting counting; /* around each timed step */
 };
 
 struct decode_bench_step {
@@ -30,29 +38,27 @@ struct decode_bench_step {
     /* The step's time not inside any observed block (the layer loop, the observer's own calls, whatever
      * runs between blocks): median over repetitions of step time - sum of that repetition's block times. */
     double unattributed_s;
+    struct rep_counts_summary counts; /* the counters of the timed steps */
 };
 
 /* Measures block b alone at context `context` (the KV cache must hold that many positions). For a block that
  * streams weights or KV from DRAM, every repetition is preceded by an untimed all-threads read of
  * evict[evict_n] (NULL: none) so the last-level cache holds none of its data, as in the real step where
- * 1.2 GB pass between two calls of the same layer. Returns 0, or -1 with err set when a block run fails. */
+ * 1.2 GB pass between two calls of the same layer. With cnt (may be NULL), the counters run around every
+ * timed repetition (after the eviction, outside the timed window) and counts (may be NULL) gets what they
+ * saw; disturbed repetitions are left out of out. Returns 0, or -1 with err set when a block run fails. */
 int decode_bench_block(struct decode_state *st, enum block_id b, long context, const struct timing_opts *opts,
-                       const float *evict, size_t evict_n, struct timing_stats *out, struct fr_err *err);
+                       const float *evict, size_t evict_n, const struct decode_bench_counting *cnt,
+                       struct timing_stats *out, struct rep_counts_summary *counts, struct fr_err *err);
 
 /* decode_bench_block that also returns the statistics of the evicting reads (reps 0 when the block is not
  * timed cold): the same read kernel as the DRAM read ceiling, so its best run is a read bandwidth the
  * machine reached in this run. */
 int decode_bench_block_evict(struct decode_state *st, enum block_id b, long context,
                              const struct timing_opts *opts, const float *evict, size_t evict_n,
-                             struct timing_stats *out, struct timing_stats *evict_out, struct fr_err *err);
-
-/* Counts block b's events over `reps` further repetitions, each preceded (outside the counted region) by the
- * same eviction as decode_bench_block, so counts cover the block alone. per_rep[e] gets the mean count per
- * repetition of c->events[e] (NaN for an event not counted). Returns 0, or -1 when the counters could not
- * be read (c->reason says why) or a block run failed (err). */
-int decode_bench_block_counters(struct decode_state *st, enum block_id b, long context, int reps,
-                                const float *evict, size_t evict_n, struct counters *c, double *per_rep,
-                                struct fr_err *err);
+                             const struct decode_bench_counting *cnt, struct timing_stats *out,
+                             struct rep_counts_summary *counts, struct timing_stats *evict_out,
+                             struct fr_err *err);
 
 /* Fills the KV cache to depth `context` and measures whole steps at position `context`. */
 int decode_bench_step(struct decode_state *st, long context, const struct decode_bench_opts *opts,

@@ -114,7 +114,7 @@ static uint64_t row_seed(enum sampler_row_kind kind, int n, const struct sampler
 
 /* The sort-based figures take tens of ms each: a fixed 3 runs; the rest repeat to a minimum time. */
 static struct timing_opts timing_for(const struct sampler_bench_opts *o, bool sort) {
-    return (struct timing_opts){sort ? 1 : 3, sort ? 3 : o->min_reps, 1000, sort ? 0.0 : o->min_time_s};
+    return (struct timing_opts){sort ? 1 : 3, sort ? 3 : o->min_reps, 1000, sort ? 0.0 : o->min_time_s, NULL};
 }
 
 void sampler_bench_describe(const struct sampler_bench_opts *o, char *buf, size_t len) {

@@ -1,17 +1,25 @@
 /* Counters around measured regions (see counters.h). The PAPI source adds events one at a time, so an event
  * that cannot be added (absent, or in conflict with the ones already added) is reported with PAPI's own
- * reason and the others stay. Checked in tests/test_counters.c: the counting path with the fake source
- * (values asserted), the fallback with the fake source refusing, and PAPI on whatever this machine offers
- * (available, or not with a reason; never values without counting). */
+ * reason and the others stay. Every thread of the team has its own event set, opened, started and stopped in
+ * that thread. The perf_event component counts in the user and kernel domains (PAPI_set_cmp_domain), since
+ * context switches and migrations happen in the kernel: in PAPI's default user domain they read 0.
+ * Checked in tests/test_counters.c: the counting path with the fake source (values, per-thread sums and
+ * maxima, energy units asserted), the fallback with the fake source refusing, and PAPI on whatever this
+ * machine offers (available, or not with a reason; never values without counting), including a two-thread
+ * busy region whose summed task-clock is about twice its wall time. */
 #include "roofline/counters.h"
 
 #include <cJSON.h>
+#include <math.h>
+#include <omp.h>
 #include <papi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels/fr_check.h"
+#include "roofline/timing.h"
 
 /* Copies up to n - 1 bytes of each piece into dst (messages are cut, never overflow). */
 static void text_join(char *dst, size_t n, const char *a, const char *sep, const char *b) {
@@ -26,20 +34,43 @@ static void text_join(char *dst, size_t n, const char *a, const char *sep, const
 
 struct papi_handle {
     int eventset;
+    pthread_t owner; /* the system thread that opened it: PAPI counts the calling thread */
 };
 
-static int papi_open(const void *config, void **handle, struct fr_err *why) {
+static unsigned long papi_thread_id(void) {
+    return (unsigned long)pthread_self();
+}
+
+/* Why the kernel domain could not be set ("" when it was): context switches and migrations are then refused
+ * rather than read as 0. Written once by the first open, in the calling thread, before any team opens. */
+static char papi_kernel_domain_why[COUNTERS_REASON_LEN];
+
+static int papi_init(struct fr_err *why) {
+    if (PAPI_is_initialized() != PAPI_NOT_INITED) return 0;
+    int v = PAPI_library_init(PAPI_VER_CURRENT);
+    if (v != PAPI_VER_CURRENT)
+        return fr_err_set(why, "PAPI_library_init: %s",
+                          v < 0 ? PAPI_strerror(v) : "header/library version mismatch");
+    int rc = PAPI_thread_init(papi_thread_id);
+    if (rc != PAPI_OK) return fr_err_set(why, "PAPI_thread_init: %s", PAPI_strerror(rc));
+    int cidx = PAPI_get_component_index("perf_event");
+    rc = cidx < 0 ? cidx : PAPI_set_cmp_domain(PAPI_DOM_ALL, cidx);
+    if (rc != PAPI_OK)
+        snprintf(papi_kernel_domain_why, sizeof papi_kernel_domain_why,
+                 "counted in the kernel, and PAPI_set_cmp_domain(PAPI_DOM_ALL, perf_event) failed: %s",
+                 PAPI_strerror(rc));
+    return 0;
+}
+
+static int papi_open(const void *config, int thread, void **handle, struct fr_err *why) {
     (void)config;
     struct papi_handle *h = NULL;
-    if (PAPI_is_initialized() == PAPI_NOT_INITED) {
-        int v = PAPI_library_init(PAPI_VER_CURRENT);
-        if (v != PAPI_VER_CURRENT)
-            return fr_err_set(why, "PAPI_library_init: %s",
-                              v < 0 ? PAPI_strerror(v) : "header/library version mismatch");
-    }
+    if (thread == 0 && papi_init(why) != 0) return -1;
+    if (thread > 0) FR_CHECK_PAPI(PAPI_register_thread(), why, fail);
     h = malloc(sizeof *h);
     FR_CHECK_ALLOC(h, why, fail);
     h->eventset = PAPI_NULL;
+    h->owner = pthread_self();
     FR_CHECK_PAPI(PAPI_create_eventset(&h->eventset), why, fail);
     *handle = h;
     return 0;
@@ -48,23 +79,67 @@ fail:
     return -1;
 }
 
-static int papi_add(void *handle, const char *event, struct fr_err *why) {
+/* Names the missing component of "component:::event" when PAPI does not know the event (rc). */
+static void papi_explain_missing(const char *event, int rc, struct fr_err *why) {
+    const char *sep = strstr(event, ":::");
+    if (!sep || sep == event || (size_t)(sep - event) >= 64) return;
+    char comp[64];
+    memcpy(comp, event, (size_t)(sep - event));
+    comp[sep - event] = '\0';
+    int cidx = PAPI_get_component_index(comp);
+    if (cidx < 0) {
+        fr_err_set(why, "PAPI_event_name_to_code: %s (this PAPI has no '%s' component)", PAPI_strerror(rc),
+                   comp);
+        return;
+    }
+    const PAPI_component_info_t *ci = PAPI_get_component_info(cidx);
+    if (ci && ci->disabled) fr_err_set(why, "PAPI component %s is disabled: %s", comp, ci->disabled_reason);
+}
+
+static bool name_is_kernel_only(const char *name) {
+    return strcasestr(name, "CONTEXT-SWITCHES") || strcasestr(name, "MIGRATIONS") ||
+           strcasecmp(name, "perf::CS") == 0;
+}
+
+static int papi_add(void *handle, const char *event, char units[COUNTERS_UNITS_LEN], struct fr_err *why) {
     struct papi_handle *h = handle;
+    units[0] = '\0';
+    if (papi_kernel_domain_why[0] && name_is_kernel_only(event))
+        return fr_err_set(why, "%s", papi_kernel_domain_why);
     int code, rc = PAPI_event_name_to_code(event, &code);
-    if (rc != PAPI_OK) return fr_err_set(why, "PAPI_event_name_to_code: %s", PAPI_strerror(rc));
+    if (rc != PAPI_OK) {
+        fr_err_set(why, "PAPI_event_name_to_code: %s", PAPI_strerror(rc));
+        papi_explain_missing(event, rc, why);
+        return -1;
+    }
     rc = PAPI_add_event(h->eventset, code);
     if (rc != PAPI_OK) return fr_err_set(why, "PAPI_add_event: %s", PAPI_strerror(rc));
+    PAPI_event_info_t info;
+    if (PAPI_get_event_info(code, &info) == PAPI_OK) text_join(units, COUNTERS_UNITS_LEN, info.units, 0, 0);
     return 0;
+}
+
+static int papi_owned(const struct papi_handle *h, struct fr_err *why) {
+    if (pthread_equal(h->owner, pthread_self())) return 0;
+    return fr_err_set(why,
+                      "OpenMP thread %d runs on another system thread than the one that opened its "
+                      "event set (the team changed)",
+                      omp_get_thread_num());
 }
 
 static int papi_start(void *handle, struct fr_err *why) {
     struct papi_handle *h = handle;
+    if (papi_owned(h, why) != 0) return -1;
     int rc = PAPI_start(h->eventset);
-    return rc == PAPI_OK ? 0 : fr_err_set(why, "PAPI_start: %s", PAPI_strerror(rc));
+    if (rc == PAPI_OK) return 0;
+    return fr_err_set(
+        why, "PAPI_start: %s%s", PAPI_strerror(rc),
+        rc == PAPI_EPERM ? " (user and kernel domains need perf_event_paranoid <= 1 or CAP_PERFMON)" : "");
 }
 
 static int papi_stop(void *handle, long long *values, struct fr_err *why) {
     struct papi_handle *h = handle;
+    if (papi_owned(h, why) != 0) return -1;
     int rc = PAPI_stop(h->eventset, values);
     return rc == PAPI_OK ? 0 : fr_err_set(why, "PAPI_stop: %s", PAPI_strerror(rc));
 }
@@ -90,28 +165,33 @@ const struct counters_source *counters_source_papi(void) {
 
 struct fake_handle {
     const struct counters_fake_config *cfg;
+    int thread;
+    long run;                          /* start/stop pairs so far */
     int n, added[COUNTERS_MAX_EVENTS]; /* cfg->events index of each added event */
 };
 
-static int fake_open(const void *config, void **handle, struct fr_err *why) {
+static int fake_open(const void *config, int thread, void **handle, struct fr_err *why) {
     const struct counters_fake_config *cfg = config;
     if (!cfg) return fr_err_set(why, "fake source: no configuration");
     if (cfg->refuse_all) return fr_err_set(why, "%s", cfg->refuse_all);
     struct fake_handle *h = calloc(1, sizeof *h);
     FR_CHECK_ALLOC(h, why, fail);
     h->cfg = cfg;
+    h->thread = thread;
     *handle = h;
     return 0;
 fail:
     return -1;
 }
 
-static int fake_add(void *handle, const char *event, struct fr_err *why) {
+static int fake_add(void *handle, const char *event, char units[COUNTERS_UNITS_LEN], struct fr_err *why) {
     struct fake_handle *h = handle;
+    units[0] = '\0';
     for (int i = 0; h->cfg->events && h->cfg->events[i]; i++)
         if (strcmp(h->cfg->events[i], event) == 0) {
             if (h->n >= COUNTERS_MAX_EVENTS) return fr_err_set(why, "fake source: too many events");
             h->added[h->n++] = i;
+            if (h->cfg->units) text_join(units, COUNTERS_UNITS_LEN, h->cfg->units[i], 0, 0);
             return 0;
         }
     return fr_err_set(why, "event not offered by the fake source");
@@ -122,10 +202,20 @@ static int fake_start(void *handle, struct fr_err *why) {
     return h->cfg->refuse_start ? fr_err_set(why, "%s", h->cfg->refuse_start) : 0;
 }
 
+static bool fake_bumped(const struct fake_handle *h, int event) {
+    const struct counters_fake_config *cfg = h->cfg;
+    if (!cfg->bump_event || !cfg->bump_runs || h->thread != cfg->bump_thread) return false;
+    if (strcmp(cfg->events[event], cfg->bump_event) != 0) return false;
+    for (const long *r = cfg->bump_runs; *r >= 0; r++)
+        if (*r == h->run) return true;
+    return false;
+}
+
 static int fake_stop(void *handle, long long *values, struct fr_err *why) {
     (void)why;
     struct fake_handle *h = handle;
-    for (int i = 0; i < h->n; i++) values[i] = h->cfg->per_run[h->added[i]];
+    for (int i = 0; i < h->n; i++) values[i] = h->cfg->per_run[h->added[i]] + fake_bumped(h, h->added[i]);
+    h->run++;
     return 0;
 }
 
@@ -142,15 +232,26 @@ const struct counters_source *counters_source_fake(void) {
 
 /* ---- event lists ---- */
 
-/* The default events: one slot per quantity, alternatives in order of preference. */
-static const struct {
+/* One slot per quantity, alternatives in order of preference. */
+struct slot {
     const char *names[4];
-    bool llc_misses;
-} default_slots[] = {
-    {{"PAPI_TOT_CYC"}, false},
-    {{"PAPI_TOT_INS"}, false},
-    {{"PAPI_L3_TCM", "PAPI_L3_DCM", "perf::LLC-LOAD-MISSES"}, true},
-    {{"PAPI_SP_OPS", "PAPI_FP_OPS"}, false},
+};
+
+static const struct slot perf_slots[] = {
+    {{"PAPI_TOT_CYC"}},
+    {{"PAPI_TOT_INS"}},
+    {{"PAPI_L3_TCM", "PAPI_L3_DCM", "perf::LLC-LOAD-MISSES"}},
+    {{"PAPI_SP_OPS", "PAPI_FP_OPS"}},
+    {{"perf::TASK-CLOCK"}},
+    {{"perf::CONTEXT-SWITCHES"}},
+    {{"perf::CPU-MIGRATIONS"}},
+    {{"perf::PAGE-FAULTS"}},
+    {{"perf::MAJOR-FAULTS"}},
+};
+
+static const struct slot energy_slots[] = {
+    {{"rapl:::PACKAGE_ENERGY:PACKAGE0", "powercap:::ENERGY_UJ:ZONE0"}},
+    {{"rapl:::DRAM_ENERGY:PACKAGE0", "powercap:::ENERGY_UJ:ZONE0_SUBZONE0"}},
 };
 
 static bool name_is_llc_misses(const char *name) {
@@ -159,16 +260,55 @@ static bool name_is_llc_misses(const char *name) {
     return strcasestr(name, "LLC") && strcasestr(name, "MISS");
 }
 
-/* Tries the alternatives of one slot; the first that adds is the event, else the first name with its reason.
- */
-static void add_slot(struct counters *c, const char *const *names, int n_names, bool llc) {
+static double joules_per_unit(const char *units) {
+    static const struct {
+        const char *unit;
+        double j;
+    } table[] = {{"nJ", 1e-9}, {"uJ", 1e-6}, {"mJ", 1e-3}, {"J", 1.0}};
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(units, table[i].unit) == 0) return table[i].j;
+    return NAN;
+}
+
+static enum counters_role role_of(const char *name, const char *units) {
+    static const struct {
+        const char *pattern;
+        enum counters_role role;
+    } table[] = {
+        {"TASK-CLOCK", COUNTERS_ROLE_TASK_CLOCK_NS},
+        {"CONTEXT-SWITCHES", COUNTERS_ROLE_CONTEXT_SWITCHES},
+        {"MIGRATIONS", COUNTERS_ROLE_MIGRATIONS},
+        {"MAJOR-FAULTS", COUNTERS_ROLE_MAJOR_FAULTS},
+        {"PAGE-FAULTS", COUNTERS_ROLE_PAGE_FAULTS},
+        {"PAPI_TOT_CYC", COUNTERS_ROLE_CYCLES},
+        {"CPU-CYCLES", COUNTERS_ROLE_CYCLES},
+        {"PAPI_TOT_INS", COUNTERS_ROLE_INSTRUCTIONS},
+        {"perf::INSTRUCTIONS", COUNTERS_ROLE_INSTRUCTIONS},
+        {"PAPI_SP_OPS", COUNTERS_ROLE_FP_OPS},
+        {"PAPI_FP_OPS", COUNTERS_ROLE_FP_OPS},
+    };
+    if (isfinite(joules_per_unit(units))) return COUNTERS_ROLE_ENERGY;
+    if (name_is_llc_misses(name)) return COUNTERS_ROLE_LLC_MISSES;
+    if (strcasecmp(name, "perf::CS") == 0) return COUNTERS_ROLE_CONTEXT_SWITCHES;
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcasestr(name, table[i].pattern)) return table[i].role;
+    return COUNTERS_ROLE_OTHER;
+}
+
+/* Tries the alternatives of one slot in thread 0's handle; the first that adds is the event, else the first
+ * name with its reason. */
+static void add_slot(struct counters *c, const char *const *names, int n_names) {
     struct counters_event *e = &c->events[c->n_events++];
     text_join(e->name, sizeof e->name, names[0], NULL, NULL);
-    e->llc_misses = llc || name_is_llc_misses(names[0]);
+    e->llc_misses = name_is_llc_misses(names[0]);
+    e->joules_per_unit = NAN;
     for (int i = 0; i < n_names && names[i]; i++) {
         struct fr_err why = {{0}};
-        if (c->src->add(c->handle, names[i], &why) == 0) {
+        if (c->src->add(c->handles[0], names[i], e->units, &why) == 0) {
             text_join(e->name, sizeof e->name, names[i], NULL, NULL);
+            e->llc_misses = name_is_llc_misses(names[i]);
+            e->joules_per_unit = joules_per_unit(e->units);
+            e->role = role_of(names[i], e->units);
             e->counted = true;
             e->reason[0] = '\0';
             c->counted_index[c->n_counted++] = c->n_events - 1;
@@ -178,8 +318,7 @@ static void add_slot(struct counters *c, const char *const *names, int n_names, 
             text_join(e->reason, sizeof e->reason, why.msg, NULL, NULL);
         } else {
             size_t len = strlen(e->reason);
-            snprintf(e->reason + len, sizeof e->reason - len, "%s%s", i == 1 ? "; also tried " : ", ",
-                     names[i]);
+            snprintf(e->reason + len, sizeof e->reason - len, "; also tried %s: %s", names[i], why.msg);
         }
     }
 }
@@ -193,62 +332,154 @@ static void mark_unavailable(struct counters *c, const char *why) {
         text_join(e->reason, sizeof e->reason, why, NULL, NULL);
     }
     c->n_counted = 0;
+    for (int r = 0; r < COUNTERS_ROLE_COUNT; r++) c->role_index[r] = -1;
 }
 
-int counters_open(struct counters *c, const struct counters_source *src, const void *config,
-                  const char *events_csv, struct fr_err *err) {
-    *c = (struct counters){.src = src};
+/* Splits the list into names; non-zero with err naming --events when malformed. */
+static int parse_events(const char *events_csv, char names[][COUNTERS_NAME_LEN], int *n_names,
+                        struct fr_err *err) {
+    *n_names = 0;
+    if (!events_csv) return 0;
+    const char *p = events_csv;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == 0) return fr_err_set(err, "--events: empty event name in '%s'", events_csv);
+        if (len >= COUNTERS_NAME_LEN)
+            return fr_err_set(err, "--events: event name too long in '%s'", events_csv);
+        if (*n_names >= COUNTERS_MAX_EVENTS)
+            return fr_err_set(err, "--events: at most %d events", COUNTERS_MAX_EVENTS);
+        memcpy(names[*n_names], p, len);
+        names[(*n_names)++][len] = '\0';
+        if (!comma) return 0;
+        p = comma + 1;
+    }
+}
+
+int counters_check_events(const char *events_csv, struct fr_err *err) {
+    char names[COUNTERS_MAX_EVENTS][COUNTERS_NAME_LEN];
+    int n;
+    return parse_events(events_csv, names, &n, err);
+}
+
+/* Runs fn(c, t, why) in every thread t of the team; the first failure's reason, prefixed with the thread when
+ * the team has more than one, goes to msg. Returns the number of threads that failed. */
+static int team_run(struct counters *c, int from, int (*fn)(struct counters *, int, struct fr_err *),
+                    char *msg, size_t msg_n) {
+    int failed = 0;
+    if (c->n_threads == 1 || from >= c->n_threads) {
+        struct fr_err why = {{0}};
+        if (from == 0 && fn(c, 0, &why) != 0) {
+            failed = 1;
+            if (msg) text_join(msg, msg_n, c->src->name, ": ", why.msg);
+        }
+        return failed;
+    }
+    int team = 0;
+#pragma omp parallel num_threads(c->n_threads) reduction(+ : failed)
+    {
+        int t = omp_get_thread_num();
+        if (t == 0) team = omp_get_num_threads();
+        struct fr_err why = {{0}};
+        if (t >= from && fn(c, t, &why) != 0) {
+            failed++;
+#pragma omp critical(counters_team_why)
+            if (msg && !msg[0]) {
+                char head[64];
+                snprintf(head, sizeof head, "%s: thread %d", c->src->name, t);
+                text_join(msg, msg_n, head, ": ", why.msg);
+            }
+        }
+    }
+    if (team != c->n_threads && !failed) {
+        snprintf(msg, msg_n, "%s: asked a team of %d threads, the runtime gave %d", c->src->name,
+                 c->n_threads, team);
+        failed = 1;
+    }
+    return failed;
+}
+
+static int thread_open(struct counters *c, int t, struct fr_err *why) {
+    return c->src->open(c->open_config, t, &c->handles[t], why);
+}
+
+static int thread_add_counted(struct counters *c, int t, struct fr_err *why) {
+    for (int i = 0; i < c->n_counted; i++) {
+        char units[COUNTERS_UNITS_LEN];
+        struct fr_err one = {{0}};
+        if (c->src->add(c->handles[t], c->events[c->counted_index[i]].name, units, &one) != 0)
+            return fr_err_set(why, "%s: %s", c->events[c->counted_index[i]].name, one.msg);
+    }
+    return 0;
+}
+
+static int thread_close(struct counters *c, int t, struct fr_err *why) {
+    (void)why;
+    if (c->handles[t]) c->src->close(c->handles[t]);
+    c->handles[t] = NULL;
+    return 0;
+}
+
+static int thread_start(struct counters *c, int t, struct fr_err *why) {
+    int rc = c->src->start(c->handles[t], why);
+    c->started_s[t] = timing_now_s();
+    return rc;
+}
+
+static int thread_stop(struct counters *c, int t, struct fr_err *why) {
+    long long raw[COUNTERS_MAX_EVENTS] = {0};
+    c->window_s[t] = timing_now_s() - c->started_s[t];
+    if (c->src->stop(c->handles[t], raw, why) != 0) return -1;
+    long long *mine = c->per_thread[t];
+    memset(mine, 0, sizeof c->per_thread[t]);
+    for (int i = 0; i < c->n_counted; i++) mine[c->counted_index[i]] = raw[i];
+    return 0;
+}
+
+static int open_team(struct counters *c, const struct counters_source *src, const void *config,
+                     const char *events_csv, const struct slot *slots, int n_slots, int threads,
+                     struct fr_err *err) {
+    *c = (struct counters){.src = src, .n_threads = threads, .open_config = config};
+    for (int r = 0; r < COUNTERS_ROLE_COUNT; r++) c->role_index[r] = -1;
     /* Parse the list first: a malformed list is a usage error whatever the source can do. */
     char names[COUNTERS_MAX_EVENTS][COUNTERS_NAME_LEN];
     int n_names = 0;
-    if (events_csv) {
-        const char *p = events_csv;
-        for (;;) {
-            const char *comma = strchr(p, ',');
-            size_t len = comma ? (size_t)(comma - p) : strlen(p);
-            if (len == 0) return fr_err_set(err, "--events: empty event name in '%s'", events_csv);
-            if (len >= COUNTERS_NAME_LEN)
-                return fr_err_set(err, "--events: event name too long in '%s'", events_csv);
-            if (n_names >= COUNTERS_MAX_EVENTS)
-                return fr_err_set(err, "--events: at most %d events", COUNTERS_MAX_EVENTS);
-            memcpy(names[n_names], p, len);
-            names[n_names++][len] = '\0';
-            if (!comma) break;
-            p = comma + 1;
+    if (parse_events(events_csv, names, &n_names, err) != 0) return -1;
+    if (threads < 1 || threads > COUNTERS_MAX_THREADS)
+        return fr_err_set(err, "counters: a team of %d threads (1..%d)", threads, COUNTERS_MAX_THREADS);
+    c->per_thread = calloc((size_t)threads, sizeof *c->per_thread);
+    c->started_s = calloc((size_t)threads, sizeof *c->started_s);
+    c->window_s = calloc((size_t)threads, sizeof *c->window_s);
+    if (!c->per_thread || !c->started_s || !c->window_s) {
+        free(c->window_s);
+        free(c->started_s);
+        free(c->per_thread);
+        c->per_thread = NULL, c->started_s = c->window_s = NULL;
+        return fr_err_set(err, "counters: out of memory for %d threads", threads);
+    }
+    /* thread 0 (the caller) first: it initializes the library */
+    struct fr_err why0 = {{0}};
+    bool opened = thread_open(c, 0, &why0) == 0;
+    if (!opened) text_join(c->reason, sizeof c->reason, src->name, ": ", why0.msg);
+    opened = opened && team_run(c, 1, thread_open, c->reason, sizeof c->reason) == 0;
+    if (!opened) team_run(c, 0, thread_close, NULL, 0);
+    int n = events_csv ? n_names : n_slots;
+    for (int i = 0; i < n; i++) {
+        const char *one[1] = {names[i]};
+        const char *const *alts = events_csv ? one : slots[i].names;
+        int n_alts = 0;
+        while (n_alts < (events_csv ? 1 : 4) && alts[n_alts]) n_alts++;
+        if (opened) {
+            add_slot(c, alts, n_alts);
+        } else {
+            struct counters_event *e = &c->events[c->n_events++];
+            text_join(e->name, sizeof e->name, alts[0], NULL, NULL);
+            text_join(e->reason, sizeof e->reason, c->reason, NULL, NULL);
+            e->llc_misses = name_is_llc_misses(alts[0]);
+            e->joules_per_unit = NAN;
         }
     }
-    struct fr_err why = {{0}};
-    if (src->open(config, &c->handle, &why) != 0) {
-        c->handle = NULL;
-        text_join(c->reason, sizeof c->reason, src->name, ": ", why.msg);
-    }
-    if (events_csv) {
-        for (int i = 0; i < n_names; i++) {
-            const char *one[1] = {names[i]};
-            if (c->handle) {
-                add_slot(c, one, 1, false);
-            } else {
-                struct counters_event *e = &c->events[c->n_events++];
-                text_join(e->name, sizeof e->name, names[i], NULL, NULL);
-                text_join(e->reason, sizeof e->reason, c->reason, NULL, NULL);
-                e->llc_misses = name_is_llc_misses(names[i]);
-            }
-        }
-    } else {
-        for (size_t s = 0; s < sizeof default_slots / sizeof default_slots[0]; s++) {
-            int n = 0;
-            while (n < 4 && default_slots[s].names[n]) n++;
-            if (c->handle) {
-                add_slot(c, default_slots[s].names, n, default_slots[s].llc_misses);
-            } else {
-                struct counters_event *e = &c->events[c->n_events++];
-                text_join(e->name, sizeof e->name, default_slots[s].names[0], NULL, NULL);
-                text_join(e->reason, sizeof e->reason, c->reason, NULL, NULL);
-                e->llc_misses = default_slots[s].llc_misses;
-            }
-        }
-    }
-    if (!c->handle) return 0;
+    if (!opened) return 0;
     if (c->n_counted == 0) {
         char head[128];
         snprintf(head, sizeof head, "%s: none of the %d events can be counted (%.60s", src->name, c->n_events,
@@ -259,6 +490,13 @@ int counters_open(struct counters *c, const struct counters_source *src, const v
         return 0;
     }
     c->available = true;
+    for (int i = c->n_counted - 1; i >= 0; i--)
+        c->role_index[c->events[c->counted_index[i]].role] = c->counted_index[i];
+    char msg[COUNTERS_REASON_LEN] = "";
+    if (team_run(c, 1, thread_add_counted, msg, sizeof msg) != 0) {
+        mark_unavailable(c, msg);
+        return 0;
+    }
     /* The probe: some sources accept events and only refuse when they start. */
     if (counters_start(c) != 0 || counters_stop(c) != 0) return 0;
     if (c->n_counted < c->n_events)
@@ -267,12 +505,25 @@ int counters_open(struct counters *c, const struct counters_source *src, const v
     return 0;
 }
 
+int counters_open(struct counters *c, const struct counters_source *src, const void *config,
+                  const char *events_csv, struct fr_err *err) {
+    return open_team(c, src, config, events_csv, perf_slots, (int)(sizeof perf_slots / sizeof perf_slots[0]),
+                     omp_get_max_threads(), err);
+}
+
+int counters_open_energy(struct counters *c, const struct counters_source *src, const void *config,
+                         struct fr_err *err) {
+    return open_team(c, src, config, NULL, energy_slots, (int)(sizeof energy_slots / sizeof energy_slots[0]),
+                     1, err);
+}
+
 int counters_start(struct counters *c) {
     if (!c->available) return -1;
-    struct fr_err why = {{0}};
-    if (c->src->start(c->handle, &why) != 0) {
-        char msg[COUNTERS_REASON_LEN];
-        text_join(msg, sizeof msg, c->src->name, ": ", why.msg);
+    char msg[COUNTERS_REASON_LEN] = "";
+    if (team_run(c, 0, thread_start, msg, sizeof msg) != 0) {
+        c->running = true;
+        team_run(c, 0, thread_stop, NULL, 0); /* stop the threads that did start */
+        c->running = false;
         mark_unavailable(c, msg);
         return -1;
     }
@@ -283,24 +534,47 @@ int counters_start(struct counters *c) {
 int counters_stop(struct counters *c) {
     if (!c->available || !c->running) return -1;
     c->running = false;
-    long long raw[COUNTERS_MAX_EVENTS] = {0};
-    struct fr_err why = {{0}};
-    if (c->src->stop(c->handle, raw, &why) != 0) {
-        char msg[COUNTERS_REASON_LEN];
-        text_join(msg, sizeof msg, c->src->name, ": ", why.msg);
+    char msg[COUNTERS_REASON_LEN] = "";
+    if (team_run(c, 0, thread_stop, msg, sizeof msg) != 0) {
         mark_unavailable(c, msg);
         return -1;
     }
     memset(c->values, 0, sizeof c->values);
-    for (int i = 0; i < c->n_counted; i++) c->values[c->counted_index[i]] = raw[i];
+    memset(c->thread_max, 0, sizeof c->thread_max);
+    c->window_thread_s = 0;
+    for (int t = 0; t < c->n_threads; t++) c->window_thread_s += c->window_s[t];
+    for (int t = 0; t < c->n_threads; t++)
+        for (int e = 0; e < c->n_events; e++) {
+            c->values[e] += c->per_thread[t][e];
+            if (c->per_thread[t][e] > c->thread_max[e]) c->thread_max[e] = c->per_thread[t][e];
+        }
     return 0;
 }
 
 void counters_close(struct counters *c) {
-    if (c->handle) c->src->close(c->handle);
-    c->handle = NULL;
+    if (c->per_thread) team_run(c, 0, thread_close, NULL, 0);
+    free(c->per_thread);
+    free(c->window_s);
+    free(c->started_s);
+    c->per_thread = NULL, c->started_s = c->window_s = NULL;
     c->available = false;
     c->running = false;
+}
+
+long long counters_role_value(const struct counters *c, enum counters_role role) {
+    int i = c->role_index[role];
+    return i >= 0 ? c->values[i] : -1;
+}
+
+double counters_energy_j(const struct counters *c) {
+    double j = 0;
+    int n = 0;
+    for (int i = 0; i < c->n_counted; i++) {
+        const struct counters_event *e = &c->events[c->counted_index[i]];
+        if (e->role == COUNTERS_ROLE_ENERGY)
+            j += (double)c->values[c->counted_index[i]] * e->joules_per_unit, n++;
+    }
+    return n ? j : NAN;
 }
 
 void counters_calibrate(struct counters *c, void (*region)(void *ctx), void *ctx, double known_bytes,
@@ -342,6 +616,7 @@ cJSON *counters_to_json(const struct counters *c, const struct counters_calibrat
     bool ok = cJSON_AddBoolToObject(o, "available", c->available) &&
               cJSON_AddStringToObject(o, "reason", c->reason) &&
               cJSON_AddStringToObject(o, "source", c->src ? c->src->name : "none") &&
+              cJSON_AddNumberToObject(o, "threads", c->n_threads) &&
               (events = cJSON_AddArrayToObject(o, "events"));
     for (int i = 0; ok && i < c->n_events; i++) {
         cJSON *e = cJSON_CreateObject();

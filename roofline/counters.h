@@ -1,8 +1,16 @@
-/* Hardware counters around measured regions, from a pluggable event source: PAPI, or a fake source for tests.
+/* Counters around measured regions, from a pluggable event source: PAPI, or a fake source for tests.
  * Each requested event is tried; one that cannot be counted is reported once with the source's own reason
  * (PAPI_strerror for PAPI) and the rest go on. When no event can be counted, available is false and reason
  * says why; callers then go on with wall time. Nothing is ever estimated in a counter's place.
- * PAPI counts the calling thread only. */
+ *
+ * Every thread of the OpenMP team is counted: PAPI counts the calling thread only, so each team thread opens
+ * its own event set (PAPI_thread_init with pthread_self) and starts and stops it itself, in a parallel region
+ * of the same team size as the measured region (libgomp keeps thread i on the same system thread, and the
+ * run binds it to core i). After a stop, values[] holds the sum over the team and thread_max[] the largest
+ * single thread. The default events are the hardware set where the machine offers it (cycles, instructions,
+ * LLC misses, FP ops) and always the kernel's software events (task-clock, context switches, CPU migrations,
+ * page faults, major faults), which PAPI's perf_event component counts even in a VM without a PMU. Energy
+ * (RAPL / powercap) is package-wide, so it has its own set, counted by the calling thread only. */
 #ifndef FR_COUNTERS_H
 #define FR_COUNTERS_H
 
@@ -13,15 +21,19 @@
 
 struct cJSON;
 
-#define COUNTERS_MAX_EVENTS 8
-#define COUNTERS_NAME_LEN   64
-#define COUNTERS_REASON_LEN 256
+#define COUNTERS_MAX_EVENTS  12
+#define COUNTERS_MAX_THREADS 256
+#define COUNTERS_NAME_LEN    64
+#define COUNTERS_REASON_LEN  256
+#define COUNTERS_UNITS_LEN   16
 
-/* An event source. Each function that can fail says why in `why` (one line) and returns non-zero. */
+/* An event source. open, add, start, stop and close of one handle are all called in the thread the handle
+ * counts (open in thread `thread` of the team). Each function that can fail says why in `why` (one line) and
+ * returns non-zero. add fills units (e.g. "nJ", "" when the source gives none). */
 struct counters_source {
     const char *name;
-    int (*open)(const void *config, void **handle, struct fr_err *why);
-    int (*add)(void *handle, const char *event, struct fr_err *why);
+    int (*open)(const void *config, int thread, void **handle, struct fr_err *why);
+    int (*add)(void *handle, const char *event, char units[COUNTERS_UNITS_LEN], struct fr_err *why);
     int (*start)(void *handle, struct fr_err *why);
     int (*stop)(void *handle, long long *values, struct fr_err *why); /* values in the order added */
     void (*close)(void *handle);
@@ -29,47 +41,100 @@ struct counters_source {
 
 const struct counters_source *counters_source_papi(void); /* config: NULL */
 
-/* The fake source: accepts the named events and makes each gain its per_run value per start/stop. */
+/* The fake source: accepts the named events and makes each gain its per_run value per start/stop, in every
+ * thread. Runs are counted per handle from 0, counters_open's probe being run 0. bump_event (when non-NULL)
+ * gains 1 more in thread bump_thread on each run listed in bump_runs (terminated by -1): a context switch on
+ * chosen repetitions. */
 struct counters_fake_config {
     const char *refuse_all;    /* non-NULL: opening fails with this reason */
     const char *const *events; /* accepted names, NULL-terminated; others: "event not offered by fake" */
     const long long *per_run;  /* one value per accepted name */
+    const char *const *units;  /* NULL, or one unit string per accepted name (e.g. "nJ") */
     const char *refuse_start;  /* non-NULL: starting fails with this reason */
+    const char *bump_event;
+    const long *bump_runs;
+    int bump_thread;
 };
 const struct counters_source *counters_source_fake(void); /* config: struct counters_fake_config */
+
+/* What an event measures, for the figures derived from it (utilization, disturbed repetitions, IPC, DRAM
+ * bytes, energy); recognised by name. */
+enum counters_role {
+    COUNTERS_ROLE_OTHER,
+    COUNTERS_ROLE_TASK_CLOCK_NS, /* perf::TASK-CLOCK: nanoseconds on a CPU */
+    COUNTERS_ROLE_CONTEXT_SWITCHES,
+    COUNTERS_ROLE_MIGRATIONS,
+    COUNTERS_ROLE_PAGE_FAULTS,
+    COUNTERS_ROLE_MAJOR_FAULTS,
+    COUNTERS_ROLE_CYCLES,
+    COUNTERS_ROLE_INSTRUCTIONS,
+    COUNTERS_ROLE_LLC_MISSES,
+    COUNTERS_ROLE_FP_OPS,
+    COUNTERS_ROLE_ENERGY, /* joules = value x joules_per_unit */
+    COUNTERS_ROLE_COUNT
+};
 
 struct counters_event {
     char name[COUNTERS_NAME_LEN];
     bool counted;
     char reason[COUNTERS_REASON_LEN]; /* why it is not counted */
     bool llc_misses;                  /* counts last-level cache misses (used by the calibration) */
+    enum counters_role role;
+    char units[COUNTERS_UNITS_LEN]; /* as the source names them; "" when none */
+    double joules_per_unit;         /* energy events: from units (nJ, uJ, mJ, J); NaN otherwise */
 };
 
 struct counters {
     const struct counters_source *src;
-    void *handle;
-    bool available;                   /* at least one event is counted */
-    char reason[COUNTERS_REASON_LEN]; /* why not, or which events are missing; "" when all are counted */
-    int n_events;                     /* events asked (defaults or --events) */
+    const void *open_config;             /* the source's configuration */
+    int n_threads;                       /* team size: one handle per OpenMP thread */
+    void *handles[COUNTERS_MAX_THREADS]; /* handle of thread t, opened and used in thread t */
+    bool available;                      /* at least one event is counted */
+    char reason[COUNTERS_REASON_LEN];    /* why not, or which events are missing; "" when all are counted */
+    int n_events;                        /* events asked (defaults or --events) */
     struct counters_event events[COUNTERS_MAX_EVENTS];
     int n_counted;
-    int counted_index[COUNTERS_MAX_EVENTS]; /* events[] index of the i-th counted event */
-    long long values[COUNTERS_MAX_EVENTS];  /* per events[] index, after counters_stop */
+    int counted_index[COUNTERS_MAX_EVENTS];    /* events[] index of the i-th counted event */
+    int role_index[COUNTERS_ROLE_COUNT];       /* events[] index of the counted event of each role, or -1 */
+    long long values[COUNTERS_MAX_EVENTS];     /* per events[] index, after counters_stop: sum over threads */
+    long long thread_max[COUNTERS_MAX_EVENTS]; /* per events[] index: the largest single thread */
+    long long (*per_thread)[COUNTERS_MAX_EVENTS]; /* [n_threads][event]: each thread's own value */
+    double *started_s;                            /* [n_threads] monotonic time each thread's set started */
+    double *window_s;       /* [n_threads] after a stop: each thread's counted window, start to stop */
+    double window_thread_s; /* after a stop: sum over threads of each one's counted window, start to stop */
     bool running;
 };
 
-/* Opens the source and adds the events of the comma-separated list, or the defaults when events_csv is
- * NULL: PAPI_TOT_CYC, PAPI_TOT_INS, an LLC-miss event (PAPI_L3_TCM, else PAPI_L3_DCM, else
- * perf::LLC-LOAD-MISSES), PAPI_SP_OPS (else PAPI_FP_OPS). A start/stop probe runs once so a source that
- * accepts events but cannot start them is known as unavailable here. Returns non-zero only for a malformed
- * list (err filled); an unavailable source is not an error. Always pair with counters_close. */
+/* Checks a comma-separated event list without opening anything: non-zero with err naming --events when it is
+ * malformed (empty name, name too long, more than COUNTERS_MAX_EVENTS). NULL is the default list. */
+int counters_check_events(const char *events_csv, struct fr_err *err);
+
+/* Opens the source in every thread of the team (omp_get_max_threads() threads) and adds the events of the
+ * comma-separated list, or the defaults when events_csv is NULL: PAPI_TOT_CYC, PAPI_TOT_INS, an LLC-miss
+ * event (PAPI_L3_TCM, else PAPI_L3_DCM, else perf::LLC-LOAD-MISSES), PAPI_SP_OPS (else PAPI_FP_OPS), then
+ * perf::TASK-CLOCK, perf::CONTEXT-SWITCHES, perf::CPU-MIGRATIONS, perf::PAGE-FAULTS, perf::MAJOR-FAULTS. A
+ * start/stop probe runs once so a source that accepts events but cannot start them is known as unavailable
+ * here. Returns non-zero only for a malformed list or an allocation failure (err filled); an unavailable
+ * source is not an error. Always pair with counters_close, called in the same team. */
 int counters_open(struct counters *c, const struct counters_source *src, const void *config,
                   const char *events_csv, struct fr_err *err);
-/* Start and stop around a region. Return 0 when the values were counted; non-zero when not (c->available
- * and c->reason say why). */
+/* The energy set, counted by the calling thread alone (energy is package-wide): package energy
+ * (rapl:::PACKAGE_ENERGY:PACKAGE0, else powercap:::ENERGY_UJ:ZONE0) and DRAM energy
+ * (rapl:::DRAM_ENERGY:PACKAGE0, else powercap:::ENERGY_UJ:ZONE0_SUBZONE0). Same contract as counters_open. */
+int counters_open_energy(struct counters *c, const struct counters_source *src, const void *config,
+                         struct fr_err *err);
+/* Start and stop around a region, in every thread of the team (a parallel region each when the team has more
+ * than one thread; call them outside any parallel region). Return 0 when the values were counted; non-zero
+ * when not (c->available and c->reason say why). */
 int counters_start(struct counters *c);
 int counters_stop(struct counters *c);
 void counters_close(struct counters *c);
+
+/* The value of the counted event of a role after a stop (sum over threads), or -1 when no event of that role
+ * is counted. */
+long long counters_role_value(const struct counters *c, enum counters_role role);
+/* Joules counted by the energy events after a stop (sum over them), NaN when none is counted. */
+double counters_energy_j(const struct counters *c);
 
 /* Counter-derived bytes over known bytes: the region reads known_bytes from DRAM once; LLC misses x
  * line_bytes is what the counters saw. line_bytes is the LLC's line size (hwloc); 0 (unknown) makes the
@@ -84,8 +149,8 @@ struct counters_calibration {
 void counters_calibrate(struct counters *c, void (*region)(void *ctx), void *ctx, double known_bytes,
                         double line_bytes, struct counters_calibration *out);
 
-/* {available, reason, source, events: [{name, counted, reason?}], calibration?}; NULL on allocation failure.
- * cal may be NULL. */
+/* {available, reason, source, threads, events: [{name, counted, reason?}], calibration?}; NULL on allocation
+ * failure. cal may be NULL. */
 struct cJSON *counters_to_json(const struct counters *c, const struct counters_calibration *cal);
 
 #endif

@@ -8,6 +8,7 @@
 #include "roofline/timing.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -93,22 +94,31 @@ int timing_measure(timing_fn fn, void *ctx, const struct timing_opts *opts, stru
     int max_reps = opts->max_reps > 0 ? opts->max_reps : 1000;
     int min_reps = opts->min_reps > 0 ? opts->min_reps : 1;
     if (min_reps > max_reps) min_reps = max_reps;
+    const struct timing_hooks *h = opts->hooks;
     double *samples = malloc(sizeof *samples * (size_t)max_reps);
-    if (!samples) return -1;
+    bool *disturbed = calloc((size_t)max_reps, sizeof *disturbed);
+    if (!samples || !disturbed) {
+        free(disturbed);
+        free(samples);
+        return -1;
+    }
     long rep = 0;
     for (int i = 0; i < opts->warmup; i++) fn(ctx, rep++);
     int n = 0;
     double timed = 0;
     while (n < max_reps && (n < min_reps || timed < opts->min_time_s)) {
+        if (h) h->begin(h->ctx, n);
         double t0 = timing_now_s();
         fn(ctx, rep++);
         double dt = timing_now_s() - t0;
+        if (h) disturbed[n] = h->end(h->ctx, n, dt);
         samples[n++] = dt;
         timed += dt;
     }
-    timing_stats_from_samples(samples, n, out);
+    int rc = timing_stats_compute(samples, n, disturbed, out);
+    free(disturbed);
     free(samples);
-    return 0;
+    return rc;
 }
 
 int timing_measure_pair(timing_fn fa, void *ctx_a, timing_fn fb, void *ctx_b, const struct timing_opts *opts,
@@ -118,7 +128,10 @@ int timing_measure_pair(timing_fn fa, void *ctx_a, timing_fn fb, void *ctx_b, co
     if (min_reps > max_reps) min_reps = max_reps;
     double *sa = malloc(sizeof *sa * (size_t)max_reps), *sb = malloc(sizeof *sb * (size_t)max_reps);
     double *ratio = malloc(sizeof *ratio * (size_t)max_reps);
-    if (!sa || !sb || !ratio) {
+    bool *disturbed = calloc((size_t)max_reps, sizeof *disturbed);
+    const struct timing_hooks *h = opts->hooks;
+    if (!sa || !sb || !ratio || !disturbed) {
+        free(disturbed);
         free(ratio);
         free(sb);
         free(sa);
@@ -129,27 +142,31 @@ int timing_measure_pair(timing_fn fa, void *ctx_a, timing_fn fb, void *ctx_b, co
     int n = 0;
     double timed = 0;
     while (n < max_reps && (n < min_reps || timed < opts->min_time_s)) {
+        if (h) h->begin(h->ctx, n);
         double t0 = timing_now_s();
         fa(ctx_a, rep);
+        double ta = timing_now_s();
+        if (h) disturbed[n] = h->end(h->ctx, n, ta - t0);
         double t1 = timing_now_s();
         fb(ctx_b, rep++);
         double t2 = timing_now_s();
-        sa[n] = t1 - t0, sb[n] = t2 - t1;
+        sa[n] = ta - t0, sb[n] = t2 - t1;
         ratio[n] = sb[n] > 0 ? sa[n] / sb[n] : 0;
-        timed += t2 - t0;
+        timed += sa[n] + sb[n];
         n++;
     }
-    timing_stats_from_samples(sa, n, out_a);
-    timing_stats_from_samples(sb, n, out_b);
+    /* a disturbed repetition of fa leaves its pair out of every figure */
+    int rc = timing_stats_compute(sa, n, disturbed, out_a) | timing_stats_compute(sb, n, disturbed, out_b);
     if (median_ratio) {
         struct timing_stats rs;
-        timing_stats_from_samples(ratio, n, &rs);
+        rc |= timing_stats_compute(ratio, n, disturbed, &rs);
         *median_ratio = rs.median_s;
     }
+    free(disturbed);
     free(ratio);
     free(sb);
     free(sa);
-    return 0;
+    return rc;
 }
 
 int timing_describe_opts(const struct timing_opts *opts, char *buf, size_t len) {

@@ -26,10 +26,21 @@ struct timing_stats {
 #define TIMING_NOISY_HALF_WIDTH 0.05
 
 struct timing_opts {
-    int warmup;        /* untimed calls first */
-    int min_reps;      /* at least this many timed calls */
-    int max_reps;      /* at most this many (bounds the sample buffer) */
-    double min_time_s; /* and keep going until this much time was timed */
+    int warmup;                       /* untimed calls first */
+    int min_reps;                     /* at least this many timed calls */
+    int max_reps;                     /* at most this many (bounds the sample buffer) */
+    double min_time_s;                /* and keep going until this much time was timed */
+    const struct timing_hooks *hooks; /* NULL: none */
+};
+
+/* Called around each timed repetition (rep counts the timed ones from 0; warm-up calls get none), outside the
+ * timed window: begin just before the clock is read, end just after. end returns true when the repetition
+ * was disturbed (the counters saw a thread switched out or migrated); disturbed repetitions are left out of
+ * the statistics (timing_stats_compute). In timing_measure_pair the hooks wrap fa only. */
+struct timing_hooks {
+    void (*begin)(void *ctx, int rep);
+    bool (*end)(void *ctx, int rep, double wall_s);
+    void *ctx;
 };
 
 /* The measured region; `rep` counts from 0 over warm-up and timed calls (used to rotate buffers). */

@@ -365,9 +365,10 @@ Test(decode, bench_runs_a_one_token_vocabulary) {
     struct decode_state st;
     struct fr_err err = {{0}};
     setup(&w, &st, &c, FR_DTYPE_BF16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE);
-    const struct timing_opts t = {0, 1, 1, 0.0};
+    const struct timing_opts t = {0, 1, 1, 0.0, NULL};
     struct timing_stats stats;
-    cr_expect_eq(decode_bench_block(&st, BLOCK_EMBED, 0, &t, NULL, 0, &stats, &err), 0, "%s", err.msg);
+    cr_expect_eq(decode_bench_block(&st, BLOCK_EMBED, 0, &t, NULL, 0, NULL, &stats, NULL, &err), 0, "%s",
+                 err.msg);
     struct decode_bench_opts o = {.block_timing = t, .step_timing = t, .sampler = {0.0f, 1.0f, 0}};
     struct decode_bench_step out;
     cr_expect_eq(decode_bench_step(&st, 1, &o, &out, &err), 0, "%s", err.msg);

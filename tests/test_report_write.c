@@ -149,7 +149,11 @@ Test(report_write, csv_headers_and_rows) {
     cr_expect(tu_starts(blocks,
                         "name,calls,flops,bytes,intensity_flop_per_byte,predicted_s,measured_s,min_s,max_s,"),
               "blocks.csv header: %.120s", blocks);
-    cr_expect(strstr(blocks, ",PAPI_TOT_CYC,PAPI_L3_TCM\n") != NULL, "counter columns in the header");
+    cr_expect(strstr(blocks, ",PAPI_TOT_CYC,PAPI_L3_TCM,PAPI_TOT_CYC_thread_max,PAPI_L3_TCM_thread_max\n") !=
+                  NULL,
+              "counter columns in the header (sum over threads, then the largest thread)");
+    cr_expect(strstr(blocks, ",utilization,disturbed_reps,faulted_reps,measured_all_s,ipc,") != NULL,
+              "the counted columns");
     cr_expect_eq(tu_count_lines(blocks), 1 + BLOCK_COUNT);
     cr_expect(strstr(blocks, "\nlm_head,1,311164928,311164928,1,") != NULL, "lm_head row");
     free(blocks);
@@ -157,7 +161,11 @@ Test(report_write, csv_headers_and_rows) {
     char *steps = tu_slurp(dir, "steps.csv");
     cr_assert_not_null(steps);
     cr_expect(tu_starts(steps, "context,bytes,flops,predicted_s,measured_s,"));
-    cr_expect(strstr(steps, ",tokens_per_s,") && strstr(steps, ",lm_head_s,sampler_s\n"));
+    cr_expect(strstr(steps, ",tokens_per_s,") &&
+              strstr(steps, ",lm_head_s,sampler_s,PAPI_TOT_CYC,PAPI_L3_TCM,PAPI_TOT_CYC_thread_max,"));
+    cr_expect(strstr(steps, ",utilization,disturbed_reps,faulted_reps,measured_all_s,ipc,energy_j,"
+                            "energy_j_per_token,") != NULL,
+              "the counted and energy columns");
     cr_expect_eq(tu_count_lines(steps), 6);
     free(steps);
 

@@ -1,4 +1,6 @@
-/* forge-roofline list: the tables that drive the tool (blocks, shipped models, sampler variants). */
+/* forge-roofline list: the tables that drive the tool (blocks, shipped models, sampler variants) and the
+ * counter events this machine can count: each default event is opened through PAPI as a run would, and one
+ * it cannot count is listed with PAPI's reason. */
 #include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 #include "model/config.h"
 #include "model/datadir.h"
 #include "model/cost.h"
+#include "roofline/counters.h"
 
 static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -51,6 +54,30 @@ static void list_models(void) {
     }
 }
 
+static void list_event_set(const char *title, const struct counters *c) {
+    printf("\n## %s\n\n", title);
+    if (!c->available) printf("unavailable: %s\n\n", c->reason);
+    printf("| event | counted here | why not |\n|---|---|---|\n");
+    for (int i = 0; i < c->n_events; i++)
+        printf("| %s | %s | %s |\n", c->events[i].name, c->events[i].counted ? "yes" : "no",
+               c->events[i].counted ? "" : c->events[i].reason);
+}
+
+/* The default events of a run (and its --events syntax), tried on this machine. */
+static int list_counters(void) {
+    struct counters c;
+    struct fr_err err = {{0}};
+    if (counters_open(&c, counters_source_papi(), NULL, NULL, &err) != 0)
+        return cli_fail("list: %s", err.msg);
+    list_event_set("counter events (PAPI, default set of a run; --events NAME,... replaces it)", &c);
+    counters_close(&c);
+    if (counters_open_energy(&c, counters_source_papi(), NULL, &err) != 0)
+        return cli_fail("list: %s", err.msg);
+    list_event_set("energy events (PAPI RAPL / powercap, package-wide)", &c);
+    counters_close(&c);
+    return CLI_EXIT_OK;
+}
+
 int cmd_list(int argc, char **argv) {
     (void)argv;
     if (argc > 1) return cli_usage_error("list: takes no arguments");
@@ -63,5 +90,5 @@ int cmd_list(int argc, char **argv) {
     for (int v = 0; v < SAMPLER_VARIANT_COUNT; v++)
         printf("- %s\n", cost_sampler_variant_name((enum sampler_variant)v));
     list_models();
-    return CLI_EXIT_OK;
+    return list_counters();
 }

@@ -252,6 +252,7 @@ static void fill_model(struct run_report *rep, const struct qwen3_config *cfg, e
 
 static void describe_counters(struct report_counters *out, const struct counters *c) {
     out->available = c->available;
+    out->threads = c->n_threads;
     snprintf(out->reason, sizeof out->reason, "%s", c->reason);
     out->n_events = c->n_events;
     if (out->n_events > REPORT_MAX_EVENTS) out->n_events = REPORT_MAX_EVENTS;
@@ -280,6 +281,9 @@ struct run {
     int have_state;
     struct counters counters;
     int have_counters;
+    struct counters energy; /* RAPL / powercap, package-wide */
+    int have_energy;
+    struct counters_calibration calibration; /* LLC misses x line bytes over a known DRAM read */
     struct run_report *report;
     struct results_dir dir;
     int verify_passed, verify_skipped;
@@ -287,8 +291,35 @@ struct run {
     size_t read_n;
 };
 
+static void read_region(void *p) {
+    const struct run *r = p;
+    volatile double sink = ceilings_read_team(r->read_buf, r->read_n);
+    (void)sink;
+}
+
+/* Counter-derived DRAM bytes need LLC misses x line bytes calibrated against a read of known size. */
+static void calibrate_llc(struct run *r) {
+    if (r->machine.llc_line_bytes == 0) {
+        r->calibration = (struct counters_calibration){0};
+        snprintf(r->calibration.reason, sizeof r->calibration.reason, "hwloc gives no last-level line size");
+        return;
+    }
+    read_region(r); /* warm the TLB and page tables: the calibrated read is a steady-state one */
+    counters_calibrate(&r->counters, read_region, r, (double)r->read_n * sizeof(float),
+                       (double)r->machine.llc_line_bytes, &r->calibration);
+    const struct counters_calibration *c = &r->calibration;
+    char *out = r->report->counters.calibration;
+    size_t n = sizeof r->report->counters.calibration;
+    if (c->available)
+        snprintf(out, n, "%s x %u B = %.4g B counted over %.4g B read: ratio %.3f", c->event,
+                 r->machine.llc_line_bytes, c->counted_bytes, c->known_bytes, c->ratio);
+    else
+        snprintf(out, n, "unavailable: %.200s", c->reason);
+}
+
 static void run_free(struct run *r) {
     if (r->dir.active) results_dir_abort(&r->dir);
+    if (r->have_energy) counters_close(&r->energy);
     if (r->have_counters) counters_close(&r->counters);
     if (r->have_state) decode_state_free(&r->st);
     if (r->have_weights) qwen3_weights_free(&r->weights);
@@ -301,6 +332,23 @@ static void note_read(struct run *r, size_t n, const struct timing_stats *st, co
     if (st->reps <= 0 || !(st->min_s > 0)) return;
     double gbs = (double)n * sizeof(float) / st->min_s / 1e9;
     if (!(gbs <= r->best_read_gbs)) r->best_read_gbs = gbs, r->best_read_where = where;
+}
+
+/* Where one row keeps what the counters saw. */
+struct report_counted {
+    double *counters, *counters_max, *utilization;
+    int *disturbed_reps, *faulted_reps;
+    double *measured_all_s, *ipc;
+};
+
+static void fill_counted(const struct run *r, const struct rep_counts_summary *s, struct report_counted o) {
+    int n = r->report->counters.n_events;
+    for (int e = 0; e < n; e++) o.counters[e] = s->per_rep[e], o.counters_max[e] = s->thread_max[e];
+    *o.utilization = s->utilization;
+    *o.disturbed_reps = s->disturbed_reps;
+    *o.faulted_reps = s->faulted_reps;
+    *o.measured_all_s = s->median_all_s;
+    *o.ipc = s->ipc;
 }
 
 static int measure_blocks(struct run *r, const struct timing_opts *t) {
@@ -317,21 +365,20 @@ static int measure_blocks(struct run *r, const struct timing_opts *t) {
         snprintf(o->name, sizeof o->name, "%s", block_name((enum block_id)b));
         o->calls = c->calls, o->flops = c->flops, o->bytes = c->bytes;
         struct timing_stats evict;
-        if (decode_bench_block_evict(&r->st, (enum block_id)b, T, t, r->read_buf, r->read_n, &o->measured,
-                                     &evict, &err) != 0)
+        struct decode_bench_counting cnt = {&r->counters, NULL};
+        struct rep_counts_summary counts;
+        if (decode_bench_block_evict(&r->st, (enum block_id)b, T, t, r->read_buf, r->read_n, &cnt,
+                                     &o->measured, &counts, &evict, &err) != 0)
             return cli_fail("%s", err.msg);
         note_read(r, r->read_n, &evict, "an eviction read before a cold block");
-        if (r->counters.available) {
-            /* counted in repetitions of their own, so the timed ones carry no counter overhead */
-            double per_rep[COUNTERS_MAX_EVENTS];
-            err.msg[0] = '\0';
-            if (decode_bench_block_counters(&r->st, (enum block_id)b, T, t->min_reps, r->read_buf, r->read_n,
-                                            &r->counters, per_rep, &err) == 0) {
-                for (int e = 0; e < r->report->counters.n_events; e++) o->counters[e] = per_rep[e];
-            } else if (err.msg[0]) {
-                return cli_fail("%s", err.msg);
-            }
-        }
+        fill_counted(r, &counts,
+                     (struct report_counted){o->counters, o->counters_max, &o->utilization,
+                                             &o->disturbed_reps, &o->faulted_reps, &o->measured_all_s,
+                                             &o->ipc});
+        int llc = r->counters.role_index[COUNTERS_ROLE_LLC_MISSES];
+        if (llc >= 0 && r->calibration.available && r->calibration.ratio > 0)
+            o->dram_bytes_counted =
+                counts.per_rep[llc] * (double)r->machine.llc_line_bytes / r->calibration.ratio;
     }
     return CLI_EXIT_OK;
 }
@@ -359,6 +406,12 @@ static int measure_steps(struct run *r, const struct decode_bench_opts *o) {
             s->paired_efficiency = c->dram_bytes / ((double)o->read_n * sizeof(float)) / m.step_over_read;
         }
         for (int b = 0; b < BLOCK_COUNT; b++) s->block_s[b] = m.block_median_s[b];
+        fill_counted(r, &m.counts,
+                     (struct report_counted){s->counters, s->counters_max, &s->utilization,
+                                             &s->disturbed_reps, &s->faulted_reps, &s->measured_all_s,
+                                             &s->ipc});
+        s->energy_j = m.counts.energy_j;
+        s->energy_j_per_token = m.counts.energy_j; /* batch 1: one token per step */
     }
     return CLI_EXIT_OK;
 }
@@ -546,10 +599,8 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown-host");
     host[sizeof host - 1] = '\0';
     if (results_dir_begin(&r->dir, a->out, host, stamp, &err) != 0) return cli_usage_error("%s", err.msg);
-    int crc = counters_open(&r->counters, counters_source_papi(), NULL, a->events, &err);
-    r->have_counters = 1;
-    if (crc != 0) return cli_usage_error("%s", err.msg); /* the message names --events */
-    describe_counters(&r->report->counters, &r->counters);
+    if (counters_check_events(a->events, &err) != 0)
+        return cli_usage_error("%s", err.msg); /* the message names --events */
 
     static const double est_full[] = {25, 5, 10, 15, 15, 20, 3}, est_quick[] = {6, 3, 2, 3, 2, 4, 2};
     struct progress pr = {isatty(2), timing_now_s(), 0, 7, a->quick ? est_quick : est_full};
@@ -557,6 +608,15 @@ static int run_main(struct run *r, int argc, char **argv) {
     progress_phase(&pr, "machine and ceilings");
     if (machine_detect(&r->machine, a->threads, &err) != 0) return cli_usage_error("%s", err.msg);
     if (machine_bind_threads(&r->machine, &err) != 0) return cli_fail("%s", err.msg);
+    /* after binding: one event set per thread of the bound team */
+    int crc = counters_open(&r->counters, counters_source_papi(), NULL, a->events, &err);
+    r->have_counters = 1;
+    if (crc != 0) return cli_fail("%s", err.msg);
+    describe_counters(&r->report->counters, &r->counters);
+    crc = counters_open_energy(&r->energy, counters_source_papi(), NULL, &err);
+    r->have_energy = 1;
+    if (crc != 0) return cli_fail("%s", err.msg);
+    describe_counters(&r->report->energy, &r->energy);
     struct ceilings_opts copts = {.quick = a->quick};
     if (ceilings_measure(&r->machine, &copts, &r->ceilings, &err) != 0) return cli_fail("%s", err.msg);
     fill_ceilings(r->report, &r->ceilings);
@@ -595,10 +655,10 @@ static int run_main(struct run *r, int argc, char **argv) {
     r->have_state = 1;
     fill_model(r->report, &r->cfg, a->wtype);
     struct decode_bench_opts bo = {
-        .block_timing =
-            a->quick ? (struct timing_opts){1, 3, 50, 0.02} : (struct timing_opts){2, 10, 200, 0.3},
-        .step_timing =
-            a->quick ? (struct timing_opts){1, 3, 50, 0.05} : (struct timing_opts){2, 10, 100, 1.0},
+        .block_timing = a->quick ? (struct timing_opts){1, 3, 50, 0.02, NULL}
+                                 : (struct timing_opts){2, 10, 200, 0.3, NULL},
+        .step_timing = a->quick ? (struct timing_opts){1, 3, 50, 0.05, NULL}
+                                : (struct timing_opts){2, 10, 100, 1.0, NULL},
         .sampler = {.temperature = 0.8f, .top_p = 0.9f, .seed = 42},
     };
     r->st.sampler_params = bo.sampler;
@@ -612,6 +672,8 @@ static int run_main(struct run *r, int argc, char **argv) {
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < r->read_n; i++) r->read_buf[i] = (float)(i & 3);
     bo.read_buf = r->read_buf, bo.read_n = r->read_n;
+    bo.counting = (struct decode_bench_counting){&r->counters, &r->energy};
+    calibrate_llc(r);
     if (decode_step(&r->st, 1 % r->cfg.vocab, 0, NULL, &err) != 0)
         return cli_fail("%s", err.msg); /* real logits for the sampler */
 

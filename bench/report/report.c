@@ -33,7 +33,8 @@ void report_init(struct run_report *r) {
         for (int l = 0; l < 4; l++) b->level_bytes[l] = NAN;
         b->exps = b->kernel_calls = b->forks = b->floor_s = b->levels_sum_s = NAN;
         stats_init(&b->measured);
-        for (int e = 0; e < REPORT_MAX_EVENTS; e++) b->counters[e] = NAN;
+        for (int e = 0; e < REPORT_MAX_EVENTS; e++) b->counters[e] = b->counters_max[e] = NAN;
+        b->utilization = b->measured_all_s = b->ipc = b->dram_bytes_counted = NAN;
     }
     for (int i = 0; i < REPORT_MAX_STEPS; i++) {
         struct report_step *s = &r->steps[i];
@@ -42,6 +43,8 @@ void report_init(struct run_report *r) {
         stats_init(&s->measured);
         for (int b = 0; b < BLOCK_COUNT; b++) s->block_s[b] = NAN;
         s->unattributed_s = NAN;
+        for (int e = 0; e < REPORT_MAX_EVENTS; e++) s->counters[e] = s->counters_max[e] = NAN;
+        s->utilization = s->measured_all_s = s->ipc = s->energy_j = s->energy_j_per_token = NAN;
     }
     for (int i = 0; i < REPORT_MAX_SAMPLER; i++) {
         r->sampler[i].nucleus = -1;
@@ -162,6 +165,13 @@ void report_fmt_md(double v, double scale, int decimals, char *buf) {
         F_NUM_OPT(T, "ci_hi_s", REPORT_F_DOUBLE, measured.ci_hi_s),                                          \
         F_NUM_OPT(T, "ci_level", REPORT_F_DOUBLE, measured.ci_level),                                        \
         F_NUM_OPT(T, "excluded_reps", REPORT_F_INT, measured.excluded_reps)
+/* What the counters around each timed repetition say (appended after the older columns). */
+#define F_COUNTED(T)                                                                                         \
+    F_NUM_OPT(T, "utilization", REPORT_F_DOUBLE, utilization),                                               \
+        F_NUM_OPT(T, "disturbed_reps", REPORT_F_INT, disturbed_reps),                                        \
+        F_NUM_OPT(T, "faulted_reps", REPORT_F_INT, faulted_reps),                                            \
+        F_NUM_OPT(T, "measured_all_s", REPORT_F_DOUBLE, measured_all_s),                                     \
+        F_NUM_OPT(T, "ipc", REPORT_F_DOUBLE, ipc)
 #define F_ABOVE(T)                                                                                           \
     {                                                                                                        \
         "above_roof", NULL, REPORT_F_ABOVE_ROOF, offsetof(T, above_roof), 0, offsetof(T, efficiency), NULL,  \
@@ -265,6 +275,8 @@ static const struct report_field block_fields[] = {
     F_NUM_OPT(B, "overhead_floor_s", REPORT_F_DOUBLE, floor_s),
     F_NUM_OPT(B, "predicted_levels_sum_s", REPORT_F_DOUBLE, levels_sum_s),
     F_NUM_OPT(B, "overhead_bound", REPORT_F_BOOL, overhead_bound),
+    F_COUNTED(B),
+    F_NUM_OPT(B, "dram_bytes_counted", REPORT_F_DOUBLE, dram_bytes_counted),
 };
 #undef B
 
@@ -285,6 +297,9 @@ static const struct report_field step_fields[] = {
     F_ABOVE(S),
     F_CI(S),
     F_NUM_OPT(S, "unattributed_s", REPORT_F_DOUBLE, unattributed_s),
+    F_COUNTED(S),
+    F_NUM_OPT(S, "energy_j", REPORT_F_DOUBLE, energy_j),
+    F_NUM_OPT(S, "energy_j_per_token", REPORT_F_DOUBLE, energy_j_per_token),
 };
 #undef S
 

@@ -62,6 +62,8 @@ struct report_counters {
     char reason[REPORT_REASON_LEN]; /* when not available: the library's reason */
     int n_events;
     struct report_event events[REPORT_MAX_EVENTS];
+    int threads; /* team threads counted, each with its own event set (0: not recorded) */
+    char calibration[REPORT_REASON_LEN]; /* LLC misses x line bytes over a known read, or why not; "" */
 };
 
 enum report_ceiling_kind {
@@ -115,6 +117,14 @@ struct report_block {
     double exps, kernel_calls, forks;
     double floor_s, levels_sum_s;
     bool overhead_bound;
+    /* From the counters around each timed repetition (NaN / 0 when not counted): */
+    double counters_max[REPORT_MAX_EVENTS]; /* the largest single thread, per step (counters is the sum) */
+    double utilization;                     /* task-clock / (wall x threads) */
+    int disturbed_reps;                     /* a thread switched out or migrated: left out of measured */
+    int faulted_reps;                       /* repetitions that took page faults (not steady state) */
+    double measured_all_s;                  /* median over every repetition, disturbed ones included */
+    double ipc;                             /* instructions / cycles */
+    double dram_bytes_counted;              /* LLC misses x line bytes / calibration ratio, per step */
 };
 
 /* One row per context length: one whole decode step. */
@@ -134,6 +144,16 @@ struct report_step {
     bool above_roof;
     double block_s[BLOCK_COUNT]; /* seconds per step spent in each block (observer); NaN = not observed */
     double unattributed_s;       /* step time not inside any observed block (median over repetitions) */
+    /* From the counters around each timed step, as for blocks (NaN / 0 when not counted): */
+    double counters[REPORT_MAX_EVENTS];
+    double counters_max[REPORT_MAX_EVENTS];
+    double utilization;
+    int disturbed_reps;
+    int faulted_reps;
+    double measured_all_s;
+    double ipc;
+    double energy_j;           /* joules per step (package + DRAM where counted); NaN: see energy.reason */
+    double energy_j_per_token; /* one token per step at batch 1 */
 };
 
 /* One row per sampler variant, row kind and vocabulary size. */
@@ -148,6 +168,7 @@ struct report_sampler {
 struct run_report {
     struct report_provenance prov;
     struct report_counters counters;
+    struct report_counters energy; /* the RAPL / powercap events: available, or the reason not */
     int n_ceilings;
     struct report_ceiling ceilings[REPORT_MAX_CEILINGS];
     struct report_model model;

@@ -84,7 +84,16 @@ static cJSON *json_counters(const struct report_counters *c) {
         cJSON_AddStringToObject(e, "reason", c->events[i].reason);
         cJSON_AddItemToArray(ev, e);
     }
+    cJSON_AddNumberToObject(o, "threads", c->threads);
+    if (c->calibration[0]) cJSON_AddStringToObject(o, "calibration", c->calibration);
     return o;
+}
+
+/* name -> value per counter event (null when not counted). */
+static void add_counter_values(cJSON *row, const char *key, const struct report_counters *c,
+                               const double *v) {
+    cJSON *o = cJSON_AddObjectToObject(row, key);
+    for (int e = 0; e < c->n_events; e++) add_num(o, c->events[e].name, v[e]);
 }
 
 char *report_json_string(const struct run_report *r) {
@@ -93,6 +102,7 @@ char *report_json_string(const struct run_report *r) {
     cJSON_AddStringToObject(root, "schema", REPORT_SCHEMA);
     cJSON_AddItemToObject(root, "provenance", json_row(REPORT_TABLE_PROVENANCE, &r->prov));
     cJSON_AddItemToObject(root, "counters", json_counters(&r->counters));
+    cJSON_AddItemToObject(root, "energy", json_counters(&r->energy));
     cJSON *ce = cJSON_AddArrayToObject(root, "ceilings");
     for (int i = 0; i < r->n_ceilings; i++)
         cJSON_AddItemToArray(ce, json_row(REPORT_TABLE_CEILING, &r->ceilings[i]));
@@ -104,6 +114,7 @@ char *report_json_string(const struct run_report *r) {
         cJSON *c = cJSON_AddObjectToObject(o, "counters");
         for (int e = 0; e < r->counters.n_events; e++)
             add_num(c, r->counters.events[e].name, r->blocks[i].counters[e]);
+        add_counter_values(o, "counters_thread_max", &r->counters, r->blocks[i].counters_max);
         cJSON_AddItemToArray(bl, o);
     }
     cJSON *st = cJSON_AddArrayToObject(root, "steps");
@@ -112,6 +123,8 @@ char *report_json_string(const struct run_report *r) {
         cJSON *bs = cJSON_AddObjectToObject(o, "blocks_s");
         for (int b = 0; b < BLOCK_COUNT; b++)
             add_num(bs, block_name((enum block_id)b), r->steps[i].block_s[b]);
+        add_counter_values(o, "counters", &r->counters, r->steps[i].counters);
+        add_counter_values(o, "counters_thread_max", &r->counters, r->steps[i].counters_max);
         cJSON_AddItemToArray(st, o);
     }
     cJSON *sa = cJSON_AddArrayToObject(root, "sampler");
@@ -254,6 +267,16 @@ static void rd_counters(struct reader *rd, const cJSON *o, struct report_counter
         c->events[i].available = rd_bool(rd, e, "available");
         snprintf(c->events[i].reason, sizeof c->events[i].reason, "%s", rd_str(rd, e, "reason"));
     }
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "threads"); /* absent in older runs */
+    c->threads = cJSON_IsNumber(t) ? (int)t->valuedouble : 0;
+    const cJSON *cal = cJSON_GetObjectItemCaseSensitive(o, "calibration");
+    snprintf(c->calibration, sizeof c->calibration, "%s", cJSON_IsString(cal) ? cal->valuestring : "");
+}
+
+/* An object that older runs lack: NULL when absent. */
+static const cJSON *opt_obj(const cJSON *o, const char *key) {
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsObject(it) ? it : NULL;
 }
 
 /* An optional object of name -> number (or null) into values[i] for names[i]. */
@@ -299,6 +322,7 @@ int report_json_parse(const char *json, size_t len, const char *name, struct run
     struct reader rd = {name, err, 0};
     rd_row(&rd, REPORT_TABLE_PROVENANCE, rd_obj(&rd, root, "provenance"), &r->prov);
     rd_counters(&rd, rd_obj(&rd, root, "counters"), &r->counters);
+    rd_counters(&rd, opt_obj(root, "energy"), &r->energy);
     rd_row(&rd, REPORT_TABLE_MODEL, rd_obj(&rd, root, "model"), &r->model);
     r->blocks_context = rd_long(&rd, root, "blocks_context", -1, LONG_MAX / 2);
 
@@ -315,6 +339,7 @@ int report_json_parse(const char *json, size_t len, const char *name, struct run
         const struct block_desc *d = block_by_name(b->name);
         b->id = d ? d->id : BLOCK_COUNT; /* an unknown block still pairs by name */
         rd_values(rd_obj(&rd, e, "counters"), events, r->counters.n_events, b->counters);
+        rd_values(opt_obj(e, "counters_thread_max"), events, r->counters.n_events, b->counters_max);
     }
 
     const char *blocks[BLOCK_COUNT];
@@ -324,6 +349,8 @@ int report_json_parse(const char *json, size_t len, const char *name, struct run
         struct report_step *s = &r->steps[i++];
         rd_row(&rd, REPORT_TABLE_STEP, e, s);
         rd_values(rd_obj(&rd, e, "blocks_s"), blocks, BLOCK_COUNT, s->block_s);
+        rd_values(opt_obj(e, "counters"), events, r->counters.n_events, s->counters);
+        rd_values(opt_obj(e, "counters_thread_max"), events, r->counters.n_events, s->counters_max);
     }
 
     i = 0;

@@ -6,6 +6,7 @@
 #include "bench/report/report_write.h"
 
 #include "bench/report/findings.h"
+#include "bench/report/report_counted.h"
 #include "bench/report/report_json.h"
 
 #include <errno.h>
@@ -111,26 +112,40 @@ static void csv_num(FILE *f, double v) {
     fprintf(f, ",%s", buf);
 }
 
-/* blocks.csv adds one column per counter event; steps.csv one per block (seconds in the real step). */
+/* One column per counter event (sum over threads), then one per event for the largest single thread. */
+static void csv_counter_header(FILE *f, const struct report_counters *c) {
+    for (int e = 0; e < c->n_events; e++) fprintf(f, ",%s", c->events[e].name);
+    for (int e = 0; e < c->n_events; e++) fprintf(f, ",%s_thread_max", c->events[e].name);
+}
+static void csv_counter_values(FILE *f, const struct report_counters *c, const double *sum,
+                               const double *max) {
+    for (int e = 0; e < c->n_events; e++) csv_num(f, sum[e]);
+    for (int e = 0; e < c->n_events; e++) csv_num(f, max[e]);
+}
+
+/* blocks.csv adds the counter columns; steps.csv one per block (seconds in the real step), then the counter
+ * columns. */
 static int write_csvs(const struct run_report *r, const char *dir, struct fr_err *err) {
     FILE *f = report_file_open(dir, "blocks.csv", err);
     if (!f) return -1;
     csv_header(f, REPORT_TABLE_BLOCK);
-    for (int e = 0; e < r->counters.n_events; e++) fprintf(f, ",%s", r->counters.events[e].name);
+    csv_counter_header(f, &r->counters);
     fputc('\n', f);
     for (int i = 0; i < r->n_blocks; i++) {
         csv_row(f, REPORT_TABLE_BLOCK, &r->blocks[i]);
-        for (int e = 0; e < r->counters.n_events; e++) csv_num(f, r->blocks[i].counters[e]);
+        csv_counter_values(f, &r->counters, r->blocks[i].counters, r->blocks[i].counters_max);
         fputc('\n', f);
     }
     if (report_file_close(f, dir, "blocks.csv", err) != 0 || !(f = report_file_open(dir, "steps.csv", err)))
         return -1;
     csv_header(f, REPORT_TABLE_STEP);
     for (int b = 0; b < BLOCK_COUNT; b++) fprintf(f, ",%s_s", block_name((enum block_id)b));
+    csv_counter_header(f, &r->counters);
     fputc('\n', f);
     for (int i = 0; i < r->n_steps; i++) {
         csv_row(f, REPORT_TABLE_STEP, &r->steps[i]);
         for (int b = 0; b < BLOCK_COUNT; b++) csv_num(f, r->steps[i].block_s[b]);
+        csv_counter_values(f, &r->counters, r->steps[i].counters, r->steps[i].counters_max);
         fputc('\n', f);
     }
     if (report_file_close(f, dir, "steps.csv", err) != 0 || !(f = report_file_open(dir, "sampler.csv", err)))
@@ -326,21 +341,6 @@ static void md_sampler(FILE *f, const struct run_report *r) {
     fputc('\n', f);
 }
 
-static void md_counters(FILE *f, const struct run_report *r) {
-    const struct report_counters *c = &r->counters;
-    if (!c->available) {
-        fprintf(f, "Counters: unavailable (%s); figures are wall time only.\n\n",
-                c->reason[0] ? c->reason : "no reason given");
-        return;
-    }
-    fputs("Counters:", f);
-    for (int i = 0; i < c->n_events; i++)
-        fprintf(f, "%s %s %s%s%s", i ? ";" : "", c->events[i].name,
-                c->events[i].available ? "counted" : "unavailable", c->events[i].available ? "" : " — ",
-                c->events[i].available ? "" : c->events[i].reason);
-    fputs(".\n\n", f);
-}
-
 /* One accounting-error line; `what` names the row. */
 static void md_accounting(FILE *f, const char *what, double efficiency) {
     char ef[REPORT_FMT_LEN];
@@ -398,11 +398,12 @@ int report_write_markdown(const struct run_report *r, const char *dir, enum repo
     fprintf(f, "Command: `%s`\n\n", r->prov.command_line);
     fputs("## Accounting errors and noise\n\n", f);
     md_findings(f, r);
-    md_counters(f, r);
+    report_md_counters(f, r);
     md_ceilings(f, r);
     md_blocks(f, r, true);
     report_write_roofs(f, r);
     md_steps(f, r);
+    report_md_counted(f, r);
     md_sampler(f, r);
     fputs("## Plots\n\n", f);
     if (plots == REPORT_PLOTS_DRAWN) {
@@ -419,7 +420,7 @@ int report_write_markdown(const struct run_report *r, const char *dir, enum repo
 
 int report_write_summary(const struct run_report *r, FILE *out) {
     md_setup(out, r);
-    md_counters(out, r);
+    report_md_counters(out, r);
     md_blocks(out, r, false);
     report_write_roofs(out, r);
     md_steps(out, r);

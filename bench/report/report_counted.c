@@ -1,0 +1,103 @@
+/* Markdown of the counters (see report_counted.h). Values that were not counted print "n/a", never a number.
+ * Checked in tests/test_report_write.c (the lines and the section on a fixture with counters). */
+#include "bench/report/report_counted.h"
+
+#include <math.h>
+#include <string.h>
+
+static void md_event_list(FILE *f, const char *what, const struct report_counters *c) {
+    if (!c->available) {
+        fprintf(f, "%s: unavailable (%s)", what, c->reason[0] ? c->reason : "no reason given");
+        return;
+    }
+    fprintf(f, "%s", what);
+    if (c->threads > 0) fprintf(f, " (every thread of %d counted, summed)", c->threads);
+    fputc(':', f);
+    for (int i = 0; i < c->n_events; i++)
+        fprintf(f, "%s %s %s%s%s", i ? ";" : "", c->events[i].name,
+                c->events[i].available ? "counted" : "unavailable", c->events[i].available ? "" : " — ",
+                c->events[i].available ? "" : c->events[i].reason);
+}
+
+void report_md_counters(FILE *f, const struct run_report *r) {
+    md_event_list(f, "Counters", &r->counters);
+    fputs(r->counters.available ? ".\n\n" : "; figures are wall time only.\n\n", f);
+    if (r->counters.calibration[0])
+        fprintf(f, "Counter-derived DRAM bytes (calibration): %s.\n\n", r->counters.calibration);
+    if (r->energy.n_events == 0 && !r->energy.reason[0]) return; /* a run that did not try */
+    md_event_list(f, "Energy", &r->energy);
+    fputs(".\n\n", f);
+}
+
+static void md_counted_head(FILE *f, const char *first, const struct report_counters *c, bool energy) {
+    fprintf(f,
+            "| %s | utilization | disturbed reps | faulted reps | median µs | median µs, all reps | IPC |%s",
+            first, energy ? " J/step | J/token |" : "");
+    for (int e = 0; e < c->n_events; e++)
+        if (c->events[e].available) fprintf(f, " %s |", c->events[e].name);
+    fprintf(f, "\n|---|--:|--:|--:|--:|--:|--:|%s", energy ? "--:|--:|" : "");
+    for (int e = 0; e < c->n_events; e++)
+        if (c->events[e].available) fputs("--:|", f);
+    fputc('\n', f);
+}
+
+static void md_counted_row(FILE *f, const struct report_counters *c, double util, int disturbed, int reps,
+                           int faulted, double med, double med_all, double ipc, const double *ej,
+                           const double *values) {
+    char u[REPORT_FMT_LEN], m[REPORT_FMT_LEN], ma[REPORT_FMT_LEN], ip[REPORT_FMT_LEN];
+    report_fmt_md(util, 100, 0, u);
+    if (isfinite(util)) strcat(u, " %");
+    report_fmt_md(med, 1e6, 1, m);
+    report_fmt_md(med_all, 1e6, 1, ma);
+    report_fmt_md(ipc, 1, 2, ip);
+    fprintf(f, " %s | %d of %d | %d | %s | %s | %s |", u, disturbed, reps, faulted, m, ma, ip);
+    if (ej) {
+        char j[2][REPORT_FMT_LEN];
+        report_fmt_md(ej[0], 1, 3, j[0]);
+        report_fmt_md(ej[1], 1, 3, j[1]);
+        fprintf(f, " %s | %s |", j[0], j[1]);
+    }
+    for (int e = 0; e < c->n_events; e++)
+        if (c->events[e].available) {
+            char v[REPORT_FMT_LEN];
+            report_fmt_md(values[e], 1, 1, v);
+            fprintf(f, " %s |", v);
+        }
+    fputc('\n', f);
+}
+
+void report_md_counted(FILE *f, const struct run_report *r) {
+    const struct report_counters *c = &r->counters;
+    fputs("## Counters per block and step\n\n", f);
+    if (!c->available) {
+        fprintf(f, "Not counted: %s.\n\n", c->reason[0] ? c->reason : "no reason given");
+        return;
+    }
+    md_counted_head(f, "block", c, false);
+    for (int i = 0; i < r->n_blocks; i++) {
+        const struct report_block *b = &r->blocks[i];
+        fprintf(f, "| %s |", b->name);
+        md_counted_row(f, c, b->utilization, b->disturbed_reps, b->measured.reps + b->measured.excluded_reps,
+                       b->faulted_reps, b->measured.median_s, b->measured_all_s, b->ipc, NULL, b->counters);
+    }
+    fputc('\n', f);
+    md_counted_head(f, "context", c, true);
+    for (int i = 0; i < r->n_steps; i++) {
+        const struct report_step *s = &r->steps[i];
+        double ej[2] = {s->energy_j, s->energy_j_per_token};
+        fprintf(f, "| %ld |", s->context);
+        md_counted_row(f, c, s->utilization, s->disturbed_reps, s->measured.reps + s->measured.excluded_reps,
+                       s->faulted_reps, s->measured.median_s, s->measured_all_s, s->ipc, ej, s->counters);
+    }
+    fputs(
+        "\nCounts are per step (a block's calls of one step), summed over the team's threads; "
+        "utilization = task-clock / (wall x threads). A repetition is disturbed when any thread was switched "
+        "out or migrated during it: it is left out of the median (\"median µs\"; \"all reps\" keeps it). A "
+        "faulted repetition took page faults (first touch or reclaim), so it is not a steady-state figure. "
+        "Energy: ",
+        f);
+    if (r->energy.available)
+        fputs("package and DRAM joules where counted (RAPL / powercap).\n\n", f);
+    else
+        fprintf(f, "unavailable (%s).\n\n", r->energy.reason[0] ? r->energy.reason : "not tried");
+}

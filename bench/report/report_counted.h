@@ -1,0 +1,16 @@
+/* The markdown of what the counters saw: which events were counted (and why the others were not), the energy
+ * set, and per block and per step the utilization, the disturbed and faulted repetitions, the median with
+ * and without the disturbed repetitions, IPC, energy and each counted event. */
+#ifndef FR_REPORT_COUNTED_H
+#define FR_REPORT_COUNTED_H
+
+#include <stdio.h>
+
+#include "bench/report/report.h"
+
+/* The "Counters:" and "Energy:" lines (report.md and the stdout summary). */
+void report_md_counters(FILE *f, const struct run_report *r);
+/* The "## Counters per block and step" section of report.md. */
+void report_md_counted(FILE *f, const struct run_report *r);
+
+#endif

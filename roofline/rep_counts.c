@@ -1,0 +1,108 @@
+/* Per-repetition counting for the timing harness (see rep_counts.h). Checked in tests/test_counters.c: with
+ * the fake source (a context switch on chosen repetitions marks exactly those, they leave the median,
+ * utilization and energy from known per-run values), and with PAPI's software events where this machine
+ * counts them. */
+#include "roofline/rep_counts.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool usable(const struct counters *c) {
+    return c && c->available;
+}
+
+static void hook_begin(void *ctx, int rep) {
+    (void)rep;
+    struct rep_counts *rc = ctx;
+    if (rc->before) rc->before(rc->before_ctx);
+    if (usable(rc->team)) counters_start(rc->team);
+    if (usable(rc->energy)) counters_start(rc->energy); /* innermost: the package energy of the region */
+}
+
+static bool hook_end(void *ctx, int rep, double wall_s) {
+    struct rep_counts *rc = ctx;
+    bool energy_ok = usable(rc->energy) && counters_stop(rc->energy) == 0;
+    bool team_ok = usable(rc->team) && counters_stop(rc->team) == 0;
+    if (rep < 0 || rep >= rc->max_reps) return false;
+    if (rep + 1 > rc->n) rc->n = rep + 1;
+    rc->wall_s[rep] = wall_s;
+    rc->disturbed[rep] = rc->faulted[rep] = false;
+    if (energy_ok) {
+        rc->energy_j += counters_energy_j(rc->energy);
+        rc->energy_reps++;
+    }
+    if (!team_ok) return false;
+    struct counters *c = rc->team;
+    rc->counted_reps++;
+    rc->window_thread_s += c->window_thread_s;
+    for (int e = 0; e < c->n_events; e++) {
+        rc->sum[e] += (double)c->values[e];
+        rc->sum_max[e] += (double)c->thread_max[e];
+    }
+    rc->disturbed[rep] = counters_role_value(c, COUNTERS_ROLE_CONTEXT_SWITCHES) > 0 ||
+                         counters_role_value(c, COUNTERS_ROLE_MIGRATIONS) > 0;
+    rc->faulted[rep] = counters_role_value(c, COUNTERS_ROLE_PAGE_FAULTS) > 0 ||
+                       counters_role_value(c, COUNTERS_ROLE_MAJOR_FAULTS) > 0;
+    return rc->disturbed[rep];
+}
+
+int rep_counts_init(struct rep_counts *rc, struct counters *team, struct counters *energy, int max_reps,
+                    struct fr_err *err) {
+    *rc = (struct rep_counts){.team = team, .energy = energy, .max_reps = max_reps};
+    rc->wall_s = calloc((size_t)max_reps, sizeof *rc->wall_s);
+    rc->disturbed = calloc((size_t)max_reps, sizeof *rc->disturbed);
+    rc->faulted = calloc((size_t)max_reps, sizeof *rc->faulted);
+    if (max_reps < 1 || !rc->wall_s || !rc->disturbed || !rc->faulted) {
+        rep_counts_free(rc);
+        return fr_err_set(err, "rep_counts: cannot hold %d repetitions", max_reps);
+    }
+    rc->hooks = (struct timing_hooks){hook_begin, hook_end, rc};
+    return 0;
+}
+
+void rep_counts_reset(struct rep_counts *rc) {
+    rc->n = rc->counted_reps = rc->energy_reps = 0;
+    rc->energy_j = rc->window_thread_s = 0;
+    memset(rc->sum, 0, sizeof rc->sum);
+    memset(rc->sum_max, 0, sizeof rc->sum_max);
+}
+
+void rep_counts_free(struct rep_counts *rc) {
+    free(rc->faulted);
+    free(rc->disturbed);
+    free(rc->wall_s);
+    rc->wall_s = NULL, rc->disturbed = rc->faulted = NULL;
+}
+
+/* sum of the role's event over repetitions, or NaN when it is not counted */
+static double role_sum(const struct rep_counts *rc, enum counters_role role) {
+    int i = rc->team ? rc->team->role_index[role] : -1;
+    return i >= 0 ? rc->sum[i] : NAN;
+}
+
+void rep_counts_summarize(const struct rep_counts *rc, struct rep_counts_summary *out) {
+    *out = (struct rep_counts_summary){.reps = rc->n};
+    out->counted = rc->n > 0 && rc->counted_reps == rc->n && usable(rc->team);
+    out->utilization = out->ipc = out->energy_j = out->median_all_s = NAN;
+    for (int e = 0; e < COUNTERS_MAX_EVENTS; e++) out->per_rep[e] = out->thread_max[e] = NAN;
+    for (int i = 0; i < rc->n; i++) {
+        out->disturbed_reps += rc->disturbed[i];
+        out->faulted_reps += rc->faulted[i];
+    }
+    struct timing_stats all;
+    if (rc->n > 0 && timing_stats_compute(rc->wall_s, rc->n, NULL, &all) == 0)
+        out->median_all_s = all.median_s;
+    if (rc->energy_reps == rc->n && rc->n > 0) out->energy_j = rc->energy_j / rc->n;
+    if (!out->counted) return;
+    const struct counters *c = rc->team;
+    for (int e = 0; e < c->n_events; e++)
+        if (c->events[e].counted) {
+            out->per_rep[e] = rc->sum[e] / rc->n;
+            out->thread_max[e] = rc->sum_max[e] / rc->n;
+        }
+    double task_ns = role_sum(rc, COUNTERS_ROLE_TASK_CLOCK_NS);
+    if (rc->window_thread_s > 0) out->utilization = task_ns * 1e-9 / rc->window_thread_s;
+    double cyc = role_sum(rc, COUNTERS_ROLE_CYCLES), ins = role_sum(rc, COUNTERS_ROLE_INSTRUCTIONS);
+    if (cyc > 0) out->ipc = ins / cyc;
+}

@@ -1,0 +1,58 @@
+/* Counters around every timed repetition, as hooks of the timing harness (struct timing_hooks): the team's
+ * events and the energy events are started just before the clock is read and stopped just after, so the
+ * counting itself (a parallel region each way when the team has more than one thread) stays outside the
+ * timed window. Each repetition is judged: disturbed when any thread was switched out (context switch) or
+ * migrated during it, faulted when it took page faults; the harness leaves disturbed ones out of the
+ * statistics. From the sums come the utilization (task-clock / (wall x threads), the wall being each
+ * thread's counted window), IPC and energy.
+ * Nothing is derived from an event that was not counted: the figure stays NaN. */
+#ifndef FR_REP_COUNTS_H
+#define FR_REP_COUNTS_H
+
+#include <stdbool.h>
+
+#include "roofline/counters.h"
+#include "roofline/timing.h"
+
+struct rep_counts {
+    struct counters *team;     /* NULL or unavailable: nothing is counted */
+    struct counters *energy;   /* NULL or unavailable: no energy */
+    void (*before)(void *ctx); /* untimed work before counting starts (e.g. evicting the caches); NULL */
+    void *before_ctx;
+    int max_reps;
+    int n;                     /* repetitions recorded */
+    double *wall_s;            /* [max_reps] timed wall time of each repetition */
+    bool *disturbed, *faulted; /* [max_reps] */
+    double sum[COUNTERS_MAX_EVENTS],
+        sum_max[COUNTERS_MAX_EVENTS]; /* over repetitions: team sum, thread max */
+    double energy_j;                  /* over repetitions */
+    double window_thread_s;           /* over repetitions: the threads' counted windows, summed */
+    int counted_reps, energy_reps;
+    struct timing_hooks hooks; /* pass &hooks in struct timing_opts */
+};
+
+/* What the counted repetitions say; NaN where the events behind a figure were not counted. */
+struct rep_counts_summary {
+    bool counted;                        /* every timed repetition was counted */
+    int reps;                            /* timed repetitions */
+    double per_rep[COUNTERS_MAX_EVENTS]; /* mean per repetition of the sum over threads (by events[] index) */
+    double thread_max[COUNTERS_MAX_EVENTS]; /* mean per repetition of the largest single thread */
+    double utilization;  /* task-clock over the threads' counted windows, each thread from its start to its
+                          * stop (about wall x threads: the timed window plus the start and stop regions) */
+    double ipc;          /* instructions / cycles */
+    double energy_j;     /* mean joules per repetition */
+    int disturbed_reps;  /* a thread switched out or migrated */
+    int faulted_reps;    /* page faults during the repetition */
+    double median_all_s; /* median wall time over every repetition, disturbed ones included */
+};
+
+/* Sets up the hooks for at most max_reps timed repetitions. team and energy may be NULL. Returns -1 on
+ * allocation failure (err), else 0. Pair with rep_counts_free. */
+int rep_counts_init(struct rep_counts *rc, struct counters *team, struct counters *energy, int max_reps,
+                    struct fr_err *err);
+void rep_counts_free(struct rep_counts *rc);
+/* Forgets the recorded repetitions (for the next measurement with the same counters). */
+void rep_counts_reset(struct rep_counts *rc);
+void rep_counts_summarize(const struct rep_counts *rc, struct rep_counts_summary *out);
+
+#endif
