@@ -73,7 +73,7 @@ Test(counters, fake_counts_defaults) {
     /* the line size is the caller's (hwloc's), not a constant: 128-byte lines count twice the bytes */
     counters_calibrate(&c, region, &calls, 6400, 128, &cal);
     cr_expect(cal.available, "%s", cal.reason);
-    cr_expect_eq(cal.counted_bytes, 6400);
+    cr_expect_eq(cal.counted_bytes, 12800, "2 threads x 50 misses x 128 B");
     /* an unknown line size (hwloc gives 0) is unavailable, with the reason, and nothing is counted */
     calls = 0;
     counters_calibrate(&c, region, &calls, 6400, 0, &cal);
