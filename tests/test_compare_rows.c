@@ -68,6 +68,14 @@ Test(compare_rows, threads_isa_dtype_model_make_rows_not_comparable) {
     cr_expect(strstr(md, "| topp_fast | flat | 151936 | 303.9 | 303.9 | 1.000 | no | n/a | raw |"), "%s", md);
     free(md);
     tu_rm_flat(dir);
+    snprintf(b->prov.isa, sizeof b->prov.isa, "avx2"); /* the ISA changes every row; unknown is not "avx2" */
+    a->prov.isa[0] = '\0';
+    md = compare_md(a, b, dir, sizeof dir);
+    cr_expect(strstr(md, "| greedy | flat | 1024 | 0.4 | 0.4 | — | not comparable (ISA unknown vs avx2) |"),
+              "%s", md);
+    free(md);
+    tu_rm_flat(dir);
+    snprintf(a->prov.isa, sizeof a->prov.isa, "avx2");
     b->prov.threads = 1; /* threads change every row */
     md = compare_md(a, b, dir, sizeof dir);
     cr_expect(
