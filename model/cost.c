@@ -180,10 +180,13 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     case BLOCK_COUNT:
         break;
     }
-    /* a matvec too small for a team runs on the calling thread: a plain call */
-    if ((id == BLOCK_QKV_PROJ || id == BLOCK_O_PROJ || id == BLOCK_DOWN_PROJ || id == BLOCK_GATE_UP_PROJ ||
-         id == BLOCK_LM_HEAD))
-        parallel ? (void)(forks += 1) : (void)(kcalls += 1);
+    /* every weight-reading block is one matvec: a fork when it opens a team, else a plain call */
+    if (d->reads_weights) {
+        if (parallel)
+            forks += 1;
+        else
+            kcalls += 1;
+    }
     const double calls = d->scope == BLOCK_SCOPE_LAYER ? c->n_layers : 1;
     out->id = id;
     out->calls = (int)calls;
