@@ -216,21 +216,18 @@ struct attn_args {
     const struct kernel_ops *ops;
 };
 
-/* Floats of scratch one thread's share needs (see attention_team). */
-static size_t attn_per_thread(const struct attn_args *a) {
-    int pb = a->n_pos < KERNEL_ATT_BLOCK ? a->n_pos : KERNEL_ATT_BLOCK;
-    return (size_t)a->n_heads * (size_t)(pb + a->head_dim + 2);
+/* Positions per chunk of the team split: whole blocks, at least ATT_CHUNK_MIN_BLOCKS of them, and at least
+ * block + head_dim + 2, so that a chunk's slot of scratch (see attention_team) fits in the n_heads * chunk
+ * floats of scratch its positions own. */
+#define ATT_CHUNK_MIN_BLOCKS 4
+static int attn_chunk_positions(int head_dim) {
+    int need = KERNEL_ATT_BLOCK + head_dim + 2, blocks = (need + KERNEL_ATT_BLOCK - 1) / KERNEL_ATT_BLOCK;
+    return (blocks > ATT_CHUNK_MIN_BLOCKS ? blocks : ATT_CHUNK_MIN_BLOCKS) * KERNEL_ATT_BLOCK;
 }
 
-/* How many threads the scratch can hold. */
-static size_t attn_fit(const struct attn_args *a) {
-    return (size_t)a->n_heads * (size_t)a->n_pos / attn_per_thread(a);
-}
-
-/* The team size: as many threads as there are, at most as many as the scratch holds. */
-static int attn_threads(size_t fit) {
-    int nt = omp_get_max_threads();
-    return (size_t)nt > fit ? (int)fit : nt;
+/* Chunks of the split: the last one takes the remainder, so there are n_pos / chunk of them. */
+static int attn_chunks(const struct attn_args *a) {
+    return a->n_pos / attn_chunk_positions(a->head_dim);
 }
 
 /* One thread: the output accumulates in place; one block of scores fits scratch since block <= n_pos. */
@@ -246,56 +243,47 @@ static void attention_single(const struct attn_args *a) {
     }
 }
 
-/* Flash-decoding over the team: each thread takes a contiguous run of whole position blocks and streams
- * its K and V rows once, for every query head (kernel_ops.attn_partial), keeping in scratch its
- * unnormalized output o[n_heads][head_dim], running max m[n_heads] and sum l[n_heads] and one block of
- * scores. After a barrier the partial results are merged per head:
- *   M = max_t m_t,  out = sum_t exp(m_t - M) o_t / sum_t exp(m_t - M) l_t.
- * Splitting positions rather than heads keeps every thread on one sequential stretch of the cache and
- * balances any head count over any thread count. Scratch bounds the split: a thread needs
- * n_heads * (block + head_dim + 2) floats of it, so short contexts run on fewer threads (at head_dim 128:
- * one below 388 positions, one more per 194), where the whole call takes microseconds anyway. The split is
- * static: a dynamic one would waste the prefetches that run past each chunk into another thread's. */
+/* Flash-decoding over the team: the positions are cut into chunks of a few hundred (attn_chunk_positions),
+ * handed out dynamically; a chunk streams its K and V rows once for every query head
+ * (kernel_ops.attn_partial) into its own slot of scratch: the unnormalized output o[n_heads][head_dim],
+ * running max m[n_heads] and sum l[n_heads], and one block of scores. After the work-share's barrier the
+ * chunks are merged per head:
+ *   M = max_c m_c,  out = sum_c exp(m_c - M) o_c / sum_c exp(m_c - M) l_c.
+ * Dynamic chunks rather than one static run per thread: a thread that loses its core for a while (a shared
+ * machine) holds up the barrier by at most one chunk instead of half the cache, and any team size works,
+ * so the call also works-shares inside a caller's parallel region. A chunk is a few hundred contiguous
+ * positions, so each thread still streams long runs; attn_partial prefetches a chunk's first blocks when it
+ * starts and never past its end, so no thread fetches lines that another thread's chunk reads. */
 static void attention_team(const struct attn_args *a) {
-    int nt = omp_get_num_threads(), t = omp_get_thread_num();
-    int H = a->n_heads, D = a->head_dim, group = a->n_heads / a->n_kv;
-    int pb = a->n_pos < KERNEL_ATT_BLOCK ? a->n_pos : KERNEL_ATT_BLOCK;
-    size_t per_thread = attn_per_thread(a), fit = attn_fit(a);
-    int used = fit < (size_t)nt ? (int)fit : nt;
-    if (used <= 1) {
-        if (t == 0) attention_single(a);
-#pragma omp barrier
-        return;
-    }
-    long n_blk = (a->n_pos + pb - 1) / pb;
-    if (t < used) {
-        int p0 = (int)(n_blk * t / used) * pb, p1 = (int)(n_blk * (t + 1) / used) * pb;
-        if (p1 > a->n_pos) p1 = a->n_pos;
-        float *o = a->scratch + (size_t)t * per_thread, *m = o + (size_t)H * (size_t)D, *l = m + H,
-              *sbuf = l + H;
+    int H = a->n_heads, D = a->head_dim, group = a->n_heads / a->n_kv, pb = KERNEL_ATT_BLOCK;
+    int chunk = attn_chunk_positions(D), n_chunks = attn_chunks(a);
+    size_t slot = (size_t)H * (size_t)(pb + D + 2), hd = (size_t)H * (size_t)D;
+#pragma omp for schedule(dynamic, 1)
+    for (int c = 0; c < n_chunks; c++) {
+        int p0 = c * chunk, p1 = c == n_chunks - 1 ? a->n_pos : p0 + chunk;
+        float *o = a->scratch + (size_t)c * slot, *m = o + hd, *l = m + H, *sbuf = l + H;
         a->ops->attn_partial(o, m, l, sbuf, pb, a->q, a->k, a->v, a->kv_bf16, p0, p1, a->n_kv, group, D,
                              1.0f / sqrtf((float)D));
     }
-#pragma omp barrier
 #pragma omp for schedule(static)
     for (int h = 0; h < H; h++) {
-        float mx = -INFINITY, sum = 0.0f, w[used];
-        for (int u = 0; u < used; u++) {
-            float mu = a->scratch[(size_t)u * per_thread + (size_t)H * (size_t)D + (size_t)h];
-            mx = mu > mx ? mu : mx;
+        float mx = -INFINITY, sum = 0.0f;
+        for (int c = 0; c < n_chunks; c++) {
+            float mc = a->scratch[(size_t)c * slot + hd + (size_t)h];
+            mx = mc > mx ? mc : mx;
         }
-        for (int u = 0; u < used; u++) {
-            const float *mu = a->scratch + (size_t)u * per_thread + (size_t)H * (size_t)D;
-            w[u] = expf(mu[h] - mx);
-            sum += w[u] * mu[H + h];
+        /* each chunk's m[h] becomes its weight exp(m_c - M): only this iteration reads head h's entries */
+        for (int c = 0; c < n_chunks; c++) {
+            float *mc = a->scratch + (size_t)c * slot + hd;
+            mc[h] = expf(mc[h] - mx);
+            sum += mc[h] * mc[H + h];
         }
-        for (int u = 0; u < used; u++) w[u] /= sum;
-        float *oh = a->out + (size_t)h * (size_t)D;
-        for (int d = 0; d < D; d++) {
-            float acc = 0.0f;
-            for (int u = 0; u < used; u++)
-                acc += w[u] * a->scratch[(size_t)u * per_thread + (size_t)h * (size_t)D + (size_t)d];
-            oh[d] = acc;
+        float inv = 1.0f / sum, *oh = a->out + (size_t)h * (size_t)D;
+        for (int d = 0; d < D; d++) oh[d] = 0.0f;
+        for (int c = 0; c < n_chunks; c++) {
+            const float *oc = a->scratch + (size_t)c * slot + (size_t)h * (size_t)D;
+            float wc = a->scratch[(size_t)c * slot + hd + (size_t)h] * inv;
+            for (int d = 0; d < D; d++) oh[d] += wc * oc[d];
         }
     }
 }
@@ -320,15 +308,21 @@ void attention(float *out, const float *q, const void *k_cache, const void *v_ca
         .scratch = scratch,
         .ops = kernel_ops_active(),
     };
+    int n_chunks = attn_chunks(&a);
     if (omp_in_parallel()) {
-        attention_team(&a);
+        if (n_chunks >= 2) {
+            attention_team(&a); /* ends with the merge's barrier */
+        } else {
+#pragma omp single
+            attention_single(&a);
+        }
         return;
     }
-    size_t fit = attn_fit(&a);
-    if (fit < 2) {
+    int nt = omp_get_max_threads();
+    if (n_chunks < 2 || nt < 2) {
         attention_single(&a);
         return;
     }
-#pragma omp parallel num_threads(attn_threads(fit))
+#pragma omp parallel num_threads(nt < n_chunks ? nt : n_chunks)
     attention_team(&a);
 }

@@ -72,8 +72,9 @@ void kv_store(void *dst, enum fr_dtype kvtype, const float *src, int n);
  * q[n_heads][head_dim]; k_cache, v_cache [n_pos][n_kv_heads][head_dim] of kvtype; out[n_heads][head_dim];
  * query head h reads KV head h / (n_heads / n_kv_heads); scores scaled by 1/sqrt(head_dim); softmax in f32
  * with the row max subtracted. scratch needs n_heads * n_pos floats. Splits positions across OpenMP threads
- * (flash-decoding: each thread streams its run of K and V rows once for all heads, then the partial softmax
- * sums are merged), so every cached row is read once per step whatever the head or thread count. */
+ * (flash-decoding: chunks of a few hundred positions handed out dynamically, each streaming its K and V rows
+ * once for all heads, then the partial softmax sums are merged), so every cached row is read once per step
+ * whatever the head or thread count. Inside a parallel region every thread of the team makes the call. */
 void attention(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
                int n_pos, int n_heads, int n_kv_heads, int head_dim, float *scratch);
 void attention_ref(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,

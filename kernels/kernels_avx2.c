@@ -44,6 +44,13 @@ static inline vf vf_load_bf16(const uint16_t *p) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
 }
 
+/* 16 bf16 as the 8 even elements (shifted up) and the 8 odd ones (already in the high halves, masked). */
+static inline void vf_load_bf16_pairs(const uint16_t *p, vf *even, vf *odd) {
+    __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)p);
+    *even = _mm256_castsi256_ps(_mm256_slli_epi32(x, 16));
+    *odd = _mm256_castsi256_ps(_mm256_and_si256(x, _mm256_set1_epi32((int)0xffff0000u)));
+}
+
 static inline vf vf_load_part(const float *p, int n) {
     float b[VW] = {0};
     memcpy(b, p, (size_t)n * sizeof *p);

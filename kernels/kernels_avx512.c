@@ -36,6 +36,13 @@ static inline vf vf_load_bf16(const uint16_t *p) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(h, 16));
 }
 
+/* 32 bf16 as the 16 even elements (shifted up) and the 16 odd ones (already in the high halves, masked). */
+static inline void vf_load_bf16_pairs(const uint16_t *p, vf *even, vf *odd) {
+    __m512i x = _mm512_loadu_si512((const void *)p);
+    *even = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));
+    *odd = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32((int)0xffff0000u)));
+}
+
 static inline vf vf_load_part(const float *p, int n) {
     return _mm512_maskz_loadu_ps(tail_mask(n), p);
 }

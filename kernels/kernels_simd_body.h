@@ -1,7 +1,8 @@
 /* The vector loop bodies of the kernels, written once over a small set of vector primitives and included by
  * kernels_avx2.c and kernels_avx512.c, which define before including it:
  *   VW (f32 lanes), vf (vector type), vf_zero/set1/loadu/storeu/add/sub/mul/div/max/fmadd/fmsub,
- *   vf_hsum/vf_hmax (horizontal), vf_load_bf16 (VW bf16 widened exactly), vf_store_bf16 (round to nearest
+ *   vf_hsum/vf_hmax (horizontal), vf_load_bf16 (VW bf16 widened exactly), vf_load_bf16_pairs (2 * VW bf16
+ *   as two vectors, the even elements and the odd ones, widened exactly), vf_store_bf16 (round to nearest
  *   even), vf_load_part/vf_load_bf16_part (first n < VW elements, rest 0), vf_store_part/vf_store_bf16_part,
  *   vf_min/fnmadd/round (to nearest), vf_scale_exp2 (p * 2^n, NaN x passed through), KFN(name)
  *   (ISA-suffixed name) and KOPS_TABLE (the kernel_ops table to define).
@@ -218,13 +219,38 @@ KF_ALWAYS_INLINE void pf_l2(uintptr_t at, size_t bytes) {
     for (size_t l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(at + l), _MM_HINT_T1);
 }
 
+/* The attention loops' `bf16` argument: 0 = f32 K and V, 1 = bf16 widened VW at a time, ATT_PAIRS = bf16
+ * read 2 * VW at a time as even and odd elements (vf_load_bf16_pairs: one integer op each instead of a
+ * widening shuffle and a shift). Dot products do not care about order, so in pairs mode q arrives split per
+ * head (its even elements, then its odd ones) and the outputs accumulate split the same way; attn_partial_t
+ * splits q and puts the outputs back in order. Needs head_dim a multiple of 2 * VW. */
+#define ATT_PAIRS 2
+
 /* Scores of one or two query heads (nh) against four consecutive positions. kb: element index of the first
  * K row; ks: elements between positions. */
 KF_ALWAYS_INLINE void score_tile(float *s0, float *s1, const float *q0, const float *q1, const void *k,
                                  size_t kb, size_t ks, int d, int bf16, float scale, const int nh) {
     vf a0 = vf_zero(), a1 = vf_zero(), a2 = vf_zero(), a3 = vf_zero();
     vf a4 = vf_zero(), a5 = vf_zero(), a6 = vf_zero(), a7 = vf_zero();
-    for (int i = 0; i < d; i += VW) {
+    for (int i = 0; bf16 == ATT_PAIRS && i < d; i += 2 * VW) {
+        const uint16_t *kr = (const uint16_t *)k + kb + (size_t)i;
+        int j = i / 2, half = d / 2;
+        vf qe = vf_loadu(q0 + j), qo = vf_loadu(q0 + half + j), qe1 = qe, qo1 = qo;
+        if (nh == 2) qe1 = vf_loadu(q1 + j), qo1 = vf_loadu(q1 + half + j);
+#define KPAIR(r, A, B)                                                                                       \
+    do {                                                                                                     \
+        vf e, o;                                                                                             \
+        vf_load_bf16_pairs(kr + (r)*ks, &e, &o);                                                             \
+        A = vf_fmadd(qo, o, vf_fmadd(qe, e, A));                                                             \
+        if (nh == 2) B = vf_fmadd(qo1, o, vf_fmadd(qe1, e, B));                                              \
+    } while (0)
+        KPAIR(0, a0, a4);
+        KPAIR(1, a1, a5);
+        KPAIR(2, a2, a6);
+        KPAIR(3, a3, a7);
+#undef KPAIR
+    }
+    for (int i = 0; bf16 != ATT_PAIRS && i < d; i += VW) {
         int n = d - i < VW ? d - i : VW;
         vf qa = n == VW ? vf_loadu(q0 + i) : vf_load_part(q0 + i, n);
 #define KROW(j)                                                                                              \
@@ -249,6 +275,11 @@ KF_ALWAYS_INLINE void score_tile(float *s0, float *s1, const float *q0, const fl
 KF_ALWAYS_INLINE float dot1_kv(const float *q0, const void *k, size_t kb, int d, int bf16) {
     vf a0 = vf_zero();
     int i = 0;
+    for (; bf16 == ATT_PAIRS && i < d; i += 2 * VW) {
+        vf e, o;
+        vf_load_bf16_pairs((const uint16_t *)k + kb + (size_t)i, &e, &o);
+        a0 = vf_fmadd(vf_loadu(q0 + d / 2 + i / 2), o, vf_fmadd(vf_loadu(q0 + i / 2), e, a0));
+    }
     for (; i + VW <= d; i += VW) a0 = vf_fmadd(vf_loadu(q0 + i), mv_load_w(k, kb + (size_t)i, bf16), a0);
     if (i < d) a0 = vf_fmadd(vf_load_part(q0 + i, d - i), mv_load_w_part(k, kb + (size_t)i, d - i, bf16), a0);
     return vf_hsum(a0);
@@ -259,7 +290,7 @@ KF_ALWAYS_INLINE float dot1_kv(const float *q0, const void *k, size_t kb, int d,
  * meanwhile, a few lines per tile so that the prefetches interleave with the arithmetic (the hardware
  * prefetchers stop at every 4 KiB page). */
 KF_ALWAYS_INLINE void block_scores(float *s, size_t ss, const float *q, const void *k, int bf16, int b0,
-                                   int np, int n_kv, int group, int d, float scale) {
+                                   int np, int n_kv, int group, int d, float scale, int pf_on) {
     const size_t es = bf16 ? 2 : 4, ks = (size_t)n_kv * (size_t)d;
     const uintptr_t pf =
         (uintptr_t)k + ((size_t)b0 + ATT_PF_AHEAD * (size_t)np) * ks * es; /* may lie past the end */
@@ -267,7 +298,7 @@ KF_ALWAYS_INLINE void block_scores(float *s, size_t ss, const float *q, const vo
     for (; i + 4 <= np; i += 4) {
         for (int kh = 0; kh < n_kv; kh++) {
             size_t kb = (size_t)(b0 + i) * ks + (size_t)kh * (size_t)d;
-            for (size_t r = 0; r < 4; r++)
+            for (size_t r = 0; pf_on && r < 4; r++)
                 pf_l2(pf + ((size_t)i * ks + r * ks + (size_t)kh * (size_t)d) * es, (size_t)d * es);
             for (int h = kh * group; h < (kh + 1) * group; h += 2) {
                 const float *q0 = q + (size_t)h * (size_t)d;
@@ -320,14 +351,42 @@ KF_ALWAYS_INLINE void block_softmax(float *s, int np, float *m, float *l, float 
 }
 
 /* o0[j], o1[j] += sum over the block's np positions of pr0[p], pr1[p] times V row p, for nv vectors of
- * dims: the sums stay in registers across the block and touch out once per block. */
+ * dims: the sums stay in registers across the block and touch out once per block. In pairs mode nv counts
+ * pairs of vectors, the even sums go to o0[j] and the odd ones to o0[half + j] (likewise o1). */
 KF_ALWAYS_INLINE void values_tile(float *o0, float *o1, const float *pr0, const float *pr1, const void *v,
                                   size_t vb, size_t vs, int np, int bf16, const int nv, const int nh,
-                                  uintptr_t pf, size_t pf_bytes) {
+                                  uintptr_t pf, size_t pf_bytes, size_t half) {
     vf a[ATT_NV], c[ATT_NV];
 #pragma GCC unroll 8
     for (int j = 0; j < nv; j++) a[j] = vf_zero(), c[j] = vf_zero();
     const size_t es = bf16 ? 2 : 4;
+    if (bf16 == ATT_PAIRS) {
+        vf ao[ATT_NV], co[ATT_NV];
+#pragma GCC unroll 8
+        for (int j = 0; j < nv; j++) ao[j] = vf_zero(), co[j] = vf_zero();
+        for (int p = 0; p < np; p++) {
+            vf w0 = vf_set1(pr0[p]), w1 = vf_set1(pr1[p]);
+            const uint16_t *vr = (const uint16_t *)v + vb + (size_t)p * vs;
+            if (pf_bytes) pf_l2(pf + (size_t)p * vs * es, pf_bytes);
+#pragma GCC unroll 8
+            for (int j = 0; j < nv; j++) {
+                vf e, o;
+                vf_load_bf16_pairs(vr + (size_t)j * 2 * VW, &e, &o);
+                a[j] = vf_fmadd(w0, e, a[j]), ao[j] = vf_fmadd(w0, o, ao[j]);
+                if (nh == 2) c[j] = vf_fmadd(w1, e, c[j]), co[j] = vf_fmadd(w1, o, co[j]);
+            }
+        }
+#pragma GCC unroll 8
+        for (int j = 0; j < nv; j++) {
+            vf_storeu(o0 + j * VW, vf_add(vf_loadu(o0 + j * VW), a[j]));
+            vf_storeu(o0 + half + j * VW, vf_add(vf_loadu(o0 + half + j * VW), ao[j]));
+            if (nh == 2) {
+                vf_storeu(o1 + j * VW, vf_add(vf_loadu(o1 + j * VW), c[j]));
+                vf_storeu(o1 + half + j * VW, vf_add(vf_loadu(o1 + half + j * VW), co[j]));
+            }
+        }
+        return;
+    }
     for (int p = 0; p < np; p++) {
         vf w0 = vf_set1(pr0[p]), w1 = vf_set1(pr1[p]);
         size_t at = vb + (size_t)p * vs;
@@ -362,25 +421,34 @@ KF_ALWAYS_INLINE void values_tail(float *o0, float *o1, const float *pr0, const 
  * partial one). The block's V rows of a head come from memory once, in the first chunk's pass, which also
  * prefetches the same head's rows of the next block into L2; the other passes find them in L1. */
 KF_ALWAYS_INLINE void block_values(float *o, const float *w, size_t ws, const void *v, int bf16, int b0,
-                                   int np, int n_kv, int group, int d) {
+                                   int np, int n_kv, int group, int d, int pf_on) {
     const size_t es = bf16 ? 2 : 4, vs = (size_t)n_kv * (size_t)d;
     for (int kh = 0; kh < n_kv; kh++) {
         size_t vb0 = (size_t)b0 * vs + (size_t)kh * (size_t)d;
         uintptr_t pf = (uintptr_t)v + (vb0 + ATT_PF_AHEAD * (size_t)np * vs) * es; /* may lie past the end */
-        size_t pf_bytes = (size_t)d * es;
+        size_t pf_bytes = pf_on ? (size_t)d * es : 0;
         for (int h = kh * group; h < (kh + 1) * group; h += 2) {
             int nh = h + 1 < (kh + 1) * group ? 2 : 1;
             const float *w0 = w + (size_t)h * ws, *w1 = w0 + (nh == 2 ? ws : 0);
             float *o0 = o + (size_t)h * (size_t)d, *o1 = o0 + (nh == 2 ? d : 0);
             int i = 0;
+            const size_t half = (size_t)d / 2;
 #define VTILE(NV)                                                                                            \
     do {                                                                                                     \
+        size_t oi = bf16 == ATT_PAIRS ? (size_t)i / 2 : (size_t)i;                                           \
         if (nh == 2)                                                                                         \
-            values_tile(o0 + i, o1 + i, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, NV, 2, pf, pf_bytes);      \
+            values_tile(o0 + oi, o1 + oi, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, NV, 2, pf, pf_bytes,     \
+                        half);                                                                               \
         else                                                                                                 \
-            values_tile(o0 + i, o1 + i, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, NV, 1, pf, pf_bytes);      \
+            values_tile(o0 + oi, o1 + oi, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, NV, 1, pf, pf_bytes,     \
+                        half);                                                                               \
         pf_bytes = 0;                                                                                        \
     } while (0)
+            if (bf16 == ATT_PAIRS) { /* d is a multiple of 2 * VW */
+                for (; i + ATT_NV * VW <= d; i += ATT_NV * VW) VTILE(ATT_NV / 2);
+                for (; i < d; i += 2 * VW) VTILE(1);
+                continue;
+            }
             for (; i + ATT_NV * VW <= d; i += ATT_NV * VW) VTILE(ATT_NV);
             for (; i + ATT_NV / 2 * VW <= d; i += ATT_NV / 2 * VW) VTILE(ATT_NV / 2);
             for (; i + VW <= d; i += VW) VTILE(1);
@@ -399,19 +467,46 @@ KF_ALWAYS_INLINE void attn_partial_t(float *o, float *m, float *l, float *sbuf, 
         l[h] = 0.0f;
     }
     for (size_t i = 0; i < (size_t)n_heads * (size_t)d; i++) o[i] = 0.0f;
+    const int half = d / 2;
+    float qs[bf16 == ATT_PAIRS ? n_heads * d : 1]; /* pairs mode: q of each head, even elements then odd */
+    if (bf16 == ATT_PAIRS) {
+        for (int h = 0; h < n_heads; h++)
+            for (int j = 0; j < half; j++) {
+                qs[h * d + j] = q[h * d + 2 * j];
+                qs[h * d + half + j] = q[h * d + 2 * j + 1];
+            }
+        q = qs;
+    }
+    /* The first ATT_PF_AHEAD blocks are not prefetched by the loop below: fetch them now, all at once. */
+    const size_t row_bytes = (size_t)n_kv * (size_t)d * (bf16 ? 2 : 4);
+    int head = p1 - p0 < ATT_PF_AHEAD * pb ? p1 - p0 : ATT_PF_AHEAD * pb;
+    pf_l2((uintptr_t)k + (size_t)p0 * row_bytes, (size_t)head * row_bytes);
+    pf_l2((uintptr_t)v + (size_t)p0 * row_bytes, (size_t)head * row_bytes);
     for (int b0 = p0; b0 < p1; b0 += pb) {
         int np = p1 - b0 < pb ? p1 - b0 : pb;
-        block_scores(sbuf, (size_t)pb, q, k, bf16, b0, np, n_kv, group, d, scale);
+        int pf_on = b0 + ATT_PF_AHEAD * pb < p1; /* the block ATT_PF_AHEAD on is this range's */
+        block_scores(sbuf, (size_t)pb, q, k, bf16, b0, np, n_kv, group, d, scale, pf_on);
         for (int h = 0; h < n_heads; h++)
             block_softmax(sbuf + (size_t)h * (size_t)pb, np, m + h, l + h, o + (size_t)h * (size_t)d, d);
-        block_values(o, sbuf, (size_t)pb, v, bf16, b0, np, n_kv, group, d);
+        block_values(o, sbuf, (size_t)pb, v, bf16, b0, np, n_kv, group, d, pf_on);
     }
+    if (bf16 == ATT_PAIRS) /* outputs back in order, head by head through qs (no longer needed) */
+        for (int h = 0; h < n_heads; h++) {
+            float *oh = o + (size_t)h * (size_t)d, *tmp = qs + (size_t)h * (size_t)d;
+            for (int j = 0; j < d; j++) tmp[j] = oh[j];
+            for (int j = 0; j < half; j++) {
+                oh[2 * j] = tmp[j];
+                oh[2 * j + 1] = tmp[half + j];
+            }
+        }
 }
 
 static void KFN(attn_partial)(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
                               const void *k, const void *v, int kv_bf16, int p0, int p1, int n_kv, int group,
                               int head_dim, float scale) {
-    if (kv_bf16)
+    if (kv_bf16 && head_dim % (2 * VW) == 0)
+        attn_partial_t(o, m, l, sbuf, pb, q, k, v, ATT_PAIRS, p0, p1, n_kv, group, head_dim, scale);
+    else if (kv_bf16)
         attn_partial_t(o, m, l, sbuf, pb, q, k, v, 1, p0, p1, n_kv, group, head_dim, scale);
     else
         attn_partial_t(o, m, l, sbuf, pb, q, k, v, 0, p0, p1, n_kv, group, head_dim, scale);

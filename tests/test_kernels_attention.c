@@ -126,6 +126,29 @@ Test(kernels_attention, thread_counts_and_team_mode) {
     att_free(&b);
 }
 
+/* More chunks than threads (the dynamic split), Qwen3-0.6B's heads, every ISA, own team and caller's team. */
+Test(kernels_attention, many_chunks_every_isa) {
+    struct test_rng rng = {78};
+    enum { P = 2600, H = 16, KV = 8, D = 128 };
+    struct att_buf b = att_make(&rng, FR_DTYPE_BF16, P, H, KV, D);
+    attention_ref(b.ref, b.q, b.k, b.v, FR_DTYPE_BF16, P, H, KV, D, b.scratch);
+    FOR_EACH_ISA(isa) {
+        for (int nt = 2; nt <= 3; nt++) {
+            omp_set_num_threads(nt);
+            for (int i = 0; i < H * D; i++) b.out[i] = NAN;
+            attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, H, KV, D, b.scratch);
+            cr_expect(test_close("attention chunks", b.out, b.ref, H * D, ATT_ATOL, ATT_RTOL, NULL), "%s %d",
+                      kernel_isa_name(isa), nt);
+            for (int i = 0; i < H * D; i++) b.out[i] = NAN;
+#pragma omp parallel num_threads(nt)
+            attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, H, KV, D, b.scratch);
+            cr_expect(test_close("attention chunks team", b.out, b.ref, H * D, ATT_ATOL, ATT_RTOL, NULL),
+                      "%s %d", kernel_isa_name(isa), nt);
+        }
+    }
+    att_free(&b);
+}
+
 /* One position: the output is that position's V row exactly (softmax of one score is 1). */
 Test(kernels_attention, single_position_copies_v) {
     struct test_rng rng = {5};
