@@ -133,6 +133,7 @@ Test(compare_rows, memory_bound_rows_normalized_by_paired_read) {
 Test(compare_rows, pooled_runs_median_of_medians_widest_spread) {
     struct run_report *runs[3] = {fixture(1.0, 20.0), fixture(1.1, 18.0), fixture(3.0, 5.0)};
     runs[2]->sampler[0].measured.noisy = true;
+    runs[0]->steps[1].measured.excluded_reps = 1, runs[2]->steps[1].measured.excluded_reps = 1;
     struct run_report *out = calloc(1, sizeof *out);
     struct fr_err err = {{0}};
     cr_assert_eq(compare_pool_runs(runs, 3, out, &err), 0, "%s", err.msg);
@@ -142,6 +143,7 @@ Test(compare_rows, pooled_runs_median_of_medians_widest_spread) {
     cr_expect_float_eq(t->min_s, t0->min_s, 1e-15);             /* the fastest run's min */
     cr_expect_float_eq(t->max_s, t0->max_s * 3.0, 1e-15);       /* the slowest run's max */
     cr_expect_eq(t->reps, 60);
+    cr_expect_eq(out->steps[1].measured.excluded_reps, 2);
     cr_expect_float_eq(out->steps[2].paired_read_gbs, 18.0, 1e-12);
     cr_expect_float_eq(out->steps[2].tokens_per_s, runs[1]->steps[2].tokens_per_s, 1e-9);
     cr_expect(out->sampler[0].measured.noisy && !out->sampler[1].measured.noisy);

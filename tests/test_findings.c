@@ -22,7 +22,7 @@ Test(findings, fixture_lines_exact) {
     struct run_report *r = fixture();
     struct report_findings f;
     report_findings_run(r, &f);
-    cr_assert_eq(f.n, 7);
+    cr_assert_eq(f.n, 8);
     /* tokens/s = 1 / (bytes / 19.5e9 / 0.82), bytes = 1192099840 + 114688 (T + 1) */
     cr_expect_str_eq(f.line[0],
                      "Decode: 13.4 tokens/s at context 1 (82 % of the memory roof), 13.1 at 256 (82 %), "
@@ -43,6 +43,9 @@ Test(findings, fixture_lines_exact) {
     cr_expect_str_eq(f.line[5], "Accounting errors: none (no row measured faster than its roof).");
     cr_expect_str_eq(f.line[6],
                      "Noise: none of the 44 rows is noisy (every median's confidence interval within ±5 %).");
+    cr_expect_str_eq(f.line[7],
+                     "Disturbed repetitions: not detected, the counters are unavailable (no virtual "
+                     "PMU (perf_event_open: ENOENT)).");
     free(r);
 }
 
@@ -55,9 +58,11 @@ Test(findings, flagged_rows_are_named) {
     r->sampler[5].measured.noisy = true;
     r->steps[2].block_s[BLOCK_SAMPLER] = NAN; /* no observer time: the block timed alone, said so */
     r->steps[2].paired_efficiency = 0.9;
+    r->blocks[BLOCK_LM_HEAD].measured.excluded_reps = 3; /* 20 kept */
+    r->steps[1].measured.excluded_reps = 1;
     struct report_findings f;
     report_findings_run(r, &f);
-    cr_assert_eq(f.n, 7);
+    cr_assert_eq(f.n, 8);
     cr_expect(strstr(f.line[0], "12.2 at 1024 (82 %, 90 %)") != NULL, "%s", f.line[0]);
     cr_expect(
         strstr(f.line[4], "Sampler: 0.134 ms of the 81.90 ms step at context 1024 (0.2 %, timed alone)") ==
@@ -70,6 +75,13 @@ Test(findings, flagged_rows_are_named) {
     cr_expect_str_eq(f.line[6],
                      "Noisy (median's confidence interval wider than ±5 %), 3 of 44 rows: `swiglu`, step at "
                      "context 4096, greedy/flat/8192.");
+    cr_expect_str_eq(f.line[7], "Disturbed repetitions (a thread switched out or migrated), left out of the "
+                                "statistics: `lm_head` 3 of 23, step at context 256 1 of 21.");
+    r->blocks[BLOCK_LM_HEAD].measured.excluded_reps = 0;
+    r->steps[1].measured.excluded_reps = 0;
+    r->counters.available = true;
+    report_findings_run(r, &f);
+    cr_expect_str_eq(f.line[7], "Disturbed repetitions: none (no thread was switched out or migrated).");
     free(r);
 }
 

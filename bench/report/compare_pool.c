@@ -2,10 +2,11 @@
  * other side by scripts/compare-commits.sh) into one struct run_report. A pooled row's median is the median
  * of the runs' medians (each run's median is already robust; the median over runs then drops a run that a
  * neighbour's load slowed), its min and max are the min of the mins and the max of the maxes (the spread
- * the compare verdicts test covers every run), reps add up, and a row is noisy or above its roof when any
- * run says so. Ratios of the run's own (efficiency, paired read GB/s, per-block step times, ceilings) are
- * medians too. Rows pair by identity as in compare.c. Fields this file does not name stay as the first
- * run's. Checked in tests/test_report_compare.c (pooled medians and spreads on synthetic runs). */
+ * the compare verdicts test covers every run), reps and disturbed reps add up, its median interval is the
+ * widest of the runs' (at the lowest coverage), and a row is noisy or above its roof when any run says so.
+ * Ratios of the run's own (efficiency, paired read GB/s, per-block step times, ceilings) are medians too.
+ * Rows pair by identity as in compare.c. Fields this file does not name stay as the first run's. Checked in
+ * tests/test_report_compare.c (pooled medians and spreads on synthetic runs). */
 #include "bench/report/compare.h"
 
 #include <math.h>
@@ -41,13 +42,18 @@ static double pool_median(double *const *vals, int n) {
 
 static void pool_stats(struct timing_stats *const *t, int n, struct timing_stats *out) {
     double med[POOL_MAX], mean[POOL_MAX], cv[POOL_MAX], lo = INFINITY, hi = -INFINITY;
-    int reps = 0;
+    double ci_lo = INFINITY, ci_hi = -INFINITY, ci_level = INFINITY;
+    int reps = 0, excluded = 0;
     bool noisy = false;
     for (int i = 0; i < n; i++) {
         med[i] = t[i]->median_s, mean[i] = t[i]->mean_s, cv[i] = t[i]->cv;
         if (isfinite(t[i]->min_s)) lo = fmin(lo, t[i]->min_s);
         if (isfinite(t[i]->max_s)) hi = fmax(hi, t[i]->max_s);
+        if (isfinite(t[i]->ci_lo_s)) ci_lo = fmin(ci_lo, t[i]->ci_lo_s);
+        if (isfinite(t[i]->ci_hi_s)) ci_hi = fmax(ci_hi, t[i]->ci_hi_s);
+        if (isfinite(t[i]->ci_level)) ci_level = fmin(ci_level, t[i]->ci_level);
         reps += t[i]->reps;
+        excluded += t[i]->excluded_reps;
         noisy = noisy || t[i]->noisy;
     }
     out->median_s = compare_median(med, n);
@@ -56,6 +62,11 @@ static void pool_stats(struct timing_stats *const *t, int n, struct timing_stats
     out->min_s = isfinite(lo) ? lo : NAN;
     out->max_s = isfinite(hi) ? hi : NAN;
     out->reps = reps;
+    out->excluded_reps = excluded;
+    /* not an interval of the pooled median: the widest of the runs' intervals, at the lowest coverage */
+    out->ci_lo_s = isfinite(ci_lo) ? ci_lo : NAN;
+    out->ci_hi_s = isfinite(ci_hi) ? ci_hi : NAN;
+    out->ci_level = isfinite(ci_level) ? ci_level : NAN;
     out->noisy = noisy;
 }
 

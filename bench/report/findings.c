@@ -207,6 +207,42 @@ static void line_noise(const struct run_report *r, struct report_findings *out) 
                             TIMING_NOISY_HALF_WIDTH * 100, l.count, total, names);
 }
 
+/* Rows with repetitions the counters marked disturbed (a thread switched out or migrated), left out of
+ * their statistics: named with how many of their repetitions. */
+static void line_disturbed(const struct run_report *r, struct report_findings *out) {
+    struct report_namelist l = {.cap = 8};
+    for (int i = 0; i < r->n_blocks; i++) {
+        const struct timing_stats *t = &r->blocks[i].measured;
+        if (t->excluded_reps > 0)
+            report_namelist_add(&l, "`%s` %d of %d", r->blocks[i].name, t->excluded_reps,
+                                t->reps + t->excluded_reps);
+    }
+    for (int i = 0; i < r->n_steps; i++) {
+        const struct timing_stats *t = &r->steps[i].measured;
+        if (t->excluded_reps > 0)
+            report_namelist_add(&l, "step at context %ld %d of %d", r->steps[i].context, t->excluded_reps,
+                                t->reps + t->excluded_reps);
+    }
+    for (int i = 0; i < r->n_sampler; i++) {
+        const struct report_sampler *s = &r->sampler[i];
+        if (s->measured.excluded_reps > 0)
+            report_namelist_add(&l, "%s/%s/%ld %d of %d", s->variant, s->row_kind, s->vocab,
+                                s->measured.excluded_reps, s->measured.reps + s->measured.excluded_reps);
+    }
+    char names[REPORT_FINDING_LEN / 2];
+    report_namelist_text(&l, names, sizeof names);
+    if (l.count > 0)
+        report_findings_add(out,
+                            "Disturbed repetitions (a thread switched out or migrated), left out of the "
+                            "statistics: %s.",
+                            names);
+    else if (r->counters.available)
+        report_findings_add(out, "Disturbed repetitions: none (no thread was switched out or migrated).");
+    else
+        report_findings_add(out, "Disturbed repetitions: not detected, the counters are unavailable (%s).",
+                            r->counters.reason[0] ? r->counters.reason : "no reason given");
+}
+
 void report_findings_run(const struct run_report *r, struct report_findings *out) {
     memset(out, 0, sizeof *out);
     const struct report_step *head = report_headline_step(r);
@@ -215,4 +251,5 @@ void report_findings_run(const struct run_report *r, struct report_findings *out
     line_sampler(r, head, out);
     line_accounting(r, out);
     line_noise(r, out);
+    line_disturbed(r, out);
 }
