@@ -420,16 +420,17 @@ static int thread_close(struct counters *c, int t, struct fr_err *why) {
     return 0;
 }
 
+/* The window is read outside the start and stop calls, so it holds every nanosecond the set counted (the
+ * syscalls' own time included): task-clock / window cannot exceed 1 but by clock granularity. */
 static int thread_start(struct counters *c, int t, struct fr_err *why) {
-    int rc = c->src->start(c->handles[t], why);
     c->started_s[t] = timing_now_s();
-    return rc;
+    return c->src->start(c->handles[t], why);
 }
 
 static int thread_stop(struct counters *c, int t, struct fr_err *why) {
     long long raw[COUNTERS_MAX_EVENTS] = {0};
-    c->window_s[t] = timing_now_s() - c->started_s[t];
     if (c->src->stop(c->handles[t], raw, why) != 0) return -1;
+    c->window_s[t] = timing_now_s() - c->started_s[t];
     long long *mine = c->per_thread[t];
     memset(mine, 0, sizeof c->per_thread[t]);
     for (int i = 0; i < c->n_counted; i++) mine[c->counted_index[i]] = raw[i];
