@@ -50,7 +50,8 @@ static void md_counted_row(FILE *f, const struct report_counters *c, double util
     report_fmt_md(med, 1e6, 1, m);
     report_fmt_md(med_all, 1e6, 1, ma);
     report_fmt_md(ipc, 1, 2, ip);
-    fprintf(f, " %s | %d of %d | %d | %s | %s | %s |", u, disturbed, reps, faulted, m, ma, ip);
+    fprintf(f, " %s | %d of %d%s | %d | %s | %s | %s |", u, disturbed, reps,
+            reps > 0 && disturbed == reps ? " (all kept: no clean one)" : "", faulted, m, ma, ip);
     if (ej) {
         char j[2][REPORT_FMT_LEN];
         report_fmt_md(ej[0], 1, 3, j[0]);
@@ -92,7 +93,12 @@ void report_md_counted(FILE *f, const struct run_report *r) {
     fputs(
         "\nCounts are per step (a block's calls of one step), summed over the team's threads; "
         "utilization = task-clock / (wall x threads). A repetition is disturbed when any thread was switched "
-        "out or migrated during it: it is left out of the median (\"median µs\"; \"all reps\" keeps it). A "
+        "out or migrated during it: it is left out of the median (\"median µs\"; \"all reps\" keeps it); "
+        "when every "
+        "repetition is disturbed, all are kept and the row is flagged noisy. Utilization is over each "
+        "thread's "
+        "counted window, which adds the start and stop regions to the timed one: on a loaded machine they "
+        "wait for descheduled threads and dominate short blocks. A "
         "faulted repetition took page faults (first touch or reclaim), so it is not a steady-state figure. "
         "Energy: ",
         f);
