@@ -155,6 +155,7 @@ int decode_bench_step(struct decode_state *st, long context, const struct decode
     out->step_over_read = NAN;
     struct rep_counts counts;
     if (rep_counts_init(&counts, opts->counting.team, opts->counting.energy, max_rows, err) != 0) {
+        free(c.step_s);
         free(c.rows);
         return -1;
     }
