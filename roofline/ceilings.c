@@ -372,7 +372,7 @@ static struct plan plan_for(bool quick) {
     if (quick)
         return (struct plan){.dram_read = {.warmup = 1, .min_reps = 10, .max_reps = 10},
                              .dram_rw = {.warmup = 1, .min_reps = 5, .max_reps = 5},
-                             .cache = {.warmup = 1, .min_reps = 5, .max_reps = 5},
+                             .cache = {.warmup = 1, .min_reps = 30, .max_reps = 30},
                              .peak = {.warmup = 1, .min_reps = 5, .max_reps = 5},
                              .sgemm = {.warmup = 1, .min_reps = 3, .max_reps = 3},
                              .slices = {.warmup = 1, .min_reps = 24, .max_reps = 24},
@@ -394,17 +394,18 @@ static struct plan plan_for(bool quick) {
 
 void ceilings_describe_plan(const struct ceilings_opts *opts, char *buf, size_t len) {
     struct plan p = plan_for(opts->quick);
-    char read[64], rw[64], cache[64], peak[64], sgemm[64];
+    char read[64], rw[64], cache[64], peak[64], sgemm[64], slices[64];
     timing_describe_opts(&p.dram_read, read, sizeof read);
     timing_describe_opts(&p.dram_rw, rw, sizeof rw);
     timing_describe_opts(&p.cache, cache, sizeof cache);
     timing_describe_opts(&p.peak, peak, sizeof peak);
     timing_describe_opts(&p.sgemm, sgemm, sizeof sgemm);
+    timing_describe_opts(&p.slices, slices, sizeof slices);
     int n = opts->sgemm_n > 0 ? opts->sgemm_n : (opts->quick ? 1024 : 2048);
     snprintf(buf, len,
              "ceilings are the best of: DRAM read %s; DRAM copy and triad %s; each cache level %s; FMA %s; "
-             "sgemm (n %d) %s",
-             read, rw, cache, peak, n, sgemm);
+             "sgemm (n %d) %s; exp, kernel call and fork %s; DRAM read in eighths %s",
+             read, rw, cache, peak, n, sgemm, peak, slices);
 }
 
 /* Zeroes dst[0..n) with the threads' split (the pages stay where they were first touched), so a run's

@@ -28,7 +28,8 @@ Test(report_plan, ceilings_quick_and_full) {
     ceilings_describe_plan(&(struct ceilings_opts){.quick = true}, quick, sizeof quick);
     ceilings_describe_plan(&(struct ceilings_opts){.quick = false}, full, sizeof full);
     cr_expect(strstr(quick, "DRAM read 10 runs;") && strstr(quick, "sgemm (n 1024) 3 runs"), "%s", quick);
-    cr_expect(strstr(quick, "each cache level 5 runs"), "%s", quick);
+    cr_expect(strstr(quick, "each cache level 30 runs"), "%s", quick);
+    cr_expect(strstr(quick, "exp, kernel call and fork 5 runs; DRAM read in eighths 24 runs"), "%s", quick);
     /* the full run keeps STREAM's rule: at least 10 runs for every ceiling */
     cr_expect(strstr(full, "DRAM read 20 to 400 runs") && strstr(full, "sgemm (n 2048) 10 runs"), "%s", full);
     cr_expect(strstr(full, "each cache level 10 to 400 runs"), "%s", full);
