@@ -361,3 +361,24 @@ Test(counters, papi_two_thread_task_clock) {
                     mig, task / wall);
     counters_close(&c);
 }
+
+/* With hardware events: IPC = instructions / cycles, summed over the team. */
+Test(counters, ipc_from_fake_hardware_events) {
+    static const char *const hw[] = {"PAPI_TOT_CYC", "PAPI_TOT_INS", NULL};
+    static const long long per_run[] = {2000, 3000};
+    struct counters_fake_config cfg = {.events = hw, .per_run = per_run};
+    struct counters c;
+    struct fr_err err = {{0}};
+    omp_set_num_threads(2);
+    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, NULL, &err), 0, "%s", err.msg);
+    struct rep_counts rc;
+    cr_assert_eq(rep_counts_init(&rc, &c, NULL, 2, &err), 0);
+    for (int i = 0; i < 2; i++) rc.hooks.begin(rc.hooks.ctx, i), rc.hooks.end(rc.hooks.ctx, i, 1e-3);
+    struct rep_counts_summary s;
+    rep_counts_summarize(&rc, &s);
+    cr_expect_eq(s.ipc, 1.5);
+    cr_expect(isnan(s.utilization), "no task-clock counted: no utilization");
+    cr_expect_eq(s.disturbed_reps, 0, "no switch events counted: nothing is marked");
+    rep_counts_free(&rc);
+    counters_close(&c);
+}
