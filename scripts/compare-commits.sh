@@ -74,14 +74,21 @@ for side in base head; do
     exit 1
   }
 done
-echo "compare-commits: building this checkout's forge-roofline for the compare ..."
-make -C "$repo" -j2 all >"$tmp/self-build.log" 2>&1 || {
-  tail -20 "$tmp/self-build.log" >&2
-  echo "compare-commits: building $repo failed" >&2
-  exit 1
-}
+# The compare is made by this checkout's build (it knows pooled sides even when BASE and HEAD are older);
+# when this checkout is HEAD with no local change, HEAD's build is that build.
+compare_bin="$tmp/head/build/forge-roofline"
+if [ "$(git -C "$repo" rev-parse HEAD)" != "$head_sha" ] || ! git -C "$repo" diff --quiet HEAD --; then
+  echo "compare-commits: building this checkout's forge-roofline for the compare ..."
+  make -C "$repo" -j2 all >"$tmp/self-build.log" 2>&1 || {
+    tail -20 "$tmp/self-build.log" >&2
+    echo "compare-commits: building $repo failed" >&2
+    exit 1
+  }
+  compare_bin="$repo/build/forge-roofline"
+fi
 
 mkdir -p "$out/runs"
+out=$(cd "$out" && pwd) # the runs start in the worktrees: the folder must not be relative
 list_base=''
 list_head=''
 i=1
@@ -95,12 +102,13 @@ while [ "$i" -le "$runs" ]; do
       echo "compare-commits: run $i of $side failed (log: $out/runs/$side-$i.log)" >&2
       exit 1
     fi
-    run=$(find "$dest" -mindepth 1 -maxdepth 1 -type d ! -name '.*' | head -n 1)
-    if [ -z "$run" ] || [ ! -f "$run/run.json" ]; then die "run $i of $side left no run.json under $dest"; fi
+    run=$(cd "$out" && find "runs/$side-$i" -mindepth 1 -maxdepth 1 -type d ! -name '.*' | head -n 1)
+    if [ -z "$run" ] || [ ! -f "$out/$run/run.json" ]; then die "run $i of $side left no run.json under $dest"; fi
     if [ "$side" = base ]; then list_base="$list_base${list_base:+,}$run"; else list_head="$list_head${list_head:+,}$run"; fi
   done
   i=$((i + 1))
 done
 
-"$repo/build/forge-roofline" compare "$list_base" "$list_head" --out "$out"
+# from the compare folder, so compare.md names the runs by their short relative paths
+(cd "$out" && "$compare_bin" compare "$list_base" "$list_head" --out .)
 echo "compare-commits: $out/compare.md (paste it, with compare.png, into the pull request)"
