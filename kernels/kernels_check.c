@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/gemm.h"
 #include "kernels/kernels.h"
 #include "kernels/kernels_check.h"
 
@@ -71,6 +72,42 @@ static int chk_matvec(double *max_err, enum fr_dtype t) {
         *max_err = fmax(*max_err, chk_rel(chk_y[r], chk_ref[r], mag));
     }
     return !(*max_err <= TOL_MATVEC);
+}
+
+/* gemm: the matvec shape for GM_BATCH rows of X, against gemm_ref; error per output / sum|w x| of it */
+#define GM_BATCH 7
+static float chk_gx[GM_BATCH * MV_COLS], chk_gy[GM_BATCH * MV_ROWS], chk_gref[GM_BATCH * MV_ROWS];
+
+static int chk_gemm(double *max_err, enum fr_dtype t) {
+    chk_fill(chk_w32, MV_ROWS * MV_COLS, 3, -1.0f, 1.0f);
+    chk_fill(chk_gx, GM_BATCH * MV_COLS, 4, -2.0f, 2.0f);
+    if (t == FR_DTYPE_BF16)
+        for (size_t i = 0; i < MV_ROWS * MV_COLS; i++) chk_w16[i] = bf16_from_f32(chk_w32[i]);
+    const void *w = t == FR_DTYPE_BF16 ? (const void *)chk_w16 : (const void *)chk_w32;
+    if (gemm(chk_gy, MV_ROWS, w, t, chk_gx, MV_COLS, GM_BATCH, MV_ROWS, MV_COLS, NULL, MATVEC_BACKEND_FORGE,
+             NULL) != 0)
+        return *max_err = INFINITY, 1;
+    gemm_ref(chk_gref, MV_ROWS, w, t, chk_gx, MV_COLS, GM_BATCH, MV_ROWS, MV_COLS);
+    *max_err = 0.0;
+    for (int b = 0; b < GM_BATCH; b++)
+        for (int r = 0; r < MV_ROWS; r++) {
+            double mag = 1e-30;
+            for (int c = 0; c < MV_COLS; c++) {
+                size_t i = (size_t)r * MV_COLS + (size_t)c;
+                double wv = t == FR_DTYPE_BF16 ? bf16_to_f32(chk_w16[i]) : chk_w32[i];
+                mag += fabs(wv * chk_gx[b * MV_COLS + c]);
+            }
+            size_t o = (size_t)b * MV_ROWS + (size_t)r;
+            *max_err = fmax(*max_err, chk_rel(chk_gy[o], chk_gref[o], mag));
+        }
+    return !(*max_err <= TOL_MATVEC);
+}
+
+static int chk_gemm_bf16(double *e) {
+    return chk_gemm(e, FR_DTYPE_BF16);
+}
+static int chk_gemm_f32(double *e) {
+    return chk_gemm(e, FR_DTYPE_F32);
 }
 
 static int chk_matvec_bf16(double *e) {
@@ -192,6 +229,8 @@ static const struct kernels_check checks[] = {
     {"attention_f32", "400 positions, 8/2 heads x 128, f32 KV vs attention_ref; error / (|ref| + 0.2)",
      chk_attention_f32, TOL_ATTENTION},
     {"exact", "vec_add, kv_store bf16, embed_gather bit-exact (error 0 or 1)", chk_exact, 0.0},
+    {"gemm_bf16", "batch 7 x 203x1000 bf16 weights vs gemm_ref; error / sum|w x|", chk_gemm_bf16, TOL_MATVEC},
+    {"gemm_f32", "batch 7 x 203x1000 f32 weights vs gemm_ref; error / sum|w x|", chk_gemm_f32, TOL_MATVEC},
 };
 
 const struct kernels_check *kernels_checks(int *count) {

@@ -22,6 +22,7 @@
  * small config. */
 #include "model/cost.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "kernels/kernels.h"
@@ -209,6 +210,22 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     out->level_bytes[level_for(m, out->kv_write_bytes)] += out->kv_write_bytes;
 }
 
+/* t += b, every count (id, calls and parallel untouched). */
+static void cost_add(struct block_cost *t, const struct block_cost *b) {
+    t->flops += b->flops;
+    t->bytes += b->bytes;
+    t->weight_bytes += b->weight_bytes;
+    t->kv_read_bytes += b->kv_read_bytes;
+    t->kv_write_bytes += b->kv_write_bytes;
+    t->act_bytes += b->act_bytes;
+    t->dram_bytes += b->dram_bytes;
+    t->cache_bytes += b->cache_bytes;
+    for (int l = 0; l < COST_LEVEL_COUNT; l++) t->level_bytes[l] += b->level_bytes[l];
+    t->exps += b->exps;
+    t->kernel_calls += b->kernel_calls;
+    t->forks += b->forks;
+}
+
 void cost_step(const struct qwen3_config *c, const struct cost_opts *o, long context,
                enum sampler_variant sampler, struct step_cost *out) {
     cost_step_on(c, o, NULL, context, sampler, out);
@@ -221,20 +238,68 @@ void cost_step_on(const struct qwen3_config *c, const struct cost_opts *o, const
     for (int i = 0; i < BLOCK_COUNT; i++) {
         struct block_cost *b = &out->blocks[i];
         cost_block_on(c, o, m, (enum block_id)i, context, sampler, b);
-        struct block_cost *t = &out->total;
-        t->flops += b->flops;
-        t->bytes += b->bytes;
-        t->weight_bytes += b->weight_bytes;
-        t->kv_read_bytes += b->kv_read_bytes;
-        t->kv_write_bytes += b->kv_write_bytes;
-        t->act_bytes += b->act_bytes;
-        t->dram_bytes += b->dram_bytes;
-        t->cache_bytes += b->cache_bytes;
-        for (int l = 0; l < COST_LEVEL_COUNT; l++) t->level_bytes[l] += b->level_bytes[l];
-        t->exps += b->exps;
-        t->kernel_calls += b->kernel_calls;
-        t->forks += b->forks;
+        cost_add(&out->total, b);
     }
+}
+
+/* Per-level bytes of a batched block: everything B times except a matrix's weights, which stay one DRAM
+ * stream (its per-token activations scale like every other block's). Working sets are not re-levelled. */
+void cost_step_batch(const struct qwen3_config *c, const struct cost_opts *o, long context, int batch,
+                     enum sampler_variant sampler, struct step_cost *out) {
+    cost_step(c, o, context, sampler, out);
+    const double nb = batch > 0 ? batch : 1;
+    memset(&out->total, 0, sizeof out->total);
+    for (int i = 0; i < BLOCK_COUNT; i++) {
+        struct block_cost *b = &out->blocks[i];
+        const int shared = block_table()[i].reads_weights; /* a matrix: read once for the whole batch */
+        const double w = shared ? b->weight_bytes : 0;
+        b->flops *= nb;
+        b->weight_bytes = w + (b->weight_bytes - w) * nb;
+        b->kv_read_bytes *= nb;
+        b->kv_write_bytes *= nb;
+        b->act_bytes *= nb;
+        b->bytes = b->weight_bytes + b->kv_read_bytes + b->kv_write_bytes + b->act_bytes;
+        b->dram_bytes = w + b->kv_read_bytes;
+        b->cache_bytes = b->bytes - b->dram_bytes;
+        for (int l = 0; l < COST_LEVEL_COUNT; l++) b->level_bytes[l] *= nb;
+        b->level_bytes[COST_LEVEL_DRAM] -= w * (nb - 1);
+        b->exps *= nb;
+        if (!shared) b->kernel_calls *= nb, b->forks *= nb; /* one GEMM call for the batch */
+        cost_add(&out->total, b);
+    }
+}
+
+void cost_batch_projections(const struct qwen3_config *c, const struct cost_opts *o, long context, int batch,
+                            struct block_cost *out) {
+    struct step_cost sc;
+    cost_step_batch(c, o, context, batch, SAMPLER_VARIANT_GREEDY, &sc);
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < BLOCK_COUNT; i++)
+        if (block_table()[i].reads_weights) cost_add(out, &sc.blocks[i]);
+}
+
+/* The step's (or its projections') totals at batch b. */
+static void ridge_totals(const struct qwen3_config *c, const struct cost_opts *o, long context,
+                         enum sampler_variant sampler, int projections_only, int b, struct block_cost *t) {
+    struct step_cost sc;
+    if (projections_only) {
+        cost_batch_projections(c, o, context, b, t);
+        return;
+    }
+    cost_step_batch(c, o, context, b, sampler, &sc);
+    *t = sc.total;
+}
+
+double cost_batch_ridge(const struct qwen3_config *c, const struct cost_opts *o, long context,
+                        enum sampler_variant sampler, int projections_only, double peak_gflops, double bw_gbs,
+                        double cache_gbs) {
+    struct block_cost one, two;
+    ridge_totals(c, o, context, sampler, projections_only, 1, &one);
+    ridge_totals(c, o, context, sampler, projections_only, 2, &two);
+    double mem1 = one.dram_bytes / (bw_gbs * 1e9) + one.cache_bytes / (cache_gbs * 1e9);
+    double mem2 = two.dram_bytes / (bw_gbs * 1e9) + two.cache_bytes / (cache_gbs * 1e9);
+    double m1 = mem2 - mem1, m0 = mem1 - m1, c1 = one.flops / (peak_gflops * 1e9);
+    return c1 > m1 ? m0 / (c1 - m1) : INFINITY;
 }
 
 uint64_t cost_params_from_blocks(const struct qwen3_config *c) {

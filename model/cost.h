@@ -79,6 +79,26 @@ void cost_block_on(const struct qwen3_config *cfg, const struct cost_opts *opts,
                    enum block_id id, long context, enum sampler_variant sampler, struct block_cost *out);
 void cost_step_on(const struct qwen3_config *cfg, const struct cost_opts *opts, const struct cost_caches *m,
                   long context, enum sampler_variant sampler, struct step_cost *out);
+
+/* Cost of one batched step: `batch` sequences advance one token each at context T (model/decode_batch.h).
+ * Every per-token figure is multiplied by batch, except the matrix weights (qkv, o, gate_up, down, LM head):
+ * the batch's GEMM reads them once per step, whatever the batch. batch 1 is cost_step. */
+void cost_step_batch(const struct qwen3_config *cfg, const struct cost_opts *opts, long context, int batch,
+                     enum sampler_variant sampler, struct step_cost *out);
+
+/* The predicted ridge batch: the batch size at which the compute roof and the memory roof of a batched step
+ * (projections_only: of its projection blocks alone, the GEMMs, whose bytes are the weights) cross, for peak
+ * FLOP/s peak_gflops, DRAM read bandwidth bw_gbs and cache bandwidth cache_gbs (the two-level memory time of
+ * roofline_predicted_split_s: DRAM bytes / bw + cache-resident bytes / cache_gbs). Both times are linear in
+ * the batch, mem(B) = m0 + m1 B and compute(B) = c1 B, so the ridge is m0 / (c1 - m1); INFINITY when c1 <= m1
+ * (the per-sequence bytes alone, KV reads mostly, keep the step memory-bound at any batch). */
+double cost_batch_ridge(const struct qwen3_config *cfg, const struct cost_opts *opts, long context,
+                        enum sampler_variant sampler, int projections_only, double peak_gflops, double bw_gbs,
+                        double cache_gbs);
+/* The totals of a batched step's projection blocks (those that read a weight matrix) alone. */
+void cost_batch_projections(const struct qwen3_config *cfg, const struct cost_opts *opts, long context,
+                            int batch, struct block_cost *out);
+
 /* Parameters counted from the block table's weight reads (an independent path to qwen3_param_count). */
 uint64_t cost_params_from_blocks(const struct qwen3_config *cfg);
 /* KV bytes one cached position adds to each step's reads (all layers, K and V). */

@@ -16,15 +16,22 @@ static void *buf_alloc(size_t n) {
 }
 
 void decode_state_free(struct decode_state *st) {
-    void *bufs[] = {st->x,  st->xb,     st->qkv,      st->att,      st->proj,        st->gate_up,
-                    st->hb, st->logits, st->rope_cos, st->rope_sin, st->att_scratch, st->sampler_scratch};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
+    void *bufs[] = {st->rope_cos, st->rope_sin, st->att_scratch, st->sampler_scratch, st->x,  st->xb,
+                    st->qkv,      st->att,      st->proj,        st->gate_up,         st->hb, st->logits};
+    size_t n_own = st->rows_borrowed ? 4 : sizeof bufs / sizeof bufs[0]; /* borrowed rows are not ours */
+    for (size_t i = 0; i < n_own; i++) free(bufs[i]);
     kv_cache_free(&st->kv);
     memset(st, 0, sizeof *st);
 }
 
 int decode_state_init(struct decode_state *st, const struct qwen3_weights *w, int max_pos,
                       enum fr_dtype kvtype, enum matvec_backend backend, struct fr_err *err) {
+    return decode_state_init_rows(st, w, max_pos, kvtype, backend, NULL, err);
+}
+
+int decode_state_init_rows(struct decode_state *st, const struct qwen3_weights *w, int max_pos,
+                           enum fr_dtype kvtype, enum matvec_backend backend, const struct decode_rows *rows,
+                           struct fr_err *err) {
     memset(st, 0, sizeof *st);
     const struct qwen3_config *c = &w->cfg;
     if (c->n_kv_heads <= 0 || c->n_heads % c->n_kv_heads != 0)
@@ -54,14 +61,20 @@ int decode_state_init(struct decode_state *st, const struct qwen3_weights *w, in
     st->sampled_token = -1;
 
     size_t f = sizeof(float), half = (size_t)c->head_dim / 2;
-    st->x = buf_alloc((size_t)c->hidden * f);
-    st->xb = buf_alloc((size_t)c->hidden * f);
-    st->qkv = buf_alloc((size_t)(st->q_dim + 2 * st->kv_dim) * f);
-    st->att = buf_alloc((size_t)st->q_dim * f);
-    st->proj = buf_alloc((size_t)c->hidden * f);
-    st->gate_up = buf_alloc(2 * (size_t)c->intermediate * f);
-    st->hb = buf_alloc((size_t)c->intermediate * f);
-    st->logits = buf_alloc((size_t)c->vocab * f);
+    if (rows) {
+        st->rows_borrowed = 1;
+        st->x = rows->x, st->xb = rows->xb, st->qkv = rows->qkv, st->att = rows->att, st->proj = rows->proj;
+        st->gate_up = rows->gate_up, st->hb = rows->hb, st->logits = rows->logits;
+    } else {
+        st->x = buf_alloc((size_t)c->hidden * f);
+        st->xb = buf_alloc((size_t)c->hidden * f);
+        st->qkv = buf_alloc((size_t)(st->q_dim + 2 * st->kv_dim) * f);
+        st->att = buf_alloc((size_t)st->q_dim * f);
+        st->proj = buf_alloc((size_t)c->hidden * f);
+        st->gate_up = buf_alloc(2 * (size_t)c->intermediate * f);
+        st->hb = buf_alloc((size_t)c->intermediate * f);
+        st->logits = buf_alloc((size_t)c->vocab * f);
+    }
     st->rope_cos = buf_alloc((size_t)max_pos * half * f);
     st->rope_sin = buf_alloc((size_t)max_pos * half * f);
     st->att_scratch = buf_alloc((size_t)c->n_heads * (size_t)max_pos * f);
@@ -79,10 +92,46 @@ int decode_state_init(struct decode_state *st, const struct qwen3_weights *w, in
     return 0;
 }
 
-/* x += W . in: a projection back into the residual stream (o_proj, down_proj). */
-static int project_residual(struct decode_state *st, const void *w, const float *in, int cols) {
-    if (matvec(st->proj, w, st->w->wtype, in, st->cfg.hidden, cols, st->backend, NULL)) return -1;
-    vec_add(st->x, st->proj, st->cfg.hidden);
+int decode_projection_of(const struct decode_state *st, enum block_id b, int layer,
+                         struct decode_projection *p) {
+    const struct qwen3_weights *w = st->w;
+    const struct qwen3_layer_weights *L = &w->layers[layer >= 0 && layer < st->cfg.n_layers ? layer : 0];
+    int hidden = st->cfg.hidden, inter = st->cfg.intermediate;
+    switch (b) {
+    case BLOCK_QKV_PROJ:
+        *p = (struct decode_projection){L->qkv, st->xb, st->qkv, st->q_dim + 2 * st->kv_dim, hidden, 0};
+        return 0;
+    case BLOCK_O_PROJ: /* back into the residual stream */
+        *p = (struct decode_projection){L->o, st->att, st->proj, hidden, st->q_dim, 1};
+        return 0;
+    case BLOCK_GATE_UP_PROJ:
+        *p = (struct decode_projection){L->gate_up, st->xb, st->gate_up, 2 * inter, hidden, 0};
+        return 0;
+    case BLOCK_DOWN_PROJ: /* back into the residual stream */
+        *p = (struct decode_projection){L->down, st->hb, st->proj, hidden, inter, 1};
+        return 0;
+    case BLOCK_LM_HEAD:
+        *p = (struct decode_projection){w->lm_head, st->xb, st->logits, st->cfg.vocab, hidden, 0};
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+/* Batch rows are consecutive: the input rows are `cols` apart, the output rows `rows` apart (the buffers'
+ * sizes), the residual rows `hidden` apart. */
+int decode_projection_run(struct decode_state *st, enum block_id b, int layer, int batch) {
+    struct decode_projection p;
+    const char *why = NULL;
+    if (decode_projection_of(st, b, layer, &p) != 0)
+        return fr_err_set(&st->err, "%s is not a projection block", block_name(b));
+    if (gemm(p.out, p.rows, p.w, st->w->wtype, p.in, p.cols, batch, p.rows, p.cols, &st->blocking,
+             st->backend, &why) != 0)
+        return fr_err_set(&st->err, "%s: the matvec backend failed: %s", block_name(b), why ? why : "?");
+    if (p.residual)
+        for (int s = 0; s < batch; s++)
+            vec_add(st->x + (size_t)s * (size_t)st->cfg.hidden, p.out + (size_t)s * (size_t)p.rows,
+                    st->cfg.hidden);
     return 0;
 }
 
@@ -114,8 +163,11 @@ int decode_block_run(struct decode_state *st, enum block_id b, int layer, int po
         rmsnorm(st->xb, st->x, L->attn_norm, hidden, st->eps);
         return 0;
     case BLOCK_QKV_PROJ:
-        return matvec(st->qkv, L->qkv, w->wtype, st->xb, st->q_dim + 2 * st->kv_dim, hidden, st->backend,
-                      NULL);
+    case BLOCK_O_PROJ:
+    case BLOCK_GATE_UP_PROJ:
+    case BLOCK_DOWN_PROJ:
+    case BLOCK_LM_HEAD:
+        return decode_projection_run(st, b, layer, 1);
     case BLOCK_QK_NORM:
         rmsnorm_heads(q, L->q_norm, c->n_heads, c->head_dim, st->eps);
         rmsnorm_heads(k, L->k_norm, c->n_kv_heads, c->head_dim, st->eps);
@@ -134,32 +186,22 @@ int decode_block_run(struct decode_state *st, enum block_id b, int layer, int po
         attention(st->att, q, kv_cache_k(&st->kv, layer, 0), kv_cache_v(&st->kv, layer, 0), st->kv.type,
                   pos + 1, c->n_heads, c->n_kv_heads, c->head_dim, st->att_scratch);
         return 0;
-    case BLOCK_O_PROJ:
-        if (project_residual(st, L->o, st->att, st->q_dim)) break;
-        return 0;
     case BLOCK_MLP_NORM:
         rmsnorm(st->xb, st->x, L->mlp_norm, hidden, st->eps);
         return 0;
-    case BLOCK_GATE_UP_PROJ:
-        return matvec(st->gate_up, L->gate_up, w->wtype, st->xb, 2 * inter, hidden, st->backend, NULL);
     case BLOCK_SWIGLU:
         swiglu(st->hb, st->gate_up, st->gate_up + inter, inter);
-        return 0;
-    case BLOCK_DOWN_PROJ:
-        if (project_residual(st, L->down, st->hb, inter)) break;
         return 0;
     case BLOCK_FINAL_NORM:
         rmsnorm(st->xb, st->x, w->final_norm, hidden, st->eps);
         return 0;
-    case BLOCK_LM_HEAD:
-        return matvec(st->logits, w->lm_head, w->wtype, st->xb, c->vocab, hidden, st->backend, NULL);
     case BLOCK_SAMPLER:
         return sampler_pick(st->logits, c->vocab, &st->sampler_params, st->sample_step, st->sampler_scratch,
                             &st->sampled_token, &st->err);
     case BLOCK_COUNT:
         break;
     }
-    return fr_err_set(&st->err, "%s: the matvec backend failed", block_name(b));
+    return fr_err_set(&st->err, "unknown block %d", (int)b);
 }
 
 static int run_observed(struct decode_state *st, enum block_id b, int layer, int pos,

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "kernels/fr_err.h"
+#include "kernels/gemm.h"
 #include "kernels/kernels.h"
 #include "kernels/sampler.h"
 #include "model/blocks.h"
@@ -54,6 +55,16 @@ struct decode_state {
     int sampled_token;                    /* BLOCK_SAMPLER's output */
 
     struct fr_err err; /* why the last decode_block_run failed */
+
+    struct gemm_blocking
+        blocking;      /* cache sizes the projections' GEMM plans for (batched steps); 0: defaults */
+    int rows_borrowed; /* x .. logits point into a batch's rows (decode_state_init_rows) */
+};
+
+/* Activation buffers a caller provides instead of the state's own: a batch of states whose rows are the
+ * rows of [batch][dim] arrays, so that one GEMM serves the whole batch (model/decode_batch.h). */
+struct decode_rows {
+    float *x, *xb, *qkv, *att, *proj, *gate_up, *hb, *logits;
 };
 
 /* Sets up a state for weights w (kept by pointer), a KV cache of kvtype for max_pos positions, and the
@@ -63,6 +74,26 @@ struct decode_state {
 int decode_state_init(struct decode_state *st, const struct qwen3_weights *w, int max_pos,
                       enum fr_dtype kvtype, enum matvec_backend backend, struct fr_err *err);
 void decode_state_free(struct decode_state *st);
+/* The same, with the activation buffers of `rows` (sized as decode_state's, borrowed: never freed here). */
+int decode_state_init_rows(struct decode_state *st, const struct qwen3_weights *w, int max_pos,
+                           enum fr_dtype kvtype, enum matvec_backend backend, const struct decode_rows *rows,
+                           struct fr_err *err);
+
+/* A projection block (qkv_proj, o_proj, gate_up_proj, down_proj, lm_head) on a state's buffers: its weight
+ * matrix [rows][cols], input [cols] and output [rows]; residual: the output is then added into x. */
+struct decode_projection {
+    const void *w;
+    const float *in;
+    float *out;
+    int rows, cols;
+    int residual;
+};
+/* Fills p for block b at `layer`; returns -1 when b is not a projection block. */
+int decode_projection_of(const struct decode_state *st, enum block_id b, int layer,
+                         struct decode_projection *p);
+/* Runs projection block b for `batch` states whose buffers are consecutive rows of [batch][dim] arrays
+ * starting at st's (batch 1: st alone, the matvec of today's step). Returns 0, or -1 with st->err set. */
+int decode_projection_run(struct decode_state *st, enum block_id b, int layer, int batch);
 
 /* Runs ONE block on the state's buffers: layer in [0, n_layers) for per-layer blocks (ignored for the
  * others), pos in [0, max_pos) for rope, kv_append and attention (attention reads positions [0, pos]).

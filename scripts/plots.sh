@@ -1,6 +1,7 @@
 #!/bin/sh
 # Draws the plots of a forge-roofline results folder with gnuplot, each as PNG and SVG:
 #   roofline, breakdown, sampler, context        (scripts/plots.sh RUN_DIR)
+#   batch                                        (when the run has batch.csv)
 #   compare                                      (scripts/plots.sh --compare COMPARE_DIR)
 # It reads the CSV and plot_* files the run wrote; the images are regenerated, never committed.
 # Exit status: 0 drawn; 77 gnuplot is not installed (data files are complete, images skipped);
@@ -54,4 +55,5 @@ else
   draw breakdown.gp plot_breakdown.dat
   draw sampler.gp plot_sampler.dat
   draw context.gp plot_steps.dat
+  if [ -f "$dir/batch.csv" ]; then draw batch.gp plot_batch.dat; fi
 fi

@@ -17,6 +17,9 @@ array roofcol[4] = ['#222222', '#3b6ea5', '#8a5a9e', '#5a8a5a']
 pcol(i) = (i == step_point) ? '#000000' : col[(i-1)%10+1]
 ptyp(i) = (i == step_point) ? 3 : sym[(i-1)%8+1]
 pts = dir.'/plot_points.dat'
+# batched steps (forge rows of plot_batch.dat: intensity in column 7, GFLOP/s in 8), labelled with B
+if (!exists('n_batch')) { n_batch = 0 }
+bpts = dir.'/plot_batch.dat'
 
 set multiplot
 set lmargin at screen 0.07
@@ -47,6 +50,10 @@ plot NaN notitle, \
          lc rgb pcol(i) notitle, \
      pts using 1:($6 == 1 ? $2 : NaN) with points pt 6 ps 4.5 lw 2.5 lc rgb '#d62728' \
          title 'red ring: above its roof, an accounting error', \
+     for [i=1:(n_batch > 0)] bpts using 7:($5 == 0 ? $8 : NaN) with linespoints pt 9 ps 1.6 lw 1.5 \
+         lc rgb '#444444' title sprintf('batched steps, B = 1..%d (T=%d)', batch_max, batch_context), \
+     for [i=1:(n_batch > 0)] bpts using 7:($5 == 0 ? $8 : NaN):(sprintf('B=%d', $1)) with labels \
+         right offset -0.8, 0.3 font ',9' tc rgb '#444444' notitle, \
      for [i=1:(strlen(not_drawn) > 0)] keyentry with points pt -1 title not_drawn
 unset object 1
 

@@ -102,3 +102,22 @@ Test(cli, predict_usage_errors) {
                          "predict --model tests/test_cost.c"};
     cli_expect_usage_errors(0, bad, sizeof bad / sizeof bad[0]);
 }
+
+/* --batch: the matrices are read once per batched step, so the weight bytes barely move while FLOPs scale
+ * with B; the ridges appear with the roofs, and the roofs without --batch are refused. */
+Test(cli, predict_batch) {
+    cli_run(&r, 0, "predict --model qwen3-0.6b --context 1024 --batch 1,64 --format csv");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "qwen3-0.6b,bf16,bf16,1024,1,1431065305,") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "qwen3-0.6b,bf16,bf16,1024,64,91588179520,") != NULL, "%s", r.out);
+    cli_run(&r, 0, "predict --model qwen3-0.6b --context 0 --batch 1,64 --peak-gflops 200 --bw-gbs 20");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "ridge (compute roof = memory roof") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "the projections (GEMMs) alone B = ") != NULL);
+    cli_run(&r, 0, "predict --model qwen3-0.6b --peak-gflops 200 --bw-gbs 20");
+    cr_expect_eq(r.status, 2);
+    cli_run(&r, 0, "predict --model qwen3-0.6b --batch 1 --peak-gflops 200");
+    cr_expect_eq(r.status, 2);
+    cli_run(&r, 0, "predict --model qwen3-0.6b --batch 0,2");
+    cr_expect_eq(r.status, 2);
+}

@@ -2,6 +2,7 @@
  * per layer, matrices are q,k,v (2048+1024+1024) x 1024, o 1024 x 2048, gate+up 6144 x 1024, down 1024 x 3072
  * = 15,728,640 elements; norms 1024+1024+128+128 f32 values; the LM head is 151,936 x 1024. */
 #include <criterion/criterion.h>
+#include <math.h>
 
 #include "model/config.h"
 #include "model/cost.h"
@@ -196,4 +197,64 @@ Test(cost, forks_and_calls_06b) {
     struct cost_caches small = {.bytes = {32768, 1 << 20, 0}, .threads = 2};
     cost_block_on(&c, &o, &small, BLOCK_SAMPLER, 0, SAMPLER_VARIANT_CHAIN, &b);
     cr_expect_eq(b.level_bytes[COST_LEVEL_DRAM], 4.0 * 151936 * 7, "no L3: the working set comes from DRAM");
+}
+
+/* A batched step reads the matrices once and everything per token B times: the bf16 weights of a step
+ * stay 1,192,232,960 bytes less the per-token ones (norms 4 * (2 * 1024 + 256) * 28 + 4096 and one
+ * embedding row) counted B times; FLOPs and KV reads scale with B. */
+Test(cost, batch_scales_per_token_not_matrices) {
+    struct qwen3_config c = load();
+    struct cost_opts bf16 = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct step_cost one, b8, s;
+    cost_step(&c, &bf16, 1024, SAMPLER_VARIANT_CHAIN, &s);
+    cost_step_batch(&c, &bf16, 1024, 1, SAMPLER_VARIANT_CHAIN, &one);
+    cr_expect_eq(one.total.flops, s.total.flops);
+    cr_expect_eq(one.total.bytes, s.total.bytes);
+    cr_expect_eq(one.total.dram_bytes, s.total.dram_bytes);
+    cost_step_batch(&c, &bf16, 1024, 8, SAMPLER_VARIANT_CHAIN, &b8);
+    const double per_token_w = 4.0 * (2 * 1024 + 256) * 28 + 4096 + 2048;
+    const double matrices = 1192232960.0 - per_token_w;
+    cr_expect_eq(b8.total.weight_bytes, matrices + 8 * per_token_w);
+    cr_expect_eq(b8.total.flops, 8 * s.total.flops);
+    cr_expect_eq(b8.total.kv_read_bytes, 8 * 1025.0 * 114688);
+    cr_expect_eq(b8.total.dram_bytes, matrices + 8 * 1025.0 * 114688);
+}
+
+/* The ridge by hand for context 0 (no KV beyond one position), all bytes charged at one bandwidth:
+ * mem(B) = (W + B p) / bw, compute(B) = B f / peak, so B* = W / (f bw / peak - p). */
+Test(cost, batch_ridge_by_hand) {
+    struct qwen3_config c = load();
+    struct cost_opts bf16 = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct step_cost one, two;
+    cost_step_batch(&c, &bf16, 0, 1, SAMPLER_VARIANT_GREEDY, &one);
+    cost_step_batch(&c, &bf16, 0, 2, SAMPLER_VARIANT_GREEDY, &two);
+    double p = two.total.bytes - one.total.bytes, W = one.total.bytes - p, f = one.total.flops;
+    double want = W / (f * 20.0 / 200.0 - p);
+    double got = cost_batch_ridge(&c, &bf16, 0, SAMPLER_VARIANT_GREEDY, 0, 200.0, 20.0, 20.0);
+    cr_expect(fabs(got - want) <= 1e-9 * want, "ridge %.6f, by hand %.6f", got, want);
+    cr_expect(got > 5 && got < 15, "bf16 ridge near peak / bw = 10: %.3f", got);
+    struct cost_opts f32 = {FR_DTYPE_F32, FR_DTYPE_BF16};
+    double r32 = cost_batch_ridge(&c, &f32, 0, SAMPLER_VARIANT_GREEDY, 0, 200.0, 20.0, 20.0);
+    cr_expect(r32 > 1.8 * got && r32 < 2.2 * got, "f32 weights double the ridge: %.3f vs %.3f", r32, got);
+    /* KV reads of a long context outgrow the FLOPs per sequence: memory-bound at any batch */
+    cr_expect(isinf(cost_batch_ridge(&c, &bf16, 40000, SAMPLER_VARIANT_GREEDY, 0, 200.0, 20.0, 20.0)));
+}
+
+/* The projections alone: bytes are the matrices (read once) plus f32 activations in cache, FLOPs 2 per
+ * weight per token. With every byte at 20 GB/s and 200 GFLOP/s the ridge is W / (2 P bw / peak - a): near
+ * peak / bw = 10 for bf16 weights (1 FLOP per byte per token), whatever the context. */
+Test(cost, batch_ridge_projections_only) {
+    struct qwen3_config c = load();
+    struct cost_opts bf16 = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct block_cost p1, p2;
+    cost_batch_projections(&c, &bf16, 1024, 1, &p1);
+    cost_batch_projections(&c, &bf16, 1024, 2, &p2);
+    cr_expect_eq(p1.weight_bytes, 2.0 * (15728640.0 * 28 + 151936.0 * 1024));
+    cr_expect_eq(p2.weight_bytes, p1.weight_bytes);
+    cr_expect_eq(p2.flops, 2 * p1.flops);
+    double a = p2.bytes - p1.bytes, W = p1.bytes - a;
+    double want = W / (p1.flops * 20.0 / 200.0 - a);
+    double got = cost_batch_ridge(&c, &bf16, 1024, SAMPLER_VARIANT_GREEDY, 1, 200.0, 20.0, 20.0);
+    cr_expect(fabs(got - want) <= 1e-9 * want, "ridge %.6f, by hand %.6f", got, want);
+    cr_expect(got > 9 && got < 12, "%.3f", got);
 }

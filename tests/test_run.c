@@ -112,14 +112,23 @@ Test(run, quick_tiny_config_writes_the_contract, .timeout = 480) {
     char *md = tu_slurp(dir, "report.md");
     rf_check_plan(j, md);
     free(md);
+    /* the quick batch sweep: B = 1, 2, 4 on forge, and on OpenBLAS sgemm with f32 weights beside it */
+    cJSON *batch = cJSON_GetObjectItem(j, "batch");
+    cr_expect_eq(cJSON_GetArraySize(batch), 6);
+    cr_expect_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(batch, 2), "batch")->valuedouble, 4.0);
+    cr_expect_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(batch, 3), "backend")->valuestring, "openblas");
+    cr_expect(cJSON_GetObjectItem(j, "batch_ridge"), "run.json lacks 'batch_ridge'");
+    snprintf(p, sizeof p, "%s/batch.csv", dir);
+    struct stat bst;
+    cr_expect(stat(p, &bst) == 0 && bst.st_size > 0, "%s missing or empty", p);
     cJSON_Delete(j);
     free(text);
     if (!has_gnuplot()) {
         cr_log_warn("gnuplot not installed: image checks skipped");
         return;
     }
-    const char *plots[] = {"roofline", "breakdown", "sampler", "context"};
-    for (size_t i = 0; i < 4; i++) {
+    const char *plots[] = {"roofline", "breakdown", "sampler", "context", "batch"};
+    for (size_t i = 0; i < 5; i++) {
         snprintf(p, sizeof p, "%s.png", plots[i]);
         char *png = tu_slurp(dir, p);
         cr_expect(png && memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0, "%s is not a PNG", p);
@@ -148,6 +157,10 @@ Test(run, bad_options) {
                          "--model qwen3-0.6b --dtype q4",
                          "--model tests/fixtures/tiny-qwen3 --context 5000",
                          "--model tests/fixtures/tiny-qwen3 --context 8,1,8",
+                         "--model tests/fixtures/tiny-qwen3 --batch 0,2",
+                         "--model tests/fixtures/tiny-qwen3 --batch 2,2",
+                         "--model tests/fixtures/tiny-qwen3 --batch 4 --batch-context 5000",
+                         "--model qwen3-0.6b --batch 4096 --batch-context 40000",
                          "--model qwen3-0.6b --nope",
                          "--model no-such-model"};
     cli_expect_usage_errors(1, bad, sizeof bad / sizeof bad[0]);

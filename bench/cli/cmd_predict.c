@@ -3,6 +3,7 @@
 #include <cJSON.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +11,10 @@
 #include "bench/cli/cli.h"
 #include "bench/cli/model_opts.h"
 #include "model/cost.h"
+#include "roofline/roofline.h"
 
 #define PREDICT_MAX_CONTEXTS 32
+#define PREDICT_MAX_BATCHES  32
 
 enum predict_format { PREDICT_MD, PREDICT_CSV, PREDICT_JSON };
 
@@ -23,6 +26,9 @@ struct predict_args {
     long contexts[PREDICT_MAX_CONTEXTS];
     int n_contexts;
     bool contexts_given; /* --context: every value must fit the model; the defaults are cut to it */
+    long batches[PREDICT_MAX_BATCHES]; /* --batch: batched steps (model/decode_batch.h) */
+    int n_batches;
+    double peak_gflops, bw_gbs, cache_gbs; /* roofs for predicted times and the ridge; 0 = not given */
 };
 
 static void usage(FILE *f) {
@@ -30,8 +36,13 @@ static void usage(FILE *f) {
         f,
         "usage: forge-roofline predict --model M [--context 1,1024,4096] [--dtype bf16|f32] [--kv bf16|f32]\n"
         "                              [--sampler chain|greedy] [--format md|csv|json]\n"
+        "                              [--batch LIST [--peak-gflops P --bw-gbs B [--cache-gbs C]]]\n"
         "Predicted FLOPs and bytes (weights, KV read, KV written, activations) of every block of one\n"
-        "decode step at batch 1, and per-step totals, for each context length T (tokens already cached).\n");
+        "decode step at batch 1, and per-step totals, for each context length T (tokens already cached).\n"
+        "--batch 1,8,64: batched steps too (B sequences, one token each, matrices read once): FLOPs, DRAM\n"
+        "and cache-resident bytes per B; with the roofs (e.g. from `forge-roofline machine`) also the\n"
+        "predicted time per B and the ridge batch (compute roof = memory roof) for bf16 and f32 weights.\n"
+        "With --format csv and --batch, the CSV is the batch table.\n");
 }
 
 static int parse_args(int argc, char **argv, struct predict_args *a) {
@@ -39,6 +50,8 @@ static int parse_args(int argc, char **argv, struct predict_args *a) {
         {"model", required_argument, 0, 'm'},  {"context", required_argument, 0, 'c'},
         {"dtype", required_argument, 0, 'd'},  {"kv", required_argument, 0, 'k'},
         {"format", required_argument, 0, 'f'}, {"sampler", required_argument, 0, 's'},
+        {"batch", required_argument, 0, 'B'},  {"peak-gflops", required_argument, 0, 'P'},
+        {"bw-gbs", required_argument, 0, 'W'}, {"cache-gbs", required_argument, 0, 'C'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     *a = (struct predict_args){.cost = {FR_DTYPE_BF16, FR_DTYPE_BF16}, .sampler = SAMPLER_VARIANT_CHAIN};
     a->contexts[0] = 1, a->contexts[1] = 1024, a->contexts[2] = 4096, a->n_contexts = 3;
@@ -82,6 +95,23 @@ static int parse_args(int argc, char **argv, struct predict_args *a) {
             else
                 return cli_usage_error("--format: expected md, csv or json, got '%s'", optarg);
             break;
+        case 'B':
+            a->n_batches = cli_parse_long_list(optarg, 1, 1L << 16, a->batches, PREDICT_MAX_BATCHES);
+            if (a->n_batches < 0)
+                return cli_usage_error("--batch: expected a comma-separated list of integers in [1, 65536], "
+                                       "at most %d, got '%s'",
+                                       PREDICT_MAX_BATCHES, optarg);
+            break;
+        case 'P':
+        case 'W':
+        case 'C': {
+            double v;
+            const char *name = ch == 'P' ? "--peak-gflops" : ch == 'W' ? "--bw-gbs" : "--cache-gbs";
+            if (cli_parse_double(optarg, &v) || !(v > 0))
+                return cli_usage_error("%s: expected a positive number, got '%s'", name, optarg);
+            *(ch == 'P' ? &a->peak_gflops : ch == 'W' ? &a->bw_gbs : &a->cache_gbs) = v;
+            break;
+        }
         case 'h':
             usage(stdout);
             return -1;
@@ -92,6 +122,11 @@ static int parse_args(int argc, char **argv, struct predict_args *a) {
     }
     if (optind < argc) return cli_usage_error("predict: unexpected argument '%s'", argv[optind]);
     if (!a->model) return cli_usage_error("predict: --model is required (try predict --help)");
+    if ((a->peak_gflops > 0) != (a->bw_gbs > 0) || (a->cache_gbs > 0 && !(a->bw_gbs > 0)))
+        return cli_usage_error("predict: --peak-gflops and --bw-gbs go together (--cache-gbs needs them)");
+    if (a->peak_gflops > 0 && a->n_batches == 0)
+        return cli_usage_error("predict: --peak-gflops and --bw-gbs apply to --batch only");
+    if (a->cache_gbs == 0) a->cache_gbs = a->bw_gbs; /* every byte at the DRAM rate unless told otherwise */
     return CLI_EXIT_OK;
 }
 
@@ -171,6 +206,139 @@ static void json_add_costs(cJSON *o, const struct block_cost *b) {
     cJSON_AddNumberToObject(o, "flop_per_byte", cost_intensity(b->flops, b->bytes));
 }
 
+/* ---- --batch: batched steps ---- */
+
+struct batch_row {
+    long context, batch;
+    struct block_cost t; /* the step's totals */
+    double predicted_s;  /* NaN without roofs */
+    enum roofline_bound bound;
+};
+
+static void batch_row(const struct qwen3_config *cfg, const struct predict_args *a, long context, long batch,
+                      struct batch_row *r) {
+    struct step_cost sc;
+    cost_step_batch(cfg, &a->cost, context, (int)batch, a->sampler, &sc);
+    *r = (struct batch_row){.context = context, .batch = batch, .t = sc.total, .predicted_s = NAN};
+    if (a->peak_gflops > 0) {
+        struct roofline roof = {
+            .peak_gflops = a->peak_gflops, .bw_gbs = a->bw_gbs, .cache_gbs = a->cache_gbs};
+        r->predicted_s = roofline_predicted_split_s(&roof, sc.total.flops, sc.total.dram_bytes,
+                                                    sc.total.cache_bytes, &r->bound);
+    }
+}
+
+/* The ridge batch for weights of type wt (the KV type as asked). */
+static double batch_ridge(const struct qwen3_config *cfg, const struct predict_args *a, long context,
+                          enum fr_dtype wt, int projections_only) {
+    struct cost_opts o = {wt, a->cost.kv};
+    return cost_batch_ridge(cfg, &o, context, a->sampler, projections_only, a->peak_gflops, a->bw_gbs,
+                            a->cache_gbs);
+}
+
+static void batch_md(const struct qwen3_config *cfg, const struct predict_args *a) {
+    for (int s = 0; s < a->n_contexts; s++) {
+        long T = a->contexts[s];
+        printf("\n## batched steps at context T = %ld (B sequences, one token each; matrices read once)\n\n",
+               T);
+        printf(
+            "| B | FLOPs | bytes | DRAM bytes | cache bytes | weight bytes | KV read bytes | FLOP/DRAM B | "
+            "predicted ms | tokens/s | bound |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
+        for (int i = 0; i < a->n_batches; i++) {
+            struct batch_row r;
+            batch_row(cfg, a, T, a->batches[i], &r);
+            printf("| %ld | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f | ", r.batch, r.t.flops, r.t.bytes,
+                   r.t.dram_bytes, r.t.cache_bytes, r.t.weight_bytes, r.t.kv_read_bytes,
+                   cost_intensity(r.t.flops, r.t.dram_bytes));
+            if (isnan(r.predicted_s))
+                printf("n/a | n/a | n/a |\n");
+            else
+                printf("%.3f | %.1f | %s |\n", r.predicted_s * 1e3, (double)r.batch / r.predicted_s,
+                       roofline_bound_name(r.bound));
+        }
+        if (a->peak_gflops > 0)
+            printf(
+                "\nridge (compute roof = memory roof; peak %.1f GFLOP/s, DRAM %.1f GB/s, cache %.1f GB/s): "
+                "whole step B = %.1f with bf16 weights, B = %.1f with f32 weights (%s KV; inf: memory-bound "
+                "at any B); the projections (GEMMs) alone B = %.1f (bf16), B = %.1f (f32)\n",
+                a->peak_gflops, a->bw_gbs, a->cache_gbs, batch_ridge(cfg, a, T, FR_DTYPE_BF16, 0),
+                batch_ridge(cfg, a, T, FR_DTYPE_F32, 0), fr_dtype_name(a->cost.kv),
+                batch_ridge(cfg, a, T, FR_DTYPE_BF16, 1), batch_ridge(cfg, a, T, FR_DTYPE_F32, 1));
+        else
+            printf("\nridge: pass --peak-gflops and --bw-gbs (e.g. from `forge-roofline machine`)\n");
+    }
+}
+
+static void batch_csv(const struct qwen3_config *cfg, const struct predict_args *a) {
+    printf("model,weights,kv,context,batch,flops,bytes,dram_bytes,cache_bytes,weight_bytes,kv_read_bytes,"
+           "flop_per_dram_byte,predicted_s,tokens_per_s,bound,ridge_batch\n");
+    for (int s = 0; s < a->n_contexts; s++) {
+        double ridge = a->peak_gflops > 0 ? batch_ridge(cfg, a, a->contexts[s], a->cost.weights, 0) : NAN;
+        for (int i = 0; i < a->n_batches; i++) {
+            struct batch_row r;
+            batch_row(cfg, a, a->contexts[s], a->batches[i], &r);
+            printf("%s,%s,%s,%ld,%ld,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f,", cfg->name,
+                   fr_dtype_name(a->cost.weights), fr_dtype_name(a->cost.kv), r.context, r.batch, r.t.flops,
+                   r.t.bytes, r.t.dram_bytes, r.t.cache_bytes, r.t.weight_bytes, r.t.kv_read_bytes,
+                   cost_intensity(r.t.flops, r.t.dram_bytes));
+            if (isnan(r.predicted_s))
+                printf(",,,");
+            else
+                printf("%.9g,%.6g,%s,", r.predicted_s, (double)r.batch / r.predicted_s,
+                       roofline_bound_name(r.bound));
+            if (isfinite(ridge))
+                printf("%.6g\n", ridge);
+            else
+                printf("%s\n", isinf(ridge) ? "inf" : "");
+        }
+    }
+}
+
+/* JSON has no infinity: a ridge that does not exist is null. */
+static void json_add_ridge(cJSON *o, const char *key, double v) {
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, key, v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+static void batch_json(cJSON *root, const struct qwen3_config *cfg, const struct predict_args *a) {
+    cJSON *arr = cJSON_AddArrayToObject(root, "batch");
+    for (int s = 0; s < a->n_contexts; s++)
+        for (int i = 0; i < a->n_batches; i++) {
+            struct batch_row r;
+            batch_row(cfg, a, a->contexts[s], a->batches[i], &r);
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddNumberToObject(o, "context", (double)r.context);
+            cJSON_AddNumberToObject(o, "batch", (double)r.batch);
+            json_add_costs(o, &r.t);
+            cJSON_AddNumberToObject(o, "cache_bytes", r.t.cache_bytes);
+            cJSON_AddNumberToObject(o, "flop_per_dram_byte", cost_intensity(r.t.flops, r.t.dram_bytes));
+            if (!isnan(r.predicted_s)) {
+                cJSON_AddNumberToObject(o, "predicted_s", r.predicted_s);
+                cJSON_AddNumberToObject(o, "tokens_per_s", (double)r.batch / r.predicted_s);
+                cJSON_AddStringToObject(o, "bound", roofline_bound_name(r.bound));
+            }
+            cJSON_AddItemToArray(arr, o);
+        }
+    if (a->peak_gflops > 0) {
+        cJSON *rd = cJSON_AddArrayToObject(root, "ridge");
+        for (int s = 0; s < a->n_contexts; s++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddNumberToObject(o, "context", (double)a->contexts[s]);
+            cJSON_AddNumberToObject(o, "peak_gflops", a->peak_gflops);
+            cJSON_AddNumberToObject(o, "bw_gbs", a->bw_gbs);
+            cJSON_AddNumberToObject(o, "cache_gbs", a->cache_gbs);
+            json_add_ridge(o, "batch_bf16", batch_ridge(cfg, a, a->contexts[s], FR_DTYPE_BF16, 0));
+            json_add_ridge(o, "batch_f32", batch_ridge(cfg, a, a->contexts[s], FR_DTYPE_F32, 0));
+            json_add_ridge(o, "projections_batch_bf16",
+                           batch_ridge(cfg, a, a->contexts[s], FR_DTYPE_BF16, 1));
+            json_add_ridge(o, "projections_batch_f32", batch_ridge(cfg, a, a->contexts[s], FR_DTYPE_F32, 1));
+            cJSON_AddItemToArray(rd, o);
+        }
+    }
+}
+
 static int print_json(const struct qwen3_config *cfg, const struct predict_args *a,
                       const struct step_cost *steps) {
     cJSON *root = cJSON_CreateObject();
@@ -208,6 +376,7 @@ static int print_json(const struct qwen3_config *cfg, const struct predict_args 
         json_add_costs(o, &st->total);
         cJSON_AddItemToArray(jsteps, o);
     }
+    if (a->n_batches > 0) batch_json(root, cfg, a);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text) return cli_fail("predict: out of memory writing JSON");
@@ -240,9 +409,12 @@ int cmd_predict(int argc, char **argv) {
     struct step_cost steps[PREDICT_MAX_CONTEXTS];
     for (int s = 0; s < a.n_contexts; s++) cost_step(&cfg, &a.cost, a.contexts[s], a.sampler, &steps[s]);
     if (a.format == PREDICT_JSON) return print_json(&cfg, &a, steps);
-    if (a.format == PREDICT_CSV)
+    if (a.format == PREDICT_CSV && a.n_batches > 0)
+        batch_csv(&cfg, &a);
+    else if (a.format == PREDICT_CSV)
         print_csv(&cfg, &a, steps);
     else
         print_md(&cfg, &a, steps);
+    if (a.format == PREDICT_MD && a.n_batches > 0) batch_md(&cfg, &a);
     return CLI_EXIT_OK;
 }

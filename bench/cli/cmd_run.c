@@ -19,6 +19,7 @@
 #include "roofline/counters.h"
 #include "bench/decode_bench.h"
 #include "bench/cli/model_opts.h"
+#include "bench/cli/run_batch.h"
 #include "bench/report/report.h"
 #include "bench/report/report_write.h"
 #include "bench/report/results_dir.h"
@@ -48,7 +49,11 @@ struct run_args {
     const char *out;
     const char *isa; /* --isa, NULL: the best the CPU has */
     int quick, no_plots;
-    int contexts_default; /* no --context: the default list, named so in errors */
+    int contexts_default;        /* no --context: the default list, named so in errors */
+    long batches[RUN_BATCH_MAX]; /* --batch: the batch sweep (n_batches 0: none) */
+    int n_batches;
+    long batch_context; /* --batch-context; -1: the default */
+    int batch_default;  /* no --batch: the default list, cut to what the model holds */
 };
 
 static void usage(FILE *f) {
@@ -57,10 +62,15 @@ static void usage(FILE *f) {
         "usage: forge-roofline --model M [--dtype bf16|f32] [--kv bf16|f32] [--threads N] [--context LIST]\n"
         "                      [--block-context T] [--gemv forge|openblas] [--events LIST] [--quick]\n"
         "                      [--out DIR] [--no-plots] [--isa scalar|avx2|avx512]\n"
+        "                      [--batch LIST|none] [--batch-context T]\n"
         "Measures the machine, verifies the kernels, times every block and whole decode steps (default\n"
         "contexts 1,1024,4096,16384) and the sampler, and writes results/<host>-<UTC stamp>/ with run.json,\n"
         "CSV files, report.md and roofline plots. --quick: fewer repetitions and contexts (CI, smoke "
-        "runs).\n  --isa NAME: " CLI_ISA_HELP "\n");
+        "runs).\n  --isa NAME: " CLI_ISA_HELP "\n"
+        "--batch 1,2,4,8,16,32,64 (the default; --quick: 1,2,4): batched decode steps, B sequences in "
+        "lockstep\n"
+        "at --batch-context T (default 1024; --quick: 256, at most the model's context), on the run's\n"
+        "backend and on OpenBLAS sgemm with f32 weights beside it; --batch none skips the sweep.\n");
 }
 
 static int parse_args(int argc, char **argv, struct run_args *a) {
@@ -71,9 +81,14 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
         {"gemv", required_argument, 0, 'g'},    {"events", required_argument, 0, 'e'},
         {"out", required_argument, 0, 'o'},     {"quick", no_argument, 0, 'q'},
         {"no-plots", no_argument, 0, 'n'},      {"isa", required_argument, 0, 'i'},
+        {"batch", required_argument, 0, 'B'},   {"batch-context", required_argument, 0, 'C'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
-    *a = (struct run_args){
-        .wtype = FR_DTYPE_BF16, .kvtype = FR_DTYPE_BF16, .out = "results", .block_context = -1};
+    *a = (struct run_args){.wtype = FR_DTYPE_BF16,
+                           .kvtype = FR_DTYPE_BF16,
+                           .out = "results",
+                           .block_context = -1,
+                           .batch_context = -1,
+                           .batch_default = 1};
     int contexts_given = 0;
     optind = 1;
     opterr = 0;
@@ -134,6 +149,26 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
         case 'i':
             a->isa = optarg;
             break;
+        case 'B':
+            a->batch_default = 0;
+            if (strcmp(optarg, "none") == 0) {
+                a->n_batches = 0;
+                break;
+            }
+            a->n_batches = cli_parse_long_list(optarg, 1, 4096, a->batches, RUN_BATCH_MAX);
+            if (a->n_batches < 0)
+                return cli_usage_error("--batch: expected 'none' or up to %d comma-separated integers in "
+                                       "[1, 4096], got '%s'",
+                                       RUN_BATCH_MAX, optarg);
+            for (int i = 0; i < a->n_batches; i++)
+                for (int j = 0; j < i; j++)
+                    if (a->batches[i] == a->batches[j])
+                        return cli_usage_error("--batch: %ld is given twice in '%s'", a->batches[i], optarg);
+            break;
+        case 'C':
+            if (cli_parse_long(optarg, 0, 1L << 24, &a->batch_context))
+                return cli_usage_error("--batch-context: expected an integer >= 0, got '%s'", optarg);
+            break;
         case 'h':
             usage(stdout);
             return -1;
@@ -151,6 +186,11 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
         a->n_contexts = a->quick ? 2 : 4;
         memcpy(a->contexts, src, sizeof *src * (size_t)a->n_contexts);
         a->contexts_default = 1;
+    }
+    if (a->batch_default) {
+        static const long full[] = {1, 2, 4, 8, 16, 32, 64}, quick[] = {1, 2, 4};
+        a->n_batches = a->quick ? 3 : 7;
+        memcpy(a->batches, a->quick ? quick : full, sizeof full[0] * (size_t)a->n_batches);
     }
     return CLI_EXIT_OK;
 }
@@ -271,6 +311,7 @@ struct run {
     struct machine machine;
     struct ceilings ceilings;
     struct roofline_rates rates_all, rates_one; /* the roofs of this run (roofline/roofs.h) */
+    struct roofline batch_roofs;                /* the batch sweep's two-level roof, from rates_all */
     struct cost_caches caches;                  /* the machine the per-level split is for */
     double best_read_gbs;                       /* fastest read observed after the ceilings (NaN: none) */
     const char *best_read_where;
@@ -565,6 +606,37 @@ static int measure_sampler(struct run_report *rep, int quick) {
     return CLI_EXIT_OK;
 }
 
+/* The batch sweep's context (default 1024, --quick 256, cut to what the model holds) and memory: its largest
+ * batch's caches beside the weights must fit now (a clear refusal naming the bytes), and the f32 weights of
+ * the OpenBLAS rows too, or those rows are left out with the reason. */
+static int check_batch(struct run_args *a, const struct qwen3_config *cfg,
+                       const struct qwen3_weight_sizes *wsz, struct run_batch_opts *batch) {
+    if (a->n_batches == 0) return CLI_EXIT_OK;
+    if (a->batch_context < 0) {
+        a->batch_context = a->quick ? 256 : 1024;
+        if (a->batch_context >= cfg->max_context) a->batch_context = cfg->max_context - 1;
+    } else if (a->batch_context >= cfg->max_context) {
+        return cli_usage_error("--batch-context %ld: %s holds at most %d positions (max_position_embeddings)",
+                               a->batch_context, cfg->name, cfg->max_context);
+    }
+    batch->context = a->batch_context;
+    size_t extra = 0, need = run_batch_bytes(batch, &extra);
+    long most = 0;
+    for (int i = 0; i < a->n_batches; i++) most = a->batches[i] > most ? a->batches[i] : most;
+    char what[192];
+    snprintf(what, sizeof what,
+             "--batch %ld at context %ld (%s KV caches of every sequence, with the weights)", most,
+             a->batch_context, fr_dtype_name(a->kvtype));
+    struct fr_err err = {{0}};
+    if (need == 0 || qwen3_mem_check(need + wsz->total_bytes, what, &err) != 0)
+        return cli_usage_error("%s", need ? err.msg : "--batch: the sweep's size overflows");
+    if (extra &&
+        qwen3_mem_check(need + wsz->total_bytes + extra, "f32 weights for the OpenBLAS batch rows", &err))
+        batch->with_openblas = false,
+        batch->openblas_skipped = "not enough memory for f32 weights beside the batch";
+    return CLI_EXIT_OK;
+}
+
 static int run_main(struct run *r, int argc, char **argv) {
     struct run_args *a = &r->args;
     struct fr_err err = {{0}};
@@ -590,6 +662,17 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (qwen3_weights_sizes(&r->cfg, a->wtype, &wsz, &err) != 0 ||
         qwen3_mem_check(wsz.total_bytes, what, &err) != 0)
         return cli_usage_error("%s", err.msg);
+    /* the batch sweep: its context and memory are checked now too */
+    struct run_batch_opts batch = {.cfg = &r->cfg,
+                                   .weights = &r->weights,
+                                   .kvtype = a->kvtype,
+                                   .backend = a->gemv,
+                                   .roofs = &r->batch_roofs,
+                                   .n_batches = a->n_batches,
+                                   .quick = a->quick,
+                                   .with_openblas = true};
+    memcpy(batch.batches, a->batches, sizeof a->batches);
+    if ((rc = check_batch(a, &r->cfg, &wsz, &batch))) return rc;
     if (!(r->report = calloc(1, sizeof *r->report))) return cli_fail("out of memory");
     report_init(r->report);
 
@@ -602,8 +685,8 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (counters_check_events(a->events, &err) != 0)
         return cli_usage_error("%s", err.msg); /* the message names --events */
 
-    static const double est_full[] = {25, 5, 10, 15, 15, 20, 3}, est_quick[] = {6, 3, 2, 3, 2, 4, 2};
-    struct progress pr = {isatty(2), timing_now_s(), 0, 7, a->quick ? est_quick : est_full};
+    static const double est_full[] = {25, 5, 10, 15, 15, 20, 25, 3}, est_quick[] = {6, 3, 2, 3, 2, 4, 4, 2};
+    struct progress pr = {isatty(2), timing_now_s(), 0, 8, a->quick ? est_quick : est_full};
 
     progress_phase(&pr, "machine and ceilings");
     if (machine_detect(&r->machine, a->threads, &err) != 0) return cli_usage_error("%s", err.msg);
@@ -689,6 +772,21 @@ static int run_main(struct run *r, int argc, char **argv) {
 
     if ((rc = predict_all(r))) return rc;
     add_roof_rows(r);
+
+    progress_phase(&pr, "batch sweep");
+    if (a->n_batches > 0) {
+        decode_state_free(&r->st); /* its long-context cache is done with: room for the batch's caches */
+        r->have_state = 0;
+        batch.blocking = (struct gemm_blocking){r->machine.l1d_bytes, r->machine.l2_bytes};
+        batch.sampler = bo.sampler;
+        /* the two-level roof of the batch rows: DRAM read (as raised above), L2 read, peak FMA */
+        r->batch_roofs = (struct roofline){.peak_gflops = r->rates_all.peak_gflops,
+                                           .bw_gbs = r->rates_all.level_gbs[ROOFLINE_TERM_DRAM],
+                                           .cache_gbs = r->rates_all.level_gbs[ROOFLINE_TERM_L2]};
+        if (run_batch_phase(&batch, r->report, &err) != 0) return cli_fail("batch sweep: %s", err.msg);
+        if (r->report->batch_ridge.note[0])
+            fprintf(stderr, "forge-roofline: %s\n", r->report->batch_ridge.note);
+    }
 
     progress_phase(&pr, "report");
     enum report_plots_result plots = REPORT_PLOTS_NO_GNUPLOT;

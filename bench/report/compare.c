@@ -76,7 +76,7 @@ struct cmp_row {
     double read_gbs;     /* the run's paired read GB/s that row is normalized by; NaN = none */
 };
 
-enum cmp_section { CMP_BLOCKS, CMP_STEPS, CMP_SAMPLER, CMP_SECTIONS };
+enum cmp_section { CMP_BLOCKS, CMP_STEPS, CMP_SAMPLER, CMP_BATCH, CMP_SECTIONS };
 
 /* The run's paired read bandwidth: the median over its steps of the read-only kernel's GB/s measured
  * alternately with them; NaN when no step has one. */
@@ -87,7 +87,10 @@ static double run_read_gbs(const struct run_report *r) {
 }
 
 static int cmp_rows(const struct run_report *r, enum cmp_section sec, struct cmp_row *out) {
-    int n = sec == CMP_BLOCKS ? r->n_blocks : sec == CMP_STEPS ? r->n_steps : r->n_sampler;
+    int n = sec == CMP_BLOCKS  ? r->n_blocks
+            : sec == CMP_STEPS ? r->n_steps
+            : sec == CMP_BATCH ? r->n_batch
+                               : r->n_sampler;
     double run_gbs = run_read_gbs(r);
     for (int i = 0; i < n; i++) {
         struct cmp_row *o = &out[i];
@@ -111,6 +114,15 @@ static int cmp_rows(const struct run_report *r, enum cmp_section sec, struct cmp
             o->context = s->context;
             o->memory_bound = true;
             if (isfinite(s->paired_read_gbs)) o->read_gbs = s->paired_read_gbs;
+        } else if (sec == CMP_BATCH) { /* batched steps: judged on the raw ratio */
+            const struct report_batch *x = &r->batch[i];
+            snprintf(o->cells, sizeof o->cells, "| %ld | %ld | %s | %s |", x->batch, x->context, x->backend,
+                     x->dtype);
+            snprintf(o->label, sizeof o->label, "batch %ld at context %ld (%s, %s)", x->batch, x->context,
+                     x->backend, x->dtype);
+            o->t = &x->measured;
+            o->tokens_per_s = x->tokens_per_s;
+            o->context = x->context;
         } else {
             const struct report_sampler *x = &r->sampler[i];
             snprintf(o->cells, sizeof o->cells, "| %s | %s | %ld |", x->variant, x->row_kind, x->vocab);
@@ -235,7 +247,7 @@ static void md_section(FILE *f, const struct cmp_all *c, enum cmp_section sec, c
             fprintf(f, " — | not comparable (%s) |", p->why);
         else
             fprintf(f, " %s | %s |", ra, verdict_md(p->verdict));
-        if (sec == CMP_STEPS) {
+        if (sec == CMP_STEPS || sec == CMP_BATCH) {
             char ta[REPORT_FMT_LEN], tb[REPORT_FMT_LEN];
             report_fmt_md(p->a->tokens_per_s, 1, 2, ta);
             report_fmt_md(p->b->tokens_per_s, 1, 2, tb);
@@ -309,7 +321,8 @@ void compare_findings_compute(const struct run_report *a, const struct run_repor
     report_findings_add(out, "Within the noise: %d of the %d rows with a verdict.", same, judged);
     if (not_comparable) {
         char why[REPORT_FINDING_LEN / 2] = "";
-        static const char *const sec_name[CMP_SECTIONS] = {"blocks", "decode steps", "sampler rows"};
+        static const char *const sec_name[CMP_SECTIONS] = {"blocks", "decode steps", "sampler rows",
+                                                           "batch rows"};
         for (int s = 0; s < CMP_SECTIONS; s++)
             if (c->why[s][0] && c->np[s])
                 append(why, sizeof why, "%s%s (%s)", why[0] ? "; " : "", sec_name[s], c->why[s]);
@@ -373,6 +386,14 @@ static void write_md(FILE *f, const struct cmp_all *c, const struct run_report *
         "## Sampler\n\n| variant | row kind | vocab | A µs | B µs | B/A | outside spread | B/A normalized "
         "| rests on |\n|---|---|--:|--:|--:|--:|---|--:|---|\n",
         1e6);
+    if (a->n_batch > 0 && b->n_batch > 0) /* batch sweeps: only when both runs had one */
+        md_section(
+            f, c, CMP_BATCH,
+            "## Batch sweep\n\n| B | context | backend | weights | A ms | B ms | B/A | outside spread | A "
+            "tokens/s | B tokens/s | B/A normalized | rests on "
+            "|\n|--:|--:|---|---|--:|--:|--:|---|--:|--:|--:"
+            "|---|\n",
+            1e3);
     fputs("## Plot\n\n![compare](compare.png)  \n[compare.svg](compare.svg)\n", f);
 }
 

@@ -50,6 +50,17 @@ void report_init(struct run_report *r) {
         r->sampler[i].nucleus = -1;
         stats_init(&r->sampler[i].measured);
     }
+    for (int i = 0; i < REPORT_MAX_BATCH; i++) {
+        struct report_batch *b = &r->batch[i];
+        b->flops = b->bytes = b->dram_bytes = b->predicted_s = b->memory_roof_s = b->compute_roof_s = NAN;
+        b->tokens_per_s = b->efficiency = b->proj_flops = b->proj_bytes = b->proj_predicted_s = b->proj_s =
+            NAN;
+        stats_init(&b->measured);
+    }
+    struct report_batch_ridge *rr = &r->batch_ridge;
+    rr->context = -1;
+    rr->step_bf16 = rr->step_f32 = rr->proj_bf16 = rr->proj_f32 = rr->proj_measured = NAN;
+    rr->leaves_memory_roof_batch = NAN;
 }
 
 double report_ratio(double num, double den) {
@@ -303,6 +314,45 @@ static const struct report_field step_fields[] = {
 };
 #undef S
 
+static double batch_memory_pct(const void *row) {
+    const struct report_batch *b = row;
+    return 100 * report_ratio(b->memory_roof_s, b->measured.median_s);
+}
+static double batch_compute_pct(const void *row) {
+    const struct report_batch *b = row;
+    return 100 * report_ratio(b->compute_roof_s, b->measured.median_s);
+}
+static double batch_proj_gflops(const void *row) {
+    const struct report_batch *b = row;
+    return report_ratio(b->proj_flops, b->proj_s) / 1e9;
+}
+
+#define X struct report_batch
+static const struct report_field batch_fields[] = {
+    F_NUM(X, "batch", REPORT_F_LONG, batch),
+    F_NUM(X, "context", REPORT_F_LONG, context),
+    F_STR(X, "backend", backend),
+    F_STR(X, "dtype", dtype),
+    F_NUM(X, "flops", REPORT_F_DOUBLE, flops),
+    F_NUM(X, "bytes", REPORT_F_DOUBLE, bytes),
+    F_NUM(X, "dram_bytes", REPORT_F_DOUBLE, dram_bytes),
+    F_NUM(X, "predicted_s", REPORT_F_DOUBLE, predicted_s),
+    F_NUM(X, "memory_roof_s", REPORT_F_DOUBLE, memory_roof_s),
+    F_NUM(X, "compute_roof_s", REPORT_F_DOUBLE, compute_roof_s),
+    F_STATS(X),
+    F_NUM(X, "tokens_per_s", REPORT_F_DOUBLE, tokens_per_s),
+    F_NUM(X, "efficiency", REPORT_F_DOUBLE, efficiency),
+    F_ABOVE(X),
+    F_DERIVED("memory_roof_pct", batch_memory_pct),
+    F_DERIVED("compute_roof_pct", batch_compute_pct),
+    F_NUM(X, "proj_flops", REPORT_F_DOUBLE, proj_flops),
+    F_NUM(X, "proj_bytes", REPORT_F_DOUBLE, proj_bytes),
+    F_NUM(X, "proj_predicted_s", REPORT_F_DOUBLE, proj_predicted_s),
+    F_NUM(X, "proj_s", REPORT_F_DOUBLE, proj_s),
+    F_DERIVED("proj_gflop_per_s", batch_proj_gflops),
+};
+#undef X
+
 #define Z struct report_sampler
 static const struct report_field sampler_fields[] = {
     F_STR(Z, "variant", variant),
@@ -329,6 +379,8 @@ const struct report_field *report_table_fields(enum report_table t, int *n) {
         return TABLE(step_fields);
     case REPORT_TABLE_SAMPLER:
         return TABLE(sampler_fields);
+    case REPORT_TABLE_BATCH:
+        return TABLE(batch_fields);
     default:
         *n = 0;
         return NULL;

@@ -27,6 +27,7 @@
 #define REPORT_MAX_CEILINGS 32
 #define REPORT_MAX_STEPS    24
 #define REPORT_MAX_SAMPLER  96
+#define REPORT_MAX_BATCH    32
 #define REPORT_NAME_LEN     64
 #define REPORT_REASON_LEN   256
 
@@ -165,6 +166,38 @@ struct report_sampler {
     struct timing_stats measured;
 };
 
+/* One row per batch size and backend of the batch sweep: a batched step (B sequences, one token each, in
+ * lockstep) at `context`. The roofs are this run's: memory roof = DRAM bytes / DRAM read + cache-resident
+ * bytes / L2 read, compute roof = FLOPs / peak FMA; the projections (GEMMs) alone likewise. */
+struct report_batch {
+    long batch, context;
+    char backend[16]; /* "forge" (this run's ISA) or "openblas" */
+    char dtype[16];   /* weights */
+    double flops, bytes, dram_bytes;
+    double predicted_s;           /* max(memory roof, compute roof) */
+    double memory_roof_s;         /* the memory term alone */
+    double compute_roof_s;        /* the compute term alone */
+    struct timing_stats measured; /* per batched step */
+    double tokens_per_s;          /* batch / measured median */
+    double efficiency;            /* predicted_s / measured */
+    bool above_roof;
+    double proj_flops, proj_bytes; /* the projection blocks (GEMMs) of the step */
+    double proj_predicted_s;       /* their roof */
+    double proj_s;                 /* their measured time in the step (median over repetitions) */
+};
+
+/* The ridge batch (compute roof = memory roof), predicted from this run's ceilings and measured. */
+struct report_batch_ridge {
+    long context;
+    double step_bf16, step_f32;      /* whole batched step, predicted; INFINITY: memory-bound at any B */
+    double proj_bf16, proj_f32;      /* the projections (GEMMs) alone, predicted */
+    double proj_measured;            /* the run's dtype on forge: where the measured GEMM time's flat part
+                                      * (B = 1) meets its compute line (largest B); NaN when unmeasured */
+    double leaves_memory_roof_batch; /* smallest B whose measured tokens/s is below 80 % of the memory
+                                      * roof's; NaN when none does */
+    char note[256];                  /* e.g. why the OpenBLAS rows are absent; "" when nothing to say */
+};
+
 struct run_report {
     struct report_provenance prov;
     struct report_counters counters;
@@ -179,6 +212,9 @@ struct run_report {
     struct report_step steps[REPORT_MAX_STEPS];
     int n_sampler;
     struct report_sampler sampler[REPORT_MAX_SAMPLER];
+    int n_batch; /* 0: the run had no batch sweep */
+    struct report_batch batch[REPORT_MAX_BATCH];
+    struct report_batch_ridge batch_ridge;
 };
 
 /* The one field list of every table of the report, in column order, in the spirit of llama-bench: run.json,
@@ -191,6 +227,7 @@ enum report_table {
     REPORT_TABLE_BLOCK,      /* struct report_block */
     REPORT_TABLE_STEP,       /* struct report_step */
     REPORT_TABLE_SAMPLER,    /* struct report_sampler */
+    REPORT_TABLE_BATCH,      /* struct report_batch */
     REPORT_TABLE_COUNT
 };
 

@@ -130,6 +130,21 @@ char *report_json_string(const struct run_report *r) {
     cJSON *sa = cJSON_AddArrayToObject(root, "sampler");
     for (int i = 0; i < r->n_sampler; i++)
         cJSON_AddItemToArray(sa, json_row(REPORT_TABLE_SAMPLER, &r->sampler[i]));
+    if (r->n_batch > 0) { /* the batch sweep: only in runs that had one */
+        cJSON *ba = cJSON_AddArrayToObject(root, "batch");
+        for (int i = 0; i < r->n_batch; i++)
+            cJSON_AddItemToArray(ba, json_row(REPORT_TABLE_BATCH, &r->batch[i]));
+        const struct report_batch_ridge *rr = &r->batch_ridge;
+        cJSON *o = cJSON_AddObjectToObject(root, "batch_ridge"); /* null: no ridge (memory-bound at any B) */
+        cJSON_AddNumberToObject(o, "context", (double)rr->context);
+        add_num(o, "step_bf16", rr->step_bf16);
+        add_num(o, "step_f32", rr->step_f32);
+        add_num(o, "proj_bf16", rr->proj_bf16);
+        add_num(o, "proj_f32", rr->proj_f32);
+        add_num(o, "proj_measured", rr->proj_measured);
+        add_num(o, "leaves_memory_roof_batch", rr->leaves_memory_roof_batch);
+        cJSON_AddStringToObject(o, "note", rr->note);
+    }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     return text;
@@ -356,6 +371,21 @@ int report_json_parse(const char *json, size_t len, const char *name, struct run
     i = 0;
     for (const cJSON *e = rd_arr(&rd, root, "sampler", REPORT_MAX_SAMPLER, &r->n_sampler); e; e = e->next)
         rd_row(&rd, REPORT_TABLE_SAMPLER, e, &r->sampler[i++]);
+    i = 0;
+    if (cJSON_GetObjectItemCaseSensitive(root, "batch")) { /* runs without a batch sweep have none */
+        for (const cJSON *e = rd_arr(&rd, root, "batch", REPORT_MAX_BATCH, &r->n_batch); e; e = e->next)
+            rd_row(&rd, REPORT_TABLE_BATCH, e, &r->batch[i++]);
+        const cJSON *o = rd_obj(&rd, root, "batch_ridge");
+        struct report_batch_ridge *rr = &r->batch_ridge;
+        if (o) {
+            rr->context = rd_long(&rd, o, "context", -1, LONG_MAX / 2);
+            rr->step_bf16 = rd_num(&rd, o, "step_bf16"), rr->step_f32 = rd_num(&rd, o, "step_f32");
+            rr->proj_bf16 = rd_num(&rd, o, "proj_bf16"), rr->proj_f32 = rd_num(&rd, o, "proj_f32");
+            rr->proj_measured = rd_num(&rd, o, "proj_measured");
+            rr->leaves_memory_roof_batch = rd_num(&rd, o, "leaves_memory_roof_batch");
+            snprintf(rr->note, sizeof rr->note, "%s", rd_str(&rd, o, "note"));
+        }
+    }
     cJSON_Delete(root);
     rd_unique(&rd, r);
     return rd.bad ? -1 : 0;

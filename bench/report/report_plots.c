@@ -3,6 +3,7 @@
  * REPORT_PLOTS_EXIT_NO_GNUPLOT) apart from a real failure, whose last line of stderr becomes the message.
  * Checked in tests/test_report_plots.c (every image drawn, PNG magic, empty runs, missing gnuplot). */
 #include "bench/report/report_write.h"
+#include "bench/report/report_batch.h"
 
 #include "model/datadir.h"
 
@@ -321,6 +322,10 @@ int report_plots_write_inputs(const struct run_report *r, const char *dir, struc
     gp_num(f, hs ? hs->measured.median_s : NAN);
     fprintf(f, "\nstep_context = %ld\nblocks_context = %ld\n", hs ? hs->context : -1L, r->blocks_context);
     gp_extents(f, r, hs);
+    if (report_batch_write_plot_inputs(r, dir, f, err) != 0) {
+        fclose(f);
+        return -1;
+    }
     if (report_file_close(f, dir, "plot_vars.gp", err) != 0) return -1;
 
     /* Roofline points: one line per point, in point_name order. */

@@ -6,6 +6,7 @@
 #include "bench/report/report_write.h"
 
 #include "bench/report/findings.h"
+#include "bench/report/report_batch.h"
 #include "bench/report/report_counted.h"
 #include "bench/report/report_json.h"
 
@@ -169,9 +170,18 @@ static int write_csvs(const struct run_report *r, const char *dir, struct fr_err
 }
 
 int report_write_data(const struct run_report *r, const char *dir, struct fr_err *err) {
-    if (write_json(r, dir, err) || write_csvs(r, dir, err) || report_plots_write_inputs(r, dir, err))
+    if (write_json(r, dir, err) || write_csvs(r, dir, err) || report_batch_write_csv(r, dir, err) ||
+        report_plots_write_inputs(r, dir, err))
         return -1;
     return 0;
+}
+
+void report_csv_header(FILE *f, enum report_table t) {
+    csv_header(f, t);
+}
+
+void report_csv_row(FILE *f, enum report_table t, const void *row) {
+    csv_row(f, t, row);
 }
 
 /* ---------- markdown ---------- */
@@ -394,6 +404,7 @@ int report_write_markdown(const struct run_report *r, const char *dir, enum repo
     report_findings_run(r, &findings);
     fputs("## Findings\n\n", f);
     report_findings_md(&findings, f);
+    report_batch_finding(f, r);
     md_setup(f, r);
     fprintf(f, "Command: `%s`\n\n", r->prov.command_line);
     fputs("## Accounting errors and noise\n\n", f);
@@ -405,16 +416,19 @@ int report_write_markdown(const struct run_report *r, const char *dir, enum repo
     md_steps(f, r);
     report_md_counted(f, r);
     md_sampler(f, r);
+    report_batch_write_md(f, r);
     fputs("## Plots\n\n", f);
     if (plots == REPORT_PLOTS_DRAWN) {
-        static const char *const names[] = {"roofline", "breakdown", "sampler", "context"};
-        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        static const char *const names[] = {"roofline", "breakdown", "sampler", "context", "batch"};
+        size_t n_names = sizeof names / sizeof names[0] - (r->n_batch == 0); /* batch: with a sweep */
+        for (size_t i = 0; i < n_names; i++)
             fprintf(f, "![%s](%s.png)  \n[%s.svg](%s.svg)\n\n", names[i], names[i], names[i], names[i]);
     } else {
         fprintf(f, "Plots were not drawn: %s. Redraw with `make plots RUN=<this folder>`.\n\n",
                 plots_note && *plots_note ? plots_note : "unknown reason");
     }
-    fputs("Data: run.json, blocks.csv, steps.csv, sampler.csv, ceilings.csv.\n", f);
+    fprintf(f, "Data: run.json, blocks.csv, steps.csv, sampler.csv, ceilings.csv%s.\n",
+            r->n_batch > 0 ? ", batch.csv" : "");
     return report_file_close(f, dir, "report.md", err);
 }
 
@@ -428,6 +442,7 @@ int report_write_summary(const struct run_report *r, FILE *out) {
     report_findings_run(r, &findings);
     fputs("## Findings\n\n", out);
     report_findings_md(&findings, out);
+    report_batch_finding(out, r);
     return ferror(out) ? -1 : 0;
 }
 

@@ -68,4 +68,8 @@ bool report_block_to_fix(const struct run_report *r, const struct report_block *
 void report_gp_str(FILE *f, const char *s);
 void report_gp_roofs(FILE *f, const struct run_report *r, const char *prefix);
 
+/* One table's CSV header line and one row (no newline), as every CSV file of a run writes them. */
+void report_csv_header(FILE *f, enum report_table t);
+void report_csv_row(FILE *f, enum report_table t, const void *row);
+
 #endif

@@ -1,0 +1,124 @@
+/* The batch sweep phase of the full run (bench/cli/run_batch.h): bench/batch_bench.c times the steps, the
+ * cost model and this run's roofs give each row's roofs and the ridges. Checked end to end by
+ * tests/test_run.c (the quick run's batch rows, batch.csv and run.json). */
+#include "bench/cli/run_batch.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench/batch_bench.h"
+#include "bench/report/report_batch.h"
+#include "model/cost.h"
+#include "model/decode_batch.h"
+
+static long max_batch(const struct run_batch_opts *o) {
+    long m = 1;
+    for (int i = 0; i < o->n_batches; i++) m = o->batches[i] > m ? o->batches[i] : m;
+    return m;
+}
+
+size_t run_batch_bytes(const struct run_batch_opts *o, size_t *openblas_extra) {
+    *openblas_extra = 0;
+    if (o->with_openblas && o->weights->wtype != FR_DTYPE_F32) {
+        struct qwen3_weight_sizes sz;
+        struct fr_err e;
+        if (qwen3_weights_sizes(o->cfg, FR_DTYPE_F32, &sz, &e) == 0) *openblas_extra = sz.total_bytes;
+    }
+    return decode_batch_bytes(o->cfg, (int)max_batch(o), (int)o->context + 1, o->kvtype);
+}
+
+/* The report rows of one sweep. */
+static void fill_rows(const struct run_batch_opts *o, enum fr_dtype wt, const char *backend,
+                      const struct batch_bench_result *res, int n, struct run_report *rep) {
+    struct cost_opts co = {wt, o->kvtype};
+    const struct roofline *rf = o->roofs;
+    for (int i = 0; i < n && rep->n_batch < REPORT_MAX_BATCH; i++) {
+        struct report_batch *b = &rep->batch[rep->n_batch++];
+        struct step_cost sc;
+        struct block_cost pc;
+        cost_step_batch(o->cfg, &co, o->context, res[i].batch, SAMPLER_VARIANT_CHAIN, &sc);
+        cost_batch_projections(o->cfg, &co, o->context, res[i].batch, &pc);
+        b->batch = res[i].batch, b->context = o->context;
+        snprintf(b->backend, sizeof b->backend, "%s", backend);
+        snprintf(b->dtype, sizeof b->dtype, "%s", fr_dtype_name(wt));
+        b->flops = sc.total.flops, b->bytes = sc.total.bytes, b->dram_bytes = sc.total.dram_bytes;
+        b->memory_roof_s =
+            sc.total.dram_bytes / (rf->bw_gbs * 1e9) + sc.total.cache_bytes / (rf->cache_gbs * 1e9);
+        b->compute_roof_s = sc.total.flops / (rf->peak_gflops * 1e9);
+        b->predicted_s = fmax(b->memory_roof_s, b->compute_roof_s);
+        b->measured = res[i].step;
+        b->tokens_per_s = (double)res[i].batch / res[i].step.median_s;
+        b->efficiency = b->predicted_s / res[i].step.median_s;
+        b->above_roof = report_is_above_roof(false, b->efficiency);
+        b->proj_flops = pc.flops, b->proj_bytes = pc.bytes;
+        b->proj_predicted_s = roofline_predicted_split_s(rf, pc.flops, pc.dram_bytes, pc.cache_bytes, NULL);
+        b->proj_s = res[i].proj_median_s;
+    }
+}
+
+static int sweep(struct decode_batch *bt, const struct run_batch_opts *o, enum fr_dtype wt,
+                 const char *backend, struct run_report *rep, struct fr_err *err) {
+    int bs[RUN_BATCH_MAX];
+    struct batch_bench_result res[RUN_BATCH_MAX];
+    for (int i = 0; i < o->n_batches; i++) bs[i] = (int)o->batches[i];
+    const struct timing_opts t =
+        o->quick ? (struct timing_opts){1, 2, 10, 0.0, NULL} : (struct timing_opts){1, 3, 20, 0.0, NULL};
+    if (batch_bench_sweep(bt, o->context, bs, o->n_batches, &t, &o->sampler, res, err) != 0) return -1;
+    fill_rows(o, wt, backend, res, o->n_batches, rep);
+    return 0;
+}
+
+int run_batch_phase(const struct run_batch_opts *o, struct run_report *rep, struct fr_err *err) {
+    struct decode_batch bt;
+    const int cap = (int)max_batch(o);
+    if (decode_batch_init(&bt, o->weights, cap, (int)o->context + 1, o->kvtype, o->backend, &o->blocking,
+                          err) != 0)
+        return -1;
+    batch_bench_fill(&bt, o->context);
+    const char *main_backend = o->backend == MATVEC_BACKEND_OPENBLAS ? "openblas" : "forge";
+    int rc = sweep(&bt, o, o->weights->wtype, main_backend, rep, err);
+    struct report_batch_ridge *rr = &rep->batch_ridge;
+    rr->context = o->context;
+    if (o->openblas_skipped)
+        snprintf(rr->note, sizeof rr->note, "OpenBLAS rows skipped: %s", o->openblas_skipped);
+    if (rc == 0 && o->with_openblas && o->backend == MATVEC_BACKEND_FORGE) {
+        struct qwen3_weights w32;
+        const struct qwen3_weights *ow = o->weights;
+        int own = 0;
+        struct fr_err e = {{0}};
+        if (ow->wtype != FR_DTYPE_F32) {
+            if (qwen3_weights_alloc(&w32, o->cfg, FR_DTYPE_F32, &e) != 0) {
+                snprintf(rr->note, sizeof rr->note, "OpenBLAS rows skipped: %.200s", e.msg);
+            } else {
+                own = 1;
+                qwen3_weights_init_synthetic(&w32, 0x0f0e6eULL);
+                ow = &w32;
+            }
+        }
+        if (!rr->note[0]) {
+            openblas_set_num_threads(omp_get_max_threads()); /* the same team size as the forge rows */
+            if (decode_batch_set_weights(&bt, ow, MATVEC_BACKEND_OPENBLAS, &e) != 0)
+                snprintf(rr->note, sizeof rr->note, "OpenBLAS rows skipped: %.200s", e.msg);
+            else
+                rc = sweep(&bt, o, FR_DTYPE_F32, "openblas", rep, err);
+        }
+        if (own) qwen3_weights_free(&w32);
+    }
+    decode_batch_free(&bt);
+    if (rc != 0) return -1;
+    struct cost_opts bf = {FR_DTYPE_BF16, o->kvtype}, f32 = {FR_DTYPE_F32, o->kvtype};
+    const struct roofline *rf = o->roofs;
+    rr->step_bf16 = cost_batch_ridge(o->cfg, &bf, o->context, SAMPLER_VARIANT_CHAIN, 0, rf->peak_gflops,
+                                     rf->bw_gbs, rf->cache_gbs);
+    rr->step_f32 = cost_batch_ridge(o->cfg, &f32, o->context, SAMPLER_VARIANT_CHAIN, 0, rf->peak_gflops,
+                                    rf->bw_gbs, rf->cache_gbs);
+    rr->proj_bf16 = cost_batch_ridge(o->cfg, &bf, o->context, SAMPLER_VARIANT_CHAIN, 1, rf->peak_gflops,
+                                     rf->bw_gbs, rf->cache_gbs);
+    rr->proj_f32 = cost_batch_ridge(o->cfg, &f32, o->context, SAMPLER_VARIANT_CHAIN, 1, rf->peak_gflops,
+                                    rf->bw_gbs, rf->cache_gbs);
+    report_batch_ridge_measured(rep);
+    return 0;
+}

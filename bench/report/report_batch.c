@@ -1,0 +1,184 @@
+/* Writers of the batch sweep (bench/report/report_batch.h). The measured-ridge rules are pinned by
+ * tests/test_report_batch.c on hand-made rows; the writers by the quick run in tests/test_run.c. */
+#include "bench/report/report_batch.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "bench/report/report_write.h"
+
+static bool is_forge(const struct report_batch *b) {
+    return strcmp(b->backend, "openblas") != 0;
+}
+
+/* The row of batch B on the other backend, or NULL. */
+static const struct report_batch *batch_other(const struct run_report *r, const struct report_batch *b) {
+    for (int i = 0; i < r->n_batch; i++) {
+        const struct report_batch *o = &r->batch[i];
+        if (o->batch == b->batch && is_forge(o) != is_forge(b)) return o;
+    }
+    return NULL;
+}
+
+void report_batch_ridge_measured(struct run_report *r) {
+    const struct report_batch *one = NULL, *big = NULL;
+    double leaves = NAN;
+    for (int i = 0; i < r->n_batch; i++) {
+        const struct report_batch *b = &r->batch[i];
+        if (!is_forge(b)) continue;
+        if (b->batch == 1) one = b;
+        if (!big || b->batch > big->batch) big = b;
+        double roof_tps = report_ratio((double)b->batch, b->memory_roof_s);
+        if (b->tokens_per_s < 0.8 * roof_tps && !(b->batch >= leaves)) leaves = (double)b->batch;
+    }
+    r->batch_ridge.leaves_memory_roof_batch = leaves;
+    /* flat part: the GEMM time at B = 1 (weights streamed once, FLOPs negligible); compute line through
+     * the largest B: time proportional to B. They meet at B = t(1) * Bmax / t(Bmax). */
+    r->batch_ridge.proj_measured =
+        one && big && big->batch > 1 ? report_ratio(one->proj_s * (double)big->batch, big->proj_s) : NAN;
+}
+
+int report_batch_write_csv(const struct run_report *r, const char *dir, struct fr_err *err) {
+    if (r->n_batch == 0) return 0;
+    FILE *f = report_file_open(dir, "batch.csv", err);
+    if (!f) return -1;
+    report_csv_header(f, REPORT_TABLE_BATCH);
+    fputc('\n', f);
+    for (int i = 0; i < r->n_batch; i++) {
+        report_csv_row(f, REPORT_TABLE_BATCH, &r->batch[i]);
+        fputc('\n', f);
+    }
+    return report_file_close(f, dir, "batch.csv", err);
+}
+
+static void md_ridge(FILE *f, const char *what, double v) {
+    char b[REPORT_FMT_LEN];
+    if (isinf(v) || (isnan(v) && strncmp(what, "whole", 5) == 0))
+        fprintf(f, "%s none (memory-bound at any B)", what);
+    else
+        report_fmt_md(v, 1, 1, b), fprintf(f, "%s B = %s", what, b);
+}
+
+void report_batch_finding(FILE *f, const struct run_report *r) {
+    if (r->n_batch == 0) return;
+    const struct report_batch_ridge *rr = &r->batch_ridge;
+    char a[REPORT_FMT_LEN], m[REPORT_FMT_LEN], p[REPORT_FMT_LEN];
+    report_fmt_md(rr->proj_measured, 1, 1, m);
+    report_fmt_md(strcmp(r->prov.dtype, "f32") == 0 ? rr->proj_f32 : rr->proj_bf16, 1, 1, p);
+    if (isnan(rr->leaves_memory_roof_batch))
+        fprintf(f,
+                "- Batch sweep (context %ld): the measured tokens/s stays within 80 %% of the memory roof at "
+                "every B measured",
+                rr->context);
+    else
+        report_fmt_md(rr->leaves_memory_roof_batch, 1, 0, a),
+            fprintf(
+                f,
+                "- Batch sweep (context %ld): the measured tokens/s leaves the memory roof (below 80 %% of "
+                "it) at B = %s",
+                rr->context, a);
+    fprintf(f, "; the GEMMs' measured ridge is B = %s against B = %s predicted (%s weights).\n\n", m, p,
+            r->prov.dtype);
+}
+
+void report_batch_write_md(FILE *f, const struct run_report *r) {
+    if (r->n_batch == 0) return;
+    const struct report_batch_ridge *rr = &r->batch_ridge;
+    fprintf(f, "## Batch sweep (context %ld)\n\n", rr->context);
+    fputs("B sequences advance one token each per step; the projections and the LM head are one GEMM for all "
+          "B (weights read once), everything else runs per sequence. Memory roof = DRAM bytes / DRAM read + "
+          "cache-resident bytes / L2 read; compute roof = FLOPs / peak FMA (this run's ceilings); % = roof "
+          "time / measured time. GEMMs = the five projection blocks alone, timed inside the step.\n\n",
+          f);
+    fputs("| B | backend | weights | measured ms | min ms | max ms | tokens/s | predicted tokens/s | % "
+          "memory roof "
+          "| % compute roof | GEMM ms | GEMM GFLOP/s | GEMM % compute roof | other backend tokens/s | other "
+          "backend GEMM GFLOP/s |\n|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+          f);
+    for (int i = 0; i < r->n_batch; i++) {
+        const struct report_batch *b = &r->batch[i], *o = batch_other(r, b);
+        char c[12][REPORT_FMT_LEN];
+        report_fmt_md(b->measured.median_s, 1e3, 1, c[0]);
+        report_fmt_md(b->measured.min_s, 1e3, 1, c[1]);
+        report_fmt_md(b->measured.max_s, 1e3, 1, c[2]);
+        report_fmt_md(b->tokens_per_s, 1, 1, c[3]);
+        report_fmt_md(report_ratio((double)b->batch, b->predicted_s), 1, 1, c[4]);
+        report_fmt_md(report_ratio(b->memory_roof_s, b->measured.median_s), 100, 0, c[5]);
+        report_fmt_md(report_ratio(b->compute_roof_s, b->measured.median_s), 100, 0, c[6]);
+        report_fmt_md(b->proj_s, 1e3, 1, c[7]);
+        report_fmt_md(report_ratio(b->proj_flops, b->proj_s), 1e-9, 1, c[8]);
+        double peak_s = report_ratio(b->compute_roof_s * b->proj_flops, b->flops); /* GEMM FLOPs / peak */
+        report_fmt_md(report_ratio(peak_s, b->proj_s), 100, 0, c[9]);
+        report_fmt_md(o ? o->tokens_per_s : NAN, 1, 1, c[10]);
+        report_fmt_md(o ? report_ratio(o->proj_flops, o->proj_s) : NAN, 1e-9, 1, c[11]);
+        fprintf(f, "| %ld | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+                b->batch, b->backend, b->dtype, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9],
+                c[10], c[11]);
+    }
+    fputs("\nRidge batch (compute roof = memory roof), predicted from this run's ceilings: ", f);
+    md_ridge(f, "whole step, bf16 weights", rr->step_bf16);
+    md_ridge(f, "; f32 weights", rr->step_f32);
+    md_ridge(f, "; the GEMMs alone, bf16 weights", rr->proj_bf16);
+    md_ridge(f, "; f32 weights", rr->proj_f32);
+    md_ridge(f,
+             ". Measured (GEMMs, forge, where their flat time at B = 1 meets their compute line at the "
+             "largest B):",
+             rr->proj_measured);
+    fputs(".\n\n", f);
+    if (rr->note[0]) fprintf(f, "Note: %s.\n\n", rr->note);
+}
+
+/* Roof of the whole step or of its GEMMs as gnuplot variables: time(B) = max(a + b B, c B), from two rows. */
+static void gp_roof_fit(FILE *f, const char *name, const struct report_batch *lo,
+                        const struct report_batch *hi, int proj) {
+    double a = NAN, b = NAN, c = NAN;
+    if (lo && hi && hi->batch > lo->batch) {
+        double m_lo = proj ? lo->proj_predicted_s : lo->memory_roof_s,
+               m_hi = proj ? hi->proj_predicted_s : hi->memory_roof_s;
+        /* the GEMMs' roof is stored whole: its memory part is its value at B = lo when memory-bound */
+        b = (m_hi - m_lo) / (double)(hi->batch - lo->batch);
+        a = m_lo - b * (double)lo->batch;
+        c = (proj ? report_ratio(lo->compute_roof_s * lo->proj_flops, lo->flops) : lo->compute_roof_s) /
+            (double)lo->batch;
+    }
+    fprintf(f, "%s_a = %.9g\n%s_b = %.9g\n%s_c = %.9g\n", name, isfinite(a) ? a : 0, name,
+            isfinite(b) ? b : 0, name, isfinite(c) ? c : 0);
+}
+
+int report_batch_write_plot_inputs(const struct run_report *r, const char *dir, FILE *vars,
+                                   struct fr_err *err) {
+    FILE *f = report_file_open(dir, "plot_batch.dat", err);
+    if (!f) return -1;
+    fputs("# B tokens_per_s lo hi openblas gemm_tokens_per_s flop_per_byte gflop_per_s\n", f);
+    const struct report_batch *lo = NULL, *hi = NULL;
+    int n_forge = 0, n_ob = 0;
+    long b_max = 1;
+    for (int i = 0; i < r->n_batch; i++) {
+        const struct report_batch *b = &r->batch[i];
+        int ob = !is_forge(b);
+        fprintf(f, "%ld %.9g %.9g %.9g %d %.9g %.9g %.9g\n", b->batch, b->tokens_per_s,
+                report_ratio((double)b->batch, b->measured.max_s),
+                report_ratio((double)b->batch, b->measured.min_s), ob,
+                report_ratio((double)b->batch, b->proj_s), report_ratio(b->flops, b->bytes),
+                report_ratio(b->flops, b->measured.median_s) / 1e9);
+        ob ? n_ob++ : n_forge++;
+        if (b->batch > b_max) b_max = b->batch;
+        /* the roof curves from the two smallest forge batch sizes that lie on the memory side */
+        if (!ob && (!lo || b->batch < lo->batch)) lo = b;
+    }
+    for (int i = 0; i < r->n_batch; i++) {
+        const struct report_batch *b = &r->batch[i];
+        if (is_forge(b) && b != lo && lo && b->batch > lo->batch && (!hi || b->batch < hi->batch)) hi = b;
+    }
+    fprintf(vars, "n_batch = %d\nn_batch_openblas = %d\nbatch_max = %ld\nbatch_context = %ld\n", n_forge,
+            n_ob, b_max, r->batch_ridge.context);
+    gp_roof_fit(vars, "step_roof", lo, hi, 0);
+    gp_roof_fit(vars, "gemm_roof", lo, hi, 1);
+    const struct report_batch_ridge *rr = &r->batch_ridge;
+    double pred = strcmp(r->prov.dtype, "f32") == 0 ? rr->proj_f32 : rr->proj_bf16;
+    double step = strcmp(r->prov.dtype, "f32") == 0 ? rr->step_f32 : rr->step_bf16;
+    fprintf(vars, "ridge_gemm_pred = %.9g\nridge_gemm_meas = %.9g\nridge_step_pred = %.9g\n",
+            isfinite(pred) ? pred : 0, isfinite(rr->proj_measured) ? rr->proj_measured : 0,
+            isfinite(step) ? step : 0);
+    return report_file_close(f, dir, "plot_batch.dat", err);
+}

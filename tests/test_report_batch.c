@@ -1,0 +1,93 @@
+/* The batch sweep's report part on hand-made rows: the measured ridge and the "leaves the memory roof" batch
+ * by hand, batch.csv, run.json's batch rows read back, and the report.md section. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/report/report_batch.h"
+#include "bench/report/report_json.h"
+
+static struct run_report rep;
+
+/* forge rows B = 1, 8, 64 (memory roof 0.1 s + 0.001 s per B; GEMMs 0.05, 0.06, 0.4 s) and one OpenBLAS row
+ */
+static void make_rows(struct run_report *r) {
+    report_init(r);
+    snprintf(r->prov.dtype, sizeof r->prov.dtype, "bf16");
+    const long bs[4] = {1, 8, 64, 8};
+    const double frac[4] = {0.9, 0.85, 0.5, 0.1}, proj[4] = {0.05, 0.06, 0.4, 1.0};
+    for (int i = 0; i < 4; i++) {
+        struct report_batch *b = &r->batch[r->n_batch++];
+        b->batch = bs[i], b->context = 1024;
+        snprintf(b->backend, sizeof b->backend, "%s", i == 3 ? "openblas" : "forge");
+        snprintf(b->dtype, sizeof b->dtype, "%s", i == 3 ? "f32" : "bf16");
+        b->memory_roof_s = 0.1 + 0.001 * (double)bs[i];
+        b->compute_roof_s = 0.005 * (double)bs[i];
+        b->predicted_s = fmax(b->memory_roof_s, b->compute_roof_s);
+        b->tokens_per_s = frac[i] * (double)bs[i] / b->memory_roof_s; /* this fraction of the memory roof */
+        b->measured.median_s = b->measured.min_s = b->measured.max_s = (double)bs[i] / b->tokens_per_s;
+        b->measured.reps = 3;
+        b->flops = 1e9 * (double)bs[i], b->bytes = b->dram_bytes = 1e8;
+        b->proj_flops = 0.8e9 * (double)bs[i], b->proj_bytes = 0.9e8, b->proj_s = proj[i];
+        b->proj_predicted_s = 0.04;
+        b->efficiency = b->predicted_s / b->measured.median_s;
+    }
+    r->batch_ridge.context = 1024;
+    r->batch_ridge.proj_bf16 = 11.5, r->batch_ridge.step_bf16 = INFINITY;
+}
+
+Test(report_batch, measured_ridge_by_hand) {
+    make_rows(&rep);
+    report_batch_ridge_measured(&rep);
+    /* flat part 0.05 s at B = 1 meets the compute line 0.4 s / 64 per sequence at B = 0.05 * 64 / 0.4 = 8 */
+    cr_expect(fabs(rep.batch_ridge.proj_measured - 8.0) < 1e-12, "%g", rep.batch_ridge.proj_measured);
+    /* B = 1 and 8 are at 90 % and 85 % of the memory roof, B = 64 at 50 %; the OpenBLAS row does not count */
+    cr_expect_eq(rep.batch_ridge.leaves_memory_roof_batch, 64.0);
+}
+
+Test(report_batch, csv_json_and_markdown) {
+    make_rows(&rep);
+    report_batch_ridge_measured(&rep);
+    char dir[] = "/tmp/fr-batch-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    struct fr_err err = {{0}};
+    cr_assert_eq(report_batch_write_csv(&rep, dir, &err), 0, "%s", err.msg);
+    char path[128], line[4096];
+    snprintf(path, sizeof path, "%s/batch.csv", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    int n = 0;
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    cr_expect(strncmp(line, "batch,context,backend,dtype,", 28) == 0, "%s", line);
+    cr_expect(strstr(line, "memory_roof_pct") && strstr(line, "proj_gflop_per_s"), "%s", line);
+    while (fgets(line, sizeof line, f)) n++;
+    fclose(f);
+    cr_expect_eq(n, 4);
+    char *json = report_json_string(&rep);
+    cr_assert_not_null(json);
+    static struct run_report back;
+    /* the reader wants a whole run: only the batch part is compared here, so parse errors elsewhere are fine
+     */
+    report_json_parse(json, strlen(json), "batch test", &back, &err);
+    cr_expect_eq(back.n_batch, 4);
+    cr_expect_eq(back.batch[2].batch, 64);
+    cr_expect_str_eq(back.batch[3].backend, "openblas");
+    cr_expect_eq(back.batch[1].proj_s, rep.batch[1].proj_s);
+    cr_expect_eq(back.batch_ridge.proj_measured, 8.0);
+    free(json);
+    char *md = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&md, &len);
+    report_batch_finding(m, &rep);
+    report_batch_write_md(m, &rep);
+    fclose(m);
+    cr_expect(strstr(md, "leaves the memory roof (below 80 % of it) at B = 64") != NULL, "%s", md);
+    cr_expect(strstr(md, "measured ridge is B = 8.0 against B = 11.5 predicted") != NULL, "%s", md);
+    cr_expect(strstr(md, "whole step, bf16 weights none (memory-bound at any B)") != NULL, "%s", md);
+    free(md);
+    snprintf(line, sizeof line, "rm -rf %s", dir);
+    cr_expect_eq(system(line), 0);
+}
