@@ -25,8 +25,27 @@ static enum verify_status out_of_memory(char *detail, size_t cap) {
     return VERIFY_FAILED;
 }
 
-/* Fast and reference top-p over `rows` seeded rows; max |fast - ref| over every probability, and how many
- * of the seeded draws (one per row, step = row) land on the same token. */
+/* The instruction sets this CPU runs up to the kernels' (--isa caps them), scalar first; names them in *what.
+ */
+static int isa_list(enum kernel_isa *isas, char *what, size_t cap) {
+    int k = 0;
+    size_t len = 0;
+    what[0] = 0;
+    for (int i = 0; i <= (int)kernel_isa_active(); i++) {
+        if (sampler_isa_force((enum kernel_isa)i) != 0) continue;
+        isas[k++] = (enum kernel_isa)i;
+        len += (size_t)snprintf(what + len, cap > len ? cap - len : 0, "%s%s", k > 1 ? "+" : "",
+                                sampler_isa_name((enum kernel_isa)i));
+    }
+    sampler_isa_force(kernel_isa_active()); /* the ISA the run is pinned to */
+    return k;
+}
+
+/* Fast (on every ISA of isa_list) and reference top-p over `rows` seeded rows; max |fast - ref| over every
+ * probability, and how many of the seeded draws (one per row, step = row) land on the same token on every
+ * ISA. With a seeded mix of top_p (top_p < 0), a row counts only if its top_p lies strictly inside (0, 1)
+ * and its nucleus strictly between 1 and n tokens (at 0, 1 or a one-token nucleus both filters just copy
+ * or one-hot the row): rows are drawn until `rows` count, and the skipped ones are reported. */
 struct topp_run {
     int n, rows;
     float temperature, top_p; /* top_p < 0: a seeded mix per row */
@@ -43,11 +62,15 @@ static enum verify_status topp_compare(const struct topp_run *r, const char *wha
         free(logits), free(probs), free(fast), free(ref), free(h), free(scratch);
         return out_of_memory(detail, cap);
     }
-    static const float mix[] = {0.0f, 0.5f, 0.8f, 0.9f, 0.95f, 0.99f, 0.999f, 1.0f};
+    static const float mix[] = {0.5f, 0.8f, 0.9f, 0.95f, 0.99f, 0.999f};
+    enum kernel_isa isas[KERNEL_ISA_COUNT];
+    char names[64];
+    int ni = isa_list(isas, names, sizeof names);
     double max_diff = 0;
-    int same = 0, sizes_differ = 0, bits_differ = 0, kmin = n, kmax = 0;
+    int same = 0, sizes_differ = 0, bits_differ = 0, kmin = n, kmax = 0, counted = 0, skipped = 0;
+    float tmin = 1, tmax = 0;
     uint64_t seed = 0x5eed;
-    for (int row = 0; row < r->rows; row++) {
+    for (int row = 0; counted < r->rows && row < 8 * r->rows; row++) {
         enum sampler_row_kind kind =
             r->mix_kinds ? (enum sampler_row_kind)(row % SAMPLER_ROW_KIND_COUNT) : SAMPLER_ROW_REALISTIC;
         sampler_rows_fill(logits, n, kind, 8000 + (uint64_t)row);
@@ -62,32 +85,46 @@ static enum verify_status topp_compare(const struct topp_run *r, const char *wha
             same = -1;
             break;
         }
-        int kf = sampler_top_p_fast_into(fast, probs, n, top_p, scratch);
         int kr = sampler_top_p_ref_into(ref, probs, n, top_p, scratch);
-        sizes_differ += kf != kr;
+        if (r->top_p < 0 && (kr <= 1 || kr >= n)) {
+            skipped++;
+            continue;
+        }
+        counted++;
         kmin = kr < kmin ? kr : kmin;
         kmax = kr > kmax ? kr : kmax;
-        for (int i = 0; i < n; i++) {
-            double d = fabs((double)fast[i] - ref[i]);
-            max_diff = d > max_diff ? d : max_diff;
-        }
-        bits_differ += memcmp(fast, ref, sizeof(float) * (size_t)n) != 0; /* also -0 vs +0, NaN */
+        tmin = top_p < tmin ? top_p : tmin;
+        tmax = top_p > tmax ? top_p : tmax;
         double u = sampler_uniform(0xC0FFEE, (uint64_t)row);
-        same += sampler_draw(fast, n, u) == sampler_draw(ref, n, u);
+        int want = sampler_draw(ref, n, u), row_same = 1;
+        for (int k = 0; k < ni; k++) {
+            sampler_isa_force(isas[k]);
+            int kf = sampler_top_p_fast_into(fast, probs, n, top_p, scratch);
+            sizes_differ += kf != kr;
+            for (int i = 0; i < n; i++) {
+                double d = fabs((double)fast[i] - ref[i]);
+                max_diff = d > max_diff ? d : max_diff;
+            }
+            bits_differ += memcmp(fast, ref, sizeof(float) * (size_t)n) != 0; /* also -0 vs +0, NaN */
+            row_same &= sampler_draw(fast, n, u) == want;
+        }
+        sampler_isa_force(kernel_isa_active());
+        same += row_same;
     }
     free(logits), free(probs), free(fast), free(ref), free(h), free(scratch);
     if (same < 0) return VERIFY_FAILED;
-    bool ok = max_diff == 0 && bits_differ == 0 && same == r->rows && sizes_differ == 0;
-    char tp[32];
+    bool ok = max_diff == 0 && bits_differ == 0 && same == r->rows && counted == r->rows && sizes_differ == 0;
+    char tp[64], sk[64] = "";
     if (r->top_p >= 0)
         snprintf(tp, sizeof tp, "%g", (double)r->top_p);
     else
-        snprintf(tp, sizeof tp, "mix");
+        snprintf(tp, sizeof tp, "in [%g, %g]", (double)tmin, (double)tmax);
+    if (skipped) snprintf(sk, sizeof sk, " (%d rows with nucleus 1 or n not counted)", skipped);
     snprintf(detail, cap,
-             "%s: %d rows x %d%s, T %g, top_p %s, nucleus %d..%d: max |fast - sort| %.2e, %d rows not "
-             "bitwise equal, draws agree %d/%d",
-             what, r->rows, n, r->bf16 ? " bf16" : "", (double)r->temperature, tp, kmin, kmax, max_diff,
-             bits_differ, same, r->rows);
+             "%s: %d rows x %d%s, T %g, top_p %s, nucleus %d..%d%s, %s: max |fast - sort| %.2e, %d row runs "
+             "not bitwise equal, draws agree %d/%d",
+             what, counted, n, r->bf16 ? " bf16" : "", (double)r->temperature, tp, kmin, kmax, sk, names,
+             max_diff, bits_differ, same, r->rows);
     return ok ? VERIFY_PASSED : VERIFY_FAILED;
 }
 
@@ -101,20 +138,46 @@ static enum verify_status check_topp_mix(char *detail, size_t cap) {
     return topp_compare(&r, "top-p fast vs sort, realistic/flat/tied rows", detail, cap);
 }
 
-/* The instruction sets this CPU runs up to the kernels' (--isa caps them), scalar first; names them in *what.
- */
-static int isa_list(enum kernel_isa *isas, char *what, size_t cap) {
-    int k = 0;
-    size_t len = 0;
-    what[0] = 0;
-    for (int i = 0; i <= (int)kernel_isa_active(); i++) {
-        if (sampler_isa_force((enum kernel_isa)i) != 0) continue;
-        isas[k++] = (enum kernel_isa)i;
-        len += (size_t)snprintf(what + len, cap > len ? cap - len : 0, "%s%s", k > 1 ? "+" : "",
-                                sampler_isa_name((enum kernel_isa)i));
+/* sampler_pick, the fused chain the decode step runs, against the unfused sort chain (scalar softmax,
+ * reference filter, draw) on every ISA of isa_list: the same token at every step. */
+static enum verify_status check_pick(char *detail, size_t cap) {
+    enum { ROWS = 12, STEPS = 8 };
+    int n = QWEN3_VOCAB;
+    float *x = malloc(sizeof(float) * (size_t)n), *p = malloc(sizeof(float) * (size_t)n);
+    void *scratch = malloc(sampler_scratch_bytes(n));
+    if (!x || !p || !scratch) {
+        free(x), free(p), free(scratch);
+        return out_of_memory(detail, cap);
     }
-    sampler_isa_force(kernel_isa_active()); /* the ISA the run is pinned to */
-    return k;
+    static const float tps[] = {0.5f, 0.9f, 0.99f, 1.0f};
+    enum kernel_isa isas[KERNEL_ISA_COUNT];
+    char names[64];
+    int ni = isa_list(isas, names, sizeof names), agree = 0, total = 0;
+    for (int row = 0; row < ROWS; row++) {
+        sampler_rows_fill(x, n, (enum sampler_row_kind)(row % SAMPLER_ROW_KIND_COUNT), 9300 + (uint64_t)row);
+        struct sampler_params prm = {row % 2 ? 0.8f : 1.1f, tps[row % 4], 77};
+        sampler_isa_force(KERNEL_ISA_SCALAR);
+        sampler_softmax(p, x, FR_DTYPE_F32, n, prm.temperature, NULL);
+        sampler_top_p_ref(p, n, prm.top_p, scratch);
+        for (uint64_t step = 0; step < STEPS; step++) {
+            sampler_isa_force(KERNEL_ISA_SCALAR);
+            int want = sampler_draw(p, n, sampler_uniform(prm.seed, step));
+            for (int k = 0; k < ni; k++) {
+                sampler_isa_force(isas[k]);
+                int got = -1;
+                sampler_pick(x, n, &prm, step, scratch, &got, NULL);
+                agree += got == want;
+                total++;
+            }
+        }
+    }
+    sampler_isa_force(kernel_isa_active());
+    free(x), free(p), free(scratch);
+    snprintf(detail, cap,
+             "sampler_pick (fused) vs softmax + sort top-p + draw: %d rows x %d, T 0.8/1.1, top_p 0.5..1, %d "
+             "steps each, %s: tokens agree %d/%d",
+             ROWS, n, STEPS, names, agree, total);
+    return agree == total ? VERIFY_PASSED : VERIFY_FAILED;
 }
 
 static enum verify_status check_greedy(char *detail, size_t cap) {
@@ -262,16 +325,45 @@ static enum verify_status check_draw(char *detail, size_t cap) {
     return zero == 0 && isa_diff == 0 ? VERIFY_PASSED : VERIFY_FAILED;
 }
 
-static enum verify_status check_simd_available(char *detail, size_t cap) {
-    enum kernel_isa best = sampler_isa_best(), used = kernel_isa_active();
-    if (used != KERNEL_ISA_AVX512) {
-        snprintf(detail, cap, "sampler avx512 path: %s, using %s (same bits)",
-                 best == KERNEL_ISA_AVX512 ? "not used (--isa)" : "CPU lacks AVX-512 F/BW/VL/DQ",
-                 sampler_isa_name(used));
+/* Every row pass of each vector ISA the run may use (isa_list) against the scalar passes, bit for bit
+ * (kernels/sampler_check.c), on seeded rows of several kinds and sizes: tails of every kind, f32 and bf16. */
+static enum verify_status check_simd(char *detail, size_t cap) {
+    static const int sizes[] = {1, 15, 17, 1000, 32003, QWEN3_VOCAB};
+    enum { NSIZES = sizeof sizes / sizeof sizes[0] };
+    float *x = malloc(sizeof(float) * QWEN3_VOCAB);
+    void *work = malloc(sampler_check_work_bytes(QWEN3_VOCAB));
+    if (!x || !work) {
+        free(x), free(work);
+        return out_of_memory(detail, cap);
+    }
+    enum kernel_isa isas[KERNEL_ISA_COUNT];
+    char names[64];
+    int ni = isa_list(isas, names, sizeof names), rows = 0, differ = 0;
+    const char *first = NULL;
+    for (int k = 0; k < ni; k++) {
+        if (isas[k] == KERNEL_ISA_SCALAR) continue;
+        for (int si = 0; si < NSIZES; si++)
+            for (int kind = 0; kind < SAMPLER_ROW_KIND_COUNT; kind++) {
+                sampler_rows_fill(x, sizes[si], (enum sampler_row_kind)kind, 9400 + (uint64_t)si);
+                const char *f = NULL;
+                int d = sampler_isa_compare(isas[k], x, sizes[si], kind ? 0.8f : 1.0f, work, &f);
+                differ += d != 0;
+                if (d && !first) first = f ? f : "(ISA not run)";
+                rows++;
+            }
+    }
+    free(x), free(work);
+    if (!rows) {
+        snprintf(detail, cap, "sampler vector passes: none in use (%s), nothing to compare with scalar",
+                 names);
         return VERIFY_SKIPPED;
     }
-    snprintf(detail, cap, "sampler avx512 path: in use (checked against scalar above)");
-    return VERIFY_PASSED;
+    snprintf(
+        detail, cap,
+        "sampler row passes vs scalar, bit for bit, %s: %d rows (sizes 1..%d, realistic/flat/tied, f32 and "
+        "bf16): %d differ%s%s",
+        names, rows, QWEN3_VOCAB, differ, first ? ", first in " : "", first ? first : "");
+    return differ ? VERIFY_FAILED : VERIFY_PASSED;
 }
 
 const struct verify_check verify_checks[] = {
@@ -282,6 +374,7 @@ const struct verify_check verify_checks[] = {
     {"sampler.exp", check_exp},
     {"sampler.philox", check_philox},
     {"sampler.draw", check_draw},
-    {"sampler.simd", check_simd_available},
+    {"sampler.simd", check_simd},
+    {"sampler.pick", check_pick},
 };
 const int verify_check_count = (int)(sizeof verify_checks / sizeof verify_checks[0]);

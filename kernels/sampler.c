@@ -228,7 +228,7 @@ int sampler_pick_row(const void *row, enum fr_dtype dtype, int vocab, const stru
      * draw its block sums. Bit for bit the separate pieces (tests/test_sampler.c, `verify` sampler.pick). */
     double sum = 1;
     if (softmax_exp(probs, row, dtype, vocab, p->temperature, NULL, &sum, err)) return -1;
-    struct sampler_topp_in in = {probs, probs, softmax_scale(sum), NULL, sum};
+    struct sampler_topp_in in = {probs, probs, softmax_scale(sum), NULL, sum, NULL};
     struct sampler_draw_blocks db = {sums, -1, -1};
     sampler_top_p_fast_fused(probs, &in, vocab, p->top_p, work, &db);
     double u = sampler_uniform(p->seed, step);

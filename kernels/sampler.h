@@ -92,4 +92,12 @@ enum kernel_isa sampler_isa_active(void);
 int sampler_isa_force(enum kernel_isa isa);
 const char *sampler_isa_name(enum kernel_isa isa);
 
+/* The ISA self-check (kernels/sampler_check.c): every row pass of `isa` against the scalar passes on
+ * row[n] of logits (softmax at `temperature`, then the filter's and the draw's passes on the result), bit
+ * for bit. Returns the number of outputs that differ (0: all equal) and names the first differing pass
+ * in *first; -1 if the CPU lacks isa. work: sampler_check_work_bytes(n) bytes, 8-byte aligned. */
+size_t sampler_check_work_bytes(int n);
+int sampler_isa_compare(enum kernel_isa isa, const float *row, int n, float temperature, void *work,
+                        const char **first);
+
 #endif

@@ -243,6 +243,13 @@ const char *sampler_isa_name(enum kernel_isa isa) {
     return isa == KERNEL_ISA_AVX512 ? "avx512" : isa == KERNEL_ISA_AVX2 ? "avx2" : "scalar";
 }
 
+const struct sampler_row_ops *sampler_ops_for(enum kernel_isa isa) {
+    if (!cpu_runs(isa)) return NULL;
+    return isa == KERNEL_ISA_AVX512 ? &sampler_ops_avx512
+           : isa == KERNEL_ISA_AVX2 ? &sampler_ops_avx2
+                                    : &sampler_ops_scalar;
+}
+
 const struct sampler_row_ops *sampler_ops(void) {
     enum kernel_isa isa = sampler_isa_active();
     return isa == KERNEL_ISA_AVX512 ? &sampler_ops_avx512

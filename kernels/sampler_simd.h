@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kernels/dtype.h"
+#include "kernels/kernels.h" /* enum kernel_isa */
 
 /* The exp polynomial (Cephes expf coefficients, Cody-Waite reduction), shared by every path. */
 #define SAMPLER_EXP_LO     (-104.0f)
@@ -67,8 +68,14 @@ struct sampler_row_ops {
 extern const struct sampler_row_ops sampler_ops_scalar;
 extern const struct sampler_row_ops sampler_ops_avx2;
 extern const struct sampler_row_ops sampler_ops_avx512;
-/* the table of sampler_isa_active() */
+/* the table of sampler_isa_active(); of a given ISA (NULL if the CPU lacks it) */
 const struct sampler_row_ops *sampler_ops(void);
+const struct sampler_row_ops *sampler_ops_for(enum kernel_isa isa);
+
+/* Every pass of x against ref on one row of logits (sampler_check.c); returns how many outputs differ and
+ * names the first pass that differs in *first (NULL if none). work: sampler_check_work_bytes(n). */
+int sampler_ops_compare(const struct sampler_row_ops *x, const struct sampler_row_ops *ref, const float *row,
+                        int n, float temperature, void *work, const char **first);
 
 /* A 16-value block's sum in double, pairwise: (p[j] + p[j+8]), then halves again down to one. */
 static inline double sampler_block_sum16(const float *p) {

@@ -327,7 +327,7 @@ int sampler_top_p_fast(float *probs, int n, float top_p, void *scratch) {
 }
 
 int sampler_top_p_fast_into(float *out, const float *probs, int n, float top_p, void *scratch) {
-    struct sampler_topp_in in = {probs, NULL, 1.0f, NULL, 1.0};
+    struct sampler_topp_in in = {probs, NULL, 1.0f, NULL, 1.0, NULL};
     return sampler_top_p_fast_fused(out, &in, n, top_p, scratch, NULL);
 }
 
@@ -460,6 +460,8 @@ int sampler_top_p_fast_fused(float *out, const struct sampler_topp_in *in, int n
             if (k > wk.kc || (k == wk.kc && i <= wk.ic)) kept_mass += probs[i];
         }
     }
+    if (in->binned)
+        for (int x = 0; x < BINS; x++) *in->binned += w.count[x];
     if (blocks)
         ops->finish(out, probs, n, wk.kc, wk.ic, (float)kept_mass, blocks->sums, &blocks->total,
                     &blocks->last);

@@ -15,6 +15,7 @@ struct sampler_topp_in {
     float r;            /* with scaled: the softmax's reciprocal sum */
     const float *mass;  /* NULL, or the level masses of probs (sampler_simd.h, before any scaling) */
     double mass_total;  /* what mass is a share of: 1 for probabilities, the exp sum for exp values */
+    long *binned;       /* NULL, or += the tokens the filter histogrammed (its own work: tests read it) */
 };
 
 /* The draw's CDF, as the filter's last pass leaves it: sums[b] = the b-th 16-token block sum of the

@@ -11,6 +11,7 @@
 #include "bench/sampler_rows.h"
 #include "bench/verify_checks.h"
 #include "kernels/sampler.h"
+#include "kernels/sampler_simd.h"
 
 static float f32_bits(uint32_t u) {
     float f;
@@ -431,4 +432,33 @@ Test(sampler, softmax_exp_sweep_bitwise_across_isas) {
     }
     sampler_isa_force(KERNEL_ISA_COUNT);
     free(row), free(a), free(b);
+}
+
+/* The ISA self-check behind verify's sampler.simd compares for real: every vector table passes, and a table
+ * with one wrong pass is caught and named. */
+static void finish_off_by_one(float *out, const float *p, int n, uint32_t kc, int ic, float kf,
+                              double *blocks, double *total, int *last) {
+    sampler_ops_scalar.finish(out, p, n, kc, ic, kf, blocks, total, last);
+    out[n - 1] = nextafterf(out[n - 1], 1.0f);
+}
+
+Test(sampler, isa_self_check_compares_every_pass) {
+    enum { N = 5003 };
+    float *row = malloc(sizeof(float) * N);
+    void *work = malloc(sampler_check_work_bytes(N));
+    const char *first = NULL;
+    for (int kind = 0; kind < SAMPLER_ROW_KIND_COUNT; kind++) {
+        sampler_rows_fill(row, N, (enum sampler_row_kind)kind, 808);
+        for (int isa = 0; isa < KERNEL_ISA_COUNT; isa++) {
+            int d = sampler_isa_compare((enum kernel_isa)isa, row, N, 0.9f, work, &first);
+            if (d < 0) continue; /* the CPU lacks it */
+            cr_expect_eq(d, 0, "isa %d kind %d: %d outputs differ, first in %s", isa, kind, d, first);
+        }
+        struct sampler_row_ops broken = sampler_ops_scalar;
+        broken.finish = finish_off_by_one;
+        int d = sampler_ops_compare(&broken, &sampler_ops_scalar, row, N, 0.9f, work, &first);
+        cr_expect_gt(d, 0, "a wrong finish pass went unnoticed");
+        cr_expect(first && strcmp(first, "finish") == 0, "first differing pass: %s", first ? first : "none");
+    }
+    free(row), free(work);
 }

@@ -257,3 +257,52 @@ Test(sample_cli, verify_chapter_check_passes) {
     cr_expect_eq(run(b, "verify --only sampler.philox", out, sizeof out, err, sizeof err), 0);
     cr_expect(strstr(out, "3/3") != NULL, "%s", out);
 }
+
+/* The names of the ISAs this CPU runs, as verify lists them ("scalar+avx2+avx512"). */
+static void isa_names(char *buf, size_t cap) {
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < KERNEL_ISA_COUNT; i++) {
+        if (sampler_isa_force((enum kernel_isa)i) != 0) continue;
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? "+" : "",
+                                sampler_isa_name((enum kernel_isa)i));
+    }
+    sampler_isa_force(KERNEL_ISA_COUNT);
+}
+
+/* The sampler checks that once passed without comparing (issue 15): top_p_mix counts only rows whose
+ * top_p lies inside (0, 1) with a nucleus between 1 and n, on every ISA; sampler.simd compares the vector
+ * passes with the scalar ones; sampler.pick checks the fused chain the decode step runs. */
+Test(sample_cli, verify_sampler_checks_compare_for_real, .timeout = 120) {
+    const char *b = bin("FORGE_ROOFLINE_FAST_BIN");
+    static char out[8192];
+    char err[1024], isas[64];
+    isa_names(isas, sizeof isas);
+
+    cr_assert_eq(run(b, "verify --only sampler.top_p_mix", out, sizeof out, err, sizeof err), 0, "%s%s", out,
+                 err);
+    const char *at = strstr(out, "nucleus ");
+    int rows = 0, n = 0, kmin = 0, kmax = 0;
+    float tmin = 0, tmax = 0;
+    cr_assert(at && sscanf(at, "nucleus %d..%d", &kmin, &kmax) == 2, "%s", out);
+    const char *rows_at = strstr(out, "tied rows: "), *tp_at = strstr(out, "top_p in [");
+    cr_assert(rows_at && sscanf(rows_at, "tied rows: %d rows x %d", &rows, &n) == 2, "%s", out);
+    cr_assert(tp_at && sscanf(tp_at, "top_p in [%g, %g]", &tmin, &tmax) == 2, "top_p not stated: %s", out);
+    cr_expect(rows == 64 && kmin > 1 && kmax < n, "trivial rows counted: %s", out);
+    cr_expect(tmin > 0 && tmax < 1, "top_p 0 or 1 counted: %s", out);
+    cr_expect(strstr(out, isas) != NULL, "not every ISA (%s): %s", isas, out);
+    cr_expect(strstr(out, "draws agree 64/64") && strstr(out, "PASSED"), "%s", out);
+
+    cr_assert_eq(run(b, "verify --only sampler.simd", out, sizeof out, err, sizeof err), 0, "%s%s", out, err);
+    if (strcmp(isas, "scalar") != 0) {
+        cr_expect(strstr(out, "vs scalar, bit for bit") && strstr(out, ": 0 differ") && strstr(out, "PASSED"),
+                  "%s", out);
+        cr_expect(strstr(out, " 0 rows") == NULL, "compared nothing: %s", out);
+    }
+
+    cr_assert_eq(run(b, "verify --only sampler.pick", out, sizeof out, err, sizeof err), 0, "%s%s", out, err);
+    int agree = -1, total = -2;
+    at = strstr(out, "tokens agree ");
+    cr_assert(at && sscanf(at, "tokens agree %d/%d", &agree, &total) == 2, "no sampler.pick check: %s", out);
+    cr_expect(total > 0 && agree == total && strstr(out, isas), "%s", out);
+}

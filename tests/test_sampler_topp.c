@@ -8,6 +8,7 @@
 
 #include "bench/sampler_rows.h"
 #include "kernels/sampler.h"
+#include "kernels/sampler_topp.h"
 
 struct bufs {
     float *a, *b;
@@ -222,4 +223,26 @@ Test(top_p, kept_mass_is_summed_in_id_order) {
     cr_expect_eq(x.a[0], 0x1p-80f / kf);
     bufs_free(&x);
     free(p);
+}
+
+/* Past 2^20 tokens (beyond the histogram words' 20-bit counts, where the fast filter once handed the row to
+ * the sort reference) the fast filter still runs its own histogram, and still equals the reference. */
+Test(top_p, fast_path_past_two_to_the_twenty, .timeout = 120) {
+    enum { N = (1 << 20) + 4099 };
+    float *logits = malloc(sizeof(float) * N), *probs = malloc(sizeof(float) * N);
+    struct bufs x = bufs_new(N);
+    for (int kind = 0; kind < 2; kind++) {
+        sampler_rows_fill(logits, N, kind ? SAMPLER_ROW_FLAT : SAMPLER_ROW_REALISTIC, 61);
+        cr_assert_eq(sampler_softmax(probs, logits, FR_DTYPE_F32, N, 1.0f, NULL), 0);
+        int kr = sampler_top_p_ref_into(x.a, probs, N, 0.9f, x.scratch);
+        long binned = 0;
+        struct sampler_topp_in in = {probs, NULL, 1.0f, NULL, 1.0, &binned};
+        int kf = sampler_top_p_fast_fused(x.b, &in, N, 0.9f, x.scratch, NULL);
+        cr_expect_gt(binned, kind ? N / 2 : 0, "kind %d: the fast filter histogrammed %ld tokens", kind,
+                     binned);
+        cr_expect_eq(kf, kr, "kind %d: nucleus %d vs %d", kind, kf, kr);
+        cr_expect_eq(memcmp(x.a, x.b, sizeof(float) * N), 0, "kind %d: fast != reference", kind);
+    }
+    bufs_free(&x);
+    free(logits), free(probs);
 }
