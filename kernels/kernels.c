@@ -216,18 +216,23 @@ struct attn_args {
     const struct kernel_ops *ops;
 };
 
-/* Positions per chunk of the team split: whole blocks, at least ATT_CHUNK_MIN_BLOCKS of them, and at least
- * block + head_dim + 2, so that a chunk's slot of scratch (see attention_team) fits in the n_heads * chunk
- * floats of scratch its positions own. */
-#define ATT_CHUNK_MIN_BLOCKS 4
-static int attn_chunk_positions(int head_dim) {
+/* Positions per chunk of the team split: whole blocks, about n_pos / (ATT_CHUNKS_PER_THREAD * threads) so
+ * that each thread streams long runs (a chunk's first blocks are fetched without the prefetch ahead), but at
+ * least ATT_CHUNK_MIN_BLOCKS blocks and at least block + head_dim + 2 positions, so that a chunk's slot of
+ * scratch (see attention_team) fits in the n_heads * chunk floats of scratch its positions own. */
+#define ATT_CHUNK_MIN_BLOCKS  4
+#define ATT_CHUNKS_PER_THREAD 4
+static int attn_chunk_positions(int n_pos, int head_dim, int threads) {
     int need = KERNEL_ATT_BLOCK + head_dim + 2, blocks = (need + KERNEL_ATT_BLOCK - 1) / KERNEL_ATT_BLOCK;
-    return (blocks > ATT_CHUNK_MIN_BLOCKS ? blocks : ATT_CHUNK_MIN_BLOCKS) * KERNEL_ATT_BLOCK;
+    int share = n_pos / (ATT_CHUNKS_PER_THREAD * (threads > 0 ? threads : 1)) / KERNEL_ATT_BLOCK;
+    if (blocks < ATT_CHUNK_MIN_BLOCKS) blocks = ATT_CHUNK_MIN_BLOCKS;
+    return (share > blocks ? share : blocks) * KERNEL_ATT_BLOCK;
 }
 
-/* Chunks of the split: the last one takes the remainder, so there are n_pos / chunk of them. */
-static int attn_chunks(const struct attn_args *a) {
-    return a->n_pos / attn_chunk_positions(a->head_dim);
+/* Chunks of the split over `threads`: the last one takes the remainder, so there are n_pos / chunk of them
+ * (at least 2 whenever the smallest chunks give 2). */
+static int attn_chunks(const struct attn_args *a, int threads) {
+    return a->n_pos / attn_chunk_positions(a->n_pos, a->head_dim, threads);
 }
 
 /* One thread: the output accumulates in place; one block of scores fits scratch since block <= n_pos. */
@@ -256,7 +261,8 @@ static void attention_single(const struct attn_args *a) {
  * starts and never past its end, so no thread fetches lines that another thread's chunk reads. */
 static void attention_team(const struct attn_args *a) {
     int H = a->n_heads, D = a->head_dim, group = a->n_heads / a->n_kv, pb = KERNEL_ATT_BLOCK;
-    int chunk = attn_chunk_positions(D), n_chunks = attn_chunks(a);
+    int nt = omp_get_num_threads(), chunk = attn_chunk_positions(a->n_pos, D, nt),
+        n_chunks = attn_chunks(a, nt);
     size_t slot = (size_t)H * (size_t)(pb + D + 2), hd = (size_t)H * (size_t)D;
 #pragma omp for schedule(dynamic, 1)
     for (int c = 0; c < n_chunks; c++) {
@@ -308,7 +314,7 @@ void attention(float *out, const float *q, const void *k_cache, const void *v_ca
         .scratch = scratch,
         .ops = kernel_ops_active(),
     };
-    int n_chunks = attn_chunks(&a);
+    int n_chunks = attn_chunks(&a, n_pos); /* the smallest chunks: the most any team gets */
     if (omp_in_parallel()) {
         if (n_chunks >= 2) {
             attention_team(&a); /* ends with the merge's barrier */
