@@ -16,7 +16,7 @@ if (ridge_gemm_pred * 1.5 > x_hi) { x_hi = ridge_gemm_pred * 1.5 }
 set title sprintf("Batched decode at context %d: tokens/s against batch size\n", batch_context).run_title noenhanced
 set logscale xy 2
 set format x '%.0f'
-set format y '%.0f'
+set format y '%g'
 set xrange [0.8:x_hi]
 set xlabel 'batch size B (sequences per step)'
 set ylabel 'tokens per second (all sequences)'
