@@ -190,3 +190,26 @@ Test(compare_rows, cli_pools_comma_separated_runs, .timeout = 120) {
     cr_expect_eq(tu_count_lines(res.err), 1, "%s", res.err);
     tu_rm_flat(dir);
 }
+
+Test(compare_rows, too_few_repetitions_get_no_verdict) {
+    cr_expect_float_eq(compare_chance_apart(3, 3), 1.0 / 20, 1e-15);
+    cr_expect_float_eq(compare_chance_apart(2, 2), 1.0 / 6, 1e-15);
+    cr_expect_float_eq(compare_chance_apart(1, 4), 1.0 / 5, 1e-15);
+    struct run_report *a = fixture(1.0, NAN), *b = fixture(0.5, NAN);
+    a->blocks[BLOCK_O_PROJ].measured.reps = 2; /* 2 and 20: 2! 20! / 22! = 1/231, a verdict */
+    b->blocks[BLOCK_QKV_PROJ].measured.reps = 1, a->blocks[BLOCK_QKV_PROJ].measured.reps = 3; /* 1/4: none */
+    char dir[256];
+    char *md = compare_md(a, b, dir, sizeof dir);
+    cr_expect(
+        strstr(md, "| qkv_proj | 14170.8 | 7085.4 | 0.500 | n/a: too few reps (A 3, B 1) | n/a | raw |\n"),
+        "%s", md);
+    cr_expect(strstr(md, "| o_proj | 7528.2 | 3764.1 | 0.500 | **yes: B faster** |"), "%s", md);
+    struct report_findings f;
+    compare_findings_compute(a, b, &f);
+    cr_expect(tu_starts(f.line[3], "Within the noise: 0 of the "), "%s", f.line[3]);
+    cr_expect(strstr(f.line[3], "; no verdict on 1 rows with too few repetitions") != NULL, "%s", f.line[3]);
+    free(md);
+    tu_rm_flat(dir);
+    free(a);
+    free(b);
+}

@@ -180,8 +180,15 @@ struct cmp_pair {
     double ratio;    /* B/A of the medians */
     double norm;     /* ratio x (B's read GB/s / A's): NaN unless memory-bound with both bandwidths */
     enum compare_verdict verdict;
-    bool on_norm; /* the verdict rests on the normalized ratio */
+    bool on_norm;  /* the verdict rests on the normalized ratio */
+    bool few_reps; /* no verdict: too few repetitions for a non-overlap to mean anything */
 };
+
+double compare_chance_apart(int m, int n) {
+    double p = 1.0; /* m! n! / (m + n)! = 1 / C(m + n, m), built as a product of n ratios */
+    for (int i = 1; i <= n; i++) p *= (double)i / (double)(m + i);
+    return p;
+}
 
 static void pair_judge(struct cmp_pair *p, const char *why) {
     const struct timing_stats *ta = p->a->t, *tb = p->b->t;
@@ -196,6 +203,11 @@ static void pair_judge(struct cmp_pair *p, const char *why) {
         p->verdict = compare_spread(ta->min_s, ta->max_s, tb->min_s * k, tb->max_s * k);
     else
         p->verdict = compare_spread(ta->min_s, ta->max_s, tb->min_s, tb->max_s);
+    if (p->verdict != COMPARE_UNKNOWN && ta->reps > 0 && tb->reps > 0 &&
+        compare_chance_apart(ta->reps, tb->reps) > COMPARE_MAX_CHANCE_APART) {
+        p->verdict = COMPARE_UNKNOWN;
+        p->few_reps = true;
+    }
 }
 
 /* Every section's rows of A, B and their pairs, computed once for the tables, the findings and the plot. */
@@ -245,6 +257,8 @@ static void md_section(FILE *f, const struct cmp_all *c, enum cmp_section sec, c
         fprintf(f, "%s %s | %s |", p->a->cells, va, vb);
         if (p->why)
             fprintf(f, " — | not comparable (%s) |", p->why);
+        else if (p->few_reps)
+            fprintf(f, " %s | n/a: too few reps (A %d, B %d) |", ra, p->a->t->reps, p->b->t->reps);
         else
             fprintf(f, " %s | %s |", ra, verdict_md(p->verdict));
         if (sec == CMP_STEPS || sec == CMP_BATCH) {
@@ -289,6 +303,7 @@ void compare_findings_compute(const struct run_report *a, const struct run_repor
                         : p->verdict == COMPARE_FASTER ? "B faster beyond the noise"
                         : p->verdict == COMPARE_SLOWER ? "B slower beyond the noise"
                         : p->verdict == COMPARE_SAME   ? "within the noise"
+                        : p->few_reps                  ? "no verdict (too few repetitions)"
                                                        : "no verdict (spread unknown)";
         append(steps, sizeof steps, "%scontext %ld: %s%s%s", i ? "; " : "", p->a->context, p->why ? "" : w,
                p->why ? "" : ", ", v);
@@ -297,7 +312,7 @@ void compare_findings_compute(const struct run_report *a, const struct run_repor
                         steps[0] ? steps : "no context measured in both runs");
     /* the other rows beyond the noise, each way, then how many were within it */
     struct report_namelist faster = {.cap = 8}, slower = {.cap = 8};
-    int same = 0, judged = 0, not_comparable = 0;
+    int same = 0, judged = 0, not_comparable = 0, few = 0;
     for (int s = 0; s < CMP_SECTIONS; s++)
         for (int i = 0; i < c->np[s]; i++) {
             const struct cmp_pair *p = &c->pairs[s][i];
@@ -306,6 +321,7 @@ void compare_findings_compute(const struct run_report *a, const struct run_repor
                 continue;
             }
             judged += p->verdict != COMPARE_UNKNOWN;
+            few += p->few_reps;
             same += p->verdict == COMPARE_SAME;
             if (s == CMP_STEPS) continue;
             char w[64];
@@ -318,7 +334,14 @@ void compare_findings_compute(const struct run_report *a, const struct run_repor
     report_findings_add(out, "Faster beyond the noise (B/A): %s.", faster.count ? names : "none");
     report_namelist_text(&slower, names, sizeof names);
     report_findings_add(out, "Slower beyond the noise (B/A): %s.", slower.count ? names : "none");
-    report_findings_add(out, "Within the noise: %d of the %d rows with a verdict.", same, judged);
+    if (few)
+        report_findings_add(
+            out,
+            "Within the noise: %d of the %d rows with a verdict; no verdict on %d rows with too "
+            "few repetitions (spreads apart by chance alone more than %.0f %% of the time).",
+            same, judged, few, COMPARE_MAX_CHANCE_APART * 100);
+    else
+        report_findings_add(out, "Within the noise: %d of the %d rows with a verdict.", same, judged);
     if (not_comparable) {
         char why[REPORT_FINDING_LEN / 2] = "";
         static const char *const sec_name[CMP_SECTIONS] = {"blocks", "decode steps", "sampler rows",

@@ -27,6 +27,12 @@ int compare_check(const struct run_report *a, const struct run_report *b, struct
 enum compare_verdict { COMPARE_UNKNOWN, COMPARE_SAME, COMPARE_FASTER, COMPARE_SLOWER };
 enum compare_verdict compare_spread(double a_min, double a_max, double b_min, double b_max);
 
+/* The chance that m repetitions all fall on one given side of n others drawn from the same distribution:
+ * m! n! / (m + n)!. A row gets a verdict only when that chance is at most COMPARE_MAX_CHANCE_APART (3 and 3
+ * repetitions: 1/20), so [min, max] spreads from one or two repetitions never make a verdict. */
+#define COMPARE_MAX_CHANCE_APART 0.05
+double compare_chance_apart(int m, int n);
+
 /* Writes compare.md and the plot inputs into out_dir (created if missing). label_a / label_b name the runs
  * (their paths); n_a / n_b say how many runs each side pooled; mismatch is the compare_check message when
  * --force overrode it, else NULL. */
