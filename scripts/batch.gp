@@ -22,20 +22,19 @@ set xlabel 'batch size B (sequences per step)'
 set ylabel 'tokens per second (all sequences)'
 set key inside top left box opaque
 set samples 300
+# A ridge label in the right half of the (log) x range goes to the left of its line, so none is cut off.
+side(x) = (x > sqrt(0.8 * x_hi)) ? 'right offset -0.5, 0' : 'left offset 0.5, 0'
 if (ridge_gemm_pred > 0) {
     set arrow 1 from ridge_gemm_pred, graph 0 to ridge_gemm_pred, graph 1 nohead dt 2 lw 1.5 lc rgb '#31a354'
-    set label 1 sprintf('GEMM ridge predicted B = %.1f', ridge_gemm_pred) at ridge_gemm_pred, graph 0.06 \
-        left offset 0.5, 0 tc rgb '#31a354'
+    eval sprintf("set label 1 'B = %.1f: GEMM ridge predicted' at %g, graph 0.06 %s tc rgb '#31a354'", ridge_gemm_pred, ridge_gemm_pred, side(ridge_gemm_pred))
 }
 if (ridge_gemm_meas > 0) {
     set arrow 2 from ridge_gemm_meas, graph 0 to ridge_gemm_meas, graph 1 nohead dt 3 lw 1.5 lc rgb '#e6550d'
-    set label 2 sprintf('GEMM ridge measured B = %.1f', ridge_gemm_meas) at ridge_gemm_meas, graph 0.12 \
-        left offset 0.5, 0 tc rgb '#e6550d'
+    eval sprintf("set label 2 'B = %.1f: GEMM ridge measured' at %g, graph 0.12 %s tc rgb '#e6550d'", ridge_gemm_meas, ridge_gemm_meas, side(ridge_gemm_meas))
 }
 if (ridge_step_pred > 0 && ridge_step_pred < x_hi) {
     set arrow 3 from ridge_step_pred, graph 0 to ridge_step_pred, graph 1 nohead dt 4 lw 1.5 lc rgb '#3182bd'
-    set label 3 sprintf('step ridge predicted B = %.1f', ridge_step_pred) at ridge_step_pred, graph 0.18 \
-        left offset 0.5, 0 tc rgb '#3182bd'
+    eval sprintf("set label 3 'B = %.1f: step ridge predicted' at %g, graph 0.18 %s tc rgb '#3182bd'", ridge_step_pred, ridge_step_pred, side(ridge_step_pred))
 }
 plot step_roof(x) with lines lw 2.5 lc rgb '#3182bd' title 'whole step: predicted roof', \
      gemm_roof(x) with lines lw 2 dt 2 lc rgb '#31a354' title 'GEMMs alone: predicted roof', \

@@ -48,6 +48,18 @@ Test(report_batch, measured_ridge_by_hand) {
     cr_expect_eq(rep.batch_ridge.leaves_memory_roof_batch, 64.0);
 }
 
+Test(report_batch, ridge_beyond_the_sweep_is_not_reported) {
+    make_rows(&rep);
+    /* GEMMs at B = 64 taking 4x their B = 1 time cross at B = 0.05 * 64 / 0.2 = 16, inside the sweep; taking
+     * 0.9x (still flat, noise) they would cross at B = 71, beyond the largest B measured: not reported */
+    rep.batch[2].proj_s = 0.2;
+    report_batch_ridge_measured(&rep);
+    cr_expect(fabs(rep.batch_ridge.proj_measured - 16.0) < 1e-12, "%g", rep.batch_ridge.proj_measured);
+    rep.batch[2].proj_s = 0.045;
+    report_batch_ridge_measured(&rep);
+    cr_expect(isnan(rep.batch_ridge.proj_measured), "%g", rep.batch_ridge.proj_measured);
+}
+
 Test(report_batch, csv_json_and_markdown) {
     make_rows(&rep);
     report_batch_ridge_measured(&rep);
@@ -85,7 +97,7 @@ Test(report_batch, csv_json_and_markdown) {
     report_batch_write_md(m, &rep);
     fclose(m);
     cr_expect(strstr(md, "leaves the memory roof (below 80 % of it) at B = 64") != NULL, "%s", md);
-    cr_expect(strstr(md, "measured ridge is B = 8.0 against B = 11.5 predicted") != NULL, "%s", md);
+    cr_expect(strstr(md, "measured ridge: B = 8.0, against B = 11.5 predicted") != NULL, "%s", md);
     cr_expect(strstr(md, "whole step, bf16 weights none (memory-bound at any B)") != NULL, "%s", md);
     free(md);
     snprintf(line, sizeof line, "rm -rf %s", dir);

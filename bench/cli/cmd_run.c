@@ -807,6 +807,7 @@ static int run_main(struct run *r, int argc, char **argv) {
      */
     printf("validation: verify %d passed, 0 failed, %d skipped; ceiling kernels validated their results\n",
            r->verify_passed, r->verify_skipped);
+    fflush(stdout); /* the summary ends before this note, also when both go to one file */
     fprintf(stderr, "forge-roofline: results in %s\n", r->dir.final_path);
     return CLI_EXIT_OK;
 }

@@ -34,8 +34,28 @@ void report_batch_ridge_measured(struct run_report *r) {
     r->batch_ridge.leaves_memory_roof_batch = leaves;
     /* flat part: the GEMM time at B = 1 (weights streamed once, FLOPs negligible); compute line through
      * the largest B: time proportional to B. They meet at B = t(1) * Bmax / t(Bmax). */
-    r->batch_ridge.proj_measured =
+    double ridge =
         one && big && big->batch > 1 ? report_ratio(one->proj_s * (double)big->batch, big->proj_s) : NAN;
+    /* At or beyond the largest B the GEMMs are still on their flat (memory-bound) part: the sweep did not
+     * reach the ridge, and a crossing past the last point would be an extrapolation, not a measurement. */
+    r->batch_ridge.proj_measured = big && ridge < (double)big->batch ? ridge : NAN;
+}
+
+/* The largest batch measured on forge's own kernels; 0 when none. */
+static long largest_forge_batch(const struct run_report *r) {
+    long most = 0;
+    for (int i = 0; i < r->n_batch; i++)
+        if (is_forge(&r->batch[i]) && r->batch[i].batch > most) most = r->batch[i].batch;
+    return most;
+}
+
+/* "B = x", or why there is no measured ridge. */
+static void md_ridge_measured(FILE *f, const struct run_report *r) {
+    char b[REPORT_FMT_LEN];
+    if (isfinite(r->batch_ridge.proj_measured))
+        report_fmt_md(r->batch_ridge.proj_measured, 1, 1, b), fprintf(f, "B = %s", b);
+    else
+        fprintf(f, "not reached (still memory-bound at the largest B measured, %ld)", largest_forge_batch(r));
 }
 
 int report_batch_write_csv(const struct run_report *r, const char *dir, struct fr_err *err) {
@@ -62,8 +82,7 @@ static void md_ridge(FILE *f, const char *what, double v) {
 void report_batch_finding(FILE *f, const struct run_report *r) {
     if (r->n_batch == 0) return;
     const struct report_batch_ridge *rr = &r->batch_ridge;
-    char a[REPORT_FMT_LEN], m[REPORT_FMT_LEN], p[REPORT_FMT_LEN];
-    report_fmt_md(rr->proj_measured, 1, 1, m);
+    char a[REPORT_FMT_LEN], p[REPORT_FMT_LEN];
     report_fmt_md(strcmp(r->prov.dtype, "f32") == 0 ? rr->proj_f32 : rr->proj_bf16, 1, 1, p);
     if (isnan(rr->leaves_memory_roof_batch))
         fprintf(f,
@@ -77,8 +96,9 @@ void report_batch_finding(FILE *f, const struct run_report *r) {
                 "- Batch sweep (context %ld): the measured tokens/s leaves the memory roof (below 80 %% of "
                 "it) at B = %s",
                 rr->context, a);
-    fprintf(f, "; the GEMMs' measured ridge is B = %s against B = %s predicted (%s weights).\n\n", m, p,
-            r->prov.dtype);
+    fputs("; the GEMMs' measured ridge: ", f);
+    md_ridge_measured(f, r);
+    fprintf(f, ", against B = %s predicted (%s weights).\n\n", p, r->prov.dtype);
 }
 
 void report_batch_write_md(FILE *f, const struct run_report *r) {
@@ -120,10 +140,10 @@ void report_batch_write_md(FILE *f, const struct run_report *r) {
     md_ridge(f, "; f32 weights", rr->step_f32);
     md_ridge(f, "; the GEMMs alone, bf16 weights", rr->proj_bf16);
     md_ridge(f, "; f32 weights", rr->proj_f32);
-    md_ridge(f,
-             ". Measured (GEMMs, forge, where their flat time at B = 1 meets their compute line at the "
-             "largest B):",
-             rr->proj_measured);
+    fputs(". Measured (GEMMs, forge, where their flat time at B = 1 meets their compute line at the largest "
+          "B): ",
+          f);
+    md_ridge_measured(f, r);
     fputs(".\n\n", f);
     if (rr->note[0]) fprintf(f, "Note: %s.\n\n", rr->note);
 }

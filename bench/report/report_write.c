@@ -386,8 +386,9 @@ static void md_findings(FILE *f, const struct run_report *r) {
     for (int i = 0; i < r->n_sampler; i++) n_noisy += r->sampler[i].measured.noisy;
     if (n_noisy > 0)
         fprintf(f,
-                "- %d of %d row%s noisy (the median's %.0f %% confidence interval, from order statistics, "
-                "is wider than ±%.0f %% of it): read %s median with its interval.\n",
+                "- %d of %d row%s noisy (the median's %.0f %% confidence interval from order statistics, or "
+                "[min, max] and its lower coverage with too few repetitions for that, is wider than ±%.0f "
+                "%% of it): read %s median with its interval.\n",
                 n_noisy, r->n_blocks + r->n_steps + r->n_sampler, n_noisy == 1 ? " is" : "s are",
                 TIMING_CI_LEVEL * 100, TIMING_NOISY_HALF_WIDTH * 100, n_noisy == 1 ? "its" : "their");
     if (n_above == 0 && n_noisy == 0) fputs("- No row is above its roof and no row is noisy.\n", f);
