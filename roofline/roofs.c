@@ -48,7 +48,7 @@ static int at_least(double *all, double one, const char *what, char *notes, size
     if (!isfinite(one)) return 0;
     size_t used = strlen(notes);
     if (used + 1 < len)
-        snprintf(notes + used, len - used, "%sall-threads %s %.3g < one core's %.3g: one core's used.",
+        snprintf(notes + used, len - used, "%sall-threads %s %.4g < one core's %.4g: one core's used.",
                  used ? " " : "", what, *all, one);
     *all = one;
     return 1;
