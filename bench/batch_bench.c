@@ -60,7 +60,8 @@ void batch_bench_fill(struct decode_batch *bt, long context) {
 
 int batch_bench_sweep(struct decode_batch *bt, long context, const int *batches, int n,
                       const struct timing_opts *timing, const struct sampler_params *sampler,
-                      struct batch_bench_result *out, struct fr_err *err) {
+                      const float *read_buf, size_t read_n, struct batch_bench_result *out,
+                      struct fr_err *err) {
     if (context < 0 || context >= bt->seq[0].max_pos)
         return fr_err_set(err, "batch sweep: context %ld needs %ld positions, the caches hold %d", context,
                           context + 1, bt->seq[0].max_pos);
@@ -82,8 +83,13 @@ int batch_bench_sweep(struct decode_batch *bt, long context, const int *batches,
             break;
         }
         c.n_rows = 0;
-        out[i] = (struct batch_bench_result){.batch = batches[i], .proj_median_s = NAN};
-        if (timing_measure(batch_rep, &c, timing, &out[i].step) != 0) {
+        out[i] =
+            (struct batch_bench_result){.batch = batches[i], .proj_median_s = NAN, .step_over_read = NAN};
+        struct decode_bench_read rd = {read_buf, read_n, 0};
+        int trc = read_buf ? timing_measure_pair(batch_rep, &c, decode_bench_read_rep, &rd, timing,
+                                                 &out[i].step, &out[i].read, &out[i].step_over_read)
+                           : timing_measure(batch_rep, &c, timing, &out[i].step);
+        if (trc != 0) {
             rc = fr_err_set(err, "out of memory timing batched steps");
             break;
         }

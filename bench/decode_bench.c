@@ -10,15 +10,9 @@
 #include "model/kv_cache.h"
 #include "roofline/ceilings.h"
 
-struct read_ctx {
-    const float *buf;
-    size_t n;
-    volatile double sink; /* keeps the sum alive */
-};
-
-static void read_rep(void *p, long rep) {
+void decode_bench_read_rep(void *p, long rep) {
     (void)rep;
-    struct read_ctx *c = p;
+    struct decode_bench_read *c = p;
     c->sink = ceilings_read_team(c->buf, c->n);
 }
 
@@ -40,7 +34,7 @@ static void block_rep(void *p, long rep) {
 
 /* The eviction before a cold repetition, timed: its best run is a read bandwidth reached in this run. */
 struct evict_ctx {
-    struct read_ctx *rd;
+    struct decode_bench_read *rd;
     double *times_s; /* [max] */
     int n, max;
 };
@@ -48,7 +42,7 @@ struct evict_ctx {
 static void evict_before(void *p) {
     struct evict_ctx *e = p;
     double t0 = timing_now_s();
-    read_rep(e->rd, 0);
+    decode_bench_read_rep(e->rd, 0);
     if (e->n < e->max) e->times_s[e->n++] = timing_now_s() - t0;
 }
 
@@ -66,7 +60,7 @@ int decode_bench_block_evict(struct decode_state *st, enum block_id b, long cont
     struct block_ctx c = {st, b, (int)context, 0};
     st->token = 1 % st->cfg.vocab; /* token 1, or 0 in a one-token vocabulary */
     const int cold = evict && (block_table()[b].reads_weights || b == BLOCK_ATTENTION);
-    struct read_ctx rd = {evict, evict_n, 0};
+    struct decode_bench_read rd = {evict, evict_n, 0};
     struct rep_counts rc;
     int max_reps = opts->max_reps > 0 ? opts->max_reps : 1000;
     struct evict_ctx ev = {&rd, calloc((size_t)max_reps, sizeof(double)), 0, max_reps};
@@ -80,7 +74,7 @@ int decode_bench_block_evict(struct decode_state *st, enum block_id b, long cont
     struct timing_opts t = *opts;
     t.hooks = &rc.hooks;
     if (cold)
-        for (int i = 0; i < t.warmup; i++) read_rep(&rd, i), block_rep(&c, i);
+        for (int i = 0; i < t.warmup; i++) decode_bench_read_rep(&rd, i), block_rep(&c, i);
     if (cold) t.warmup = 0;
     int rcode = timing_measure(block_rep, &c, &t, out);
     if (counts) rep_counts_summarize(&rc, counts);
@@ -151,7 +145,7 @@ int decode_bench_step(struct decode_state *st, long context, const struct decode
         return fr_err_set(err, "out of memory for per-block times");
     }
     int rc = 0;
-    struct read_ctx rd = {opts->read_buf, opts->read_n, 0};
+    struct decode_bench_read rd = {opts->read_buf, opts->read_n, 0};
     out->step_over_read = NAN;
     struct rep_counts counts;
     if (rep_counts_init(&counts, opts->counting.team, opts->counting.energy, max_rows, err) != 0) {
@@ -160,8 +154,8 @@ int decode_bench_step(struct decode_state *st, long context, const struct decode
         return -1;
     }
     t.hooks = &counts.hooks;
-    int trc = opts->read_buf ? timing_measure_pair(step_rep, &c, read_rep, &rd, &t, &out->step, &out->read,
-                                                   &out->step_over_read)
+    int trc = opts->read_buf ? timing_measure_pair(step_rep, &c, decode_bench_read_rep, &rd, &t, &out->step,
+                                                   &out->read, &out->step_over_read)
                              : timing_measure(step_rep, &c, &t, &out->step);
     rep_counts_summarize(&counts, &out->counts);
     if (trc != 0)

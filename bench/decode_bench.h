@@ -19,6 +19,15 @@ struct decode_bench_counting {
     struct counters *energy; /* package-wide, the calling thread */
 };
 
+/* The all-threads read a timed repetition is paired with (ceilings_read_team over buf[n]): the context of
+ * decode_bench_read_rep, a timing_fn for timing_measure_pair. */
+struct decode_bench_read {
+    const float *buf;
+    size_t n;
+    volatile double sink; /* keeps the sum alive */
+};
+void decode_bench_read_rep(void *ctx, long rep);
+
 struct decode_bench_opts {
     struct timing_opts block_timing; /* per block microbenchmark */
     struct timing_opts step_timing;  /* per whole step */

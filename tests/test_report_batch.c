@@ -39,6 +39,18 @@ static void make_rows(struct run_report *r) {
     r->batch_ridge.proj_bf16 = 11.5, r->batch_ridge.step_bf16 = INFINITY;
 }
 
+/* The finding line and the report.md section of r, as one malloc'd string. */
+static char *batch_markdown(const struct run_report *r) {
+    char *md = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&md, &len);
+    cr_assert_not_null(m);
+    report_batch_finding(m, r);
+    report_batch_write_md(m, r);
+    fclose(m);
+    return md;
+}
+
 Test(report_batch, measured_ridge_by_hand) {
     make_rows(&rep);
     report_batch_ridge_measured(&rep);
@@ -46,6 +58,21 @@ Test(report_batch, measured_ridge_by_hand) {
     cr_expect(fabs(rep.batch_ridge.proj_measured - 8.0) < 1e-12, "%g", rep.batch_ridge.proj_measured);
     /* B = 1 and 8 are at 90 % and 85 % of the memory roof, B = 64 at 50 %; the OpenBLAS row does not count */
     cr_expect_eq(rep.batch_ridge.leaves_memory_roof_batch, 64.0);
+}
+
+Test(report_batch, paired_read_decides_where_the_memory_roof_is_left) {
+    make_rows(&rep);
+    /* against the ceilings B = 8 is at 85 %; against its paired read at 70 %: the paired figure decides */
+    rep.batch[0].paired_efficiency = 0.9, rep.batch[1].paired_efficiency = 0.7;
+    rep.batch[2].paired_efficiency = 0.85;
+    report_batch_ridge_measured(&rep);
+    cr_expect_eq(rep.batch_ridge.leaves_memory_roof_batch, 8.0);
+    char *md = batch_markdown(&rep);
+    cr_expect(strstr(md, "memory roof (DRAM bytes at the rate of each step's paired read) (below 80 % of it) "
+                         "at B = 8") != NULL,
+              "%s", md);
+    cr_expect(strstr(md, "| n/a | 70 |\n") != NULL, "%s", md);
+    free(md);
 }
 
 Test(report_batch, ridge_beyond_the_sweep_is_not_reported) {
@@ -88,14 +115,10 @@ Test(report_batch, csv_json_and_markdown) {
     cr_expect_eq(back.batch[2].batch, 64);
     cr_expect_str_eq(back.batch[3].backend, "openblas");
     cr_expect_eq(back.batch[1].proj_s, rep.batch[1].proj_s);
+    cr_expect(isnan(back.batch[1].paired_efficiency)); /* unpaired rows stay unpaired */
     cr_expect_eq(back.batch_ridge.proj_measured, 8.0);
     free(json);
-    char *md = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&md, &len);
-    report_batch_finding(m, &rep);
-    report_batch_write_md(m, &rep);
-    fclose(m);
+    char *md = batch_markdown(&rep);
     cr_expect(strstr(md, "leaves the memory roof (below 80 % of it) at B = 64") != NULL, "%s", md);
     cr_expect(strstr(md, "measured ridge: B = 8.0, against B = 11.5 predicted") != NULL, "%s", md);
     cr_expect(strstr(md, "whole step, bf16 weights none (memory-bound at any B)") != NULL, "%s", md);

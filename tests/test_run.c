@@ -118,6 +118,12 @@ Test(run, quick_tiny_config_writes_the_contract, .timeout = 480) {
     cr_expect_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(batch, 2), "batch")->valuedouble, 4.0);
     cr_expect_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(batch, 3), "backend")->valuestring, "openblas");
     cr_expect(cJSON_GetObjectItem(j, "batch_ridge"), "run.json lacks 'batch_ridge'");
+    for (int i = 0; i < cJSON_GetArraySize(batch); i++) { /* every batched step is paired with the read */
+        const cJSON *g = cJSON_GetObjectItem(cJSON_GetArrayItem(batch, i), "paired_read_gbs"),
+                    *e = cJSON_GetObjectItem(cJSON_GetArrayItem(batch, i), "paired_efficiency");
+        cr_expect(cJSON_IsNumber(g) && g->valuedouble > 0 && cJSON_IsNumber(e) && e->valuedouble > 0,
+                  "batch[%d] lacks a paired read", i);
+    }
     snprintf(p, sizeof p, "%s/batch.csv", dir);
     struct stat bst;
     cr_expect(stat(p, &bst) == 0 && bst.st_size > 0, "%s missing or empty", p);

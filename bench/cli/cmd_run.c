@@ -779,6 +779,7 @@ static int run_main(struct run *r, int argc, char **argv) {
         r->have_state = 0;
         batch.blocking = (struct gemm_blocking){r->machine.l1d_bytes, r->machine.l2_bytes};
         batch.sampler = bo.sampler;
+        batch.read_buf = r->read_buf, batch.read_n = r->read_n;
         /* the two-level roof of the batch rows: DRAM read (as raised above), L2 read, peak FMA */
         r->batch_roofs = (struct roofline){.peak_gflops = r->rates_all.peak_gflops,
                                            .bw_gbs = r->rates_all.level_gbs[ROOFLINE_TERM_DRAM],

@@ -56,6 +56,11 @@ static void fill_rows(const struct run_batch_opts *o, enum fr_dtype wt, const ch
         b->proj_flops = pc.flops, b->proj_bytes = pc.bytes;
         b->proj_predicted_s = roofline_predicted_split_s(rf, pc.flops, pc.dram_bytes, pc.cache_bytes, NULL);
         b->proj_s = res[i].proj_median_s;
+        if (res[i].read.reps > 0) {
+            double read_bytes = (double)o->read_n * sizeof(float);
+            b->paired_read_gbs = read_bytes / res[i].read.median_s / 1e9;
+            b->paired_efficiency = sc.total.dram_bytes / read_bytes / res[i].step_over_read;
+        }
     }
 }
 
@@ -66,7 +71,9 @@ static int sweep(struct decode_batch *bt, const struct run_batch_opts *o, enum f
     for (int i = 0; i < o->n_batches; i++) bs[i] = (int)o->batches[i];
     const struct timing_opts t =
         o->quick ? (struct timing_opts){1, 2, 10, 0.0, NULL} : (struct timing_opts){1, 3, 20, 0.0, NULL};
-    if (batch_bench_sweep(bt, o->context, bs, o->n_batches, &t, &o->sampler, res, err) != 0) return -1;
+    if (batch_bench_sweep(bt, o->context, bs, o->n_batches, &t, &o->sampler, o->read_buf, o->read_n, res,
+                          err) != 0)
+        return -1;
     fill_rows(o, wt, backend, res, o->n_batches, rep);
     return 0;
 }

@@ -27,6 +27,8 @@ struct run_batch_opts {
     bool with_openblas;           /* the f32 OpenBLAS rows beside (when the run's backend is forge) */
     const char *openblas_skipped; /* why they are not, when the caller decided so; NULL otherwise */
     struct sampler_params sampler;
+    const float *read_buf; /* each step is paired with an all-threads read of read_buf[read_n]; NULL: not */
+    size_t read_n;
 };
 
 /* Bytes the phase needs at its peak (the largest batch's caches and buffers, plus f32 weights for the

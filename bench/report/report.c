@@ -55,6 +55,7 @@ void report_init(struct run_report *r) {
         b->flops = b->bytes = b->dram_bytes = b->predicted_s = b->memory_roof_s = b->compute_roof_s = NAN;
         b->tokens_per_s = b->efficiency = b->proj_flops = b->proj_bytes = b->proj_predicted_s = b->proj_s =
             NAN;
+        b->paired_read_gbs = b->paired_efficiency = NAN;
         stats_init(&b->measured);
     }
     struct report_batch_ridge *rr = &r->batch_ridge;
@@ -322,6 +323,10 @@ static double batch_compute_pct(const void *row) {
     const struct report_batch *b = row;
     return 100 * report_ratio(b->compute_roof_s, b->measured.median_s);
 }
+static double batch_paired_pct(const void *row) {
+    const struct report_batch *b = row;
+    return 100 * b->paired_efficiency;
+}
 static double batch_proj_gflops(const void *row) {
     const struct report_batch *b = row;
     return report_ratio(b->proj_flops, b->proj_s) / 1e9;
@@ -350,6 +355,9 @@ static const struct report_field batch_fields[] = {
     F_NUM(X, "proj_predicted_s", REPORT_F_DOUBLE, proj_predicted_s),
     F_NUM(X, "proj_s", REPORT_F_DOUBLE, proj_s),
     F_DERIVED("proj_gflop_per_s", batch_proj_gflops),
+    F_NUM_OPT(X, "paired_read_gbs", REPORT_F_DOUBLE, paired_read_gbs),
+    F_NUM_OPT(X, "paired_efficiency", REPORT_F_DOUBLE, paired_efficiency),
+    F_DERIVED("paired_memory_roof_pct", batch_paired_pct),
 };
 #undef X
 

@@ -184,6 +184,10 @@ struct report_batch {
     double proj_flops, proj_bytes; /* the projection blocks (GEMMs) of the step */
     double proj_predicted_s;       /* their roof */
     double proj_s;                 /* their measured time in the step (median over repetitions) */
+    /* Each step alternated with the all-threads read the decode steps are paired with (NaN unpaired): */
+    double paired_read_gbs;   /* read bytes / median read time */
+    double paired_efficiency; /* DRAM bytes / read bytes / median over pairs of (step / read): the share of
+                               * the paired read's rate the step's DRAM bytes move at, as the step rows' */
 };
 
 /* The ridge batch (compute roof = memory roof), predicted from this run's ceilings and measured. */
