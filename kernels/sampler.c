@@ -80,6 +80,10 @@ int sampler_argmax_ref(const void *row, enum fr_dtype dtype, int n, int *index, 
     return 0;
 }
 
+void sampler_exp_row(float *y, const float *x, int n) {
+    sampler_ops()->exp(y, x, n);
+}
+
 /* ---- softmax ---- */
 
 static int check_softmax(const void *row, int n, float temperature, struct fr_err *err) {

@@ -60,6 +60,10 @@ int sampler_softmax_ref(float *probs, const void *row, enum fr_dtype dtype, int 
 #define SAMPLER_EXP_MAX_ULP 1
 float sampler_exp(float x);
 
+/* y[i] = sampler_exp(x[i]) for x[n] <= 0 with the active instruction set's pass (the same bits on every
+ * set): the softmax's exp alone, as the sampler runs it, for the sampler's exp roof (roofline/ceilings.c). */
+void sampler_exp_row(float *y, const float *x, int n);
+
 /* 0 if probs[n] is a usable distribution (finite, >= 0, not all 0); else -1 naming the first bad index. */
 int sampler_check_probs(const float *probs, int n, struct fr_err *err);
 

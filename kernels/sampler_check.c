@@ -73,6 +73,11 @@ int sampler_ops_compare(const struct sampler_row_ops *x, const struct sampler_ro
         ref->exp_sum(b.fb, src, dt, n, mb, temperature, sb, NULL);
         CHECK(same(b.fa, b.fb, fbytes) && same(sa, sb, sizeof sa), "exp_sum");
     }
+    /* the exp alone, on the f32 row's softmax inputs */
+    for (int i = 0; i < n; i++) b.fp[i] = (row[i] - m) / temperature;
+    x->exp(b.fa, b.fp, n);
+    ref->exp(b.fb, b.fp, n);
+    CHECK(same(b.fa, b.fb, fbytes), "exp");
     /* the probabilities every later pass works on: the reference's softmax of the f32 row */
     double s[SAMPLER_LANES] = {0};
     ref->exp_sum(b.fb, row, FR_DTYPE_F32, n, m, temperature, s, NULL);

@@ -91,6 +91,10 @@ static void exp_sum_scalar(float *e, const void *row, enum fr_dtype dtype, int n
     if (mass) levels_out(bucket, mass);
 }
 
+static void exp_scalar(float *y, const float *x, int n) {
+    for (int i = 0; i < n; i++) y[i] = sampler_exp(x[i]);
+}
+
 static void levels_scalar(const float *p, int n, float *mass) {
     double bucket[SAMPLER_LEVELS + 1] = {0};
     for (int i = 0; i < n; i++) levels_add(bucket, p[i]);
@@ -190,6 +194,7 @@ const struct sampler_row_ops sampler_ops_scalar = {
     .scan = scan_scalar,
     .argmax = argmax_scalar,
     .exp_sum = exp_sum_scalar,
+    .exp = exp_scalar,
     .scale = scale_scalar,
     .levels = levels_scalar,
     .collect = collect_scalar,

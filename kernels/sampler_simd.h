@@ -41,6 +41,9 @@ struct sampler_row_ops {
      * e (f32 sums: a guide) in the same pass. */
     void (*exp_sum)(float *e, const void *row, enum fr_dtype dtype, int n, float m, float t, double *acc,
                     float *mass);
+    /* y[i] = sampler_exp(x[i]) for x <= 0: the softmax's exp alone, run as exp_sum runs it (the sampler's
+     * exp roof is measured with it) */
+    void (*exp)(float *y, const float *x, int n);
     /* p[i] = p[i] * r */
     void (*scale)(float *p, int n, float r);
     /* mass[j] ~ sum of the elements whose key >= SAMPLER_LEVEL_KEY(j) (f32 sums: a guide, not exact) */

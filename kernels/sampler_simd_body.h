@@ -189,6 +189,23 @@ static void SFN(exp_sum)(float *e, const void *row, enum fr_dtype dtype, int n, 
         mass ? exp_sum_t(e, row, 0, n, m, t, acc, mass, 1) : exp_sum_t(e, row, 0, n, m, t, acc, mass, 0);
 }
 
+static void SFN(exp)(float *y, const float *x, int n) {
+    int i = 0;
+    for (; i + 32 <= n; i += 32) { /* two blocks a step, as exp_sum */
+        sv v[2] = {sv_load(x + i), sv_load(x + i + 16)};
+        expk(v, 2);
+        sv_store(y + i, v[0]);
+        sv_store(y + i + 16, v[1]);
+    }
+    for (; i < n; i += 16) {
+        sv v = exp16(i + 16 <= n ? sv_load(x + i) : row_load_tail(x, 0, i, n, 0.0f));
+        if (i + 16 <= n)
+            sv_store(y + i, v);
+        else
+            store_tail(y, i, n, v);
+    }
+}
+
 static void SFN(scale)(float *p, int n, float r) {
     sv vr = sv_set1(r);
     int i = 0;
@@ -360,6 +377,7 @@ const struct sampler_row_ops SOPS_TABLE = {
     .scan = SFN(scan),
     .argmax = SFN(argmax),
     .exp_sum = SFN(exp_sum),
+    .exp = SFN(exp),
     .scale = SFN(scale),
     .levels = SFN(levels),
     .collect = SFN(collect),

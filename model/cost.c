@@ -203,6 +203,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     out->kernel_calls = kcalls * calls;
     out->forks = forks * calls;
     out->parallel = parallel && m && m->threads > 1;
+    out->sampler_exp = id == BLOCK_SAMPLER;
     const double team = out->parallel ? m->threads : 1;
     out->level_bytes[COST_LEVEL_DRAM] = out->dram_bytes;
     out->level_bytes[level_for(m, act_ws / team)] += out->act_bytes;

@@ -51,6 +51,7 @@ struct block_cost {
     double kernel_calls; /* kernel calls per step that open no parallel region */
     double forks;        /* kernel calls per step that open an OpenMP parallel region */
     int parallel;        /* runs on the whole team (matvec, attention): all-threads ceilings apply */
+    int sampler_exp;     /* its exps are the sampler's own exp (sampler_exp_row), not the kernels' vexp */
 };
 
 /* Sampler variants: what the sampler block costs in passes over the logits row. */

@@ -17,9 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "kernels/fr_check.h"
 #include "kernels/kernels.h"
+#include "kernels/sampler.h"
 #include "roofline/ceilings_kernels.h"
 #include "roofline/timing.h"
 
@@ -37,6 +39,7 @@ static const struct {
     [CEILING_EXP] = {"exp_gexps", "exp_1core_gexps", "Gexp/s"},
     [CEILING_CALL] = {"call_mcalls", "call_1core_mcalls", "Mcall/s"},
     [CEILING_FORK] = {"fork_mcalls", "fork_1core_mcalls", "Mcall/s"},
+    [CEILING_SAMPLER_EXP] = {"sampler_exp_gexps", "sampler_exp_1core_gexps", "Gexp/s"},
 };
 _Static_assert(sizeof ceiling_keys / sizeof ceiling_keys[0] == CEILING_COUNT, "one key per ceiling");
 
@@ -171,6 +174,7 @@ struct run_ctx {
     const float *sets; /* [threads][set_stride]: one working set per thread */
     float *work;       /* exp: [threads][2][set_stride] input then output; call, fork: [threads][16] */
     size_t set_n, set_stride;
+    void (*vexp)(float *y, const float *x, int n); /* the exp under test: kernel_vexp or sampler_exp_row */
     fma_fn fma;
     long iters;
     float mul, add, fma_expected;
@@ -247,8 +251,9 @@ static void run_fma(void *vctx, long rep) {
     x->bad += bad;
 }
 
-/* Each thread converts its own L1-resident input to its own output `passes` times with kernel_vexp, the
- * entry point over the vector exp of kernels/kernels_simd_body.h that the kernels' softmax and SiLU use. */
+/* Each thread converts its own L1-resident input to its own output `passes` times with x->vexp: kernel_vexp,
+ * the entry point over the vector exp of kernels/kernels_simd_body.h that the kernels' softmax and SiLU
+ * use, or sampler_exp_row, the sampler's own bit-exact exp as its softmax runs it. */
 static void run_exp(void *vctx, long rep) {
     (void)rep;
     struct run_ctx *x = vctx;
@@ -257,7 +262,7 @@ static void run_exp(void *vctx, long rep) {
         size_t t = (size_t)omp_get_thread_num();
         const float *in = x->work + t * 2 * x->set_stride;
         float *out = x->work + t * 2 * x->set_stride + x->set_stride;
-        for (long p = 0; p < x->passes; p++) kernel_vexp(out, in, (int)x->set_n);
+        for (long p = 0; p < x->passes; p++) x->vexp(out, in, (int)x->set_n);
     }
 }
 
@@ -354,6 +359,25 @@ static void unavailable(struct ceiling_figure *f, const char *why) {
     snprintf(f->why, sizeof f->why, "%s", why);
 }
 
+/* Anonymous pages advised for transparent huge pages, as model/weights.c maps the weights: with THP in
+ * "madvise" mode (Debian's default) an unadvised array gets 4 KiB pages, and a read of those measured 18.0
+ * GB/s on one Zen 4 core against 29.8 GB/s on huge pages (36.9 vs 30.3 on two cores), below the matvec's
+ * 23-28 GB/s on its huge-page weights: the read roof must stream the same kind of pages as the weights. */
+float *ceilings_stream_alloc(size_t n) {
+    size_t bytes = n * sizeof(float);
+    if (bytes == 0) bytes = 1;
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE); /* advice only: 4 KiB pages when THP is off */
+#endif
+    return p;
+}
+
+void ceilings_stream_free(float *a, size_t n) {
+    if (a) munmap(a, n > 0 ? n * sizeof(float) : 1);
+}
+
 /* Page-aligned (2 MiB for large arrays, so transparent huge pages can back them). */
 static float *alloc_floats(size_t n) {
     size_t bytes = n * sizeof(float), align = bytes >= ((size_t)8 << 20) ? ((size_t)2 << 20) : 4096;
@@ -423,7 +447,8 @@ static void zero_split(float *dst, size_t n, int threads) {
 static int measure_dram(struct run_ctx *x, const struct plan *p, int threads, struct ceilings *c,
                         struct fr_err *err) {
     int rc = -1;
-    float *a = alloc_floats(x->n), *b = alloc_floats(x->n), *cc = alloc_floats(x->n);
+    float *a = ceilings_stream_alloc(x->n), *b = ceilings_stream_alloc(x->n),
+          *cc = ceilings_stream_alloc(x->n);
     FR_CHECK_ALLOC(a, err, out);
     FR_CHECK_ALLOC(b, err, out);
     FR_CHECK_ALLOC(cc, err, out);
@@ -468,9 +493,9 @@ static int measure_dram(struct run_ctx *x, const struct plan *p, int threads, st
     rc = 0;
 out:
     x->a = x->b = x->c = NULL;
-    free(cc);
-    free(b);
-    free(a);
+    ceilings_stream_free(cc, x->n);
+    ceilings_stream_free(b, x->n);
+    ceilings_stream_free(a, x->n);
     return rc;
 }
 
@@ -537,10 +562,13 @@ static int measure_peak(struct run_ctx *x, const struct plan *p, int threads, st
     return 0;
 }
 
-/* exp(x) for x in [-16, 0) (what a softmax feeds it), checked against double-precision exp at every
- * element after the timed runs: kernels/kernels_simd_body.h bounds the error by 2 ulp. */
-static int measure_exp(struct run_ctx *x, const struct plan *p, int threads, struct ceilings *c,
-                       struct fr_err *err) {
+/* exp(x) for x in [-16, 0) (what a softmax feeds it), checked after the timed runs at every element: the
+ * kernels' exp against double-precision exp (kernels/kernels_simd_body.h bounds its error by 2 ulp), the
+ * sampler's bit for bit against sampler_exp, its scalar definition. */
+static int measure_exp(struct run_ctx *x, const struct plan *p, int threads, enum ceiling_kind kind,
+                       struct ceilings *c, struct fr_err *err) {
+    bool sampler = kind == CEILING_SAMPLER_EXP;
+    const char *what = sampler ? "sampler exp" : "exp";
     size_t n = c->exp_n, stride = (n + 63) & ~(size_t)63;
     float *buf = alloc_floats(2 * stride * (size_t)threads);
     FR_CHECK_ALLOC(buf, err, fail);
@@ -548,21 +576,23 @@ static int measure_exp(struct run_ctx *x, const struct plan *p, int threads, str
         for (size_t i = 0; i < n; i++)
             buf[(size_t)t * 2 * stride + i] = -16.0f * (float)i / (float)n - 0.001f;
     x->work = buf, x->set_n = n, x->set_stride = stride;
+    x->vexp = sampler ? sampler_exp_row : kernel_vexp;
     x->passes = (long)(p->exp_per_rep / (double)n);
     if (x->passes < 1) x->passes = 1;
     int rc = 0;
     for (int one = 0; one < 2 && !rc; one++) {
         x->threads = one ? 1 : threads;
         double exps = (double)n * (double)x->passes * x->threads;
-        rc = measure(run_exp, x, &p->peak, exps, &(one ? c->one : c->all)[CEILING_EXP], "exp", err);
+        rc = measure(run_exp, x, &p->peak, exps, &(one ? c->one : c->all)[kind], what, err);
     }
     for (int t = 0; t < threads && !rc; t++)
         for (size_t i = 0; i < n; i++) {
             const float *in = buf + (size_t)t * 2 * stride, *out = in + stride;
-            double want = exp((double)in[i]);
-            if (!(fabs((double)out[i] - want) <= 4.0 * FLT_EPSILON * want)) {
-                rc = fr_err_set(err, "exp: validation FAILED at element %zu: exp(%.9g) = %.9g, expected %.9g",
-                                i, (double)in[i], (double)out[i], want);
+            double want = sampler ? (double)sampler_exp(in[i]) : exp((double)in[i]);
+            if (sampler ? out[i] != (float)want
+                        : !(fabs((double)out[i] - want) <= 4.0 * FLT_EPSILON * want)) {
+                rc = fr_err_set(err, "%s: validation FAILED at element %zu: exp(%.9g) = %.9g, expected %.9g",
+                                what, i, (double)in[i], (double)out[i], want);
                 break;
             }
         }
@@ -664,7 +694,7 @@ int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, 
     size_t dram = o->dram_array_bytes;
     if (!dram) {
         dram = 4 * m->llc_total_bytes;
-        if (dram < ((size_t)64 << 20)) dram = (size_t)64 << 20;
+        if (dram < CEILINGS_DRAM_MIN_BYTES) dram = CEILINGS_DRAM_MIN_BYTES;
     }
     c->dram_array_bytes = dram / sizeof(float) / 64 * 64 * sizeof(float);
     if (c->dram_array_bytes == 0) return fr_err_set(err, "DRAM array of %zu bytes is too small", dram);
@@ -685,7 +715,8 @@ int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, 
     if (measure_dram(&x, &p, threads, c, err)) return -1;
     if (measure_cache(&x, &p, threads, c, err)) return -1;
     if (measure_peak(&x, &p, threads, c, err)) return -1;
-    if (measure_exp(&x, &p, threads, c, err)) return -1;
+    if (measure_exp(&x, &p, threads, CEILING_EXP, c, err)) return -1;
+    if (measure_exp(&x, &p, threads, CEILING_SAMPLER_EXP, c, err)) return -1;
     if (measure_overheads(&x, &p, threads, c, err)) return -1;
     return measure_sgemm(&x, &p, threads, c, err); /* last: OpenBLAS threads spin a while after a call */
 }

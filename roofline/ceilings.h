@@ -2,7 +2,8 @@
  * hwloc), the best of >= 10 timed runs is the ceiling and median/min/max/reps travel with it, every kernel
  * validates its own result (a failed validation is an error, never a figure). Figures: DRAM read (sum; the
  * decode denominator), copy and triad; read bandwidth of each cache level; peak f32 FLOP/s of an FMA kernel;
- * OpenBLAS sgemm; the throughput of the vector exp the kernels use (kernel_vexp); the rate of two fixed
+ * OpenBLAS sgemm; the throughput of the vector exp the kernels use (kernel_vexp) and of the sampler's own exp
+ * (sampler_exp_row); the rate of two fixed
  * costs, a kernel call that opens no parallel region and an OpenMP parallel region's fork + join (their
  * reciprocals are the overhead floors of the roofline). Each with all threads (one per core, bound by the
  * caller) and with one thread. The DRAM read splits its array into 256 KiB chunks handed out dynamically,
@@ -21,6 +22,13 @@ struct cJSON;
 
 #define CEILINGS_READ_SLICES 8
 
+/* The smallest array a DRAM read uses, whatever 4x the LLC gives: a last-level cache that resists
+ * thrashing (AMD's L3) keeps part of an array read over and over, about LLC / array of it. Measured on the
+ * 2-core Zen 4 VM (hwloc: 32 MiB L3), one array re-read, huge pages, two threads: 128 MiB 42.2 GB/s,
+ * 256 MiB 37.8, 512 MiB 36.5, 1 GiB 36.0 (one thread 34.3, 32.3, 31.9, 31.5); the same sizes read from
+ * alternating regions, so nothing is kept: 31.1-31.6 on one thread at every size. */
+#define CEILINGS_DRAM_MIN_BYTES ((size_t)512 << 20)
+
 enum ceiling_kind {
     CEILING_DRAM_READ,
     CEILING_DRAM_COPY,
@@ -30,9 +38,10 @@ enum ceiling_kind {
     CEILING_L3_READ,
     CEILING_PEAK_FLOPS,
     CEILING_SGEMM,
-    CEILING_EXP,  /* Gexp/s of the kernels' vector exp (kernel_vexp), inputs and outputs in L1 */
-    CEILING_CALL, /* Mcall/s of a kernel call that opens no parallel region: 1 / the call floor */
-    CEILING_FORK, /* Mcall/s of an OpenMP parallel region (fork + join barrier): 1 / the fork floor */
+    CEILING_EXP,         /* Gexp/s of the kernels' vector exp (kernel_vexp), inputs and outputs in L1 */
+    CEILING_CALL,        /* Mcall/s of a kernel call that opens no parallel region: 1 / the call floor */
+    CEILING_FORK,        /* Mcall/s of an OpenMP parallel region (fork + join barrier): 1 / the fork floor */
+    CEILING_SAMPLER_EXP, /* Gexp/s of the sampler's own exp (sampler_exp_row), inputs and outputs in L1 */
     CEILING_COUNT
 };
 
@@ -68,7 +77,7 @@ struct ceilings {
 /* Sizes and repetition counts; zeros take the defaults (the STREAM rule and full-mode counts). */
 struct ceilings_opts {
     bool quick;              /* fewer repetitions (DRAM read still >= 10 runs), sgemm 1024^3 */
-    size_t dram_array_bytes; /* 0: 4x the total LLC, at least 64 MiB */
+    size_t dram_array_bytes; /* 0: 4x the total LLC, at least CEILINGS_DRAM_MIN_BYTES */
     size_t set_bytes[3];     /* 0: half of L1d, half of L2, half of the L3 share of one core */
     size_t cache_rep_bytes;  /* bytes one timed cache-read run reads; 0: 64 MiB (quick: 16 MiB) */
     int sgemm_n;             /* 0: 2048 (quick: 1024) */
@@ -91,6 +100,11 @@ int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, 
 /* The same read over all threads of an OpenMP team (static split), for a read measured alongside other
  * work, e.g. alternated with decode steps. Returns the sum. */
 double ceilings_read_team(const float *a, size_t n);
+/* An array of n floats for a streamed read (the DRAM read, the read paired with the steps), backed as the
+ * model's weights are: anonymous pages advised for transparent huge pages. NULL when the mapping fails;
+ * release with ceilings_stream_free(a, n). */
+float *ceilings_stream_alloc(size_t n);
+void ceilings_stream_free(float *a, size_t n);
 /* One thread's read-only sum of a[0..n) with the fastest kernel this CPU has (for counter calibration). */
 double ceilings_read_sum(const float *a, size_t n);
 

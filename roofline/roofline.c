@@ -101,7 +101,8 @@ int roofline_predict(const struct roofline_rates *all, const struct roofline_rat
         out->levels_sum_s += out->term_s[l];
     }
     if (term(w->flops, r->peak_gflops, 1e9, "FMA", &out->term_s[ROOFLINE_TERM_FMA], err) ||
-        term(w->exps, r->exp_gexps, 1e9, "exp", &out->term_s[ROOFLINE_TERM_EXP], err))
+        term(w->exps, w->sampler_exp ? r->sampler_exp_gexps : r->exp_gexps, 1e9,
+             w->sampler_exp ? "sampler exp" : "exp", &out->term_s[ROOFLINE_TERM_EXP], err))
         return -1;
     double call_s = 0, fork_s = 0;
     if (w->calls > 0 && !(nonneg_finite(r->call_s) && r->call_s > 0))

@@ -75,8 +75,9 @@ enum roofline_term {
 struct roofline_rates {
     double level_gbs[ROOFLINE_LEVELS]; /* read bandwidth of DRAM, L1, L2, L3 */
     double peak_gflops;
-    double exp_gexps;
-    double call_s, fork_s; /* fixed cost of a kernel call without / with a parallel region */
+    double exp_gexps;         /* the kernels' vector exp (softmax in attention, SiLU) */
+    double sampler_exp_gexps; /* the sampler's bit-exact exp (its softmax) */
+    double call_s, fork_s;    /* fixed cost of a kernel call without / with a parallel region */
 };
 
 struct roofline_work {
@@ -84,6 +85,7 @@ struct roofline_work {
     double flops, exps;
     double calls, forks; /* calls that open no parallel region, calls that do */
     bool parallel;       /* runs on the whole team: the all-threads rates apply */
+    bool sampler_exp;    /* its exps are the sampler's: sampler_exp_gexps applies instead of exp_gexps */
 };
 
 struct roofline_prediction {

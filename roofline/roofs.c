@@ -34,6 +34,7 @@ static int fill(const struct ceiling_figure *f, const char *who, struct roofline
     }
     r->peak_gflops = best_or_nan(&f[CEILING_PEAK_FLOPS]);
     r->exp_gexps = best_or_nan(&f[CEILING_EXP]);
+    r->sampler_exp_gexps = best_or_nan(&f[CEILING_SAMPLER_EXP]);
     double call = best_or_nan(&f[CEILING_CALL]), fork = best_or_nan(&f[CEILING_FORK]);
     r->call_s = 1.0 / (call * 1e6);
     r->fork_s = 1.0 / (fork * 1e6);
@@ -65,10 +66,15 @@ int roofs_from_ceilings(const struct ceilings *c, struct roofline_rates *all, st
         n += at_least(&all->level_gbs[l], one->level_gbs[l], level_what[l], notes, notes_len);
     n += at_least(&all->peak_gflops, one->peak_gflops, "peak GFLOP/s", notes, notes_len);
     n += at_least(&all->exp_gexps, one->exp_gexps, "exp Gexp/s", notes, notes_len);
-    double all_call = 1 / all->call_s, all_fork = 1 / all->fork_s;
+    n += at_least(&all->sampler_exp_gexps, one->sampler_exp_gexps, "sampler exp Gexp/s", notes, notes_len);
+    /* The floors are fixed costs per call. A call that opens no parallel region is the same work on any
+     * thread: the all-threads figure (every thread calling at once, as slow as the slowest thread) measures
+     * the same cost as one core's, so the lower of the two is the floor. A fork is not the same work on a
+     * team as on a team of one: waking the others and waiting for all of them at the join barrier costs
+     * more, so one core's fork figure is no bound on the team's, and the team's floor stays as measured. */
+    double all_call = 1 / all->call_s;
     n += at_least(&all_call, 1 / one->call_s, "call rate (1/s)", notes, notes_len);
-    n += at_least(&all_fork, 1 / one->fork_s, "fork rate (1/s)", notes, notes_len);
-    all->call_s = 1 / all_call, all->fork_s = 1 / all_fork;
+    all->call_s = 1 / all_call;
     return n;
 }
 

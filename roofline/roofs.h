@@ -12,7 +12,9 @@
 
 /* Fills all and one from c; notes gets one sentence per fallback ("" when none). An all-threads rate below
  * the one-core rate (other cores busy while it was measured) is replaced by the one-core rate, and said:
- * a team is never slower than one of its threads, and a roof must hold. Returns the number of fallbacks. */
+ * a team is never slower than one of its threads, and a roof must hold. The same holds for the call floor
+ * (the same call on any thread), not for the fork floor: a team's fork and join cost more than a team of
+ * one's region, so the team's fork floor is its own measurement. Returns the number of fallbacks. */
 int roofs_from_ceilings(const struct ceilings *c, struct roofline_rates *all, struct roofline_rates *one,
                         char *notes, size_t notes_len);
 

@@ -171,7 +171,8 @@ Test(ceilings, roofs_fall_back_and_say_so) {
     }
     c.all[CEILING_L2_READ] = c.one[CEILING_L2_READ] =
         (struct ceiling_figure){.why = "no L2 cache in the topology"};
-    c.one[CEILING_FORK] = fig(4); /* a team of one forks faster than the busy team of two */
+    c.one[CEILING_FORK] = fig(4);   /* a team of one's region: cheaper than the team's fork and join */
+    c.one[CEILING_CALL] = fig(200); /* the same call, measured faster on one core than with all at once */
     struct roofline_rates ra, ro;
     char notes[512];
     cr_assert_gt(roofs_from_ceilings(&c, &ra, &ro, notes, sizeof notes), 0);
@@ -182,15 +183,18 @@ Test(ceilings, roofs_fall_back_and_say_so) {
                      "L2 read ceiling not measured (no L2 cache in the topology): L2 bytes charged at the "
                      "L3 read ceiling") != NULL,
               "notes: %s", notes);
-    cr_expect_float_eq(ra.fork_s, 0.25e-6, 1e-18, "the team's fork floor is never above one core's");
-    cr_expect(strstr(notes, "fork rate") != NULL, "notes: %s", notes);
-    cr_expect_float_eq(ra.call_s, 1e-8, 1e-20);
+    cr_expect_float_eq(ra.fork_s, 1e-6, 1e-18, "the team's fork floor is its own measurement");
+    cr_expect_float_eq(ro.fork_s, 0.25e-6, 1e-18);
+    cr_expect(strstr(notes, "fork") == NULL, "no fork note: %s", notes);
+    cr_expect_float_eq(ra.call_s, 5e-9, 1e-20, "the call floor is the lower of the same call's two costs");
+    cr_expect(strstr(notes, "all-threads call rate (1/s) 1e+08 < one core's 2e+08: one core's used.") != NULL,
+              "notes: %s", notes);
     cr_expect_eq(ra.exp_gexps, 8.0);
     cr_expect_eq(roofs_raise_dram(&ra, 25), 0, "a slower read never lowers the roof");
     cr_expect_eq(roofs_raise_dram(&ra, 33), 1);
     cr_expect_eq(ra.level_gbs[ROOFLINE_TERM_DRAM], 33.0);
     /* nothing missing, nothing slower: no notes */
-    c.all[CEILING_L2_READ] = fig(300), c.one[CEILING_L2_READ] = fig(150), c.one[CEILING_FORK] = fig(0.5);
+    c.all[CEILING_L2_READ] = fig(300), c.one[CEILING_L2_READ] = fig(150), c.one[CEILING_CALL] = fig(50);
     cr_expect_eq(roofs_from_ceilings(&c, &ra, &ro, notes, sizeof notes), 0);
     cr_expect_str_eq(notes, "");
 }

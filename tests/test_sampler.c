@@ -442,6 +442,30 @@ static void finish_off_by_one(float *out, const float *p, int n, uint32_t kc, in
     out[n - 1] = nextafterf(out[n - 1], 1.0f);
 }
 
+static void exp_off_by_one(float *y, const float *x, int n) {
+    sampler_ops_scalar.exp(y, x, n);
+    y[n / 2] = nextafterf(y[n / 2], 0.0f);
+}
+
+/* sampler_exp_row, the pass the sampler's exp roof is measured with, is sampler_exp element by element on
+ * every ISA, tails included (n = 37: one two-block step, then a partial block). */
+Test(sampler, exp_row_is_sampler_exp_on_every_isa) {
+    enum { N = 37 };
+    float x[N], y[N];
+    for (int i = 0; i < N; i++) x[i] = -0.37f * (float)i * (float)i - 0.001f * (float)i;
+    for (int isa = 0; isa < KERNEL_ISA_COUNT; isa++) {
+        if (sampler_isa_force((enum kernel_isa)isa) != 0) continue;
+        memset(y, 0xff, sizeof y);
+        sampler_exp_row(y, x, N);
+        for (int i = 0; i < N; i++) {
+            float want = sampler_exp(x[i]);
+            cr_expect(memcmp(&y[i], &want, sizeof want) == 0, "isa %d x = %.9g: %a, sampler_exp %a", isa,
+                      (double)x[i], (double)y[i], (double)want);
+        }
+    }
+    sampler_isa_force(KERNEL_ISA_COUNT);
+}
+
 Test(sampler, isa_self_check_compares_every_pass) {
     enum { N = 5003 };
     float *row = malloc(sizeof(float) * N);
@@ -459,6 +483,11 @@ Test(sampler, isa_self_check_compares_every_pass) {
         int d = sampler_ops_compare(&broken, &sampler_ops_scalar, row, N, 0.9f, work, &first);
         cr_expect_gt(d, 0, "a wrong finish pass went unnoticed");
         cr_expect(first && strcmp(first, "finish") == 0, "first differing pass: %s", first ? first : "none");
+        broken = sampler_ops_scalar;
+        broken.exp = exp_off_by_one;
+        d = sampler_ops_compare(&broken, &sampler_ops_scalar, row, N, 0.9f, work, &first);
+        cr_expect_eq(d, 1, "a wrong exp pass went unnoticed");
+        cr_expect(first && strcmp(first, "exp") == 0, "first differing pass: %s", first ? first : "none");
     }
     free(row), free(work);
 }

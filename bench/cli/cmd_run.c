@@ -364,7 +364,7 @@ static void run_free(struct run *r) {
     if (r->have_counters) counters_close(&r->counters);
     if (r->have_state) decode_state_free(&r->st);
     if (r->have_weights) qwen3_weights_free(&r->weights);
-    free(r->read_buf);
+    ceilings_stream_free(r->read_buf, r->read_n);
     free(r->report);
 }
 
@@ -462,7 +462,8 @@ static int predict_one(const struct run *r, const struct block_cost *c, struct r
                               .exps = c->exps,
                               .calls = c->kernel_calls,
                               .forks = c->forks,
-                              .parallel = c->parallel != 0};
+                              .parallel = c->parallel != 0,
+                              .sampler_exp = c->sampler_exp != 0};
     for (int l = 0; l < ROOFLINE_LEVELS; l++) w.level_bytes[l] = c->level_bytes[l];
     struct fr_err err = {{0}};
     if (roofline_predict(&r->rates_all, &r->rates_one, &w, p, &err) != 0)
@@ -746,11 +747,11 @@ static int run_main(struct run *r, int argc, char **argv) {
     };
     r->st.sampler_params = bo.sampler;
     fill_plan(r->report, a, &copts, &bo);
-    /* the read paired with the steps: STREAM's size rule (4x the LLC), at least 256 MiB */
+    /* the read paired with the steps: STREAM's size rule (4x the LLC), at least the ceilings' minimum */
     size_t read_bytes = 4 * r->machine.llc_total_bytes;
-    if (read_bytes < (256u << 20)) read_bytes = 256u << 20;
+    if (read_bytes < CEILINGS_DRAM_MIN_BYTES) read_bytes = CEILINGS_DRAM_MIN_BYTES;
     r->read_n = read_bytes / sizeof(float);
-    if (!(r->read_buf = aligned_alloc(64, r->read_n * sizeof(float))))
+    if (!(r->read_buf = ceilings_stream_alloc(r->read_n)))
         return cli_fail("out of memory for the %zu-byte paired read buffer", read_bytes);
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < r->read_n; i++) r->read_buf[i] = (float)(i & 3);
