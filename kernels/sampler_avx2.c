@@ -67,6 +67,15 @@ SP_INLINE sv sv_exp2_scale(sv y, sv n, svm live) {
     return sv_keep((sv){exp2_scale8(y.a, n.a), exp2_scale8(y.b, n.b)}, live);
 }
 
+/* n >= -126 and y * 2^n normal: one multiply by 2^n, exact */
+SP_INLINE __m256 exp2_scale_normal8(__m256 y, __m256 n) {
+    __m256i e = _mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127));
+    return _mm256_mul_ps(y, _mm256_castsi256_ps(_mm256_slli_epi32(e, 23)));
+}
+SP_INLINE sv sv_exp2_scale_normal(sv y, sv n) {
+    return (sv){exp2_scale_normal8(y.a, n.a), exp2_scale_normal8(y.b, n.b)};
+}
+
 #define SV_CMP(name, pred)                                                                                   \
     SP_INLINE svm name(sv x, sv y) {                                                                         \
         return (svm){_mm256_castps_si256(_mm256_cmp_ps(x.a, y.a, pred)),                                     \

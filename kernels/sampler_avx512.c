@@ -33,13 +33,14 @@ SP_INLINE sv sv_load_bf16(const uint16_t *p) {
 /* equals the scalar (x + 1.5 * 2^23) - 1.5 * 2^23 for |x| < 2^22 */
 #define sv_round(v) _mm512_roundscale_ps((v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 /* scalef rounds y * 2^n once, as the scalar's exact-then-rounded pair of factors does */
-#define sv_exp2_scale(y, n, live) _mm512_maskz_scalef_ps((live), (y), (n))
-#define sv_cmp_ge(x, y)           _mm512_cmp_ps_mask((x), (y), _CMP_GE_OQ)
-#define sv_cmp_gt(x, y)           _mm512_cmp_ps_mask((x), (y), _CMP_GT_OQ)
-#define sv_cmp_eq(x, y)           _mm512_cmp_ps_mask((x), (y), _CMP_EQ_OQ)
-#define sv_bad(v)                 _mm512_cmp_ps_mask((v), _mm512_set1_ps(INFINITY), _CMP_NLT_UQ)
-#define sv_keys(v)                _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7fffffff))
-#define sv_reduce_max(v)          _mm512_reduce_max_ps(v) /* max is exact in any order */
+#define sv_exp2_scale(y, n, live)  _mm512_maskz_scalef_ps((live), (y), (n))
+#define sv_exp2_scale_normal(y, n) _mm512_scalef_ps((y), (n))
+#define sv_cmp_ge(x, y)            _mm512_cmp_ps_mask((x), (y), _CMP_GE_OQ)
+#define sv_cmp_gt(x, y)            _mm512_cmp_ps_mask((x), (y), _CMP_GT_OQ)
+#define sv_cmp_eq(x, y)            _mm512_cmp_ps_mask((x), (y), _CMP_EQ_OQ)
+#define sv_bad(v)                  _mm512_cmp_ps_mask((v), _mm512_set1_ps(INFINITY), _CMP_NLT_UQ)
+#define sv_keys(v)                 _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7fffffff))
+#define sv_reduce_max(v)           _mm512_reduce_max_ps(v) /* max is exact in any order */
 /* the level masses (a guide) */
 typedef __m512 sl;
 #define sl_zero()               _mm512_setzero_ps()

@@ -6,7 +6,8 @@
  *   sv (16 f32), svi (16 i32), svm (16-lane mask), sd16 (16 double accumulators);
  *   sv_load/sv_load_bf16/sv_store (16 values), sv_set1, sv_add/sub/mul/div/max, sv_keep (zero the lanes
  *   outside a mask), sv_round (to nearest even, |x| < 2^22),
- *   sv_exp2_scale (y * 2^n rounded once, 0 outside a mask), sv_cmp_ge/gt/eq (ordered), sv_bad (NaN or
+ *   sv_exp2_scale (y * 2^n rounded once, 0 outside a mask), sv_exp2_scale_normal (the same for
+ *   n >= -126 and a normal result: one exact multiply), sv_cmp_ge/gt/eq (ordered), sv_bad (NaN or
  *   +inf), sv_keys (bits without the sign), sv_reduce_max, sv_block_sum16 (sampler_block_sum16's tree, in
  * double); svi_set1, svi_iota (0..15), svi_add, svi_gt (signed), svi_eq, svi_blend (b where the mask is set),
  *   svi_store, svi_compress (stores the mask's lanes in lane order to dst, may write 16, returns the count);
@@ -111,13 +112,20 @@ static bool SFN(argmax)(const void *row, enum fr_dtype dtype, int n, int *index)
 
 /* ---- the softmax's exp and sum ---- */
 
+/* Above this every lane of a block is normal after scaling: n = round(x log2 e) >= -124, and y >= 0.7, so
+ * y * 2^n >= 2^-125 is exact in one multiply by a normal 2^n, and no lane is below SAMPLER_EXP_LO. */
+#define SAMPLER_EXP_NORMAL_LO (-86.0f)
+
 /* sampler_exp on 16 lanes of K blocks at once, step by step across the blocks: the polynomial is one long
- * dependent chain, so independent chains side by side keep the vector units busy */
-SB_INLINE void expk(sv *x, const int k) {
+ * dependent chain, so independent chains side by side keep the vector units busy. With normal (every lane
+ * >= SAMPLER_EXP_NORMAL_LO), the clamp, the live mask and the two-step scaling are left out: the same
+ * bits, since each of them is then exact or does nothing. */
+SB_INLINE void expk(sv *x, const int k, const int normal) {
     svm live[2];
     sv n[2], r[2], z[2], y[2];
-    for (int q = 0; q < k; q++) live[q] = sv_cmp_ge(x[q], sv_set1(SAMPLER_EXP_LO));
-    for (int q = 0; q < k; q++) x[q] = sv_max(x[q], sv_set1(SAMPLER_EXP_LO)); /* dead lanes (-inf) finite */
+    for (int q = 0; q < k && !normal; q++) live[q] = sv_cmp_ge(x[q], sv_set1(SAMPLER_EXP_LO));
+    for (int q = 0; q < k && !normal; q++)
+        x[q] = sv_max(x[q], sv_set1(SAMPLER_EXP_LO)); /* dead lanes (-inf) finite */
     for (int q = 0; q < k; q++) n[q] = sv_round(sv_mul(x[q], sv_set1(SAMPLER_LOG2E)));
     for (int q = 0; q < k; q++) r[q] = sv_sub(x[q], sv_mul(n[q], sv_set1(SAMPLER_LN2_HI)));
     for (int q = 0; q < k; q++) r[q] = sv_sub(r[q], sv_mul(n[q], sv_set1(SAMPLER_LN2_LO)));
@@ -129,11 +137,12 @@ SB_INLINE void expk(sv *x, const int k) {
     for (int q = 0; q < k; q++) y[q] = sv_add(sv_mul(y[q], r[q]), sv_set1(SAMPLER_EXP_P5));
     for (int q = 0; q < k; q++) y[q] = sv_add(sv_mul(y[q], z[q]), r[q]);
     for (int q = 0; q < k; q++) y[q] = sv_add(y[q], sv_set1(1.0f));
-    for (int q = 0; q < k; q++) x[q] = sv_exp2_scale(y[q], n[q], live[q]);
+    for (int q = 0; q < k; q++)
+        x[q] = normal ? sv_exp2_scale_normal(y[q], n[q]) : sv_exp2_scale(y[q], n[q], live[q]);
 }
 
 SB_INLINE sv exp16(sv x) {
-    expk(&x, 1);
+    expk(&x, 1, 0);
     return x;
 }
 
@@ -159,7 +168,11 @@ SB_INLINE void exp_sum_t(float *e, const void *row, const int bf16, int n, float
     for (; i + 32 <= n; i += 32) { /* two blocks a step; each added to the sums in index order */
         sv v[2] = {sv_div(sv_sub(row_load(row, bf16, i), vm), vt),
                    sv_div(sv_sub(row_load(row, bf16, i + 16), vm), vt)};
-        expk(v, 2);
+        const sv lo = sv_set1(SAMPLER_EXP_NORMAL_LO);
+        if (svm_bits(svm_and(sv_cmp_ge(v[0], lo), sv_cmp_ge(v[1], lo))) == 0xffffu)
+            expk(v, 2, 1);
+        else
+            expk(v, 2, 0);
         for (int q = 0; q < 2; q++) {
             sv_store(e + i + 16 * q, v[q]);
             sd16_add(&a, v[q]);
