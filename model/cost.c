@@ -247,7 +247,12 @@ void cost_step_on(const struct qwen3_config *c, const struct cost_opts *o, const
  * stream (its per-token activations scale like every other block's). Working sets are not re-levelled. */
 void cost_step_batch(const struct qwen3_config *c, const struct cost_opts *o, long context, int batch,
                      enum sampler_variant sampler, struct step_cost *out) {
-    cost_step(c, o, context, sampler, out);
+    cost_step_batch_on(c, o, NULL, context, batch, sampler, out);
+}
+
+void cost_step_batch_on(const struct qwen3_config *c, const struct cost_opts *o, const struct cost_caches *m,
+                        long context, int batch, enum sampler_variant sampler, struct step_cost *out) {
+    cost_step_on(c, o, m, context, sampler, out);
     const double nb = batch > 0 ? batch : 1;
     memset(&out->total, 0, sizeof out->total);
     for (int i = 0; i < BLOCK_COUNT; i++) {

@@ -86,6 +86,12 @@ void cost_step_on(const struct qwen3_config *cfg, const struct cost_opts *opts, 
  * the batch's GEMM reads them once per step, whatever the batch. batch 1 is cost_step. */
 void cost_step_batch(const struct qwen3_config *cfg, const struct cost_opts *opts, long context, int batch,
                      enum sampler_variant sampler, struct step_cost *out);
+/* The same with the per-level split for a machine's caches (cost_step_on's rules, per sequence: each
+ * per-token block call touches one sequence's rows, so its working set is B = 1's; the level bytes scale with
+ * B except the matrices' one DRAM stream). m NULL: cost_step_batch. */
+void cost_step_batch_on(const struct qwen3_config *cfg, const struct cost_opts *opts,
+                        const struct cost_caches *m, long context, int batch, enum sampler_variant sampler,
+                        struct step_cost *out);
 
 /* The predicted ridge batch: the batch size at which the compute roof and the memory roof of a batched step
  * (projections_only: of its projection blocks alone, the GEMMs, whose bytes are the weights) cross, for peak

@@ -1,6 +1,8 @@
 /* End-to-end: forge-roofline predict, --help, --version and the CLI's usage errors. */
 #include <cJSON.h>
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/cli_run.h"
@@ -120,4 +122,36 @@ Test(cli, predict_batch) {
     cr_expect_eq(r.status, 2);
     cli_run(&r, 0, "predict --model qwen3-0.6b --batch 0,2");
     cr_expect_eq(r.status, 2);
+    cli_run(&r, 0, "predict --model qwen3-0.6b --measure-roofs");
+    cr_expect_eq(r.status, 2);
+    cli_run(&r, 0, "predict --model qwen3-0.6b --batch 2 --measure-roofs --peak-gflops 200 --bw-gbs 20");
+    cr_expect_eq(r.status, 2);
+}
+
+/* --batch per-level bytes: the DRAM, L1, L2 and L3 columns of each row add up to its bytes; the four ridges
+ * (whole step and GEMMs, bf16 and f32) are columns of their own, empty without roofs. */
+Test(cli, predict_batch_levels) {
+    cli_run(&r, 0,
+            "predict --model qwen3-0.6b --context 1024 --batch 1,8 --format csv --peak-gflops 200 "
+            "--bw-gbs 20");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, ",dram_level_bytes,l1_bytes,l2_bytes,l3_bytes,ridge_batch_bf16,ridge_batch_f32,"
+                            "proj_ridge_batch_bf16,proj_ridge_batch_f32\n") != NULL,
+              "%s", r.out);
+    const char *row = strstr(r.out, "qwen3-0.6b,bf16,bf16,1024,8,");
+    cr_assert_not_null(row, "%s", r.out);
+    /* the row's fields after the model name, in header order: weights kv context batch flops bytes ... */
+    double v[23];
+    int n = 0;
+    for (const char *p = strchr(row, ',') + 1; n < 23; p = strchr(p, ',') + 1) {
+        v[n++] = strtod(p, NULL); /* text fields read as 0; only numeric ones are used below */
+        const char *comma = strchr(p, ','), *nl = strchr(p, '\n');
+        if (!comma || (nl && nl < comma)) break;
+    }
+    cr_assert_eq(n, 23, "%d fields", n);
+    double levels = v[15] + v[16] + v[17] + v[18];
+    cr_expect(fabs(levels - v[5]) <= 1e-9 * v[5], "levels %.0f vs bytes %.0f", levels, v[5]);
+    cr_expect(v[16] > 0 && v[17] > 0, "L1 %.0f, L2 %.0f", v[16], v[17]);
+    cr_expect(v[19] > 0 && v[20] > v[19] && v[21] > 0 && v[22] > v[21], "ridges %g %g %g %g", v[19], v[20],
+              v[21], v[22]);
 }

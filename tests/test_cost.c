@@ -220,6 +220,33 @@ Test(cost, batch_scales_per_token_not_matrices) {
     cr_expect_eq(b8.total.dram_bytes, matrices + 8 * 1025.0 * 114688);
 }
 
+/* The per-level split of a batched step on a machine: the levels still sum to the bytes, each block's levels
+ * are B times its B = 1 levels, and only a matrix's DRAM stream stays one (the split of cost_step_on). */
+Test(cost, batch_levels_on_a_machine) {
+    struct qwen3_config c = load();
+    struct cost_opts bf16 = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct cost_caches m = {.bytes = {32768, 1 << 20, 32 << 20}, .threads = 2};
+    struct step_cost one, b8, on;
+    cost_step_on(&c, &bf16, &m, 1024, SAMPLER_VARIANT_CHAIN, &on);
+    cost_step_batch_on(&c, &bf16, &m, 1024, 1, SAMPLER_VARIANT_CHAIN, &one);
+    cost_step_batch_on(&c, &bf16, &m, 1024, 8, SAMPLER_VARIANT_CHAIN, &b8);
+    for (int l = 0; l < COST_LEVEL_COUNT; l++)
+        cr_expect_eq(one.total.level_bytes[l], on.total.level_bytes[l]);
+    double sum = 0;
+    for (int l = 0; l < COST_LEVEL_COUNT; l++) sum += b8.total.level_bytes[l];
+    cr_expect(fabs(sum - b8.total.bytes) <= 1e-9 * b8.total.bytes, "%.0f vs %.0f", sum, b8.total.bytes);
+    for (int i = 0; i < BLOCK_COUNT; i++) {
+        double w = block_table()[i].reads_weights ? on.blocks[i].weight_bytes : 0;
+        cr_expect_eq(b8.blocks[i].level_bytes[COST_LEVEL_DRAM],
+                     8 * on.blocks[i].level_bytes[COST_LEVEL_DRAM] - 7 * w, "%s",
+                     block_name((enum block_id)i));
+        for (int l = COST_LEVEL_L1; l < COST_LEVEL_COUNT; l++)
+            cr_expect_eq(b8.blocks[i].level_bytes[l], 8 * on.blocks[i].level_bytes[l], "%s",
+                         block_name((enum block_id)i));
+    }
+    cr_expect(b8.total.level_bytes[COST_LEVEL_L1] > 0 && b8.total.level_bytes[COST_LEVEL_L2] > 0);
+}
+
 /* The ridge by hand for context 0 (no KV beyond one position), all bytes charged at one bandwidth:
  * mem(B) = (W + B p) / bw, compute(B) = B f / peak, so B* = W / (f bw / peak - p). */
 Test(cost, batch_ridge_by_hand) {

@@ -11,7 +11,10 @@
 #include "bench/cli/cli.h"
 #include "bench/cli/model_opts.h"
 #include "model/cost.h"
+#include "roofline/ceilings.h"
 #include "roofline/roofline.h"
+#include "roofline/roofs.h"
+#include "roofline/topology.h"
 
 #define PREDICT_MAX_CONTEXTS 32
 #define PREDICT_MAX_BATCHES  32
@@ -29,6 +32,11 @@ struct predict_args {
     long batches[PREDICT_MAX_BATCHES]; /* --batch: batched steps (model/decode_batch.h) */
     int n_batches;
     double peak_gflops, bw_gbs, cache_gbs; /* roofs for predicted times and the ridge; 0 = not given */
+    bool measure_roofs;                    /* --measure-roofs: the roofs from quick ceilings, now */
+    /* --batch: the per-level split for this machine's caches (hwloc); caches_ok false: two-level split */
+    struct cost_caches caches;
+    bool caches_ok;
+    char levels_note[384]; /* where the caches and the roofs come from, in words */
 };
 
 static void usage(FILE *f) {
@@ -36,23 +44,34 @@ static void usage(FILE *f) {
         f,
         "usage: forge-roofline predict --model M [--context 1,1024,4096] [--dtype bf16|f32] [--kv bf16|f32]\n"
         "                              [--sampler chain|greedy] [--format md|csv|json]\n"
-        "                              [--batch LIST [--peak-gflops P --bw-gbs B [--cache-gbs C]]]\n"
+        "                              [--batch LIST [--peak-gflops P --bw-gbs B [--cache-gbs C] | "
+        "--measure-roofs]]\n"
         "Predicted FLOPs and bytes (weights, KV read, KV written, activations) of every block of one\n"
         "decode step at batch 1, and per-step totals, for each context length T (tokens already cached).\n"
         "--batch 1,8,64: batched steps too (B sequences, one token each, matrices read once): FLOPs, DRAM\n"
-        "and cache-resident bytes per B; with the roofs (e.g. from `forge-roofline machine`) also the\n"
-        "predicted time per B and the ridge batch (compute roof = memory roof) for bf16 and f32 weights.\n"
+        "and cache-resident bytes per B, and the bytes per memory level (DRAM, L1, L2, L3) for this "
+        "machine's\n"
+        "caches (hwloc); with the roofs (given, e.g. from `forge-roofline machine`, or --measure-roofs: "
+        "quick\n"
+        "ceilings measured now) also the predicted time per B and the ridge batch (compute roof = memory\n"
+        "roof) for bf16 and f32 weights.\n"
         "With --format csv and --batch, the CSV is the batch table.\n");
 }
 
 static int parse_args(int argc, char **argv, struct predict_args *a) {
-    static const struct option opts[] = {
-        {"model", required_argument, 0, 'm'},  {"context", required_argument, 0, 'c'},
-        {"dtype", required_argument, 0, 'd'},  {"kv", required_argument, 0, 'k'},
-        {"format", required_argument, 0, 'f'}, {"sampler", required_argument, 0, 's'},
-        {"batch", required_argument, 0, 'B'},  {"peak-gflops", required_argument, 0, 'P'},
-        {"bw-gbs", required_argument, 0, 'W'}, {"cache-gbs", required_argument, 0, 'C'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    static const struct option opts[] = {{"model", required_argument, 0, 'm'},
+                                         {"context", required_argument, 0, 'c'},
+                                         {"dtype", required_argument, 0, 'd'},
+                                         {"kv", required_argument, 0, 'k'},
+                                         {"format", required_argument, 0, 'f'},
+                                         {"sampler", required_argument, 0, 's'},
+                                         {"batch", required_argument, 0, 'B'},
+                                         {"peak-gflops", required_argument, 0, 'P'},
+                                         {"bw-gbs", required_argument, 0, 'W'},
+                                         {"cache-gbs", required_argument, 0, 'C'},
+                                         {"measure-roofs", no_argument, 0, 'R'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     *a = (struct predict_args){.cost = {FR_DTYPE_BF16, FR_DTYPE_BF16}, .sampler = SAMPLER_VARIANT_CHAIN};
     a->contexts[0] = 1, a->contexts[1] = 1024, a->contexts[2] = 4096, a->n_contexts = 3;
     optind = 1;
@@ -112,6 +131,9 @@ static int parse_args(int argc, char **argv, struct predict_args *a) {
             *(ch == 'P' ? &a->peak_gflops : ch == 'W' ? &a->bw_gbs : &a->cache_gbs) = v;
             break;
         }
+        case 'R':
+            a->measure_roofs = true;
+            break;
         case 'h':
             usage(stdout);
             return -1;
@@ -126,6 +148,10 @@ static int parse_args(int argc, char **argv, struct predict_args *a) {
         return cli_usage_error("predict: --peak-gflops and --bw-gbs go together (--cache-gbs needs them)");
     if (a->peak_gflops > 0 && a->n_batches == 0)
         return cli_usage_error("predict: --peak-gflops and --bw-gbs apply to --batch only");
+    if (a->measure_roofs && a->n_batches == 0)
+        return cli_usage_error("predict: --measure-roofs applies to --batch only");
+    if (a->measure_roofs && a->bw_gbs > 0)
+        return cli_usage_error("predict: --measure-roofs or --peak-gflops/--bw-gbs, not both");
     if (a->cache_gbs == 0) a->cache_gbs = a->bw_gbs; /* every byte at the DRAM rate unless told otherwise */
     return CLI_EXIT_OK;
 }
@@ -218,7 +244,7 @@ struct batch_row {
 static void batch_row(const struct qwen3_config *cfg, const struct predict_args *a, long context, long batch,
                       struct batch_row *r) {
     struct step_cost sc;
-    cost_step_batch(cfg, &a->cost, context, (int)batch, a->sampler, &sc);
+    cost_step_batch_on(cfg, &a->cost, a->caches_ok ? &a->caches : NULL, context, (int)batch, a->sampler, &sc);
     *r = (struct batch_row){.context = context, .batch = batch, .t = sc.total, .predicted_s = NAN};
     if (a->peak_gflops > 0) {
         struct roofline roof = {
@@ -237,13 +263,15 @@ static double batch_ridge(const struct qwen3_config *cfg, const struct predict_a
 }
 
 static void batch_md(const struct qwen3_config *cfg, const struct predict_args *a) {
+    printf("\n%s\n", a->levels_note);
     for (int s = 0; s < a->n_contexts; s++) {
         long T = a->contexts[s];
         printf("\n## batched steps at context T = %ld (B sequences, one token each; matrices read once)\n\n",
                T);
         printf(
             "| B | FLOPs | bytes | DRAM bytes | cache bytes | weight bytes | KV read bytes | FLOP/DRAM B | "
-            "predicted ms | tokens/s | bound |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
+            "predicted ms | tokens/s | bound | DRAM (levels) | L1 | L2 | L3 |\n"
+            "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|\n");
         for (int i = 0; i < a->n_batches; i++) {
             struct batch_row r;
             batch_row(cfg, a, T, a->batches[i], &r);
@@ -251,10 +279,13 @@ static void batch_md(const struct qwen3_config *cfg, const struct predict_args *
                    r.t.dram_bytes, r.t.cache_bytes, r.t.weight_bytes, r.t.kv_read_bytes,
                    cost_intensity(r.t.flops, r.t.dram_bytes));
             if (isnan(r.predicted_s))
-                printf("n/a | n/a | n/a |\n");
+                printf("n/a | n/a | n/a | ");
             else
-                printf("%.3f | %.1f | %s |\n", r.predicted_s * 1e3, (double)r.batch / r.predicted_s,
+                printf("%.3f | %.1f | %s | ", r.predicted_s * 1e3, (double)r.batch / r.predicted_s,
                        roofline_bound_name(r.bound));
+            printf("%.0f | %.0f | %.0f | %.0f |\n", r.t.level_bytes[COST_LEVEL_DRAM],
+                   r.t.level_bytes[COST_LEVEL_L1], r.t.level_bytes[COST_LEVEL_L2],
+                   r.t.level_bytes[COST_LEVEL_L3]);
         }
         if (a->peak_gflops > 0)
             printf(
@@ -265,15 +296,29 @@ static void batch_md(const struct qwen3_config *cfg, const struct predict_args *
                 batch_ridge(cfg, a, T, FR_DTYPE_F32, 0), fr_dtype_name(a->cost.kv),
                 batch_ridge(cfg, a, T, FR_DTYPE_BF16, 1), batch_ridge(cfg, a, T, FR_DTYPE_F32, 1));
         else
-            printf("\nridge: pass --peak-gflops and --bw-gbs (e.g. from `forge-roofline machine`)\n");
+            printf("\nridge: pass --peak-gflops and --bw-gbs (e.g. from `forge-roofline machine`), or "
+                   "--measure-roofs\n");
     }
+}
+
+/* A ridge in CSV: the number, "inf" (memory-bound at any B) or empty (no roofs), then sep. */
+static void csv_ridge(double v, const char *sep) {
+    if (isfinite(v))
+        printf("%.6g%s", v, sep);
+    else
+        printf("%s%s", isinf(v) ? "inf" : "", sep);
 }
 
 static void batch_csv(const struct qwen3_config *cfg, const struct predict_args *a) {
     printf("model,weights,kv,context,batch,flops,bytes,dram_bytes,cache_bytes,weight_bytes,kv_read_bytes,"
-           "flop_per_dram_byte,predicted_s,tokens_per_s,bound,ridge_batch\n");
+           "flop_per_dram_byte,predicted_s,tokens_per_s,bound,ridge_batch,dram_level_bytes,l1_bytes,l2_bytes,"
+           "l3_bytes,ridge_batch_bf16,ridge_batch_f32,proj_ridge_batch_bf16,proj_ridge_batch_f32\n");
     for (int s = 0; s < a->n_contexts; s++) {
-        double ridge = a->peak_gflops > 0 ? batch_ridge(cfg, a, a->contexts[s], a->cost.weights, 0) : NAN;
+        long T = a->contexts[s];
+        double ridge = a->peak_gflops > 0 ? batch_ridge(cfg, a, T, a->cost.weights, 0) : NAN;
+        double ridges[4] = {NAN, NAN, NAN, NAN}; /* step bf16, f32; projections bf16, f32 */
+        for (int k = 0; k < 4 && a->peak_gflops > 0; k++)
+            ridges[k] = batch_ridge(cfg, a, T, k % 2 ? FR_DTYPE_F32 : FR_DTYPE_BF16, k / 2);
         for (int i = 0; i < a->n_batches; i++) {
             struct batch_row r;
             batch_row(cfg, a, a->contexts[s], a->batches[i], &r);
@@ -286,10 +331,10 @@ static void batch_csv(const struct qwen3_config *cfg, const struct predict_args 
             else
                 printf("%.9g,%.6g,%s,", r.predicted_s, (double)r.batch / r.predicted_s,
                        roofline_bound_name(r.bound));
-            if (isfinite(ridge))
-                printf("%.6g\n", ridge);
-            else
-                printf("%s\n", isinf(ridge) ? "inf" : "");
+            csv_ridge(ridge, ",");
+            printf("%.0f,%.0f,%.0f,%.0f,", r.t.level_bytes[COST_LEVEL_DRAM], r.t.level_bytes[COST_LEVEL_L1],
+                   r.t.level_bytes[COST_LEVEL_L2], r.t.level_bytes[COST_LEVEL_L3]);
+            for (int k = 0; k < 4; k++) csv_ridge(ridges[k], k < 3 ? "," : "\n");
         }
     }
 }
@@ -314,6 +359,10 @@ static void batch_json(cJSON *root, const struct qwen3_config *cfg, const struct
             json_add_costs(o, &r.t);
             cJSON_AddNumberToObject(o, "cache_bytes", r.t.cache_bytes);
             cJSON_AddNumberToObject(o, "flop_per_dram_byte", cost_intensity(r.t.flops, r.t.dram_bytes));
+            cJSON_AddNumberToObject(o, "dram_level_bytes", r.t.level_bytes[COST_LEVEL_DRAM]);
+            cJSON_AddNumberToObject(o, "l1_bytes", r.t.level_bytes[COST_LEVEL_L1]);
+            cJSON_AddNumberToObject(o, "l2_bytes", r.t.level_bytes[COST_LEVEL_L2]);
+            cJSON_AddNumberToObject(o, "l3_bytes", r.t.level_bytes[COST_LEVEL_L3]);
             if (!isnan(r.predicted_s)) {
                 cJSON_AddNumberToObject(o, "predicted_s", r.predicted_s);
                 cJSON_AddNumberToObject(o, "tokens_per_s", (double)r.batch / r.predicted_s);
@@ -377,11 +426,58 @@ static int print_json(const struct qwen3_config *cfg, const struct predict_args 
         cJSON_AddItemToArray(jsteps, o);
     }
     if (a->n_batches > 0) batch_json(root, cfg, a);
+    if (a->n_batches > 0) cJSON_AddStringToObject(root, "batch_levels", a->levels_note);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text) return cli_fail("predict: out of memory writing JSON");
     puts(text);
     free(text);
+    return CLI_EXIT_OK;
+}
+
+/* --batch: this machine's caches for the per-level split (hwloc), and with --measure-roofs the roofs of the
+ * batch rows of a full run (all threads: peak FMA, DRAM read, L2 read) from quick ceilings measured now. */
+static int batch_setup(struct predict_args *a) {
+    struct machine m;
+    struct fr_err err = {{0}};
+    int n = 0;
+    const size_t len = sizeof a->levels_note;
+    if (machine_detect(&m, 0, &err) != 0) {
+        if (a->measure_roofs) return cli_fail("predict: --measure-roofs: topology: %s", err.msg);
+        n = snprintf(
+            a->levels_note, len,
+            "levels: hwloc gives no topology (%.160s): DRAM = matrix weights + KV reads, every other byte "
+            "in L2",
+            err.msg);
+    } else {
+        a->caches = (struct cost_caches){
+            .bytes = {(double)m.l1d_bytes, (double)m.l2_bytes, (double)m.l3_bytes}, .threads = m.threads};
+        a->caches_ok = true;
+        n = snprintf(
+            a->levels_note, len,
+            "levels for this machine's caches (hwloc): L1d %zu KiB, L2 %zu KiB, L3 %zu KiB, %d threads",
+            m.l1d_bytes >> 10, m.l2_bytes >> 10, m.l3_bytes >> 10, m.threads);
+    }
+    if (!a->measure_roofs) return CLI_EXIT_OK;
+    if (machine_bind_threads(&m, &err) != 0)
+        fprintf(stderr, "forge-roofline: predict: threads not bound: %s\n", err.msg);
+    struct ceilings c;
+    struct ceilings_opts co = {.quick = true};
+    if (ceilings_measure(&m, &co, &c, &err) != 0) return cli_fail("predict: --measure-roofs: %s", err.msg);
+    struct roofline_rates all, one;
+    char notes[256] = "";
+    roofs_from_ceilings(&c, &all, &one, notes, sizeof notes);
+    a->peak_gflops = all.peak_gflops, a->bw_gbs = all.level_gbs[ROOFLINE_TERM_DRAM];
+    a->cache_gbs = all.level_gbs[ROOFLINE_TERM_L2];
+    if (!(a->peak_gflops > 0 && a->bw_gbs > 0 && a->cache_gbs > 0))
+        return cli_fail("predict: --measure-roofs: a ceiling is unavailable (%s)",
+                        notes[0] ? notes : "no note");
+    if (n > 0 && (size_t)n < len)
+        snprintf(a->levels_note + n, len - (size_t)n,
+                 "; roofs measured now (quick ceilings, %d threads): peak FMA %.1f GFLOP/s, DRAM read %.1f "
+                 "GB/s, L2 "
+                 "read %.1f GB/s",
+                 m.threads, a->peak_gflops, a->bw_gbs, a->cache_gbs);
     return CLI_EXIT_OK;
 }
 
@@ -406,6 +502,7 @@ int cmd_predict(int argc, char **argv) {
         return cli_fail("predict: self-check failed: the block table reads %" PRIu64
                         " parameters, the config has %" PRIu64,
                         cost_params_from_blocks(&cfg), qwen3_param_count(&cfg));
+    if (a.n_batches > 0 && (rc = batch_setup(&a))) return rc;
     struct step_cost steps[PREDICT_MAX_CONTEXTS];
     for (int s = 0; s < a.n_contexts; s++) cost_step(&cfg, &a.cost, a.contexts[s], a.sampler, &steps[s]);
     if (a.format == PREDICT_JSON) return print_json(&cfg, &a, steps);
