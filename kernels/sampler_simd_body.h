@@ -141,6 +141,15 @@ SB_INLINE void expk(sv *x, const int k, const int normal) {
         x[q] = normal ? sv_exp2_scale_normal(y[q], n[q]) : sv_exp2_scale(y[q], n[q], live[q]);
 }
 
+/* two blocks: the short form when every lane allows it */
+SB_INLINE void exp32(sv *v) {
+    const sv lo = sv_set1(SAMPLER_EXP_NORMAL_LO);
+    if (svm_bits(svm_and(sv_cmp_ge(v[0], lo), sv_cmp_ge(v[1], lo))) == 0xffffu)
+        expk(v, 2, 1);
+    else
+        expk(v, 2, 0);
+}
+
 SB_INLINE sv exp16(sv x) {
     expk(&x, 1, 0);
     return x;
@@ -168,11 +177,7 @@ SB_INLINE void exp_sum_t(float *e, const void *row, const int bf16, int n, float
     for (; i + 32 <= n; i += 32) { /* two blocks a step; each added to the sums in index order */
         sv v[2] = {sv_div(sv_sub(row_load(row, bf16, i), vm), vt),
                    sv_div(sv_sub(row_load(row, bf16, i + 16), vm), vt)};
-        const sv lo = sv_set1(SAMPLER_EXP_NORMAL_LO);
-        if (svm_bits(svm_and(sv_cmp_ge(v[0], lo), sv_cmp_ge(v[1], lo))) == 0xffffu)
-            expk(v, 2, 1);
-        else
-            expk(v, 2, 0);
+        exp32(v);
         for (int q = 0; q < 2; q++) {
             sv_store(e + i + 16 * q, v[q]);
             sd16_add(&a, v[q]);
@@ -206,7 +211,7 @@ static void SFN(exp)(float *y, const float *x, int n) {
     int i = 0;
     for (; i + 32 <= n; i += 32) { /* two blocks a step, as exp_sum */
         sv v[2] = {sv_load(x + i), sv_load(x + i + 16)};
-        expk(v, 2);
+        exp32(v);
         sv_store(y + i, v[0]);
         sv_store(y + i + 16, v[1]);
     }
