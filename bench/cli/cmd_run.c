@@ -488,6 +488,13 @@ static int predict_all(struct run *r) {
                  "run (%s).",
                  used ? " " : "", ceiling, r->best_read_gbs, r->best_read_where);
     }
+    /* With one thread every read of the run is one core's, and the blocks use the one-core roofs */
+    if (r->machine.threads == 1 && roofs_raise_dram(&r->rates_one, r->best_read_gbs)) {
+        size_t used = strlen(rep->prov.roof_notes);
+        snprintf(rep->prov.roof_notes + used, sizeof rep->prov.roof_notes - used,
+                 "%sOne thread: the one-core DRAM read roof raised to the same %.2f GB/s.", used ? " " : "",
+                 r->best_read_gbs);
+    }
     for (int i = 0; i < rep->n_blocks; i++) {
         struct report_block *o = &rep->blocks[i];
         const struct block_cost *c = &r->block_costs[o->id];
