@@ -1,7 +1,7 @@
 /* gemm (kernels/gemm.h): dispatch, cache blocking and OpenMP around the per-ISA panels of gemm_ops.h; the
- * scalar path; the OpenBLAS path (cblas_sgemm); the reference. Checked against gemm_ref on odd shapes (rows,
- * columns and batch not multiples of any vector width or tile), with blockings small enough to cut the
- * columns into several blocks, for every ISA the CPU has, in tests/test_kernels_gemm.c. */
+ * scalar path; the OpenBLAS path (cblas_sgemm on the team's threads); the reference. Checked against gemm_ref
+ * on odd shapes (rows, columns and batch not multiples of any vector width or tile), with blockings small
+ * enough to cut the columns into several blocks, for every ISA the CPU has, in tests/test_kernels_gemm.c. */
 #include <cblas.h>
 #include <omp.h>
 #include <string.h>
@@ -18,6 +18,8 @@
 #define GEMM_DEFAULT_L1D  ((size_t)32 << 10)
 #define GEMM_DEFAULT_L2   ((size_t)512 << 10)
 #define GEMM_PARALLEL_MIN ((size_t)1 << 16)
+/* OpenBLAS chunks: larger, each is one sgemm call with its own packing and set-up */
+#define GEMM_OPENBLAS_CHUNK_BYTES ((size_t)1 << 20)
 
 /* The scalar path: each batch row is the scalar matvec, so the weights are read once per batch row. A CPU
  * without AVX2 is not where batching pays; this path exists so that every ISA computes the same thing. */
@@ -128,6 +130,24 @@ static void gemm_chunks(const struct gemm_args *a) {
     }
 }
 
+/* OpenBLAS on the caller's OpenMP team: the rows in chunks handed out dynamically, each one sgemm call
+ * C[batch][chunk] = X W_chunk^T on the calling thread (OpenBLAS set to one thread meanwhile). Its own
+ * pthreads pool would otherwise run beside the team on the same cores: its workers spin for a while after
+ * every call, while the team's threads spin after every per-token block, and each steals the other's core. */
+static void gemm_openblas_chunks(const struct gemm_args *a) {
+    size_t row_bytes = (size_t)a->cols * sizeof(float);
+    int chunk = (int)(GEMM_OPENBLAS_CHUNK_BYTES / row_bytes);
+    chunk = chunk < GEMM_ROW_BLOCK ? GEMM_ROW_BLOCK : chunk / GEMM_ROW_BLOCK * GEMM_ROW_BLOCK;
+    int n_chunks = (a->rows + chunk - 1) / chunk;
+#pragma omp for schedule(dynamic, 1)
+    for (int c = 0; c < n_chunks; c++) {
+        int r0 = c * chunk, n = a->rows - r0 < chunk ? a->rows - r0 : chunk;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, a->batch, n, a->cols, 1.0f, a->x, (int)a->ldx,
+                    (const float *)a->w + (size_t)r0 * (size_t)a->cols, a->cols, 0.0f, a->y + r0,
+                    (int)a->ldy);
+    }
+}
+
 bool gemm_backend_available(enum matvec_backend backend, enum fr_dtype wtype, int batch, const char **why) {
     if (batch <= 1) return matvec_backend_available(backend, wtype, why);
     if (backend == MATVEC_BACKEND_FORGE || wtype == FR_DTYPE_F32) return true;
@@ -147,8 +167,25 @@ int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, 
         return 0;
     }
     if (backend == MATVEC_BACKEND_OPENBLAS) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch, rows, cols, 1.0f, x, ldx,
-                    (const float *)w, cols, 0.0f, y, ldy);
+        if (omp_in_parallel()) { /* the pool's setting is global: one call for the whole team */
+#pragma omp single
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch, rows, cols, 1.0f, x, ldx,
+                        (const float *)w, cols, 0.0f, y, ldy);
+            return 0;
+        }
+        struct gemm_args a = {.y = y,
+                              .ldy = (size_t)ldy,
+                              .ldx = (size_t)ldx,
+                              .w = w,
+                              .x = x,
+                              .batch = batch,
+                              .rows = rows,
+                              .cols = cols};
+        int pool = openblas_get_num_threads();
+        openblas_set_num_threads(1);
+#pragma omp parallel
+        gemm_openblas_chunks(&a);
+        openblas_set_num_threads(pool);
         return 0;
     }
     const struct gemm_ops *ops = gemm_ops_active();

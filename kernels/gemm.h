@@ -28,7 +28,10 @@ int gemm_block_cols(int batch, int cols, enum fr_dtype wtype, const struct gemm_
 
 /* Y = X W^T as above; ldx >= cols, ldy >= rows. Backend MATVEC_BACKEND_OPENBLAS: cblas_sgemm for f32 weights
  * (batch > 1; batch 1 is its sgemv), bf16 refused (this needs cblas_sbgemm, which not every OpenBLAS exports;
- * Debian 12's 0.3.21 does not). Returns -1 (and sets *why when non-NULL) when the backend cannot run it. */
+ * Debian 12's 0.3.21 does not). The sgemm runs on the OpenMP team, not on OpenBLAS's own pool: chunks of
+ * rows handed out dynamically, one single-threaded sgemm each (OpenBLAS set to one thread for the call and
+ * restored after); called inside a parallel region, one thread makes one whole call. Returns -1 (and sets
+ * *why when non-NULL) when the backend cannot run it. */
 int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, int ldx, int batch, int rows,
          int cols, const struct gemm_blocking *blk, enum matvec_backend backend, const char **why);
 bool gemm_backend_available(enum matvec_backend backend, enum fr_dtype wtype, int batch, const char **why);

@@ -127,28 +127,35 @@ Test(kernels_gemm, ref_hand_computed) {
     }
 }
 
-/* Inside a parallel region every thread makes the same call and each computes its share. */
-Test(kernels_gemm, team_calling_mode) {
-    struct test_rng rng = {77};
-    const struct gemm_case c = {9, 300, 200};
+/* gemm called by every thread of a 2-thread team on one case, against the reference. */
+static void team_call_check(const struct gemm_case *c, enum fr_dtype t, enum matvec_backend be, uint64_t seed,
+                            const char *what) {
+    struct test_rng rng = {seed};
     struct gemm_data d;
-    gemm_data_make(&d, &c, FR_DTYPE_BF16, &rng);
+    gemm_data_make(&d, c, t, &rng);
     for (size_t i = 0; i < (size_t)d.batch * (size_t)d.ldy; i++) d.y[i] = NAN;
     int failed = 0;
 #pragma omp parallel num_threads(2) reduction(| : failed)
-    failed |= gemm(d.y, d.ldy, d.w, FR_DTYPE_BF16, d.x, d.ldx, d.batch, d.rows, d.cols, NULL,
-                   MATVEC_BACKEND_FORGE, NULL) != 0;
-    cr_expect(!failed);
+    failed |= gemm(d.y, d.ldy, d.w, t, d.x, d.ldx, d.batch, d.rows, d.cols, NULL, be, NULL) != 0;
+    cr_expect(!failed, "%s", what);
     for (int b = 0; b < d.batch; b++) {
         size_t o = (size_t)b * (size_t)d.ldy;
-        cr_expect(test_close("gemm team", d.y + o, d.ref + o, (size_t)d.rows, 0.0, 0.0, d.tol + o));
+        cr_expect(test_close(what, d.y + o, d.ref + o, (size_t)d.rows, 0.0, 0.0, d.tol + o));
     }
     gemm_data_free(&d);
 }
 
+/* Inside a parallel region every thread makes the same call and each computes its share. */
+Test(kernels_gemm, team_calling_mode) {
+    const struct gemm_case c = {9, 300, 200};
+    team_call_check(&c, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, 77, "gemm team");
+}
+
 Test(kernels_gemm, openblas_sgemm_f32) {
     struct test_rng rng = {5};
-    const struct gemm_case cases[] = {{2, 3, 7}, {5, 67, 129}, {16, 256, 1024}};
+    /* the last two: several 1 MiB row chunks (256 rows of 1024 f32), the last one short; 65 rows of 4100 */
+    const struct gemm_case cases[] = {
+        {2, 3, 7}, {5, 67, 129}, {16, 256, 1024}, {3, 700, 1024}, {4, 65, 4100}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         struct gemm_data d;
         gemm_data_make(&d, &cases[k], FR_DTYPE_F32, &rng);
@@ -156,6 +163,12 @@ Test(kernels_gemm, openblas_sgemm_f32) {
         cr_expect(gemm_check(&d, FR_DTYPE_F32, NULL, MATVEC_BACKEND_OPENBLAS, "openblas sgemm"));
         gemm_data_free(&d);
     }
+}
+
+/* OpenBLAS inside a caller's parallel region: one thread makes the whole call, every thread returns after. */
+Test(kernels_gemm, openblas_team_calling_mode) {
+    const struct gemm_case c = {3, 300, 200};
+    team_call_check(&c, FR_DTYPE_F32, MATVEC_BACKEND_OPENBLAS, 78, "openblas team");
 }
 
 Test(kernels_gemm, openblas_bf16_refused_with_reason) {
