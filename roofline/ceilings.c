@@ -378,6 +378,30 @@ void ceilings_stream_free(float *a, size_t n) {
     if (a) munmap(a, n > 0 ? n * sizeof(float) : 1);
 }
 
+double ceilings_huge_fraction(const void *p, size_t bytes) {
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f || bytes == 0) {
+        if (f) fclose(f);
+        return NAN;
+    }
+    uintptr_t lo = (uintptr_t)p, hi = lo + bytes;
+    unsigned long long overlap = 0, huge = 0, kib = 0;
+    char line[512];
+    bool in = false;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long a = 0, b = 0;
+        char c0 = 0;
+        if (sscanf(line, "%llx-%llx %c", &a, &b, &c0) == 3) { /* a mapping's first line */
+            in = a < hi && b > lo;
+            if (in) overlap = (unsigned long long)((b < hi ? b : hi) - (a > lo ? a : lo));
+        } else if (in && sscanf(line, "AnonHugePages: %llu kB", &kib) == 1) {
+            huge += kib * 1024 < overlap ? kib * 1024 : overlap;
+        }
+    }
+    fclose(f);
+    return (double)huge / (double)bytes;
+}
+
 /* Page-aligned (2 MiB for large arrays, so transparent huge pages can back them). */
 static float *alloc_floats(size_t n) {
     size_t bytes = n * sizeof(float), align = bytes >= ((size_t)8 << 20) ? ((size_t)2 << 20) : 4096;

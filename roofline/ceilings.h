@@ -105,6 +105,10 @@ double ceilings_read_team(const float *a, size_t n);
  * release with ceilings_stream_free(a, n). */
 float *ceilings_stream_alloc(size_t n);
 void ceilings_stream_free(float *a, size_t n);
+/* The share of [p, p + bytes) that transparent huge pages back, from /proc/self/smaps (each mapping that
+ * overlaps the range counts its AnonHugePages, at most its overlap); NaN when smaps cannot be read. The run
+ * compares its read array with the weights: a read on smaller pages than the weights is no roof for them. */
+double ceilings_huge_fraction(const void *p, size_t bytes);
 /* One thread's read-only sum of a[0..n) with the fastest kernel this CPU has (for counter calibration). */
 double ceilings_read_sum(const float *a, size_t n);
 

@@ -4,6 +4,7 @@
 #include <cJSON.h>
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,4 +198,18 @@ Test(ceilings, roofs_fall_back_and_say_so) {
     c.all[CEILING_L2_READ] = fig(300), c.one[CEILING_L2_READ] = fig(150), c.one[CEILING_CALL] = fig(50);
     cr_expect_eq(roofs_from_ceilings(&c, &ra, &ro, notes, sizeof notes), 0);
     cr_expect_str_eq(notes, "");
+}
+
+/* The huge-page share of a range comes from /proc/self/smaps: within [0, 1] for a touched stream array, 0
+ * for a range nothing maps, NaN for an empty range. */
+Test(ceilings, huge_fraction_of_a_range) {
+    size_t n = (size_t)8 << 20; /* 32 MiB: room for whole 2 MiB pages */
+    float *a = ceilings_stream_alloc(n);
+    cr_assert_not_null(a);
+    for (size_t i = 0; i < n; i++) a[i] = 1.0f;
+    double f = ceilings_huge_fraction(a, n * sizeof(float));
+    cr_expect(f >= 0.0 && f <= 1.0, "fraction %g", f);
+    ceilings_stream_free(a, n);
+    cr_expect_eq(ceilings_huge_fraction((const void *)(uintptr_t)4096, 4096), 0.0, "page 1 is never mapped");
+    cr_expect(isnan(ceilings_huge_fraction(&n, 0)));
 }

@@ -330,6 +330,7 @@ struct run {
     int verify_passed, verify_skipped;
     float *read_buf; /* [read_n] the read-only kernel's array, paired with the decode steps */
     size_t read_n;
+    double read_huge, weights_huge; /* shares of the read array and of the weights on huge pages */
 };
 
 static void read_region(void *p) {
@@ -487,6 +488,14 @@ static int predict_all(struct run *r) {
                  "%sDRAM read roof raised from the ceiling's %.2f GB/s to %.2f GB/s, the best read of the "
                  "run (%s).",
                  used ? " " : "", ceiling, r->best_read_gbs, r->best_read_where);
+    }
+    /* a read on smaller pages than the weights' reads slower than the matvecs can (README) */
+    if (r->read_huge < r->weights_huge - 0.05) {
+        size_t used = strlen(rep->prov.roof_notes);
+        snprintf(rep->prov.roof_notes + used, sizeof rep->prov.roof_notes - used,
+                 "%sThe read array is %.0f %% on huge pages, the weights %.0f %%: the DRAM read roof may sit "
+                 "below what the matvecs reach (the kernel gave fewer huge pages than asked).",
+                 used ? " " : "", 100 * r->read_huge, 100 * r->weights_huge);
     }
     /* With one thread every read of the run is one core's, and the blocks use the one-core roofs */
     if (r->machine.threads == 1 && roofs_raise_dram(&r->rates_one, r->best_read_gbs)) {
@@ -762,6 +771,8 @@ static int run_main(struct run *r, int argc, char **argv) {
         return cli_fail("out of memory for the %zu-byte paired read buffer", read_bytes);
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < r->read_n; i++) r->read_buf[i] = (float)(i & 3);
+    r->read_huge = ceilings_huge_fraction(r->read_buf, read_bytes);
+    r->weights_huge = ceilings_huge_fraction(r->weights.base, r->weights.total_bytes);
     bo.read_buf = r->read_buf, bo.read_n = r->read_n;
     bo.counting = (struct decode_bench_counting){&r->counters, &r->energy};
     calibrate_llc(r);
