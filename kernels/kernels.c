@@ -217,13 +217,14 @@ struct attn_args {
 };
 
 /* Positions per chunk of the team split: whole blocks, about n_pos / (ATT_CHUNKS_PER_THREAD * threads) so
- * that each thread streams long runs (a chunk's first blocks are fetched without the prefetch ahead), but at
- * least ATT_CHUNK_MIN_BLOCKS blocks and at least block + head_dim + 2 positions, so that a chunk's slot of
- * scratch (see attention_team) fits in the n_heads * chunk floats of scratch its positions own. */
+ * that each thread streams long runs, but at least ATT_CHUNK_MIN_BLOCKS blocks and at least
+ * block + head_dim + 3 positions, so that a chunk's slot of scratch (see attention_team) fits in the
+ * n_heads * chunk floats of scratch its positions own with n_heads to spare: the last float of
+ * scratch[n_heads * n_pos] is never a slot's, and holds the team's chunk counter. */
 #define ATT_CHUNK_MIN_BLOCKS  4
 #define ATT_CHUNKS_PER_THREAD 4
 static int attn_chunk_positions(int n_pos, int head_dim, int threads) {
-    int need = KERNEL_ATT_BLOCK + head_dim + 2, blocks = (need + KERNEL_ATT_BLOCK - 1) / KERNEL_ATT_BLOCK;
+    int need = KERNEL_ATT_BLOCK + head_dim + 3, blocks = (need + KERNEL_ATT_BLOCK - 1) / KERNEL_ATT_BLOCK;
     int share = n_pos / (ATT_CHUNKS_PER_THREAD * (threads > 0 ? threads : 1)) / KERNEL_ATT_BLOCK;
     if (blocks < ATT_CHUNK_MIN_BLOCKS) blocks = ATT_CHUNK_MIN_BLOCKS;
     return (share > blocks ? share : blocks) * KERNEL_ATT_BLOCK;
@@ -241,36 +242,53 @@ static void attention_single(const struct attn_args *a) {
     int pb = a->n_pos < KERNEL_ATT_BLOCK ? a->n_pos : KERNEL_ATT_BLOCK;
     float m[H], l[H];
     a->ops->attn_partial(a->out, m, l, a->scratch, pb, a->q, a->k, a->v, a->kv_bf16, 0, a->n_pos, a->n_kv,
-                         H / a->n_kv, D, 1.0f / sqrtf((float)D));
+                         H / a->n_kv, D, 1.0f / sqrtf((float)D), 0, 0, 0);
     for (int h = 0; h < H; h++) {
         float inv = 1.0f / l[h];
         for (int d = 0; d < D; d++) a->out[(size_t)h * (size_t)D + (size_t)d] *= inv;
     }
 }
 
+/* The team's chunk counter: the last float of scratch, which no chunk's slot reaches (attn_chunk_positions);
+ * an int stored there, taken with atomic adds. */
+static int *attn_counter(const struct attn_args *a) {
+    return (int *)(void *)(a->scratch + (size_t)a->n_heads * (size_t)a->n_pos - 1);
+}
+
 /* Flash-decoding over the team: the positions are cut into chunks of a few hundred (attn_chunk_positions),
  * handed out dynamically; a chunk streams its K and V rows once for every query head
  * (kernel_ops.attn_partial) into its own slot of scratch: the unnormalized output o[n_heads][head_dim],
- * running max m[n_heads] and sum l[n_heads], and one block of scores. After the work-share's barrier the
- * chunks are merged per head:
+ * running max m[n_heads] and sum l[n_heads], and one block of scores. After a barrier the chunks are
+ * merged per head:
  *   M = max_c m_c,  out = sum_c exp(m_c - M) o_c / sum_c exp(m_c - M) l_c.
  * Dynamic chunks rather than one static run per thread: a thread that loses its core for a while (a shared
  * machine) holds up the barrier by at most one chunk instead of half the cache, and any team size works,
- * so the call also works-shares inside a caller's parallel region. A chunk is a few hundred contiguous
- * positions, so each thread still streams long runs; attn_partial prefetches a chunk's first blocks when it
- * starts and never past its end, so no thread fetches lines that another thread's chunk reads. */
+ * so the call also works-shares inside a caller's parallel region. Each thread claims its next chunk when
+ * it starts the current one (an atomic counter, zeroed by the caller before the team starts on it), so
+ * attn_partial's prefetch runs on from the current chunk's last blocks into the next one's first: only a
+ * thread's first chunk starts with a burst of fetches and nothing to compute, and no chunk ends with
+ * compute and nothing to fetch. A chunk is a few hundred contiguous positions; no thread prefetches lines
+ * of a chunk it has not claimed. */
 static void attention_team(const struct attn_args *a) {
     int H = a->n_heads, D = a->head_dim, group = a->n_heads / a->n_kv, pb = KERNEL_ATT_BLOCK;
     int nt = omp_get_num_threads(), chunk = attn_chunk_positions(a->n_pos, D, nt),
         n_chunks = attn_chunks(a, nt);
     size_t slot = (size_t)H * (size_t)(pb + D + 2), hd = (size_t)H * (size_t)D;
-#pragma omp for schedule(dynamic, 1)
-    for (int c = 0; c < n_chunks; c++) {
+    int *counter = attn_counter(a), fetched = 0;
+    for (int c = __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED); c < n_chunks;) {
+        int next = __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
         int p0 = c * chunk, p1 = c == n_chunks - 1 ? a->n_pos : p0 + chunk;
+        /* the next chunk's range, empty when there is none */
+        int n0 = next < n_chunks ? next * chunk : 0, n1 = next < n_chunks ? n0 + chunk : 0;
+        if (next == n_chunks - 1) n1 = a->n_pos;
         float *o = a->scratch + (size_t)c * slot, *m = o + hd, *l = m + H, *sbuf = l + H;
         a->ops->attn_partial(o, m, l, sbuf, pb, a->q, a->k, a->v, a->kv_bf16, p0, p1, a->n_kv, group, D,
-                             1.0f / sqrtf((float)D));
+                             1.0f / sqrtf((float)D), n0, n1, fetched);
+        /* a chunk has at least ATT_PF_AHEAD blocks: its last ones fetched the next one's first */
+        fetched = 1;
+        c = next;
     }
+#pragma omp barrier
 #pragma omp for schedule(static)
     for (int h = 0; h < H; h++) {
         float mx = -INFINITY, sum = 0.0f;
@@ -317,7 +335,9 @@ void attention(float *out, const float *q, const void *k_cache, const void *v_ca
     int n_chunks = attn_chunks(&a, n_pos); /* the smallest chunks: the most any team gets */
     if (omp_in_parallel()) {
         if (n_chunks >= 2) {
-            attention_team(&a); /* ends with the merge's barrier */
+#pragma omp single
+            *attn_counter(&a) = 0; /* the single's barrier: no thread takes a chunk before */
+            attention_team(&a);    /* ends with the merge's barrier */
         } else {
 #pragma omp single
             attention_single(&a);
@@ -329,6 +349,7 @@ void attention(float *out, const float *q, const void *k_cache, const void *v_ca
         attention_single(&a);
         return;
     }
+    *attn_counter(&a) = 0;
 #pragma omp parallel num_threads(nt < n_chunks ? nt : n_chunks)
     attention_team(&a);
 }

@@ -91,7 +91,8 @@ static float kv_at(const void *base, int kv_bf16, size_t idx) {
 
 static void attn_partial_scalar(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
                                 const void *k, const void *v, int kv_bf16, int p0, int p1, int n_kv,
-                                int group, int head_dim, float scale) {
+                                int group, int head_dim, float scale, int next0, int next1, int fetched) {
+    (void)next0, (void)next1, (void)fetched; /* no prefetching here */
     int n_heads = n_kv * group;
     size_t hd = (size_t)head_dim, rs = (size_t)n_kv * hd;
     for (int h = 0; h < n_heads; h++) {

@@ -286,14 +286,14 @@ KF_ALWAYS_INLINE float dot1_kv(const float *q0, const void *k, size_t kb, int d,
 }
 
 /* Scaled scores of positions [b0, b0 + np) into s[h * ss + i], four positions at a time across all KV
- * heads, so K is read in address order; the same rows ATT_PF_AHEAD blocks on are prefetched into L2
- * meanwhile, a few lines per tile so that the prefetches interleave with the arithmetic (the hardware
- * prefetchers stop at every 4 KiB page). */
+ * heads, so K is read in address order; np rows from position pf_pos on (the block ATT_PF_AHEAD blocks
+ * on; < 0: none) are prefetched into L2 meanwhile, a few lines per tile so that the prefetches interleave
+ * with the arithmetic (the hardware prefetchers stop at every 4 KiB page). */
 KF_ALWAYS_INLINE void block_scores(float *s, size_t ss, const float *q, const void *k, int bf16, int b0,
-                                   int np, int n_kv, int group, int d, float scale, int pf_on) {
+                                   int np, int n_kv, int group, int d, float scale, int pf_pos) {
     const size_t es = bf16 ? 2 : 4, ks = (size_t)n_kv * (size_t)d;
-    const uintptr_t pf =
-        (uintptr_t)k + ((size_t)b0 + ATT_PF_AHEAD * (size_t)np) * ks * es; /* may lie past the end */
+    const int pf_on = pf_pos >= 0;
+    const uintptr_t pf = (uintptr_t)k + (size_t)(pf_on ? pf_pos : 0) * ks * es; /* may lie past the end */
     int i = 0;
     for (; i + 4 <= np; i += 4) {
         for (int kh = 0; kh < n_kv; kh++) {
@@ -419,14 +419,15 @@ KF_ALWAYS_INLINE void values_tail(float *o0, float *o1, const float *pr0, const 
 /* o[h][:] += sum over positions [b0, b0 + np) of w[h * ws + i] times V rows, per KV head and head pair,
  * dims in chunks of ATT_NV vectors summed in registers (then ATT_NV / 2, then single vectors, then a
  * partial one). The block's V rows of a head come from memory once, in the first chunk's pass, which also
- * prefetches the same head's rows of the next block into L2; the other passes find them in L1. */
+ * prefetches the same head's rows of np positions from pf_pos on (< 0: none) into L2; the other passes
+ * find them in L1. */
 KF_ALWAYS_INLINE void block_values(float *o, const float *w, size_t ws, const void *v, int bf16, int b0,
-                                   int np, int n_kv, int group, int d, int pf_on) {
+                                   int np, int n_kv, int group, int d, int pf_pos) {
     const size_t es = bf16 ? 2 : 4, vs = (size_t)n_kv * (size_t)d;
     for (int kh = 0; kh < n_kv; kh++) {
         size_t vb0 = (size_t)b0 * vs + (size_t)kh * (size_t)d;
-        uintptr_t pf = (uintptr_t)v + (vb0 + ATT_PF_AHEAD * (size_t)np * vs) * es; /* may lie past the end */
-        size_t pf_bytes = pf_on ? (size_t)d * es : 0;
+        uintptr_t pf = (uintptr_t)v + ((size_t)(pf_pos >= 0 ? pf_pos : 0) * vs + (size_t)kh * (size_t)d) * es;
+        size_t pf_bytes = pf_pos >= 0 ? (size_t)d * es : 0;
         for (int h = kh * group; h < (kh + 1) * group; h += 2) {
             int nh = h + 1 < (kh + 1) * group ? 2 : 1;
             const float *w0 = w + (size_t)h * ws, *w1 = w0 + (nh == 2 ? ws : 0);
@@ -460,7 +461,7 @@ KF_ALWAYS_INLINE void block_values(float *o, const float *w, size_t ws, const vo
 
 KF_ALWAYS_INLINE void attn_partial_t(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
                                      const void *k, const void *v, int bf16, int p0, int p1, int n_kv,
-                                     int group, int d, float scale) {
+                                     int group, int d, float scale, int next0, int next1, int fetched) {
     int n_heads = n_kv * group;
     for (int h = 0; h < n_heads; h++) {
         m[h] = -INFINITY;
@@ -477,18 +478,23 @@ KF_ALWAYS_INLINE void attn_partial_t(float *o, float *m, float *l, float *sbuf, 
             }
         q = qs;
     }
-    /* The first ATT_PF_AHEAD blocks are not prefetched by the loop below: fetch them now, all at once. */
+    /* Unless the previous range's last blocks did, the first ATT_PF_AHEAD blocks are not prefetched by the
+     * loop below: fetch them now, all at once. */
     const size_t row_bytes = (size_t)n_kv * (size_t)d * (bf16 ? 2 : 4);
     int head = p1 - p0 < ATT_PF_AHEAD * pb ? p1 - p0 : ATT_PF_AHEAD * pb;
-    pf_l2((uintptr_t)k + (size_t)p0 * row_bytes, (size_t)head * row_bytes);
-    pf_l2((uintptr_t)v + (size_t)p0 * row_bytes, (size_t)head * row_bytes);
+    if (!fetched) {
+        pf_l2((uintptr_t)k + (size_t)p0 * row_bytes, (size_t)head * row_bytes);
+        pf_l2((uintptr_t)v + (size_t)p0 * row_bytes, (size_t)head * row_bytes);
+    }
     for (int b0 = p0; b0 < p1; b0 += pb) {
         int np = p1 - b0 < pb ? p1 - b0 : pb;
-        int pf_on = b0 + ATT_PF_AHEAD * pb < p1; /* the block ATT_PF_AHEAD on is this range's */
-        block_scores(sbuf, (size_t)pb, q, k, bf16, b0, np, n_kv, group, d, scale, pf_on);
+        /* the block ATT_PF_AHEAD on: in this range, else as far into the next one, else none */
+        int ahead = b0 + ATT_PF_AHEAD * pb, pf_pos = ahead < p1 ? ahead : next0 + (ahead - p1);
+        if (ahead >= p1 && pf_pos >= next1) pf_pos = -1;
+        block_scores(sbuf, (size_t)pb, q, k, bf16, b0, np, n_kv, group, d, scale, pf_pos);
         for (int h = 0; h < n_heads; h++)
             block_softmax(sbuf + (size_t)h * (size_t)pb, np, m + h, l + h, o + (size_t)h * (size_t)d, d);
-        block_values(o, sbuf, (size_t)pb, v, bf16, b0, np, n_kv, group, d, pf_on);
+        block_values(o, sbuf, (size_t)pb, v, bf16, b0, np, n_kv, group, d, pf_pos);
     }
     if (bf16 == ATT_PAIRS) /* outputs back in order, head by head through qs (no longer needed) */
         for (int h = 0; h < n_heads; h++) {
@@ -503,13 +509,16 @@ KF_ALWAYS_INLINE void attn_partial_t(float *o, float *m, float *l, float *sbuf, 
 
 static void KFN(attn_partial)(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
                               const void *k, const void *v, int kv_bf16, int p0, int p1, int n_kv, int group,
-                              int head_dim, float scale) {
+                              int head_dim, float scale, int next0, int next1, int fetched) {
     if (kv_bf16 && head_dim % (2 * VW) == 0)
-        attn_partial_t(o, m, l, sbuf, pb, q, k, v, ATT_PAIRS, p0, p1, n_kv, group, head_dim, scale);
+        attn_partial_t(o, m, l, sbuf, pb, q, k, v, ATT_PAIRS, p0, p1, n_kv, group, head_dim, scale, next0,
+                       next1, fetched);
     else if (kv_bf16)
-        attn_partial_t(o, m, l, sbuf, pb, q, k, v, 1, p0, p1, n_kv, group, head_dim, scale);
+        attn_partial_t(o, m, l, sbuf, pb, q, k, v, 1, p0, p1, n_kv, group, head_dim, scale, next0, next1,
+                       fetched);
     else
-        attn_partial_t(o, m, l, sbuf, pb, q, k, v, 0, p0, p1, n_kv, group, head_dim, scale);
+        attn_partial_t(o, m, l, sbuf, pb, q, k, v, 0, p0, p1, n_kv, group, head_dim, scale, next0, next1,
+                       fetched);
 }
 
 const struct kernel_ops KOPS_TABLE = {

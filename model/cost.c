@@ -28,7 +28,7 @@
 #include "kernels/kernels.h"
 
 /* Positions of one attention score block per thread (kernels/kernel_ops.h KERNEL_ATT_BLOCK). */
-#define COST_ATT_BLOCK 64
+#define COST_ATT_BLOCK 16
 
 static const char *const level_names[COST_LEVEL_COUNT] = {"DRAM", "L1", "L2", "L3"};
 
