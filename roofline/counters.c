@@ -2,14 +2,17 @@
  * that cannot be added (absent, or in conflict with the ones already added) is reported with PAPI's own
  * reason and the others stay. Every thread of the team has its own event set, opened, started and stopped in
  * that thread. The perf_event component counts in the user and kernel domains (PAPI_set_cmp_domain), since
- * context switches and migrations happen in the kernel: in PAPI's default user domain they read 0.
+ * context switches and migrations happen in the kernel: in PAPI's default user domain they read 0. The
+ * involuntary context switches come from getrusage(RUSAGE_THREAD), read in each thread just inside its event
+ * set's start and stop, so they cover the timed window and as little else as possible.
  * Checked in tests/test_counters.c: the counting path with the fake source (values, per-thread sums and
- * maxima, energy units asserted), the fallback with the fake source refusing, and PAPI on whatever this
- * machine offers (available, or not with a reason; never values without counting), including a two-thread
- * busy region whose summed task-clock is about twice its wall time. */
+ * maxima, energy units asserted), the fallback with the fake source refusing (the getrusage count alone),
+ * and PAPI on whatever this machine offers (available, or not with a reason; never values without
+ * counting), including a two-thread busy region whose summed task-clock is about twice its wall time. */
 #include "roofline/counters.h"
 
 #include <cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <omp.h>
 #include <papi.h>
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "kernels/fr_check.h"
 #include "roofline/timing.h"
@@ -202,19 +206,20 @@ static int fake_start(void *handle, struct fr_err *why) {
     return h->cfg->refuse_start ? fr_err_set(why, "%s", h->cfg->refuse_start) : 0;
 }
 
-static bool fake_bumped(const struct fake_handle *h, int event) {
-    const struct counters_fake_config *cfg = h->cfg;
-    if (!cfg->bump_event || !cfg->bump_runs || h->thread != cfg->bump_thread) return false;
-    if (strcmp(cfg->events[event], cfg->bump_event) != 0) return false;
-    for (const long *r = cfg->bump_runs; *r >= 0; r++)
-        if (*r == h->run) return true;
-    return false;
+/* The bumps of one event in this handle's thread on its current run. */
+static long long fake_bumps(const struct fake_handle *h, int event) {
+    long long n = 0;
+    for (const struct counters_fake_bump *b = h->cfg->bumps; b && b->event; b++) {
+        if (b->thread != h->thread || strcmp(h->cfg->events[event], b->event) != 0) continue;
+        for (const long *r = b->runs; r && *r >= 0; r++) n += *r == h->run;
+    }
+    return n;
 }
 
 static int fake_stop(void *handle, long long *values, struct fr_err *why) {
     (void)why;
     struct fake_handle *h = handle;
-    for (int i = 0; i < h->n; i++) values[i] = h->cfg->per_run[h->added[i]] + fake_bumped(h, h->added[i]);
+    for (int i = 0; i < h->n; i++) values[i] = h->cfg->per_run[h->added[i]] + fake_bumps(h, h->added[i]);
     h->run++;
     return 0;
 }
@@ -228,6 +233,21 @@ static const struct counters_source fake_source = {"fake",     fake_open, fake_a
 
 const struct counters_source *counters_source_fake(void) {
     return &fake_source;
+}
+
+/* ---- getrusage: the calling thread's involuntary context switches, counted by this module ---- */
+
+static int rusage_involuntary(long long *count, struct fr_err *why) {
+#ifdef RUSAGE_THREAD
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) != 0)
+        return fr_err_set(why, "getrusage(RUSAGE_THREAD): %s", strerror(errno));
+    *count = ru.ru_nivcsw;
+    return 0;
+#else
+    (void)count;
+    return fr_err_set(why, "getrusage(RUSAGE_THREAD) is Linux-only");
+#endif
 }
 
 /* ---- event lists ---- */
@@ -247,6 +267,7 @@ static const struct slot perf_slots[] = {
     {{"perf::CPU-MIGRATIONS"}},
     {{"perf::PAGE-FAULTS"}},
     {{"perf::MAJOR-FAULTS"}},
+    {{COUNTERS_EVENT_INVOLUNTARY}},
 };
 
 static const struct slot energy_slots[] = {
@@ -275,6 +296,7 @@ static enum counters_role role_of(const char *name, const char *units) {
         const char *pattern;
         enum counters_role role;
     } table[] = {
+        {"INVOLUNTARY-SWITCHES", COUNTERS_ROLE_INVOLUNTARY_SWITCHES},
         {"TASK-CLOCK", COUNTERS_ROLE_TASK_CLOCK_NS},
         {"CONTEXT-SWITCHES", COUNTERS_ROLE_CONTEXT_SWITCHES},
         {"MIGRATIONS", COUNTERS_ROLE_MIGRATIONS},
@@ -295,16 +317,37 @@ static enum counters_role role_of(const char *name, const char *units) {
     return COUNTERS_ROLE_OTHER;
 }
 
-/* Tries the alternatives of one slot in thread 0's handle; the first that adds is the event, else the first
- * name with its reason. */
-static void add_slot(struct counters *c, const char *const *names, int n_names) {
+/* Adds a name to thread 0's source handle (src_why: the source did not open, and why), or, for
+ * COUNTERS_EVENT_INVOLUNTARY that the source refuses, to this module's getrusage count. */
+static int add_one(struct counters *c, const char *src_why, const char *name, struct counters_event *e,
+                   struct fr_err *why) {
+    e->by_rusage = false;
+    if (src_why) fr_err_set(why, "%s", src_why);
+    if (!src_why && c->src->add(c->handles[0], name, e->units, why) == 0) return 0;
+    if (strcmp(name, COUNTERS_EVENT_INVOLUNTARY) != 0) return -1;
+    long long probe;
+    struct fr_err own = {{0}};
+    if (rusage_involuntary(&probe, &own) != 0) {
+        char src_msg[sizeof why->msg];
+        text_join(src_msg, sizeof src_msg, why->msg, NULL, NULL);
+        text_join(why->msg, sizeof why->msg, src_msg, "; and ", own.msg);
+        return -1;
+    }
+    e->units[0] = '\0';
+    e->by_rusage = true;
+    return 0;
+}
+
+/* Tries the alternatives of one slot; the first that adds is the event, else the first name with its
+ * reason. */
+static void add_slot(struct counters *c, const char *src_why, const char *const *names, int n_names) {
     struct counters_event *e = &c->events[c->n_events++];
     text_join(e->name, sizeof e->name, names[0], NULL, NULL);
     e->llc_misses = name_is_llc_misses(names[0]);
     e->joules_per_unit = NAN;
     for (int i = 0; i < n_names && names[i]; i++) {
         struct fr_err why = {{0}};
-        if (c->src->add(c->handles[0], names[i], e->units, &why) == 0) {
+        if (add_one(c, src_why, names[i], e, &why) == 0) {
             text_join(e->name, sizeof e->name, names[i], NULL, NULL);
             e->llc_misses = name_is_llc_misses(names[i]);
             e->joules_per_unit = joules_per_unit(e->units);
@@ -312,6 +355,10 @@ static void add_slot(struct counters *c, const char *const *names, int n_names) 
             e->counted = true;
             e->reason[0] = '\0';
             c->counted_index[c->n_counted++] = c->n_events - 1;
+            if (e->by_rusage)
+                c->n_rusage++;
+            else
+                c->source_on = true;
             return;
         }
         if (i == 0) {
@@ -323,16 +370,34 @@ static void add_slot(struct counters *c, const char *const *names, int n_names) 
     }
 }
 
-static void mark_unavailable(struct counters *c, const char *why) {
-    c->available = false;
-    text_join(c->reason, sizeof c->reason, why, NULL, NULL);
+static void index_roles(struct counters *c) {
+    for (int r = 0; r < COUNTERS_ROLE_COUNT; r++) c->role_index[r] = -1;
+    for (int i = c->n_counted - 1; i >= 0; i--)
+        c->role_index[c->events[c->counted_index[i]].role] = c->counted_index[i];
+}
+
+/* Stops counting the source's events (all events when all_events), each with the reason. */
+static void drop_counted(struct counters *c, const char *why, bool all_events) {
+    int kept = 0;
     for (int i = 0; i < c->n_counted; i++) {
         struct counters_event *e = &c->events[c->counted_index[i]];
+        if (e->by_rusage && !all_events) {
+            c->counted_index[kept++] = c->counted_index[i];
+            continue;
+        }
         e->counted = false;
         text_join(e->reason, sizeof e->reason, why, NULL, NULL);
     }
-    c->n_counted = 0;
-    for (int r = 0; r < COUNTERS_ROLE_COUNT; r++) c->role_index[r] = -1;
+    c->n_counted = kept;
+    c->n_rusage = kept;
+    c->source_on = false;
+    c->available = kept > 0;
+    index_roles(c);
+}
+
+static void mark_unavailable(struct counters *c, const char *why) {
+    text_join(c->reason, sizeof c->reason, why, NULL, NULL);
+    drop_counted(c, why, true);
 }
 
 /* Splits the list into names; non-zero with err naming --events when malformed. */
@@ -407,6 +472,7 @@ static int thread_add_counted(struct counters *c, int t, struct fr_err *why) {
     for (int i = 0; i < c->n_counted; i++) {
         char units[COUNTERS_UNITS_LEN];
         struct fr_err one = {{0}};
+        if (c->events[c->counted_index[i]].by_rusage) continue;
         if (c->src->add(c->handles[t], c->events[c->counted_index[i]].name, units, &one) != 0)
             return fr_err_set(why, "%s: %s", c->events[c->counted_index[i]].name, one.msg);
     }
@@ -421,20 +487,64 @@ static int thread_close(struct counters *c, int t, struct fr_err *why) {
 }
 
 /* The window is read outside the start and stop calls, so it holds every nanosecond the set counted (the
- * syscalls' own time included): task-clock / window cannot exceed 1 but by clock granularity. */
+ * syscalls' own time included): task-clock / window cannot exceed 1 but by clock granularity. getrusage is
+ * read inside the source's start and stop, nearest the timed window. */
 static int thread_start(struct counters *c, int t, struct fr_err *why) {
     c->started_s[t] = timing_now_s();
-    return c->src->start(c->handles[t], why);
+    if (c->source_on && c->src->start(c->handles[t], why) != 0) return -1;
+    return c->n_rusage > 0 ? rusage_involuntary(&c->rusage_start[t], why) : 0;
 }
 
 static int thread_stop(struct counters *c, int t, struct fr_err *why) {
-    long long raw[COUNTERS_MAX_EVENTS] = {0};
-    if (c->src->stop(c->handles[t], raw, why) != 0) return -1;
+    long long raw[COUNTERS_MAX_EVENTS] = {0}, involuntary = 0;
+    struct fr_err own = {{0}};
+    int rusage_rc = c->n_rusage > 0 ? rusage_involuntary(&involuntary, &own) : 0;
+    if (c->source_on && c->src->stop(c->handles[t], raw, why) != 0) return -1;
+    if (rusage_rc != 0) return fr_err_set(why, "%s", own.msg);
     c->window_s[t] = timing_now_s() - c->started_s[t];
     long long *mine = c->per_thread[t];
     memset(mine, 0, sizeof c->per_thread[t]);
-    for (int i = 0; i < c->n_counted; i++) mine[c->counted_index[i]] = raw[i];
+    for (int i = 0, k = 0; i < c->n_counted; i++) {
+        int e = c->counted_index[i];
+        mine[e] = c->events[e].by_rusage ? involuntary - c->rusage_start[t] : raw[k++];
+    }
     return 0;
+}
+
+/* One start and stop of every thread, outside any measurement; non-zero with msg when either fails. */
+static int team_probe(struct counters *c, char *msg, size_t msg_n) {
+    int failed = team_run(c, 0, thread_start, msg, msg_n);
+    int stop_failed = team_run(c, 0, thread_stop, failed ? NULL : msg, msg_n);
+    return failed || stop_failed;
+}
+
+/* The run-level reason once the events are added: which are missing, or, when the source counts none of
+ * them, that getrusage's count is all there is. */
+static void describe_missing(struct counters *c, const char *src_why) {
+    if (c->n_counted == 0) {
+        if (src_why) return; /* the source did not open: c->reason says why */
+        char head[128];
+        snprintf(head, sizeof head, "%s: none of the %d events can be counted (%.60s", c->src->name,
+                 c->n_events, c->events[0].name);
+        text_join(c->reason, sizeof c->reason, head, ": ", c->events[0].reason);
+        size_t len = strlen(c->reason);
+        if (len + 1 < sizeof c->reason) c->reason[len] = ')', c->reason[len + 1] = '\0';
+    } else if (!c->source_on && c->n_counted < c->n_events) {
+        int first = 0; /* the first event the source was asked for, with its reason */
+        while (first < c->n_events && c->events[first].counted) first++;
+        char head[160];
+        snprintf(head, sizeof head,
+                 "only getrusage's involuntary switches are counted; %s counts none of %d (%.60s",
+                 c->src->name, c->n_events - c->n_counted, c->events[first].name);
+        text_join(c->reason, sizeof c->reason, head, ": ", c->events[first].reason);
+        size_t len = strlen(c->reason);
+        if (len + 1 < sizeof c->reason) c->reason[len] = ')', c->reason[len + 1] = '\0';
+    } else if (c->n_counted < c->n_events) {
+        snprintf(c->reason, sizeof c->reason, "%d of %d events cannot be counted", c->n_events - c->n_counted,
+                 c->n_events);
+    } else {
+        c->reason[0] = '\0';
+    }
 }
 
 static int open_team(struct counters *c, const struct counters_source *src, const void *config,
@@ -451,11 +561,9 @@ static int open_team(struct counters *c, const struct counters_source *src, cons
     c->per_thread = calloc((size_t)threads, sizeof *c->per_thread);
     c->started_s = calloc((size_t)threads, sizeof *c->started_s);
     c->window_s = calloc((size_t)threads, sizeof *c->window_s);
-    if (!c->per_thread || !c->started_s || !c->window_s) {
-        free(c->window_s);
-        free(c->started_s);
-        free(c->per_thread);
-        c->per_thread = NULL, c->started_s = c->window_s = NULL;
+    c->rusage_start = calloc((size_t)threads, sizeof *c->rusage_start);
+    if (!c->per_thread || !c->started_s || !c->window_s || !c->rusage_start) {
+        counters_close(c);
         return fr_err_set(err, "counters: out of memory for %d threads", threads);
     }
     /* thread 0 (the caller) first: it initializes the library */
@@ -464,45 +572,33 @@ static int open_team(struct counters *c, const struct counters_source *src, cons
     if (!opened) text_join(c->reason, sizeof c->reason, src->name, ": ", why0.msg);
     opened = opened && team_run(c, 1, thread_open, c->reason, sizeof c->reason) == 0;
     if (!opened) team_run(c, 0, thread_close, NULL, 0);
+    const char *src_why = opened ? NULL : c->reason;
     int n = events_csv ? n_names : n_slots;
     for (int i = 0; i < n; i++) {
         const char *one[1] = {names[i]};
         const char *const *alts = events_csv ? one : slots[i].names;
         int n_alts = 0;
         while (n_alts < (events_csv ? 1 : 4) && alts[n_alts]) n_alts++;
-        if (opened) {
-            add_slot(c, alts, n_alts);
-        } else {
-            struct counters_event *e = &c->events[c->n_events++];
-            text_join(e->name, sizeof e->name, alts[0], NULL, NULL);
-            text_join(e->reason, sizeof e->reason, c->reason, NULL, NULL);
-            e->llc_misses = name_is_llc_misses(alts[0]);
-            e->joules_per_unit = NAN;
-        }
+        add_slot(c, src_why, alts, n_alts);
     }
-    if (!opened) return 0;
-    if (c->n_counted == 0) {
-        char head[128];
-        snprintf(head, sizeof head, "%s: none of the %d events can be counted (%.60s", src->name, c->n_events,
-                 c->events[0].name);
-        text_join(c->reason, sizeof c->reason, head, ": ", c->events[0].reason);
-        size_t len = strlen(c->reason);
-        if (len + 1 < sizeof c->reason) c->reason[len] = ')', c->reason[len + 1] = '\0';
-        return 0;
-    }
+    describe_missing(c, src_why);
+    if (c->n_counted == 0) return 0;
     c->available = true;
-    for (int i = c->n_counted - 1; i >= 0; i--)
-        c->role_index[c->events[c->counted_index[i]].role] = c->counted_index[i];
+    index_roles(c);
     char msg[COUNTERS_REASON_LEN] = "";
-    if (team_run(c, 1, thread_add_counted, msg, sizeof msg) != 0) {
-        mark_unavailable(c, msg);
-        return 0;
+    if (c->source_on && team_run(c, 1, thread_add_counted, msg, sizeof msg) != 0) drop_counted(c, msg, false);
+    /* The probe: some sources accept events and only refuse when they start. Their events are dropped
+     * first and getrusage's count is tried alone; when that fails too, nothing is counted. */
+    for (int tries = 0; tries < 2 && c->n_counted > 0; tries++) {
+        char why[COUNTERS_REASON_LEN] = "";
+        if (team_probe(c, why, sizeof why) == 0) break;
+        drop_counted(c, why, !c->source_on);
+        text_join(msg, sizeof msg, why, NULL, NULL);
     }
-    /* The probe: some sources accept events and only refuse when they start. */
-    if (counters_start(c) != 0 || counters_stop(c) != 0) return 0;
-    if (c->n_counted < c->n_events)
-        snprintf(c->reason, sizeof c->reason, "%d of %d events cannot be counted", c->n_events - c->n_counted,
-                 c->n_events);
+    if (c->n_counted == 0)
+        text_join(c->reason, sizeof c->reason, msg, NULL, NULL);
+    else
+        describe_missing(c, src_why);
     return 0;
 }
 
@@ -557,7 +653,8 @@ void counters_close(struct counters *c) {
     free(c->per_thread);
     free(c->window_s);
     free(c->started_s);
-    c->per_thread = NULL, c->started_s = c->window_s = NULL;
+    free(c->rusage_start);
+    c->per_thread = NULL, c->started_s = c->window_s = NULL, c->rusage_start = NULL;
     c->available = false;
     c->running = false;
 }

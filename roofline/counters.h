@@ -9,8 +9,13 @@
  * run binds it to core i). After a stop, values[] holds the sum over the team and thread_max[] the largest
  * single thread. The default events are the hardware set where the machine offers it (cycles, instructions,
  * LLC misses, FP ops) and always the kernel's software events (task-clock, context switches, CPU migrations,
- * page faults, major faults), which PAPI's perf_event component counts even in a VM without a PMU. Energy
- * (RAPL / powercap) is package-wide, so it has its own set, counted by the calling thread only. */
+ * page faults, major faults), which PAPI's perf_event component counts even in a VM without a PMU, and
+ * last the thread's involuntary context switches, rusage::INVOLUNTARY-SWITCHES. That one is counted by this
+ * module itself, from getrusage(RUSAGE_THREAD).ru_nivcsw read in each thread beside its event set, whenever
+ * the source does not count it: it needs no PAPI, so on Linux it is counted even where the source counts
+ * nothing. perf::CONTEXT-SWITCHES counts every switch, voluntary ones included (a thread sleeping at a
+ * barrier); the involuntary count is the one that says another task took the CPU. Energy (RAPL / powercap)
+ * is package-wide, so it has its own set, counted by the calling thread only. */
 #ifndef FR_COUNTERS_H
 #define FR_COUNTERS_H
 
@@ -27,6 +32,10 @@ struct cJSON;
 #define COUNTERS_REASON_LEN  256
 #define COUNTERS_UNITS_LEN   16
 
+/* The event this module counts itself (getrusage), when the source does not: the calling thread's involuntary
+ * context switches (preemptions). */
+#define COUNTERS_EVENT_INVOLUNTARY "rusage::INVOLUNTARY-SWITCHES"
+
 /* An event source. open, add, start, stop and close of one handle are all called in the thread the handle
  * counts (open in thread `thread` of the team). Each function that can fail says why in `why` (one line) and
  * returns non-zero. add fills units (e.g. "nJ", "" when the source gives none). */
@@ -41,19 +50,26 @@ struct counters_source {
 
 const struct counters_source *counters_source_papi(void); /* config: NULL */
 
+/* A gain of 1 more of one event, in one thread, on chosen runs: e.g. a switch on chosen repetitions. */
+struct counters_fake_bump {
+    const char *event; /* NULL ends a list of bumps */
+    const long *runs;  /* terminated by -1 */
+    int thread;
+};
+
 /* The fake source: accepts the named events and makes each gain its per_run value per start/stop, in every
- * thread. Runs are counted per handle from 0, counters_open's probe being run 0. bump_event (when non-NULL)
- * gains 1 more in thread bump_thread on each run listed in bump_runs (terminated by -1): a context switch on
- * chosen repetitions. */
+ * thread. Runs are counted per handle from 0, counters_open's probe being run 0. Each of bumps (when
+ * non-NULL; a list ended by a NULL event) gains 1 more of its event in its thread on each of its runs: a
+ * context switch, a preemption or a migration on chosen repetitions. The fake offers
+ * COUNTERS_EVENT_INVOLUNTARY like any other event when it is named in events (so tests choose its values);
+ * when it is not, this module counts it from getrusage, as with PAPI. */
 struct counters_fake_config {
     const char *refuse_all;    /* non-NULL: opening fails with this reason */
     const char *const *events; /* accepted names, NULL-terminated; others: "event not offered by fake" */
     const long long *per_run;  /* one value per accepted name */
     const char *const *units;  /* NULL, or one unit string per accepted name (e.g. "nJ") */
     const char *refuse_start;  /* non-NULL: starting fails with this reason */
-    const char *bump_event;
-    const long *bump_runs;
-    int bump_thread;
+    const struct counters_fake_bump *bumps;
 };
 const struct counters_source *counters_source_fake(void); /* config: struct counters_fake_config */
 
@@ -70,7 +86,8 @@ enum counters_role {
     COUNTERS_ROLE_INSTRUCTIONS,
     COUNTERS_ROLE_LLC_MISSES,
     COUNTERS_ROLE_FP_OPS,
-    COUNTERS_ROLE_ENERGY, /* joules = value x joules_per_unit */
+    COUNTERS_ROLE_ENERGY,               /* joules = value x joules_per_unit */
+    COUNTERS_ROLE_INVOLUNTARY_SWITCHES, /* switched out while runnable: preempted */
     COUNTERS_ROLE_COUNT
 };
 
@@ -82,6 +99,7 @@ struct counters_event {
     enum counters_role role;
     char units[COUNTERS_UNITS_LEN]; /* as the source names them; "" when none */
     double joules_per_unit;         /* energy events: from units (nJ, uJ, mJ, J); NaN otherwise */
+    bool by_rusage;                 /* counted by this module (getrusage), not by the source */
 };
 
 struct counters {
@@ -89,6 +107,8 @@ struct counters {
     const void *open_config;             /* the source's configuration */
     int n_threads;                       /* team size: one handle per OpenMP thread */
     void *handles[COUNTERS_MAX_THREADS]; /* handle of thread t, opened and used in thread t */
+    bool source_on;                      /* the source opened and counts at least one event */
+    int n_rusage;                        /* counted events read from getrusage */
     bool available;                      /* at least one event is counted */
     char reason[COUNTERS_REASON_LEN];    /* why not, or which events are missing; "" when all are counted */
     int n_events;                        /* events asked (defaults or --events) */
@@ -100,6 +120,7 @@ struct counters {
     long long thread_max[COUNTERS_MAX_EVENTS]; /* per events[] index: the largest single thread */
     long long (*per_thread)[COUNTERS_MAX_EVENTS]; /* [n_threads][event]: each thread's own value */
     double *started_s;                            /* [n_threads] monotonic time each thread's set started */
+    long long *rusage_start;                      /* [n_threads] getrusage count at each thread's start */
     double *window_s;       /* [n_threads] after a stop: each thread's counted window, start to stop */
     double window_thread_s; /* after a stop: sum over threads of each one's counted window, start to stop */
     bool running;
@@ -112,10 +133,11 @@ int counters_check_events(const char *events_csv, struct fr_err *err);
 /* Opens the source in every thread of the team (omp_get_max_threads() threads) and adds the events of the
  * comma-separated list, or the defaults when events_csv is NULL: PAPI_TOT_CYC, PAPI_TOT_INS, an LLC-miss
  * event (PAPI_L3_TCM, else PAPI_L3_DCM, else perf::LLC-LOAD-MISSES), PAPI_SP_OPS (else PAPI_FP_OPS), then
- * perf::TASK-CLOCK, perf::CONTEXT-SWITCHES, perf::CPU-MIGRATIONS, perf::PAGE-FAULTS, perf::MAJOR-FAULTS. A
- * start/stop probe runs once so a source that accepts events but cannot start them is known as unavailable
- * here. Returns non-zero only for a malformed list or an allocation failure (err filled); an unavailable
- * source is not an error. Always pair with counters_close, called in the same team. */
+ * perf::TASK-CLOCK, perf::CONTEXT-SWITCHES, perf::CPU-MIGRATIONS, perf::PAGE-FAULTS, perf::MAJOR-FAULTS,
+ * COUNTERS_EVENT_INVOLUNTARY. A start/stop probe runs once so a source that accepts events but cannot start
+ * them is known as unavailable here (its events then say why, and the getrusage count stays). Returns
+ * non-zero only for a malformed list or an allocation failure (err filled); an unavailable source is not an
+ * error. Always pair with counters_close, called in the same team. */
 int counters_open(struct counters *c, const struct counters_source *src, const void *config,
                   const char *events_csv, struct fr_err *err);
 /* The energy set, counted by the calling thread alone (energy is package-wide): package energy

@@ -1,7 +1,7 @@
 /* Per-repetition counting for the timing harness (see rep_counts.h). Checked in tests/test_counters.c: with
- * the fake source (a context switch on chosen repetitions marks exactly those, they leave the median,
- * utilization and energy from known per-run values), and with PAPI's software events where this machine
- * counts them. */
+ * the fake source (a preemption or a migration on chosen repetitions marks exactly those and they leave the
+ * median, a voluntary switch marks nothing; utilization and energy from known per-run values), and with
+ * PAPI's software events and getrusage where this machine counts them. */
 #include "roofline/rep_counts.h"
 
 #include <math.h>
@@ -27,7 +27,7 @@ static bool hook_end(void *ctx, int rep, double wall_s) {
     if (rep < 0 || rep >= rc->max_reps) return false;
     if (rep + 1 > rc->n) rc->n = rep + 1;
     rc->wall_s[rep] = wall_s;
-    rc->disturbed[rep] = rc->faulted[rep] = false;
+    rc->disturbed[rep] = rc->faulted[rep] = rc->switched[rep] = false;
     if (energy_ok) {
         rc->energy_j += counters_energy_j(rc->energy);
         rc->energy_reps++;
@@ -40,8 +40,11 @@ static bool hook_end(void *ctx, int rep, double wall_s) {
         rc->sum[e] += (double)c->values[e];
         rc->sum_max[e] += (double)c->thread_max[e];
     }
-    rc->disturbed[rep] = counters_role_value(c, COUNTERS_ROLE_CONTEXT_SWITCHES) > 0 ||
-                         counters_role_value(c, COUNTERS_ROLE_MIGRATIONS) > 0;
+    long long involuntary = counters_role_value(c, COUNTERS_ROLE_INVOLUNTARY_SWITCHES);
+    rc->switched[rep] = counters_role_value(c, COUNTERS_ROLE_CONTEXT_SWITCHES) > 0 || involuntary > 0;
+    /* without the involuntary count, a switch cannot be told from a wait: each is taken as a preemption */
+    bool preempted = involuntary >= 0 ? involuntary > 0 : rc->switched[rep];
+    rc->disturbed[rep] = preempted || counters_role_value(c, COUNTERS_ROLE_MIGRATIONS) > 0;
     rc->faulted[rep] = counters_role_value(c, COUNTERS_ROLE_PAGE_FAULTS) > 0 ||
                        counters_role_value(c, COUNTERS_ROLE_MAJOR_FAULTS) > 0;
     return rc->disturbed[rep];
@@ -53,7 +56,8 @@ int rep_counts_init(struct rep_counts *rc, struct counters *team, struct counter
     rc->wall_s = calloc((size_t)max_reps, sizeof *rc->wall_s);
     rc->disturbed = calloc((size_t)max_reps, sizeof *rc->disturbed);
     rc->faulted = calloc((size_t)max_reps, sizeof *rc->faulted);
-    if (max_reps < 1 || !rc->wall_s || !rc->disturbed || !rc->faulted) {
+    rc->switched = calloc((size_t)max_reps, sizeof *rc->switched);
+    if (max_reps < 1 || !rc->wall_s || !rc->disturbed || !rc->faulted || !rc->switched) {
         rep_counts_free(rc);
         return fr_err_set(err, "rep_counts: cannot hold %d repetitions", max_reps);
     }
@@ -69,10 +73,11 @@ void rep_counts_reset(struct rep_counts *rc) {
 }
 
 void rep_counts_free(struct rep_counts *rc) {
+    free(rc->switched);
     free(rc->faulted);
     free(rc->disturbed);
     free(rc->wall_s);
-    rc->wall_s = NULL, rc->disturbed = rc->faulted = NULL;
+    rc->wall_s = NULL, rc->disturbed = rc->faulted = rc->switched = NULL;
 }
 
 /* sum of the role's event over repetitions, or NaN when it is not counted */
@@ -89,6 +94,7 @@ void rep_counts_summarize(const struct rep_counts *rc, struct rep_counts_summary
     for (int i = 0; i < rc->n; i++) {
         out->disturbed_reps += rc->disturbed[i];
         out->faulted_reps += rc->faulted[i];
+        out->switched_reps += rc->switched[i];
     }
     struct timing_stats all;
     if (rc->n > 0 && timing_stats_compute(rc->wall_s, rc->n, NULL, &all) == 0)
@@ -105,4 +111,22 @@ void rep_counts_summarize(const struct rep_counts *rc, struct rep_counts_summary
     if (rc->window_thread_s > 0) out->utilization = task_ns * 1e-9 / rc->window_thread_s;
     double cyc = role_sum(rc, COUNTERS_ROLE_CYCLES), ins = role_sum(rc, COUNTERS_ROLE_INSTRUCTIONS);
     if (cyc > 0) out->ipc = ins / cyc;
+}
+
+const char *rep_counts_rule(const struct counters *team) {
+    if (!team || !team->available) return "not judged: no counters";
+    bool inv = team->role_index[COUNTERS_ROLE_INVOLUNTARY_SWITCHES] >= 0,
+         cs = team->role_index[COUNTERS_ROLE_CONTEXT_SWITCHES] >= 0,
+         mig = team->role_index[COUNTERS_ROLE_MIGRATIONS] >= 0;
+    if (inv && mig) return "a thread preempted (involuntary context switch) or migrated";
+    if (inv) return "a thread preempted (involuntary context switch); migrations are not counted";
+    if (cs && mig)
+        return "a thread switched out or migrated (involuntary switches are not counted apart, so a wait at "
+               "a "
+               "barrier counts too)";
+    if (cs)
+        return "a thread switched out (involuntary switches are not counted apart); migrations are not "
+               "counted";
+    if (mig) return "a thread migrated; switches are not counted";
+    return "not judged: no switch or migration event is counted";
 }

@@ -1,11 +1,13 @@
 /* Counters around every timed repetition, as hooks of the timing harness (struct timing_hooks): the team's
  * events and the energy events are started just before the clock is read and stopped just after, so the
  * counting itself (a parallel region each way when the team has more than one thread) stays outside the
- * timed window. Each repetition is judged: disturbed when any thread was switched out (context switch) or
- * migrated during it, faulted when it took page faults; the harness leaves disturbed ones out of the
- * statistics. From the sums come the utilization (task-clock / (wall x threads), the wall being each
- * thread's counted window), IPC and energy.
- * Nothing is derived from an event that was not counted: the figure stays NaN. */
+ * timed window. Each repetition is judged: disturbed when any thread was preempted (an involuntary context
+ * switch: another task took its CPU) or migrated during it, faulted when it took page faults; the harness
+ * leaves disturbed ones out of the statistics. A voluntary switch (a thread of the team sleeping at a
+ * barrier, waiting for its own team) does not disturb. Where the involuntary switches are not counted, any
+ * context switch is taken as a preemption, and the rule says so. From the sums come the utilization
+ * (task-clock / (wall x threads), the wall being each thread's counted window), IPC and energy. Nothing is
+ * derived from an event that was not counted: the figure stays NaN. */
 #ifndef FR_REP_COUNTS_H
 #define FR_REP_COUNTS_H
 
@@ -23,6 +25,7 @@ struct rep_counts {
     int n;                     /* repetitions recorded */
     double *wall_s;            /* [max_reps] timed wall time of each repetition */
     bool *disturbed, *faulted; /* [max_reps] */
+    bool *switched;            /* [max_reps] any context switch, voluntary ones included */
     double sum[COUNTERS_MAX_EVENTS],
         sum_max[COUNTERS_MAX_EVENTS]; /* over repetitions: team sum, thread max */
     double energy_j;                  /* over repetitions */
@@ -41,7 +44,8 @@ struct rep_counts_summary {
                           * stop (about wall x threads: the timed window plus the start and stop regions) */
     double ipc;          /* instructions / cycles */
     double energy_j;     /* mean joules per repetition */
-    int disturbed_reps;  /* a thread switched out or migrated */
+    int disturbed_reps;  /* a thread preempted or migrated (see rep_counts_rule) */
+    int switched_reps;   /* any context switch, voluntary waits included (perf::CONTEXT-SWITCHES) */
     int faulted_reps;    /* page faults during the repetition */
     double median_all_s; /* median wall time over every repetition, disturbed ones included */
 };
@@ -54,5 +58,8 @@ void rep_counts_free(struct rep_counts *rc);
 /* Forgets the recorded repetitions (for the next measurement with the same counters). */
 void rep_counts_reset(struct rep_counts *rc);
 void rep_counts_summarize(const struct rep_counts *rc, struct rep_counts_summary *out);
+/* What marks a repetition disturbed with these counters, in words (e.g. "a thread preempted (involuntary
+ * context switch) or migrated"); names what is not counted. team may be NULL. */
+const char *rep_counts_rule(const struct counters *team);
 
 #endif

@@ -26,10 +26,11 @@ Test(cli_list, counter_events_with_reasons) {
     cli_run(&r, 1, "list");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "## counter events"), "%.300s", r.out);
-    static const char *const events[] = {
-        "PAPI_TOT_CYC",         "PAPI_TOT_INS",      "PAPI_L3_TCM",
-        "PAPI_SP_OPS",          "perf::TASK-CLOCK",  "perf::CONTEXT-SWITCHES",
-        "perf::CPU-MIGRATIONS", "perf::PAGE-FAULTS", "perf::MAJOR-FAULTS"};
+    static const char *const events[] = {"PAPI_TOT_CYC",         "PAPI_TOT_INS",
+                                         "PAPI_L3_TCM",          "PAPI_SP_OPS",
+                                         "perf::TASK-CLOCK",     "perf::CONTEXT-SWITCHES",
+                                         "perf::CPU-MIGRATIONS", "perf::PAGE-FAULTS",
+                                         "perf::MAJOR-FAULTS",   "rusage::INVOLUNTARY-SWITCHES"};
     for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) expect_event_row(r.out, events[i]);
     cr_assert(strstr(r.out, "## energy events"), "%.300s", r.out);
     expect_event_row(r.out, "rapl:::PACKAGE_ENERGY:PACKAGE0");

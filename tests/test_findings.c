@@ -4,6 +4,7 @@
  * with them, the stdout summary ends with them, and flagged rows are named. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "bench/report/findings.h"
@@ -84,6 +85,14 @@ Test(findings, flagged_rows_are_named) {
     r->counters.available = true;
     report_findings_run(r, &f);
     cr_expect_str_eq(f.line[7], "Disturbed repetitions: none (no thread was switched out or migrated).");
+    /* a run that recorded its rule names it */
+    snprintf(r->counters.disturbed_rule, sizeof r->counters.disturbed_rule, "a thread preempted or migrated");
+    report_findings_run(r, &f);
+    cr_expect_str_eq(f.line[7], "Disturbed repetitions: none (judged by: a thread preempted or migrated).");
+    r->steps[1].measured.excluded_reps = 2;
+    report_findings_run(r, &f);
+    cr_expect_str_eq(f.line[7], "Disturbed repetitions (a thread preempted or migrated), left out of the "
+                                "statistics: step at context 256 2 of 22.");
     free(r);
 }
 

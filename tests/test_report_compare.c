@@ -51,6 +51,31 @@ Test(compare, round_trip_reads_what_was_written) {
     free(b);
 }
 
+/* The disturbed rule and the switched repetitions (added after run.json files existed) read back, and a run
+ * written without them reads as "" and 0. */
+Test(compare, disturbed_rule_and_switched_reps_round_trip) {
+    struct run_report *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+    report_fixture_fill(a, 1.0);
+    snprintf(a->counters.disturbed_rule, sizeof a->counters.disturbed_rule, "a thread preempted or migrated");
+    a->blocks[BLOCK_ATTENTION].switched_reps = 7;
+    a->steps[1].switched_reps = 3;
+    char *text = report_json_string(a);
+    struct fr_err err = {{0}};
+    cr_assert_eq(report_json_parse(text, strlen(text), "mem", b, &err), 0, "%s", err.msg);
+    free(text);
+    cr_expect_str_eq(b->counters.disturbed_rule, "a thread preempted or migrated");
+    cr_expect_eq(b->blocks[BLOCK_ATTENTION].switched_reps, 7);
+    cr_expect_eq(b->steps[1].switched_reps, 3);
+    a->counters.disturbed_rule[0] = '\0';
+    text = report_json_string(a);
+    cr_expect(strstr(text, "disturbed_rule") == NULL, "an empty rule is not written");
+    cr_assert_eq(report_json_parse(text, strlen(text), "mem", b, &err), 0, "%s", err.msg);
+    cr_expect_str_eq(b->counters.disturbed_rule, "");
+    free(text);
+    free(a);
+    free(b);
+}
+
 Test(compare, malformed_input_is_one_line, .timeout = 30) {
     struct run_report *r = calloc(1, sizeof *r);
     struct fr_err err = {{0}};

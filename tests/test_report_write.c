@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
+#include "bench/report/report_counted.h"
 #include "bench/report/report_write.h"
 #include "tests/report_fixture.h"
 #include "tests/report_testutil.h"
@@ -154,6 +155,8 @@ Test(report_write, csv_headers_and_rows) {
               "counter columns in the header (sum over threads, then the largest thread)");
     cr_expect(strstr(blocks, ",utilization,disturbed_reps,faulted_reps,measured_all_s,ipc,") != NULL,
               "the counted columns");
+    cr_expect(strstr(blocks, ",dram_bytes_counted,switched_reps,PAPI_TOT_CYC,") != NULL,
+              "switched_reps appended after the older columns");
     cr_expect_eq(tu_count_lines(blocks), 1 + BLOCK_COUNT);
     cr_expect(strstr(blocks, "\nlm_head,1,311164928,311164928,1,") != NULL, "lm_head row");
     free(blocks);
@@ -164,7 +167,7 @@ Test(report_write, csv_headers_and_rows) {
     cr_expect(strstr(steps, ",tokens_per_s,") &&
               strstr(steps, ",lm_head_s,sampler_s,PAPI_TOT_CYC,PAPI_L3_TCM,PAPI_TOT_CYC_thread_max,"));
     cr_expect(strstr(steps, ",utilization,disturbed_reps,faulted_reps,measured_all_s,ipc,energy_j,"
-                            "energy_j_per_token,") != NULL,
+                            "energy_j_per_token,switched_reps,") != NULL,
               "the counted and energy columns");
     cr_expect_eq(tu_count_lines(steps), 6);
     free(steps);
@@ -278,6 +281,33 @@ Test(report_write, summary_is_markdown) {
     cr_expect(strstr(buf, "| block | predicted µs | measured µs | efficiency | bound | flags |") != NULL);
     cr_expect(strstr(buf, "| lm_head | 15957.2 |") != NULL, "%s", buf);
     cr_expect(strstr(buf, "## Findings\n\n- Decode: 13.4 tokens/s at context 1") != NULL, "%s", buf);
+    free(buf);
+    free(r);
+}
+
+/* The counted section names the run's disturbed rule and shows the switched repetitions beside the disturbed
+ * ones. */
+Test(report_write, counted_section_rule_and_switched) {
+    struct run_report *r = fixture();
+    r->counters.available = true;
+    r->counters.events[0].available = r->counters.events[1].available = true;
+    snprintf(r->counters.disturbed_rule, sizeof r->counters.disturbed_rule,
+             "a thread preempted (involuntary context switch) or migrated");
+    struct report_block *b = &r->blocks[BLOCK_ATTENTION];
+    b->measured.reps = 9, b->measured.excluded_reps = 1;
+    b->disturbed_reps = 1, b->switched_reps = 8, b->faulted_reps = 0;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    report_md_counted(f, r);
+    fclose(f);
+    cr_expect(strstr(buf, "| block | utilization | disturbed reps | switched reps | faulted reps |") != NULL,
+              "%s", buf);
+    cr_expect(strstr(buf, "| attention | n/a | 1 of 10 | 8 | 0 |") != NULL, "%s", buf);
+    cr_expect(strstr(buf,
+                     "Disturbed = preempted or migrated: a repetition is disturbed when a thread preempted "
+                     "(involuntary context switch) or migrated during it") != NULL,
+              "%s", buf);
     free(buf);
     free(r);
 }

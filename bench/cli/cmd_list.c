@@ -69,7 +69,10 @@ static int list_counters(void) {
     struct fr_err err = {{0}};
     if (counters_open(&c, counters_source_papi(), NULL, NULL, &err) != 0)
         return cli_fail("list: %s", err.msg);
-    list_event_set("counter events (PAPI, default set of a run; --events NAME,... replaces it)", &c);
+    list_event_set(
+        "counter events (PAPI, and getrusage for rusage::; default set of a run; --events NAME,... "
+        "replaces it)",
+        &c);
     counters_close(&c);
     if (counters_open_energy(&c, counters_source_papi(), NULL, &err) != 0)
         return cli_fail("list: %s", err.msg);

@@ -381,6 +381,7 @@ struct report_counted {
     double *counters, *counters_max, *utilization;
     int *disturbed_reps, *faulted_reps;
     double *measured_all_s, *ipc;
+    int *switched_reps;
 };
 
 static void fill_counted(const struct run *r, const struct rep_counts_summary *s, struct report_counted o) {
@@ -391,6 +392,7 @@ static void fill_counted(const struct run *r, const struct rep_counts_summary *s
     *o.faulted_reps = s->faulted_reps;
     *o.measured_all_s = s->median_all_s;
     *o.ipc = s->ipc;
+    *o.switched_reps = s->switched_reps;
 }
 
 static int measure_blocks(struct run *r, const struct timing_opts *t) {
@@ -416,7 +418,7 @@ static int measure_blocks(struct run *r, const struct timing_opts *t) {
         fill_counted(r, &counts,
                      (struct report_counted){o->counters, o->counters_max, &o->utilization,
                                              &o->disturbed_reps, &o->faulted_reps, &o->measured_all_s,
-                                             &o->ipc});
+                                             &o->ipc, &o->switched_reps});
         int llc = r->counters.role_index[COUNTERS_ROLE_LLC_MISSES];
         if (llc >= 0 && r->calibration.available && r->calibration.ratio > 0)
             o->dram_bytes_counted =
@@ -451,7 +453,7 @@ static int measure_steps(struct run *r, const struct decode_bench_opts *o) {
         fill_counted(r, &m.counts,
                      (struct report_counted){s->counters, s->counters_max, &s->utilization,
                                              &s->disturbed_reps, &s->faulted_reps, &s->measured_all_s,
-                                             &s->ipc});
+                                             &s->ipc, &s->switched_reps});
         s->energy_j = m.counts.energy_j;
         s->energy_j_per_token = m.counts.energy_j; /* batch 1: one token per step */
     }
@@ -713,6 +715,8 @@ static int run_main(struct run *r, int argc, char **argv) {
     r->have_counters = 1;
     if (crc != 0) return cli_fail("%s", err.msg);
     describe_counters(&r->report->counters, &r->counters);
+    snprintf(r->report->counters.disturbed_rule, sizeof r->report->counters.disturbed_rule, "%s",
+             rep_counts_rule(&r->counters));
     crc = counters_open_energy(&r->energy, counters_source_papi(), NULL, &err);
     r->have_energy = 1;
     if (crc != 0) return cli_fail("%s", err.msg);

@@ -236,11 +236,13 @@ static void line_disturbed(const struct run_report *r, struct report_findings *o
     }
     char names[REPORT_FINDING_LEN / 2];
     report_namelist_text(&l, names, sizeof names);
+    /* the rule of this run's counters; runs written before it was recorded judged any switch */
+    const char *rule = r->counters.disturbed_rule;
     if (l.count > 0)
-        report_findings_add(out,
-                            "Disturbed repetitions (a thread switched out or migrated), left out of the "
-                            "statistics: %s.",
-                            names);
+        report_findings_add(out, "Disturbed repetitions (%s), left out of the statistics: %s.",
+                            rule[0] ? rule : "a thread switched out or migrated", names);
+    else if (r->counters.available && rule[0])
+        report_findings_add(out, "Disturbed repetitions: none (judged by: %s).", rule);
     else if (r->counters.available)
         report_findings_add(out, "Disturbed repetitions: none (no thread was switched out or migrated).");
     else

@@ -289,6 +289,7 @@ static const struct report_field block_fields[] = {
     F_NUM_OPT(B, "overhead_bound", REPORT_F_BOOL, overhead_bound),
     F_COUNTED(B),
     F_NUM_OPT(B, "dram_bytes_counted", REPORT_F_DOUBLE, dram_bytes_counted),
+    F_NUM_OPT(B, "switched_reps", REPORT_F_INT, switched_reps),
 };
 #undef B
 
@@ -312,6 +313,7 @@ static const struct report_field step_fields[] = {
     F_COUNTED(S),
     F_NUM_OPT(S, "energy_j", REPORT_F_DOUBLE, energy_j),
     F_NUM_OPT(S, "energy_j_per_token", REPORT_F_DOUBLE, energy_j_per_token),
+    F_NUM_OPT(S, "switched_reps", REPORT_F_INT, switched_reps),
 };
 #undef S
 

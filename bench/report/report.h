@@ -64,7 +64,8 @@ struct report_counters {
     int n_events;
     struct report_event events[REPORT_MAX_EVENTS];
     int threads; /* team threads counted, each with its own event set (0: not recorded) */
-    char calibration[REPORT_REASON_LEN]; /* LLC misses x line bytes over a known read, or why not; "" */
+    char calibration[REPORT_REASON_LEN];    /* LLC misses x line bytes over a known read, or why not; "" */
+    char disturbed_rule[REPORT_REASON_LEN]; /* what marks a repetition disturbed (rep_counts_rule); "" */
 };
 
 enum report_ceiling_kind {
@@ -126,6 +127,7 @@ struct report_block {
     double measured_all_s;                  /* median over every repetition, disturbed ones included */
     double ipc;                             /* instructions / cycles */
     double dram_bytes_counted;              /* LLC misses x line bytes / calibration ratio, per step */
+    int switched_reps; /* repetitions with any context switch, voluntary waits included (not disturbed) */
 };
 
 /* One row per context length: one whole decode step. */
@@ -155,6 +157,7 @@ struct report_step {
     double ipc;
     double energy_j;           /* joules per step (package + DRAM where counted); NaN: see energy.reason */
     double energy_j_per_token; /* one token per step at batch 1 */
+    int switched_reps;         /* as for blocks */
 };
 
 /* One row per sampler variant, row kind and vocabulary size. */

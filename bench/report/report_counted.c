@@ -31,27 +31,29 @@ void report_md_counters(FILE *f, const struct run_report *r) {
 
 static void md_counted_head(FILE *f, const char *first, const struct report_counters *c, bool energy) {
     fprintf(f,
-            "| %s | utilization | disturbed reps | faulted reps | median µs | median µs, all reps | IPC |%s",
+            "| %s | utilization | disturbed reps | switched reps | faulted reps | median µs | median µs, all "
+            "reps "
+            "| IPC |%s",
             first, energy ? " J/step | J/token |" : "");
     for (int e = 0; e < c->n_events; e++)
         if (c->events[e].available) fprintf(f, " %s |", c->events[e].name);
-    fprintf(f, "\n|---|--:|--:|--:|--:|--:|--:|%s", energy ? "--:|--:|" : "");
+    fprintf(f, "\n|---|--:|--:|--:|--:|--:|--:|--:|%s", energy ? "--:|--:|" : "");
     for (int e = 0; e < c->n_events; e++)
         if (c->events[e].available) fputs("--:|", f);
     fputc('\n', f);
 }
 
 static void md_counted_row(FILE *f, const struct report_counters *c, double util, int disturbed, int reps,
-                           int faulted, double med, double med_all, double ipc, const double *ej,
-                           const double *values) {
+                           int switched, int faulted, double med, double med_all, double ipc,
+                           const double *ej, const double *values) {
     char u[REPORT_FMT_LEN], m[REPORT_FMT_LEN], ma[REPORT_FMT_LEN], ip[REPORT_FMT_LEN];
     report_fmt_md(util, 100, 0, u);
     if (isfinite(util)) strcat(u, " %");
     report_fmt_md(med, 1e6, 1, m);
     report_fmt_md(med_all, 1e6, 1, ma);
     report_fmt_md(ipc, 1, 2, ip);
-    fprintf(f, " %s | %d of %d%s | %d | %s | %s | %s |", u, disturbed, reps,
-            reps > 0 && disturbed == reps ? " (all kept: no clean one)" : "", faulted, m, ma, ip);
+    fprintf(f, " %s | %d of %d%s | %d | %d | %s | %s | %s |", u, disturbed, reps,
+            reps > 0 && disturbed == reps ? " (all kept: no clean one)" : "", switched, faulted, m, ma, ip);
     if (ej) {
         char j[2][REPORT_FMT_LEN];
         report_fmt_md(ej[0], 1, 3, j[0]);
@@ -79,7 +81,8 @@ void report_md_counted(FILE *f, const struct run_report *r) {
         const struct report_block *b = &r->blocks[i];
         fprintf(f, "| %s |", b->name);
         md_counted_row(f, c, b->utilization, b->disturbed_reps, b->measured.reps + b->measured.excluded_reps,
-                       b->faulted_reps, b->measured.median_s, b->measured_all_s, b->ipc, NULL, b->counters);
+                       b->switched_reps, b->faulted_reps, b->measured.median_s, b->measured_all_s, b->ipc,
+                       NULL, b->counters);
     }
     fputc('\n', f);
     md_counted_head(f, "context", c, true);
@@ -88,20 +91,23 @@ void report_md_counted(FILE *f, const struct run_report *r) {
         double ej[2] = {s->energy_j, s->energy_j_per_token};
         fprintf(f, "| %ld |", s->context);
         md_counted_row(f, c, s->utilization, s->disturbed_reps, s->measured.reps + s->measured.excluded_reps,
-                       s->faulted_reps, s->measured.median_s, s->measured_all_s, s->ipc, ej, s->counters);
+                       s->switched_reps, s->faulted_reps, s->measured.median_s, s->measured_all_s, s->ipc, ej,
+                       s->counters);
     }
-    fputs(
-        "\nCounts are per step (a block's calls of one step), summed over the team's threads; "
-        "utilization = task-clock / (wall x threads). A repetition is disturbed when any thread was switched "
-        "out or migrated during it: it is left out of the median (\"median µs\"; \"all reps\" keeps it); "
-        "when every "
-        "repetition is disturbed, all are kept and the row is flagged noisy. Utilization is over each "
-        "thread's "
-        "counted window, which adds the start and stop regions to the timed one: on a loaded machine they "
-        "wait for descheduled threads and dominate short blocks. A "
-        "faulted repetition took page faults (first touch or reclaim), so it is not a steady-state figure. "
-        "Energy: ",
-        f);
+    fprintf(f,
+            "\nCounts are per step (a block's calls of one step), summed over the team's threads; "
+            "utilization = task-clock / (wall x threads). Disturbed = preempted or migrated: a repetition is "
+            "disturbed when %s during it: it is left out of the median (\"median µs\"; \"all reps\" keeps "
+            "it); when every repetition is disturbed, all are kept and the row is flagged noisy. A switched "
+            "repetition had any context switch, voluntary ones included: a thread of the team sleeping at a "
+            "barrier while it waits for its own team switches voluntarily, which disturbs nothing. ",
+            r->counters.disturbed_rule[0] ? r->counters.disturbed_rule
+                                          : "any thread was switched out or migrated");
+    fputs("Utilization is over each thread's counted window, which adds the start and stop regions to the "
+          "timed one: on a loaded machine they wait for descheduled threads and dominate short blocks. A "
+          "faulted repetition took page faults (first touch or reclaim), so it is not a steady-state figure. "
+          "Energy: ",
+          f);
     if (r->energy.available)
         fputs("package and DRAM joules where counted (RAPL / powercap).\n\n", f);
     else

@@ -86,6 +86,7 @@ static cJSON *json_counters(const struct report_counters *c) {
     }
     cJSON_AddNumberToObject(o, "threads", c->threads);
     if (c->calibration[0]) cJSON_AddStringToObject(o, "calibration", c->calibration);
+    if (c->disturbed_rule[0]) cJSON_AddStringToObject(o, "disturbed_rule", c->disturbed_rule);
     return o;
 }
 
@@ -286,6 +287,9 @@ static void rd_counters(struct reader *rd, const cJSON *o, struct report_counter
     c->threads = cJSON_IsNumber(t) ? (int)t->valuedouble : 0;
     const cJSON *cal = cJSON_GetObjectItemCaseSensitive(o, "calibration");
     snprintf(c->calibration, sizeof c->calibration, "%s", cJSON_IsString(cal) ? cal->valuestring : "");
+    const cJSON *rule = cJSON_GetObjectItemCaseSensitive(o, "disturbed_rule"); /* absent in older runs */
+    snprintf(c->disturbed_rule, sizeof c->disturbed_rule, "%s",
+             cJSON_IsString(rule) ? rule->valuestring : "");
 }
 
 /* An object that older runs lack: NULL when absent. */
