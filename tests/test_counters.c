@@ -494,7 +494,7 @@ static long long run_delay_ns(pid_t tid) {
 /* One two-thread busy region under the counters: each thread spins until it has used busy_s of CPU (its own
  * CLOCK_THREAD_CPUTIME_ID, the kernel's independent account). */
 struct busy_try {
-    double wall_s, proc_s, cpu_s[2];
+    double wall_s, span_s, cpu_s[2]; /* span: from before the counters' start to after their stop */
     double task_s, task_max_s;
     long long preempted, migrated, switched;
     double waited_s; /* the longest run-queue wait of a thread over the whole counted span; < 0: unknown */
@@ -503,7 +503,7 @@ struct busy_try {
 static void busy_region(struct counters *c, double busy_s, const pid_t tid[2], struct busy_try *o) {
     struct timespec p0, p1, w0, w1;
     long long d0[2] = {run_delay_ns(tid[0]), run_delay_ns(tid[1])};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p0);
+    clock_gettime(CLOCK_MONOTONIC, &p0);
     cr_assert_eq(counters_start(c), 0, "%s", c->reason);
     clock_gettime(CLOCK_MONOTONIC, &w0);
 #pragma omp parallel num_threads(2)
@@ -515,7 +515,7 @@ static void busy_region(struct counters *c, double busy_s, const pid_t tid[2], s
     }
     clock_gettime(CLOCK_MONOTONIC, &w1);
     cr_assert_eq(counters_stop(c), 0, "%s", c->reason);
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p1);
+    clock_gettime(CLOCK_MONOTONIC, &p1);
     o->waited_s = 0;
     for (int t = 0; t < 2; t++) {
         long long d1 = run_delay_ns(tid[t]);
@@ -526,7 +526,7 @@ static void busy_region(struct counters *c, double busy_s, const pid_t tid[2], s
             o->waited_s = w;
     }
     o->wall_s = (double)(w1.tv_sec - w0.tv_sec) + 1e-9 * (double)(w1.tv_nsec - w0.tv_nsec);
-    o->proc_s = (double)(p1.tv_sec - p0.tv_sec) + 1e-9 * (double)(p1.tv_nsec - p0.tv_nsec);
+    o->span_s = (double)(p1.tv_sec - p0.tv_sec) + 1e-9 * (double)(p1.tv_nsec - p0.tv_nsec);
     int tc = c->role_index[COUNTERS_ROLE_TASK_CLOCK_NS];
     o->task_s = (double)c->values[tc] * 1e-9;
     o->task_max_s = (double)c->thread_max[tc] * 1e-9;
@@ -537,8 +537,9 @@ static void busy_region(struct counters *c, double busy_s, const pid_t tid[2], s
 
 /* PAPI's software events in a two-thread busy region of 2 ms of CPU per thread, tried up to 40 times (on
  * this 2-core VM at load 3.5, 5 ms regions were all preempted, 36 of 40 1 ms ones were clean). Every try:
- * the summed task-clock lies between the two threads' busy CPU time and the process's CPU time over the
- * counted window. On the first clean try: the summed task-clock is 1.8-2.2 x the region's wall time and the
+ * the summed task-clock lies between the two threads' busy CPU time and twice the wall time from before the
+ * counters' start to after their stop (the process's CPU clock is no bound: it lags a running thread by up
+ * to a tick). On the first clean try: the summed task-clock is 1.8-2.2 x the region's wall time and the
  * per-thread maximum 0.9-1.1 x. Clean = no thread preempted or migrated (the run's disturbed rule) and no
  * thread waiting on a run queue for over 5 % of the wall time (the kernel's schedstat): a worker woken late
  * for the counters' start region waits for a CPU without being switched out, so the rule does not see it,
@@ -548,7 +549,7 @@ static void busy_region(struct counters *c, double busy_s, const pid_t tid[2], s
 Test(counters, papi_two_thread_task_clock) {
     cpu_set_t mask;
     if (sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) < 2) {
-        cr_log_warn("SKIPPED: this process may run on %d CPU: two busy threads cannot run at once",
+        cr_log_info("SKIPPED: this process may run on %d CPU: two busy threads cannot run at once",
                     CPU_COUNT(&mask));
         cr_skip_test("one CPU: two busy threads cannot run at once");
     }
@@ -562,7 +563,7 @@ Test(counters, papi_two_thread_task_clock) {
         0, "%s", err.msg);
     if (!c.available || c.role_index[COUNTERS_ROLE_TASK_CLOCK_NS] < 0 ||
         c.role_index[COUNTERS_ROLE_MIGRATIONS] < 0) {
-        cr_log_warn("SKIPPED: PAPI does not count perf::TASK-CLOCK and perf::CPU-MIGRATIONS here: %s",
+        cr_log_info("SKIPPED: PAPI does not count perf::TASK-CLOCK and perf::CPU-MIGRATIONS here: %s",
                     c.reason);
         counters_close(&c);
         cr_skip_test("PAPI does not count perf::TASK-CLOCK and perf::CPU-MIGRATIONS here: %s", c.reason);
@@ -577,12 +578,11 @@ Test(counters, papi_two_thread_task_clock) {
     for (int i = 0; i < tries && !checked; i++) {
         struct busy_try o;
         busy_region(&c, 0.002, tid, &o);
-        /* at least both threads' busy CPU time (one thread alone would show about half), at most the
-         * process's CPU time over the counted window (which adds the barrier spin and the start and stop
-         * regions) */
-        cr_expect(o.task_s >= 0.95 * (o.cpu_s[0] + o.cpu_s[1]) && o.task_s <= 1.05 * o.proc_s + 1e-3,
-                  "try %d: task-clock %.5f s, threads' busy CPU time %.5f + %.5f s, process CPU time %.5f s",
-                  i, o.task_s, o.cpu_s[0], o.cpu_s[1], o.proc_s);
+        /* at least both threads' busy CPU time (one thread alone would show about half), at most two threads
+         * on a CPU through the whole span */
+        cr_expect(o.task_s >= 0.95 * (o.cpu_s[0] + o.cpu_s[1]) && o.task_s <= 2 * o.span_s * 1.001,
+                  "try %d: task-clock %.5f s, threads' busy CPU time %.5f + %.5f s, span %.5f s", i, o.task_s,
+                  o.cpu_s[0], o.cpu_s[1], o.span_s);
         preempted += o.preempted > 0, migrated += o.migrated > 0;
         if (o.preempted > 0 || o.migrated > 0) continue;
         if (o.waited_s < 0 || o.waited_s > 0.05 * o.wall_s) {
@@ -601,7 +601,7 @@ Test(counters, papi_two_thread_task_clock) {
     }
     counters_close(&c);
     if (!checked) {
-        cr_log_warn("SKIPPED the 2x check: all %d tries were disturbed (%d with a thread preempted, %d "
+        cr_log_info("SKIPPED the 2x check: all %d tries were disturbed (%d with a thread preempted, %d "
                     "migrated, %d with a thread waiting for a CPU): this machine's load left no clean region",
                     tries, preempted, migrated, waited);
         cr_skip_test("all %d tries disturbed (%d preempted, %d migrated, %d waited for a CPU)", tries,
