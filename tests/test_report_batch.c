@@ -75,6 +75,24 @@ Test(report_batch, paired_read_decides_where_the_memory_roof_is_left) {
     free(md);
 }
 
+/* B = 1 against the decode step at its context, each over its paired read: 0.99 / 0.90 = 1.1 */
+Test(report_batch, one_against_the_step) {
+    make_rows(&rep);
+    cr_expect(isnan(report_batch_one_over_step(&rep, NULL))); /* no step rows, no paired reads */
+    rep.n_steps = 2;
+    rep.steps[0].context = 1, rep.steps[0].paired_efficiency = 0.5;
+    rep.steps[1].context = 1024, rep.steps[1].paired_efficiency = 0.99;
+    rep.batch[0].paired_efficiency = 0.9;
+    long t = 0;
+    cr_expect(fabs(report_batch_one_over_step(&rep, &t) - 1.1) < 1e-12);
+    cr_expect_eq(t, 1024);
+    char *md = batch_markdown(&rep);
+    cr_expect(strstr(md, "B = 1 against the decode step at context 1024, each normalized by its own paired "
+                         "read: 1.100 x") != NULL,
+              "%s", md);
+    free(md);
+}
+
 Test(report_batch, ridge_beyond_the_sweep_is_not_reported) {
     make_rows(&rep);
     /* GEMMs at B = 64 taking 4x their B = 1 time cross at B = 0.05 * 64 / 0.2 = 16, inside the sweep; taking

@@ -113,6 +113,31 @@ void report_batch_finding(FILE *f, const struct run_report *r) {
     fprintf(f, ", against B = %s predicted (%s weights).\n\n", p, r->prov.dtype);
 }
 
+double report_batch_one_over_step(const struct run_report *r, long *context) {
+    const struct report_batch *one = NULL;
+    for (int i = 0; i < r->n_batch; i++)
+        if (is_forge(&r->batch[i]) && r->batch[i].batch == 1) one = &r->batch[i];
+    for (int i = 0; one && i < r->n_steps; i++)
+        if (r->steps[i].context == one->context) {
+            if (context) *context = one->context;
+            return report_ratio(r->steps[i].paired_efficiency, one->paired_efficiency);
+        }
+    return NAN;
+}
+
+/* B = 1 against the decode step at the same context, each over its own paired read. */
+static void md_one_vs_step(FILE *f, const struct run_report *r) {
+    long t = -1;
+    double q = report_batch_one_over_step(r, &t);
+    if (!isfinite(q)) return;
+    char b[REPORT_FMT_LEN];
+    report_fmt_md(q, 1, 3, b);
+    fprintf(f,
+            "B = 1 against the decode step at context %ld, each normalized by its own paired read: %s x the "
+            "step's time (above 1: B = 1 slower; both run the same code, decode_step).\n\n",
+            t, b);
+}
+
 void report_batch_write_md(FILE *f, const struct run_report *r) {
     if (r->n_batch == 0) return;
     const struct report_batch_ridge *rr = &r->batch_ridge;
@@ -165,6 +190,7 @@ void report_batch_write_md(FILE *f, const struct run_report *r) {
           f);
     md_ridge_measured(f, r);
     fputs(".\n\n", f);
+    md_one_vs_step(f, r);
     if (rr->note[0]) fprintf(f, "Note: %s.\n\n", rr->note);
 }
 

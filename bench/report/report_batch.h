@@ -22,4 +22,9 @@ int report_batch_write_plot_inputs(const struct run_report *r, const char *dir, 
  * defined in struct report_batch_ridge; filled into r->batch_ridge from the rows. */
 void report_batch_ridge_measured(struct run_report *r);
 
+/* The forge B = 1 row's time against the decode step row at the same context, each normalized by its own
+ * paired read: step paired_efficiency / B = 1 paired_efficiency (above 1: B = 1 slower); *context (may be
+ * NULL) gets that context. NaN when the run has no such pair of rows or either is unpaired. */
+double report_batch_one_over_step(const struct run_report *r, long *context);
+
 #endif
