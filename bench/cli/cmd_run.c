@@ -674,12 +674,15 @@ static int run_main(struct run *r, int argc, char **argv) {
         return cli_usage_error("--gemv openblas with %s weights: %s", fr_dtype_name(a->wtype),
                                why ? why : "unavailable");
     /* a model this machine cannot hold fails now, not after the ceilings and verify (checked again when
-     * the weights are allocated) */
+     * the weights are allocated): its weights, its KV cache and the paired read's array together, so a
+     * run that would be killed for memory halfway is refused instead */
     struct qwen3_weight_sizes wsz;
-    char what[128];
-    snprintf(what, sizeof what, "model '%s' with %s weights", r->cfg.name, fr_dtype_name(a->wtype));
+    char what[192];
+    size_t kv_bytes = kv_cache_bytes(&r->cfg, (int)max_ctx + 1, a->kvtype);
+    snprintf(what, sizeof what, "model '%s' with %s weights, its %s KV cache and the %zu MiB read array",
+             r->cfg.name, fr_dtype_name(a->wtype), fr_dtype_name(a->kvtype), CEILINGS_DRAM_MIN_BYTES >> 20);
     if (qwen3_weights_sizes(&r->cfg, a->wtype, &wsz, &err) != 0 ||
-        qwen3_mem_check(wsz.total_bytes, what, &err) != 0)
+        qwen3_mem_check(wsz.total_bytes + kv_bytes + CEILINGS_DRAM_MIN_BYTES, what, &err) != 0)
         return cli_usage_error("%s", err.msg);
     /* the batch sweep: its context and memory are checked now too */
     struct run_batch_opts batch = {.cfg = &r->cfg,
