@@ -6,8 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-
+#include "kernels/huge_map.h"
 #include "model/weights.h"
 
 size_t kv_cache_bytes(const struct qwen3_config *cfg, int max_pos, enum fr_dtype type) {
@@ -20,11 +19,6 @@ size_t kv_cache_bytes(const struct qwen3_config *cfg, int max_pos, enum fr_dtype
     return n;
 }
 
-static void *map_bytes(size_t n) {
-    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
-
 int kv_cache_alloc(struct kv_cache *kv, const struct qwen3_config *cfg, int max_pos, enum fr_dtype type,
                    struct fr_err *err) {
     memset(kv, 0, sizeof *kv);
@@ -34,9 +28,10 @@ int kv_cache_alloc(struct kv_cache *kv, const struct qwen3_config *cfg, int max_
     snprintf(what, sizeof what, "a %s KV cache for %d positions", fr_dtype_name(type), max_pos);
     if (qwen3_mem_check(total, what, err)) return -1;
     size_t half = total / 2;
-    void *k = map_bytes(half), *v = k ? map_bytes(half) : NULL;
+    /* huge pages, as the weights: attention streams K and V as the matvecs stream the weights */
+    void *k = huge_map_alloc(half), *v = k ? huge_map_alloc(half) : NULL;
     if (!v) {
-        if (k) munmap(k, half);
+        huge_map_free(k, half);
         return fr_err_set(err, "cannot map %zu bytes for the KV cache", total);
     }
     kv->type = type;
@@ -52,8 +47,8 @@ int kv_cache_alloc(struct kv_cache *kv, const struct qwen3_config *cfg, int max_
 }
 
 void kv_cache_free(struct kv_cache *kv) {
-    if (kv->k) munmap(kv->k, kv->layer_bytes * (size_t)kv->n_layers);
-    if (kv->v) munmap(kv->v, kv->layer_bytes * (size_t)kv->n_layers);
+    huge_map_free(kv->k, kv->layer_bytes * (size_t)kv->n_layers);
+    huge_map_free(kv->v, kv->layer_bytes * (size_t)kv->n_layers);
     memset(kv, 0, sizeof *kv);
 }
 

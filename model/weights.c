@@ -10,7 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+
+#include "kernels/huge_map.h"
 
 #define WEIGHTS_ALIGN_BYTES 64
 
@@ -143,15 +144,11 @@ int qwen3_weights_alloc(struct qwen3_weights *w, const struct qwen3_config *cfg,
 
     /* Anonymous pages: zero-filled lazily, and eligible for transparent huge pages, which spare the TLB
      * when a step streams the whole model. */
-    void *base = mmap(NULL, sz.total_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (base == MAP_FAILED)
-        return fr_err_set(err, "%s: cannot map %zu bytes for the weights", cfg->name, sz.total_bytes);
-#ifdef MADV_HUGEPAGE
-    madvise(base, sz.total_bytes, MADV_HUGEPAGE);
-#endif
+    void *base = huge_map_alloc(sz.total_bytes);
+    if (!base) return fr_err_set(err, "%s: cannot map %zu bytes for the weights", cfg->name, sz.total_bytes);
     w->layers = calloc((size_t)cfg->n_layers, sizeof *w->layers);
     if (!w->layers) {
-        munmap(base, sz.total_bytes);
+        huge_map_free(base, sz.total_bytes);
         return fr_err_set(err, "%s: out of memory for the layer table", cfg->name);
     }
     w->cfg = *cfg;
@@ -180,7 +177,7 @@ int qwen3_weights_alloc(struct qwen3_weights *w, const struct qwen3_config *cfg,
 }
 
 void qwen3_weights_free(struct qwen3_weights *w) {
-    if (w->base) munmap(w->base, w->total_bytes);
+    huge_map_free(w->base, w->total_bytes);
     free(w->layers);
     memset(w, 0, sizeof *w);
 }

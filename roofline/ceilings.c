@@ -17,9 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "kernels/fr_check.h"
+#include "kernels/huge_map.h"
 #include "kernels/kernels.h"
 #include "kernels/sampler.h"
 #include "roofline/ceilings_kernels.h"
@@ -359,23 +359,14 @@ static void unavailable(struct ceiling_figure *f, const char *why) {
     snprintf(f->why, sizeof f->why, "%s", why);
 }
 
-/* Anonymous pages advised for transparent huge pages, as model/weights.c maps the weights: with THP in
- * "madvise" mode (Debian's default) an unadvised array gets 4 KiB pages, and a read of those measured 18.0
- * GB/s on one Zen 4 core against 29.8 GB/s on huge pages (36.9 vs 30.3 on two cores), below the matvec's
- * 23-28 GB/s on its huge-page weights: the read roof must stream the same kind of pages as the weights. */
+/* Mapped as the weights and the KV cache are (kernels/huge_map.c): the read roof must stream the same kind of
+ * pages as the blocks it bounds. */
 float *ceilings_stream_alloc(size_t n) {
-    size_t bytes = n * sizeof(float);
-    if (bytes == 0) bytes = 1;
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, bytes, MADV_HUGEPAGE); /* advice only: 4 KiB pages when THP is off */
-#endif
-    return p;
+    return huge_map_alloc(n * sizeof(float));
 }
 
 void ceilings_stream_free(float *a, size_t n) {
-    if (a) munmap(a, n > 0 ? n * sizeof(float) : 1);
+    huge_map_free(a, n * sizeof(float));
 }
 
 double ceilings_huge_fraction(const void *p, size_t bytes) {
