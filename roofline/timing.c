@@ -2,9 +2,9 @@
  * machine); min and max travel with it, and so does a confidence interval of the median from order
  * statistics (no assumption on the distribution of the times): a row is noisy when that interval's
  * half-width exceeds TIMING_NOISY_HALF_WIDTH of the median. Repetitions the counters mark as disturbed are
- * left out and counted. Checked in tests/test_timing.c against hand-computed statistics (median, min, max,
- * mean, cv, the interval's order statistics and coverage for n = 3, 10 and 20, the exclusion of disturbed
- * repetitions). */
+ * left out and counted, unless fewer than TIMING_MIN_CLEAN_REPS stay clean. Checked in tests/test_timing.c
+ * against hand-computed statistics (median, min, max, mean, cv, the interval's order statistics and coverage
+ * for n = 3, 10 and 20, the exclusion of disturbed repetitions). */
 #include "roofline/timing.h"
 
 #include <math.h>
@@ -80,12 +80,14 @@ int timing_stats_compute(const double *times, int n, const bool *disturbed, stru
     int k = 0;
     for (int i = 0; i < n; i++)
         if (!disturbed || !disturbed[i]) kept[k++] = times[i];
-    bool all_disturbed = k == 0;
-    if (all_disturbed)
-        for (int i = 0; i < n; i++) kept[k++] = times[i];
+    /* a median of one or two clean repetitions says less than one over all of them: keep all, and flag */
+    int enough = n < TIMING_MIN_CLEAN_REPS ? n : TIMING_MIN_CLEAN_REPS;
+    bool too_few_clean = k < enough;
+    if (too_few_clean)
+        for (k = 0; k < n; k++) kept[k] = times[k];
     timing_stats_from_samples(kept, k, out);
     out->excluded_reps = n - k;
-    if (all_disturbed) out->noisy = true;
+    if (too_few_clean) out->noisy = true;
     free(kept);
     return 0;
 }

@@ -24,6 +24,9 @@ struct timing_stats {
 #define TIMING_NOISY_CV         0.05 /* kept for the cv column's readers; flags nothing */
 #define TIMING_CI_LEVEL         0.95
 #define TIMING_NOISY_HALF_WIDTH 0.05
+/* disturbed repetitions are left out only when at least this many (or all n, when n is smaller) stay clean */
+#define TIMING_MIN_CLEAN_REPS 3
+#define TIMING_MIN_CLEAN_STR  "3"
 
 struct timing_opts {
     int warmup;                       /* untimed calls first */
@@ -67,8 +70,9 @@ int timing_describe_opts(const struct timing_opts *opts, char *buf, size_t len);
 void timing_stats_from_samples(double *samples, int n, struct timing_stats *out);
 
 /* Statistics of times[n] leaving out every i with disturbed[i] (disturbed may be NULL: none), counted in
- * out->excluded_reps; times is not modified. When every repetition is disturbed all are kept, none is
- * counted as excluded and the row is flagged noisy (no clean figure exists). Returns -1 on allocation
+ * out->excluded_reps; times is not modified. When fewer than TIMING_MIN_CLEAN_REPS (or n, if smaller) are
+ * clean, all are kept, none is counted as excluded and the row is flagged noisy (no clean figure worth a
+ * median exists). Returns -1 on allocation
  * failure (out zeroed), else 0. */
 int timing_stats_compute(const double *times, int n, const bool *disturbed, struct timing_stats *out);
 

@@ -115,6 +115,14 @@ Test(timing, disturbed_repetitions_left_out_and_counted) {
     cr_expect_eq(s.excluded_reps, 0);
     cr_expect_eq(s.median_s, 12.0);
     cr_expect(s.noisy, "a row with no clean repetition is flagged");
+    bool two_clean[] = {false, true, true, false, true};
+    cr_assert_eq(timing_stats_compute(t, 5, two_clean, &s), 0);
+    cr_expect_eq(s.reps, 5, "two clean of five are too few for a median: every repetition is used");
+    cr_expect_eq(s.excluded_reps, 0);
+    cr_expect(s.noisy, "and the row is flagged");
+    bool one_of_two[] = {false, true};
+    cr_assert_eq(timing_stats_compute(t, 2, one_of_two, &s), 0);
+    cr_expect_eq(s.reps, 2, "with two repetitions one clean is too few as well");
 }
 
 Test(timing, sorting_wrapper_agrees) {

@@ -207,9 +207,11 @@ static void line_noise(const struct run_report *r, struct report_findings *out) 
                             "±%.0f %%).",
                             total, TIMING_NOISY_HALF_WIDTH * 100);
     else
-        report_findings_add(out,
-                            "Noisy (median's confidence interval wider than ±%.0f %%), %d of %d rows: %s.",
-                            TIMING_NOISY_HALF_WIDTH * 100, l.count, total, names);
+        report_findings_add(
+            out,
+            "Noisy (median's confidence interval wider than ±%.0f %%, or fewer than %d undisturbed "
+            "repetitions), %d of %d rows: %s.",
+            TIMING_NOISY_HALF_WIDTH * 100, TIMING_MIN_CLEAN_REPS, l.count, total, names);
 }
 
 /* Rows with repetitions the counters marked disturbed (a thread switched out or migrated), left out of

@@ -43,17 +43,23 @@ static void md_counted_head(FILE *f, const char *first, const struct report_coun
     fputc('\n', f);
 }
 
-static void md_counted_row(FILE *f, const struct report_counters *c, double util, int disturbed, int reps,
-                           int switched, int faulted, double med, double med_all, double ipc,
-                           const double *ej, const double *values) {
+static void md_counted_row(FILE *f, const struct report_counters *c, double util, int disturbed,
+                           const struct timing_stats *t, int switched, int faulted, double med,
+                           double med_all, double ipc, const double *ej, const double *values) {
     char u[REPORT_FMT_LEN], m[REPORT_FMT_LEN], ma[REPORT_FMT_LEN], ip[REPORT_FMT_LEN];
     report_fmt_md(util, 100, 0, u);
     if (isfinite(util)) strcat(u, " %");
     report_fmt_md(med, 1e6, 1, m);
     report_fmt_md(med_all, 1e6, 1, ma);
     report_fmt_md(ipc, 1, 2, ip);
-    fprintf(f, " %s | %d of %d%s | %d | %d | %s | %s | %s |", u, disturbed, reps,
-            reps > 0 && disturbed == reps ? " (all kept: no clean one)" : "", switched, faulted, m, ma, ip);
+    /* timing_stats_compute keeps every repetition when too few are clean */
+    bool all_kept = disturbed > 0 && t->excluded_reps == 0;
+    char kept[64] = "";
+    if (all_kept)
+        snprintf(kept, sizeof kept, " (all kept: %s)",
+                 disturbed == t->reps ? "no clean one" : "fewer than " TIMING_MIN_CLEAN_STR " clean");
+    fprintf(f, " %s | %d of %d%s | %d | %d | %s | %s | %s |", u, disturbed, t->reps + t->excluded_reps, kept,
+            switched, faulted, m, ma, ip);
     if (ej) {
         char j[2][REPORT_FMT_LEN];
         report_fmt_md(ej[0], 1, 3, j[0]);
@@ -80,9 +86,8 @@ void report_md_counted(FILE *f, const struct run_report *r) {
     for (int i = 0; i < r->n_blocks; i++) {
         const struct report_block *b = &r->blocks[i];
         fprintf(f, "| %s |", b->name);
-        md_counted_row(f, c, b->utilization, b->disturbed_reps, b->measured.reps + b->measured.excluded_reps,
-                       b->switched_reps, b->faulted_reps, b->measured.median_s, b->measured_all_s, b->ipc,
-                       NULL, b->counters);
+        md_counted_row(f, c, b->utilization, b->disturbed_reps, &b->measured, b->switched_reps,
+                       b->faulted_reps, b->measured.median_s, b->measured_all_s, b->ipc, NULL, b->counters);
     }
     fputc('\n', f);
     md_counted_head(f, "context", c, true);
@@ -90,9 +95,8 @@ void report_md_counted(FILE *f, const struct run_report *r) {
         const struct report_step *s = &r->steps[i];
         double ej[2] = {s->energy_j, s->energy_j_per_token};
         fprintf(f, "| %ld |", s->context);
-        md_counted_row(f, c, s->utilization, s->disturbed_reps, s->measured.reps + s->measured.excluded_reps,
-                       s->switched_reps, s->faulted_reps, s->measured.median_s, s->measured_all_s, s->ipc, ej,
-                       s->counters);
+        md_counted_row(f, c, s->utilization, s->disturbed_reps, &s->measured, s->switched_reps,
+                       s->faulted_reps, s->measured.median_s, s->measured_all_s, s->ipc, ej, s->counters);
     }
     fprintf(f,
             "\nCounts are per step (a block's calls of one step), summed over the team's threads; "

@@ -195,7 +195,12 @@ static void md_flags(char *out, size_t len, const struct timing_stats *t, bool a
         report_fmt_md(report_ratio(t->ci_lo_s, t->median_s) - 1, 100.0, 1, lo);
         report_fmt_md(report_ratio(t->ci_hi_s, t->median_s) - 1, 100.0, 1, hi);
         report_fmt_md(t->ci_level, 100.0, 0, lv);
-        snprintf(why, sizeof why, "noisy (%s %% CI of the median %s %% / +%s %%)", lv, lo, hi);
+        bool narrow = 0.5 * (t->ci_hi_s - t->ci_lo_s) <= TIMING_NOISY_HALF_WIDTH * t->median_s;
+        if (narrow) /* flagged by timing_stats_compute for its repetitions, not for its interval */
+            snprintf(why, sizeof why, "noisy (fewer than %d undisturbed reps: all %d kept)",
+                     TIMING_MIN_CLEAN_REPS, t->reps);
+        else
+            snprintf(why, sizeof why, "noisy (%s %% CI of the median %s %% / +%s %%)", lv, lo, hi);
     }
     char excl[48] = "";
     if (t->excluded_reps > 0) snprintf(excl, sizeof excl, "%d disturbed rep(s) left out", t->excluded_reps);
