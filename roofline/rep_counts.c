@@ -118,15 +118,14 @@ const char *rep_counts_rule(const struct counters *team) {
     bool inv = team->role_index[COUNTERS_ROLE_INVOLUNTARY_SWITCHES] >= 0,
          cs = team->role_index[COUNTERS_ROLE_CONTEXT_SWITCHES] >= 0,
          mig = team->role_index[COUNTERS_ROLE_MIGRATIONS] >= 0;
-    if (inv && mig) return "a thread preempted (involuntary context switch) or migrated";
-    if (inv) return "a thread preempted (involuntary context switch); migrations are not counted";
+    if (inv && mig) return "a thread was preempted (involuntary context switch) or migrated";
+    if (inv) return "a thread was preempted (involuntary context switch); migrations are not counted";
     if (cs && mig)
-        return "a thread switched out or migrated (involuntary switches are not counted apart, so a wait at "
-               "a "
-               "barrier counts too)";
+        return "a thread was switched out or migrated (involuntary switches are not counted apart, so a "
+               "wait at a barrier counts too)";
     if (cs)
-        return "a thread switched out (involuntary switches are not counted apart); migrations are not "
+        return "a thread was switched out (involuntary switches are not counted apart); migrations are not "
                "counted";
-    if (mig) return "a thread migrated; switches are not counted";
+    if (mig) return "a thread was migrated; switches are not counted";
     return "not judged: no switch or migration event is counted";
 }

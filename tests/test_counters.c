@@ -142,7 +142,7 @@ Test(counters, fallback_when_source_refuses) {
     cr_expect_geq(c.values[9], 0);
     cr_expect_eq(c.values[0], 0, "not counted: no value");
     cr_expect_str_eq(rep_counts_rule(&c),
-                     "a thread preempted (involuntary context switch); migrations are not counted");
+                     "a thread was preempted (involuntary context switch); migrations are not counted");
     int calls = 0;
     struct counters_calibration cal;
     counters_calibrate(&c, region, &calls, 6400, 64, &cal);
@@ -297,7 +297,7 @@ Test(counters, voluntary_switches_do_not_disturb) {
     const struct counters_fake_bump bumps[] = {{"perf::CONTEXT-SWITCHES", runs, 1}, {NULL, NULL, 0}};
     struct marked_run m;
     run_marked(bumps, NULL, &m);
-    cr_expect_str_eq(m.rule, "a thread preempted (involuntary context switch) or migrated");
+    cr_expect_str_eq(m.rule, "a thread was preempted (involuntary context switch) or migrated");
     for (int i = 0; i < 8; i++) cr_expect_not(m.marked[i], "repetition %d", i);
     cr_expect_eq(m.s.disturbed_reps, 0);
     cr_expect_eq(m.s.switched_reps, 3);

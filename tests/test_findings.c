@@ -78,8 +78,9 @@ Test(findings, flagged_rows_are_named) {
     cr_expect_str_eq(f.line[6], "Noisy (median's confidence interval wider than ±5 %, or fewer than 3 "
                                 "undisturbed repetitions), 3 of 44 rows: `swiglu`, step at "
                                 "context 4096, greedy/flat/8192.");
-    cr_expect_str_eq(f.line[7], "Disturbed repetitions (a thread switched out or migrated), left out of the "
-                                "statistics: `lm_head` 3 of 23, step at context 256 1 of 21.");
+    cr_expect_str_eq(f.line[7],
+                     "Disturbed repetitions (a thread was switched out or migrated), left out of the "
+                     "statistics: `lm_head` 3 of 23, step at context 256 1 of 21.");
     r->blocks[BLOCK_LM_HEAD].measured.excluded_reps = 0;
     r->steps[1].measured.excluded_reps = 0;
     r->counters.available = true;

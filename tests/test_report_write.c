@@ -292,7 +292,7 @@ Test(report_write, counted_section_rule_and_switched) {
     r->counters.available = true;
     r->counters.events[0].available = r->counters.events[1].available = true;
     snprintf(r->counters.disturbed_rule, sizeof r->counters.disturbed_rule,
-             "a thread preempted (involuntary context switch) or migrated");
+             "a thread was preempted (involuntary context switch) or migrated");
     struct report_block *b = &r->blocks[BLOCK_ATTENTION];
     b->measured.reps = 9, b->measured.excluded_reps = 1;
     b->disturbed_reps = 1, b->switched_reps = 8, b->faulted_reps = 0;
@@ -304,10 +304,11 @@ Test(report_write, counted_section_rule_and_switched) {
     cr_expect(strstr(buf, "| block | utilization | disturbed reps | switched reps | faulted reps |") != NULL,
               "%s", buf);
     cr_expect(strstr(buf, "| attention | n/a | 1 of 10 | 8 | 0 |") != NULL, "%s", buf);
-    cr_expect(strstr(buf,
-                     "Disturbed = preempted or migrated: a repetition is disturbed when a thread preempted "
-                     "(involuntary context switch) or migrated during it") != NULL,
-              "%s", buf);
+    cr_expect(
+        strstr(buf,
+               "Disturbed = preempted or migrated: a repetition is disturbed when a thread was preempted "
+               "(involuntary context switch) or migrated during it") != NULL,
+        "%s", buf);
     free(buf);
     free(r);
 }

@@ -242,7 +242,7 @@ static void line_disturbed(const struct run_report *r, struct report_findings *o
     const char *rule = r->counters.disturbed_rule;
     if (l.count > 0)
         report_findings_add(out, "Disturbed repetitions (%s), left out of the statistics: %s.",
-                            rule[0] ? rule : "a thread switched out or migrated", names);
+                            rule[0] ? rule : "a thread was switched out or migrated", names);
     else if (r->counters.available && rule[0])
         report_findings_add(out, "Disturbed repetitions: none (judged by: %s).", rule);
     else if (r->counters.available)
