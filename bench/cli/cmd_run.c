@@ -658,6 +658,7 @@ static int check_batch(struct run_args *a, const struct qwen3_config *cfg,
 
 static int run_main(struct run *r, int argc, char **argv) {
     struct run_args *a = &r->args;
+    char batch_failed[sizeof(struct fr_err) + 16] = "";
     struct fr_err err = {{0}};
     int rc;
     if ((rc = model_opts_load(a->model, &r->cfg))) return rc;
@@ -810,7 +811,11 @@ static int run_main(struct run *r, int argc, char **argv) {
         r->batch_roofs = (struct roofline){.peak_gflops = r->rates_all.peak_gflops,
                                            .bw_gbs = r->rates_all.level_gbs[ROOFLINE_TERM_DRAM],
                                            .cache_gbs = r->rates_all.level_gbs[ROOFLINE_TERM_L2]};
-        if (run_batch_phase(&batch, r->report, &err) != 0) return cli_fail("batch sweep: %s", err.msg);
+        /* a failed sweep loses nothing measured before it: the report is written, then the run fails */
+        if (run_batch_phase(&batch, r->report, &err) != 0) {
+            snprintf(batch_failed, sizeof batch_failed, "batch sweep: %s", err.msg);
+            fprintf(stderr, "forge-roofline: %s; writing the results measured so far\n", batch_failed);
+        }
         if (r->report->batch_ridge.note[0])
             fprintf(stderr, "forge-roofline: %s\n", r->report->batch_ridge.note);
     }
@@ -836,6 +841,7 @@ static int run_main(struct run *r, int argc, char **argv) {
            r->verify_passed, r->verify_skipped);
     fflush(stdout); /* the summary ends before this note, also when both go to one file */
     fprintf(stderr, "forge-roofline: results in %s\n", r->dir.final_path);
+    if (batch_failed[0]) return cli_fail("%s (the rows above it are in the results)", batch_failed);
     return CLI_EXIT_OK;
 }
 
