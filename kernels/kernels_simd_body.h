@@ -36,14 +36,23 @@ KF_ALWAYS_INLINE vf vf_exp(vf x) {
 }
 
 /* ---- matvec ----
- * Memory-bound: each weight is used once, so the loop is built to keep DRAM busy, not the FMA units.
- * Four rows at a time share every x load, each row has two accumulators (eight independent FMA chains).
- * A block of four rows is one contiguous stretch of 4 * cols weights, and while it is consumed the next
- * block is prefetched into L2 at the same pace (one 64-byte line per 64 bytes read). The hardware
- * prefetchers alone stall at every 4 KiB page and every short row (a 1024-column bf16 row is 2 KiB).
- * Measured on the Qwen3 shapes (2 threads, Zen 4 VM): the 1024-column matvecs went from ~65 % to 100-110 %
- * of a plain read loop's bandwidth; a read loop with the same L2 prefetch is itself ~8 % faster than the
- * plain one. L2 rather than L1: the lines are needed a whole block later, and L1 is kept for x. */
+ * Memory-bound: each weight is used once, so the loop is built to keep DRAM busy, not the FMA units. Each
+ * row is one sequential stream, read 128 bytes (two lines) per iteration into four accumulators, and the
+ * stream is prefetched into L1 MV_PF_BYTES ahead of where it is read, running on into the next row (a
+ * chunk's rows are contiguous). bf16 weights are read as even/odd pairs (vf_load_bf16_pairs: a shift or a
+ * mask per vector, no widening shuffle), against x split the same way once per call (mv_split_x).
+ * Measured with a harness that alternates each variant with the read ceiling's kernel on 1 GiB of huge
+ * pages (Zen 4 VM, 15 alternations, medians of matvec / read GB/s, bf16, 1024 and 3072 columns):
+ *   four rows sharing each x load, L2 prefetch of the next block (the loop before this one):
+ *     AVX-512 0.77 / 0.73 on one thread, 0.88 / 0.91 on two; AVX2 0.91 / 0.87, 0.90 / 0.94;
+ *   one row, pairs, L1 prefetch 4 KiB ahead (this loop):
+ *     AVX-512 0.95 / 0.84-0.90 on one thread, 0.98 / 0.95-0.99 on two; AVX2 1.08 / 0.98, 1.00 / 0.98.
+ * Two or four rows at a time, widening loads, L2 prefetch and L1 prefetch 2 or 6 KiB ahead all measured
+ * lower; the pairs matter on one thread (AVX-512 0.86 / 0.77 with widening loads). */
+#define MV_PF_BYTES 4096
+/* Columns split per pass (mv_split_x's stack buffer: 64 KiB); wider matrices go in several passes. */
+#define MV_PANEL_COLS 16384
+
 KF_ALWAYS_INLINE vf mv_load_w(const void *w, size_t i, int bf16) {
     return bf16 ? vf_load_bf16((const uint16_t *)w + i) : vf_loadu((const float *)w + i);
 }
@@ -52,66 +61,59 @@ KF_ALWAYS_INLINE vf mv_load_w_part(const void *w, size_t i, int n, int bf16) {
     return bf16 ? vf_load_bf16_part((const uint16_t *)w + i, n) : vf_load_part((const float *)w + i, n);
 }
 
-KF_ALWAYS_INLINE void mv_rows4(float *y, const void *w, const float *x, size_t r, int cols, int bf16) {
-    size_t c0 = r * (size_t)cols, c1 = c0 + (size_t)cols, c2 = c1 + (size_t)cols, c3 = c2 + (size_t)cols;
-    vf a0 = vf_zero(), a1 = vf_zero(), a2 = vf_zero(), a3 = vf_zero();
-    vf b0 = vf_zero(), b1 = vf_zero(), b2 = vf_zero(), b3 = vf_zero();
-    const size_t esize = bf16 ? 2 : 4, step = 4 * 2 * VW * esize;
-    uintptr_t pf = (uintptr_t)w + (c3 + (size_t)cols) * esize; /* may lie past w's end: only prefetched */
-    int c = 0;
-    for (; c + 2 * VW <= cols; c += 2 * VW, pf += step) {
-        for (size_t j = 0; j < step; j += 64) _mm_prefetch((const char *)(pf + j), _MM_HINT_T1);
-        vf x0 = vf_loadu(x + c), x1 = vf_loadu(x + c + VW);
-        a0 = vf_fmadd(mv_load_w(w, c0 + (size_t)c, bf16), x0, a0);
-        a1 = vf_fmadd(mv_load_w(w, c1 + (size_t)c, bf16), x0, a1);
-        a2 = vf_fmadd(mv_load_w(w, c2 + (size_t)c, bf16), x0, a2);
-        a3 = vf_fmadd(mv_load_w(w, c3 + (size_t)c, bf16), x0, a3);
-        b0 = vf_fmadd(mv_load_w(w, c0 + (size_t)c + VW, bf16), x1, b0);
-        b1 = vf_fmadd(mv_load_w(w, c1 + (size_t)c + VW, bf16), x1, b1);
-        b2 = vf_fmadd(mv_load_w(w, c2 + (size_t)c + VW, bf16), x1, b2);
-        b3 = vf_fmadd(mv_load_w(w, c3 + (size_t)c + VW, bf16), x1, b3);
-    }
-    for (; c < cols; c += VW) {
-        int n = cols - c < VW ? cols - c : VW;
-        vf x0 = vf_load_part(x + c, n);
-        a0 = vf_fmadd(mv_load_w_part(w, c0 + (size_t)c, n, bf16), x0, a0);
-        a1 = vf_fmadd(mv_load_w_part(w, c1 + (size_t)c, n, bf16), x0, a1);
-        a2 = vf_fmadd(mv_load_w_part(w, c2 + (size_t)c, n, bf16), x0, a2);
-        a3 = vf_fmadd(mv_load_w_part(w, c3 + (size_t)c, n, bf16), x0, a3);
-    }
-    y[r] = vf_hsum(vf_add(a0, b0));
-    y[r + 1] = vf_hsum(vf_add(a1, b1));
-    y[r + 2] = vf_hsum(vf_add(a2, b2));
-    y[r + 3] = vf_hsum(vf_add(a3, b3));
+/* Columns one iteration of mv_dot reads: 128 bytes of weights. */
+#define MV_STEP_COLS(bf16) ((bf16) ? 64 : 32)
+
+/* x[0, n) rounded down to whole MV_STEP_COLS(1) steps, split per 2 * VW columns into the even elements and
+ * then the odd ones, the order vf_load_bf16_pairs gives the weights in. */
+KF_ALWAYS_INLINE void mv_split_x(float *xs, const float *x, int n) {
+    int body = n - n % MV_STEP_COLS(1);
+    for (int c = 0; c < body; c += 2 * VW)
+        for (int j = 0; j < VW; j++) xs[c + j] = x[c + 2 * j], xs[c + VW + j] = x[c + 2 * j + 1];
 }
 
-KF_ALWAYS_INLINE void mv_row1(float *y, const void *w, const float *x, size_t r, int cols, int bf16) {
-    size_t c0 = r * (size_t)cols;
-    vf a0 = vf_zero(), b0 = vf_zero();
+/* The dot product of one row's n weights at wr with x (xs: x split by mv_split_x, bf16 only). */
+KF_ALWAYS_INLINE float mv_dot(const void *wr, const float *x, const float *xs, int n, int bf16) {
+    const int step = MV_STEP_COLS(bf16), unit = bf16 ? 2 * VW : VW; /* columns per vector load */
+    vf acc[4] = {vf_zero(), vf_zero(), vf_zero(), vf_zero()};
+    uintptr_t pf = (uintptr_t)wr + MV_PF_BYTES; /* may lie past w's end: only prefetched */
     int c = 0;
-    for (; c + 2 * VW <= cols; c += 2 * VW) {
-        a0 = vf_fmadd(mv_load_w(w, c0 + (size_t)c, bf16), vf_loadu(x + c), a0);
-        b0 = vf_fmadd(mv_load_w(w, c0 + (size_t)c + VW, bf16), vf_loadu(x + c + VW), b0);
+    for (; c + step <= n; c += step, pf += 128) {
+        _mm_prefetch((const char *)pf, _MM_HINT_T0);
+        _mm_prefetch((const char *)(pf + 64), _MM_HINT_T0);
+        for (int u = 0; u < step / unit; u++) {
+            int at = c + u * unit;
+            if (bf16) {
+                vf e, o;
+                vf_load_bf16_pairs((const uint16_t *)wr + at, &e, &o);
+                acc[(2 * u) % 4] = vf_fmadd(e, vf_loadu(xs + at), acc[(2 * u) % 4]);
+                acc[(2 * u + 1) % 4] = vf_fmadd(o, vf_loadu(xs + at + VW), acc[(2 * u + 1) % 4]);
+            } else {
+                acc[u % 4] = vf_fmadd(vf_loadu((const float *)wr + at), vf_loadu(x + at), acc[u % 4]);
+            }
+        }
     }
-    for (; c < cols; c += VW) {
-        int n = cols - c < VW ? cols - c : VW;
-        a0 = vf_fmadd(mv_load_w_part(w, c0 + (size_t)c, n, bf16), vf_load_part(x + c, n), a0);
+    for (; c < n; c += VW) {
+        int m = n - c < VW ? n - c : VW;
+        acc[0] = vf_fmadd(mv_load_w_part(wr, (size_t)c, m, bf16), vf_load_part(x + c, m), acc[0]);
     }
-    y[r] = vf_hsum(vf_add(a0, b0));
-}
-
-KF_ALWAYS_INLINE void mv_rows(float *y, const void *w, const float *x, int rows, int cols, int bf16) {
-    int r = 0;
-    for (; r + 4 <= rows; r += 4) mv_rows4(y, w, x, (size_t)r, cols, bf16);
-    for (; r < rows; r++) mv_row1(y, w, x, (size_t)r, cols, bf16);
+    return vf_hsum(vf_add(vf_add(acc[0], acc[1]), vf_add(acc[2], acc[3])));
 }
 
 static void KFN(matvec_bf16)(float *y, const uint16_t *w, const float *x, int rows, int cols) {
-    mv_rows(y, w, x, rows, cols, 1);
+    float xs[MV_PANEL_COLS];
+    for (int c0 = 0; c0 < cols; c0 += MV_PANEL_COLS) {
+        int n = cols - c0 < MV_PANEL_COLS ? cols - c0 : MV_PANEL_COLS;
+        mv_split_x(xs, x + c0, n);
+        for (int r = 0; r < rows; r++) {
+            float d = mv_dot(w + (size_t)r * (size_t)cols + (size_t)c0, x + c0, xs, n, 1);
+            y[r] = c0 == 0 ? d : y[r] + d;
+        }
+    }
 }
 
 static void KFN(matvec_f32)(float *y, const float *w, const float *x, int rows, int cols) {
-    mv_rows(y, w, x, rows, cols, 0);
+    for (int r = 0; r < rows; r++) y[r] = mv_dot(w + (size_t)r * (size_t)cols, x, NULL, cols, 0);
 }
 
 /* ---- norms and elementwise ---- */
@@ -219,6 +221,11 @@ KF_ALWAYS_INLINE void pf_l2(uintptr_t at, size_t bytes) {
     for (size_t l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(at + l), _MM_HINT_T1);
 }
 
+/* The same into L1, for what the next few microseconds read. */
+KF_ALWAYS_INLINE void pf_l1(uintptr_t at, size_t bytes) {
+    for (size_t l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(at + l), _MM_HINT_T0);
+}
+
 /* The attention loops' `bf16` argument: 0 = f32 K and V, 1 = bf16 widened VW at a time, ATT_PAIRS = bf16
  * read 2 * VW at a time as even and odd elements (vf_load_bf16_pairs: one integer op each instead of a
  * widening shuffle and a shift). Dot products do not care about order, so in pairs mode q arrives split per
@@ -286,9 +293,10 @@ KF_ALWAYS_INLINE float dot1_kv(const float *q0, const void *k, size_t kb, int d,
 }
 
 /* Scaled scores of positions [b0, b0 + np) into s[h * ss + i], four positions at a time across all KV
- * heads, so K is read in address order; np rows from position pf_pos on (the block ATT_PF_AHEAD blocks
- * on; < 0: none) are prefetched into L2 meanwhile, a few lines per tile so that the prefetches interleave
- * with the arithmetic (the hardware prefetchers stop at every 4 KiB page). */
+ * heads, so K is read tile by tile in address order. Meanwhile np rows from position pf_pos on (the block
+ * ATT_PF_AHEAD blocks on; < 0: none) are prefetched into L2, a few lines per step in address order, so
+ * that the prefetches interleave with the arithmetic (the hardware prefetchers stop at every 4 KiB page),
+ * and the next tile's rows of each KV head into L1 as the head's rows of this tile are read. */
 KF_ALWAYS_INLINE void block_scores(float *s, size_t ss, const float *q, const void *k, int bf16, int b0,
                                    int np, int n_kv, int group, int d, float scale, int pf_pos) {
     const size_t es = bf16 ? 2 : 4, ks = (size_t)n_kv * (size_t)d;
@@ -298,8 +306,9 @@ KF_ALWAYS_INLINE void block_scores(float *s, size_t ss, const float *q, const vo
     for (; i + 4 <= np; i += 4) {
         for (int kh = 0; kh < n_kv; kh++) {
             size_t kb = (size_t)(b0 + i) * ks + (size_t)kh * (size_t)d;
-            for (size_t r = 0; pf_on && r < 4; r++)
-                pf_l2(pf + ((size_t)i * ks + r * ks + (size_t)kh * (size_t)d) * es, (size_t)d * es);
+            /* the far tile's 4 * ks elements in n_kv pieces of 4 * d, in address order */
+            if (pf_on) pf_l2(pf + ((size_t)i * ks + (size_t)kh * 4 * (size_t)d) * es, 4 * (size_t)d * es);
+            for (size_t r = 4; r < 8; r++) pf_l1((uintptr_t)k + (kb + r * ks) * es, (size_t)d * es);
             for (int h = kh * group; h < (kh + 1) * group; h += 2) {
                 const float *q0 = q + (size_t)h * (size_t)d;
                 float *s0 = s + (size_t)h * ss + (size_t)i;
@@ -353,13 +362,27 @@ KF_ALWAYS_INLINE void block_softmax(float *s, int np, float *m, float *l, float 
 /* o0[j], o1[j] += sum over the block's np positions of pr0[p], pr1[p] times V row p, for nv vectors of
  * dims: the sums stay in registers across the block and touch out once per block. In pairs mode nv counts
  * pairs of vectors, the even sums go to o0[j] and the odd ones to o0[half + j] (likewise o1). */
+/* What the first pass over a KV head's rows of a block prefetches for each position p: `bytes` into L2 at
+ * l2 + p * bytes (the far block's rows, in address order; l2 == 0: none) and `bytes` into L1 at
+ * l1 + p * l1_step (the next head's rows of this block, or the next block's first head's). bytes == 0:
+ * nothing (the later passes). */
+struct att_vpf {
+    uintptr_t l2, l1;
+    size_t bytes, l1_step;
+};
+
+KF_ALWAYS_INLINE void values_pf(const struct att_vpf *pf, int p) {
+    if (!pf->bytes) return;
+    if (pf->l2) pf_l2(pf->l2 + (size_t)p * pf->bytes, pf->bytes);
+    pf_l1(pf->l1 + (size_t)p * pf->l1_step, pf->bytes);
+}
+
 KF_ALWAYS_INLINE void values_tile(float *o0, float *o1, const float *pr0, const float *pr1, const void *v,
                                   size_t vb, size_t vs, int np, int bf16, const int nv, const int nh,
-                                  uintptr_t pf, size_t pf_bytes, size_t half) {
+                                  const struct att_vpf *pf, size_t half) {
     vf a[ATT_NV], c[ATT_NV];
 #pragma GCC unroll 8
     for (int j = 0; j < nv; j++) a[j] = vf_zero(), c[j] = vf_zero();
-    const size_t es = bf16 ? 2 : 4;
     if (bf16 == ATT_PAIRS) {
         vf ao[ATT_NV], co[ATT_NV];
 #pragma GCC unroll 8
@@ -367,7 +390,7 @@ KF_ALWAYS_INLINE void values_tile(float *o0, float *o1, const float *pr0, const 
         for (int p = 0; p < np; p++) {
             vf w0 = vf_set1(pr0[p]), w1 = vf_set1(pr1[p]);
             const uint16_t *vr = (const uint16_t *)v + vb + (size_t)p * vs;
-            if (pf_bytes) pf_l2(pf + (size_t)p * vs * es, pf_bytes);
+            values_pf(pf, p);
 #pragma GCC unroll 8
             for (int j = 0; j < nv; j++) {
                 vf e, o;
@@ -390,7 +413,7 @@ KF_ALWAYS_INLINE void values_tile(float *o0, float *o1, const float *pr0, const 
     for (int p = 0; p < np; p++) {
         vf w0 = vf_set1(pr0[p]), w1 = vf_set1(pr1[p]);
         size_t at = vb + (size_t)p * vs;
-        if (pf_bytes) pf_l2(pf + (size_t)p * vs * es, pf_bytes);
+        values_pf(pf, p);
 #pragma GCC unroll 8
         for (int j = 0; j < nv; j++) {
             vf x = mv_load_w(v, at + (size_t)j * VW, bf16);
@@ -419,15 +442,23 @@ KF_ALWAYS_INLINE void values_tail(float *o0, float *o1, const float *pr0, const 
 /* o[h][:] += sum over positions [b0, b0 + np) of w[h * ws + i] times V rows, per KV head and head pair,
  * dims in chunks of ATT_NV vectors summed in registers (then ATT_NV / 2, then single vectors, then a
  * partial one). The block's V rows of a head come from memory once, in the first chunk's pass, which also
- * prefetches the same head's rows of np positions from pf_pos on (< 0: none) into L2; the other passes
- * find them in L1. */
+ * prefetches (struct att_vpf) this head's 1 / n_kv share of the block from pf_pos on (< 0: none) into L2, in
+ * address order, and the next head's rows into L1; the other passes find them in L1. */
 KF_ALWAYS_INLINE void block_values(float *o, const float *w, size_t ws, const void *v, int bf16, int b0,
                                    int np, int n_kv, int group, int d, int pf_pos) {
     const size_t es = bf16 ? 2 : 4, vs = (size_t)n_kv * (size_t)d;
     for (int kh = 0; kh < n_kv; kh++) {
         size_t vb0 = (size_t)b0 * vs + (size_t)kh * (size_t)d;
-        uintptr_t pf = (uintptr_t)v + ((size_t)(pf_pos >= 0 ? pf_pos : 0) * vs + (size_t)kh * (size_t)d) * es;
-        size_t pf_bytes = pf_pos >= 0 ? (size_t)d * es : 0;
+        /* L2: this head's share of the far block, np pieces of d in address order; L1: the next head's rows
+         */
+        struct att_vpf pf = {
+            .l2 = pf_pos >= 0
+                      ? (uintptr_t)v + ((size_t)pf_pos * vs + (size_t)kh * (size_t)np * (size_t)d) * es
+                      : 0,
+            .l1 = (uintptr_t)v + (kh + 1 < n_kv ? vb0 + (size_t)d : (size_t)(b0 + np) * vs) * es,
+            .bytes = (size_t)d * es,
+            .l1_step = vs * es,
+        };
         for (int h = kh * group; h < (kh + 1) * group; h += 2) {
             int nh = h + 1 < (kh + 1) * group ? 2 : 1;
             const float *w0 = w + (size_t)h * ws, *w1 = w0 + (nh == 2 ? ws : 0);
@@ -438,12 +469,10 @@ KF_ALWAYS_INLINE void block_values(float *o, const float *w, size_t ws, const vo
     do {                                                                                                     \
         size_t oi = bf16 == ATT_PAIRS ? (size_t)i / 2 : (size_t)i;                                           \
         if (nh == 2)                                                                                         \
-            values_tile(o0 + oi, o1 + oi, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, NV, 2, pf, pf_bytes,     \
-                        half);                                                                               \
+            values_tile(o0 + oi, o1 + oi, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, NV, 2, &pf, half);       \
         else                                                                                                 \
-            values_tile(o0 + oi, o1 + oi, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, NV, 1, pf, pf_bytes,     \
-                        half);                                                                               \
-        pf_bytes = 0;                                                                                        \
+            values_tile(o0 + oi, o1 + oi, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, NV, 1, &pf, half);       \
+        pf.bytes = 0;                                                                                        \
     } while (0)
             if (bf16 == ATT_PAIRS) { /* d is a multiple of 2 * VW */
                 for (; i + ATT_NV * VW <= d; i += ATT_NV * VW) VTILE(ATT_NV / 2);
