@@ -15,8 +15,10 @@
 #define CEILINGS_FOLD_FLOATS 65536
 
 /* The read kernels prefetch into L2 this many floats ahead (8 KiB), one line per 64 bytes read: the
- * hardware prefetchers stall at every 4 KiB page, and the decode step's matvec prefetches the same way, so
- * a read ceiling without it would sit below what the matvec reaches (measured: ~8 % on this Zen 4 VM). */
+ * hardware prefetchers stall at every 4 KiB page, and the decode step's matvec prefetches too, so a read
+ * ceiling without it would sit below what the matvec reaches (measured: ~8 % on this Zen 4 VM). The
+ * matvec's own choice, L1 and 4 KiB ahead, reads a little slower on the read kernel (0.96-0.98 of this,
+ * alternated on 1 GiB, one and two threads); the matvec needs L1 because it computes on every line. */
 #define CEILINGS_PREFETCH_FLOATS 2048
 
 double ceilings_read_avx512(const float *a, size_t n, long passes);
