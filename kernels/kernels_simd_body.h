@@ -308,6 +308,7 @@ KF_ALWAYS_INLINE void block_scores(float *s, size_t ss, const float *q, const vo
             size_t kb = (size_t)(b0 + i) * ks + (size_t)kh * (size_t)d;
             /* the far tile's 4 * ks elements in n_kv pieces of 4 * d, in address order */
             if (pf_on) pf_l2(pf + ((size_t)i * ks + (size_t)kh * 4 * (size_t)d) * es, 4 * (size_t)d * es);
+            /* the next tile's rows of this head (past the range's end at its last tile: only prefetched) */
             for (size_t r = 4; r < 8; r++) pf_l1((uintptr_t)k + (kb + r * ks) * es, (size_t)d * es);
             for (int h = kh * group; h < (kh + 1) * group; h += 2) {
                 const float *q0 = q + (size_t)h * (size_t)d;
@@ -359,9 +360,6 @@ KF_ALWAYS_INLINE void block_softmax(float *s, int np, float *m, float *l, float 
     *l += vf_hsum(sum);
 }
 
-/* o0[j], o1[j] += sum over the block's np positions of pr0[p], pr1[p] times V row p, for nv vectors of
- * dims: the sums stay in registers across the block and touch out once per block. In pairs mode nv counts
- * pairs of vectors, the even sums go to o0[j] and the odd ones to o0[half + j] (likewise o1). */
 /* What the first pass over a KV head's rows of a block prefetches for each position p: `bytes` into L2 at
  * l2 + p * bytes (the far block's rows, in address order; l2 == 0: none) and `bytes` into L1 at
  * l1 + p * l1_step (the next head's rows of this block, or the next block's first head's). bytes == 0:
@@ -377,6 +375,9 @@ KF_ALWAYS_INLINE void values_pf(const struct att_vpf *pf, int p) {
     pf_l1(pf->l1 + (size_t)p * pf->l1_step, pf->bytes);
 }
 
+/* o0[j], o1[j] += sum over the block's np positions of pr0[p], pr1[p] times V row p, for nv vectors of
+ * dims: the sums stay in registers across the block and touch out once per block. In pairs mode nv counts
+ * pairs of vectors, the even sums go to o0[j] and the odd ones to o0[half + j] (likewise o1). */
 KF_ALWAYS_INLINE void values_tile(float *o0, float *o1, const float *pr0, const float *pr1, const void *v,
                                   size_t vb, size_t vs, int np, int bf16, const int nv, const int nh,
                                   const struct att_vpf *pf, size_t half) {
@@ -449,8 +450,7 @@ KF_ALWAYS_INLINE void block_values(float *o, const float *w, size_t ws, const vo
     const size_t es = bf16 ? 2 : 4, vs = (size_t)n_kv * (size_t)d;
     for (int kh = 0; kh < n_kv; kh++) {
         size_t vb0 = (size_t)b0 * vs + (size_t)kh * (size_t)d;
-        /* L2: this head's share of the far block, np pieces of d in address order; L1: the next head's rows
-         */
+        /* L2: this head's share of the far block, in address order; L1: the next head's rows */
         struct att_vpf pf = {
             .l2 = pf_pos >= 0
                       ? (uintptr_t)v + ((size_t)pf_pos * vs + (size_t)kh * (size_t)np * (size_t)d) * es
