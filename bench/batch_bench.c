@@ -48,14 +48,9 @@ static void batch_rep(void *p, long rep) {
 /* The first sequence's cache is filled with the deterministic random values, the others copy it (a copy runs
  * at memory speed, the generator far slower): each sequence still reads its own memory every step. */
 void batch_bench_fill(struct decode_batch *bt, long context) {
-    const struct kv_cache *k0 = &bt->seq[0].kv;
     kv_cache_fill_random(&bt->seq[0].kv, (int)context, 0xba7cULL + (uint64_t)context);
-    size_t bytes = (size_t)context * k0->pos_bytes;
-    for (int s = 1; s < bt->capacity; s++)
-        for (int l = 0; l < k0->n_layers && bytes > 0; l++) {
-            memcpy(kv_cache_k(&bt->seq[s].kv, l, 0), kv_cache_k(k0, l, 0), bytes);
-            memcpy(kv_cache_v(&bt->seq[s].kv, l, 0), kv_cache_v(k0, l, 0), bytes);
-        }
+    for (int s = 1; s < bt->capacity && context > 0; s++)
+        kv_cache_copy(&bt->seq[s].kv, &bt->seq[0].kv, 0, (int)context);
 }
 
 int batch_bench_sweep(struct decode_batch *bt, long context, const int *batches, int n,

@@ -8,12 +8,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Positions per block of the attention loops (see attn_partial). 16 rather than 64: the loops prefetch
- * ATT_PF_AHEAD blocks ahead, so a range starts with that many blocks fetched at once and ends with as many
- * computed with nothing left to fetch; with 64-position blocks a 256-position chunk (context 1024, two
- * threads) spent half its time on one or the other. The arithmetic is as fast with 16 (cache-resident
- * KV, Zen 4: within 3 %). */
+/* Positions per block of the attention loops (see attn_partial): 4 KiB of one KV head's K rows at
+ * head_dim 128, bf16. 16 rather than 64: the loops prefetch ATT_PF_AHEAD blocks ahead, so a range starts
+ * with that many blocks fetched at once and ends with as many computed with nothing left to fetch, which
+ * costs a short range more with longer blocks. 32 measured no better (attention alone at 1024 positions,
+ * Zen 4 VM: 0.82 / 0.86 of the read for 32 against 0.83 / 0.90 for 16, AVX2 / AVX-512). */
 #define KERNEL_ATT_BLOCK 16
+
+/* Rows of one KV head over a range of positions: n rows of head_dim elements (bf16 or f32) from k and from v,
+ * each right after the one before (the KV cache is head-major, see kernels.h's attention()). */
+struct attn_rows {
+    const void *k, *v;
+    int n;
+};
 
 struct kernel_ops {
     /* y[r] = W[r][:] . x for r in [0, rows); W row-major with row stride `cols`. */
@@ -30,19 +37,19 @@ struct kernel_ops {
     void (*bf16_to_f32)(float *dst, const uint16_t *src, int n);
     void (*f32_to_bf16)(uint16_t *dst, const float *src, int n); /* round to nearest even, NaN kept */
     void (*rope_apply)(float *x, const float *cos_t, const float *sin_t, int n_heads, int head_dim);
-    /* Attention of all n_kv * group query heads over positions [p0, p1), flash-decoding style: blocks of at
-     * most `pb` positions; per block the scaled scores go to sbuf[h * pb + i], then the running max m[h],
-     * the running sum l[h] of exp(score - m[h]) and the unnormalized output o[h][:] (the exp-weighted sum
-     * of V rows) are updated, rescaling by exp(m_old - m_new) when the max grows. Overwrites o
-     * [n_kv * group][head_dim], m and l [n_kv * group]; the result is o[h] / l[h]. K and V are
-     * [n_pos][n_kv][head_dim], bf16 (kv_bf16 != 0) or f32; each row is read from memory once.
-     * Prefetching: the rows of the block ATT_PF_AHEAD blocks on are fetched while a block is computed; past
-     * p1 that stream goes on into [next0, next1), the range the caller reads next (empty: none), and with
-     * fetched != 0 the first blocks of [p0, p1) were fetched that way by the previous call (else they are
+    /* Attention of the `group` query heads q[group][head_dim] that share one KV head, over that head's rows
+     * `cur`, flash-decoding style: blocks of at most `pb` positions; per block the scaled scores go to
+     * sbuf[h * pb + i], then the running max m[h], the running sum l[h] of exp(score - m[h]) and the
+     * unnormalized output o[h][:] (the exp-weighted sum of V rows) are updated, rescaling by
+     * exp(m_old - m_new) when the max grows. Overwrites o[group][head_dim], m and l [group]; the result is
+     * o[h] / l[h]. Each row is read from memory once, K and V each as one sequential stream.
+     * Prefetching: the rows ATT_PF_AHEAD blocks on are fetched while a block is computed; past the end of
+     * cur that stream goes on into `next` (n == 0: none), the rows the caller reads next, and with
+     * fetched != 0 the first blocks of cur were fetched that way by the previous call (else they are
      * fetched all at once when it starts). */
-    void (*attn_partial)(float *o, float *m, float *l, float *sbuf, int pb, const float *q, const void *k,
-                         const void *v, int kv_bf16, int p0, int p1, int n_kv, int group, int head_dim,
-                         float scale, int next0, int next1, int fetched);
+    void (*attn_partial)(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
+                         const struct attn_rows *cur, const struct attn_rows *next, int kv_bf16, int group,
+                         int head_dim, float scale, int fetched);
 };
 
 extern const struct kernel_ops kernel_ops_scalar;

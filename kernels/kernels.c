@@ -211,109 +211,137 @@ struct attn_args {
     float *out;
     const float *q;
     const void *k, *v;
+    size_t head_stride; /* elements from one KV head's rows to the next */
     int kv_bf16, n_pos, n_heads, n_kv, head_dim;
     float *scratch; /* n_heads * n_pos floats */
     const struct kernel_ops *ops;
 };
 
-/* Positions per chunk of the team split: whole blocks, about n_pos / (ATT_CHUNKS_PER_THREAD * threads) so
- * that each thread streams long runs, but at least ATT_CHUNK_MIN_BLOCKS blocks and at least
- * block + head_dim + 3 positions, so that a chunk's slot of scratch (see attention_team) fits in the
- * n_heads * chunk floats of scratch its positions own with n_heads to spare: the last float of
- * scratch[n_heads * n_pos] is never a slot's, and holds the team's chunk counter. */
-#define ATT_CHUNK_MIN_BLOCKS  4
-#define ATT_CHUNKS_PER_THREAD 4
-static int attn_chunk_positions(int n_pos, int head_dim, int threads) {
-    int need = KERNEL_ATT_BLOCK + head_dim + 3, blocks = (need + KERNEL_ATT_BLOCK - 1) / KERNEL_ATT_BLOCK;
-    int share = n_pos / (ATT_CHUNKS_PER_THREAD * (threads > 0 ? threads : 1)) / KERNEL_ATT_BLOCK;
-    if (blocks < ATT_CHUNK_MIN_BLOCKS) blocks = ATT_CHUNK_MIN_BLOCKS;
+/* Rows [p0, p1) of KV head kh. */
+static struct attn_rows attn_head_rows(const struct attn_args *a, int kh, int p0, int p1) {
+    size_t at = ((size_t)kh * a->head_stride + (size_t)p0 * (size_t)a->head_dim) * (a->kv_bf16 ? 2 : 4);
+    return (struct attn_rows){(const char *)a->k + at, (const char *)a->v + at, p1 - p0};
+}
+
+/* Positions per piece of the team split, pieces being parts of one KV head's positions: whole blocks,
+ * about n_pos / (ATT_PIECES_PER_THREAD * threads / n_kv) so that each thread streams long runs (a whole
+ * head when the heads are enough), but at least ATT_PIECE_MIN_BLOCKS blocks and at least
+ * block + head_dim + 3 positions, so that a piece's slot of scratch (see attention_team) fits in the
+ * group * piece floats of scratch its positions own with `group` to spare: the last float of
+ * scratch[n_heads * n_pos] is never a slot's, and holds the team's piece counter. */
+#define ATT_PIECE_MIN_BLOCKS  4
+#define ATT_PIECES_PER_THREAD 4
+static int attn_piece_positions(const struct attn_args *a, int threads) {
+    int need = KERNEL_ATT_BLOCK + a->head_dim + 3, blocks = (need + KERNEL_ATT_BLOCK - 1) / KERNEL_ATT_BLOCK;
+    int pieces = ATT_PIECES_PER_THREAD * (threads > 0 ? threads : 1);
+    int per_head = (pieces + a->n_kv - 1) / a->n_kv, share = a->n_pos / per_head / KERNEL_ATT_BLOCK;
+    if (blocks < ATT_PIECE_MIN_BLOCKS) blocks = ATT_PIECE_MIN_BLOCKS;
     return (share > blocks ? share : blocks) * KERNEL_ATT_BLOCK;
 }
 
-/* Chunks of the split over `threads`: the last one takes the remainder, so there are n_pos / chunk of them
- * (at least 2 whenever the smallest chunks give 2). */
-static int attn_chunks(const struct attn_args *a, int threads) {
-    return a->n_pos / attn_chunk_positions(a->n_pos, a->head_dim, threads);
+/* Pieces per KV head of the split over `threads`: the last one takes the remainder, so there are
+ * n_pos / piece of them (0 when n_pos is shorter than the smallest piece). */
+static int attn_pieces_per_head(const struct attn_args *a, int threads) {
+    return a->n_pos / attn_piece_positions(a, threads);
 }
 
-/* One thread: the output accumulates in place; one block of scores fits scratch since block <= n_pos. */
-static void attention_single(const struct attn_args *a) {
-    int H = a->n_heads, D = a->head_dim;
-    int pb = a->n_pos < KERNEL_ATT_BLOCK ? a->n_pos : KERNEL_ATT_BLOCK;
-    float m[H], l[H];
-    a->ops->attn_partial(a->out, m, l, a->scratch, pb, a->q, a->k, a->v, a->kv_bf16, 0, a->n_pos, a->n_kv,
-                         H / a->n_kv, D, 1.0f / sqrtf((float)D), 0, 0, 0);
-    for (int h = 0; h < H; h++) {
+/* Normalizes out[h] by its softmax sum l[h]. */
+static void attn_normalize(float *out, const float *l, int n_heads, int head_dim) {
+    for (int h = 0; h < n_heads; h++) {
         float inv = 1.0f / l[h];
-        for (int d = 0; d < D; d++) a->out[(size_t)h * (size_t)D + (size_t)d] *= inv;
+        for (int d = 0; d < head_dim; d++) out[(size_t)h * (size_t)head_dim + (size_t)d] *= inv;
     }
 }
 
-/* The team's chunk counter: the last float of scratch, which no chunk's slot reaches (attn_chunk_positions);
- * an int stored there, taken with atomic adds. */
+/* One thread: KV head after KV head, the output accumulating in place, the prefetch running on from one
+ * head's rows into the next's; one block of scores fits scratch since block <= n_pos. */
+static void attention_single(const struct attn_args *a) {
+    int D = a->head_dim, group = a->n_heads / a->n_kv;
+    int pb = a->n_pos < KERNEL_ATT_BLOCK ? a->n_pos : KERNEL_ATT_BLOCK;
+    float m[group], l[group];
+    for (int kh = 0; kh < a->n_kv; kh++) {
+        struct attn_rows cur = attn_head_rows(a, kh, 0, a->n_pos);
+        struct attn_rows next =
+            kh + 1 < a->n_kv ? attn_head_rows(a, kh + 1, 0, a->n_pos) : (struct attn_rows){0};
+        size_t at = (size_t)kh * (size_t)group * (size_t)D;
+        a->ops->attn_partial(a->out + at, m, l, a->scratch, pb, a->q + at, &cur, &next, a->kv_bf16, group, D,
+                             1.0f / sqrtf((float)D), kh > 0);
+        attn_normalize(a->out + at, l, group, D);
+    }
+}
+
+/* The team's piece counter: the last float of scratch, which no piece's slot reaches
+ * (attn_piece_positions); an int stored there, taken with atomic adds. */
 static int *attn_counter(const struct attn_args *a) {
     return (int *)(void *)(a->scratch + (size_t)a->n_heads * (size_t)a->n_pos - 1);
 }
 
-/* Flash-decoding over the team: the positions are cut into chunks of a few hundred (attn_chunk_positions),
- * handed out dynamically; a chunk streams its K and V rows once for every query head
- * (kernel_ops.attn_partial) into its own slot of scratch: the unnormalized output o[n_heads][head_dim],
- * running max m[n_heads] and sum l[n_heads], and one block of scores. After a barrier the chunks are
- * merged per head:
+/* Flash-decoding over the team: each KV head's positions are cut into pieces (attn_piece_positions: whole
+ * heads when there are at least ATT_PIECES_PER_THREAD per thread), numbered head by head and handed out
+ * dynamically; a piece streams its K and V rows once for the head's query heads (kernel_ops.attn_partial)
+ * into its own slot of scratch: the unnormalized output o[group][head_dim], running max m[group] and sum
+ * l[group], and one block of scores. After a barrier the pieces of each query head are merged:
  *   M = max_c m_c,  out = sum_c exp(m_c - M) o_c / sum_c exp(m_c - M) l_c.
- * Dynamic chunks rather than one static run per thread: a thread that loses its core for a while (a shared
- * machine) holds up the barrier by at most one chunk instead of half the cache, and any team size works,
- * so the call also works-shares inside a caller's parallel region. Each thread claims its next chunk when
+ * Dynamic pieces rather than one static run per thread: a thread that loses its core for a while (a shared
+ * machine) holds up the barrier by at most one piece instead of half the cache, and any team size works,
+ * so the call also works-shares inside a caller's parallel region. Each thread claims its next piece when
  * it starts the current one (an atomic counter, zeroed by the caller before the team starts on it), so
- * attn_partial's prefetch runs on from the current chunk's last blocks into the next one's first: only a
- * thread's first chunk starts with a burst of fetches and nothing to compute, and no chunk ends with
- * compute and nothing to fetch. A chunk is a few hundred contiguous positions; no thread prefetches lines
- * of a chunk it has not claimed. */
+ * attn_partial's prefetch runs on from the current piece's last blocks into the next one's first: only a
+ * thread's first piece starts with a burst of fetches and nothing to compute, and no piece ends with
+ * compute and nothing to fetch. No thread prefetches lines of a piece it has not claimed. */
 static void attention_team(const struct attn_args *a) {
     int H = a->n_heads, D = a->head_dim, group = a->n_heads / a->n_kv, pb = KERNEL_ATT_BLOCK;
-    int nt = omp_get_num_threads(), chunk = attn_chunk_positions(a->n_pos, D, nt),
-        n_chunks = attn_chunks(a, nt);
-    size_t slot = (size_t)H * (size_t)(pb + D + 2), hd = (size_t)H * (size_t)D;
+    int nt = omp_get_num_threads(), piece = attn_piece_positions(a, nt),
+        per_head = attn_pieces_per_head(a, nt);
+    int n_pieces = a->n_kv * per_head;
+    size_t slot = (size_t)group * (size_t)(pb + D + 2), gd = (size_t)group * (size_t)D;
     int *counter = attn_counter(a), fetched = 0;
-    for (int c = __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED); c < n_chunks;) {
+    const struct attn_rows none = {0};
+    for (int c = __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED); c < n_pieces;) {
         int next = __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
-        int p0 = c * chunk, p1 = c == n_chunks - 1 ? a->n_pos : p0 + chunk;
-        /* the next chunk's range, empty when there is none */
-        int n0 = next < n_chunks ? next * chunk : 0, n1 = next < n_chunks ? n0 + chunk : 0;
-        if (next == n_chunks - 1) n1 = a->n_pos;
-        float *o = a->scratch + (size_t)c * slot, *m = o + hd, *l = m + H, *sbuf = l + H;
-        a->ops->attn_partial(o, m, l, sbuf, pb, a->q, a->k, a->v, a->kv_bf16, p0, p1, a->n_kv, group, D,
-                             1.0f / sqrtf((float)D), n0, n1, fetched);
-        /* a chunk has at least ATT_PF_AHEAD blocks: its last ones fetched the next one's first */
+        struct attn_rows rows[2];
+        for (int i = 0; i < 2; i++) { /* this piece's rows and the next one's */
+            int p = i ? next : c, kh = p / per_head, j = p % per_head;
+            if (p < n_pieces)
+                rows[i] = attn_head_rows(a, kh, j * piece, j == per_head - 1 ? a->n_pos : (j + 1) * piece);
+            else
+                rows[i] = none;
+        }
+        float *o = a->scratch + (size_t)c * slot, *m = o + gd, *l = m + group, *sbuf = l + group;
+        a->ops->attn_partial(o, m, l, sbuf, pb, a->q + (size_t)(c / per_head) * gd, &rows[0], &rows[1],
+                             a->kv_bf16, group, D, 1.0f / sqrtf((float)D), fetched);
+        /* a piece has at least ATT_PF_AHEAD blocks: its last ones fetched the next one's first */
         fetched = 1;
         c = next;
     }
 #pragma omp barrier
 #pragma omp for schedule(static)
     for (int h = 0; h < H; h++) {
+        /* query head h is entry j of the slots of its KV head's pieces */
+        size_t first = (size_t)(h / group) * (size_t)per_head, j = (size_t)(h % group);
         float mx = -INFINITY, sum = 0.0f;
-        for (int c = 0; c < n_chunks; c++) {
-            float mc = a->scratch[(size_t)c * slot + hd + (size_t)h];
+        for (int c = 0; c < per_head; c++) {
+            float mc = a->scratch[(first + (size_t)c) * slot + gd + j];
             mx = mc > mx ? mc : mx;
         }
-        /* each chunk's m[h] becomes its weight exp(m_c - M): only this iteration reads head h's entries */
-        for (int c = 0; c < n_chunks; c++) {
-            float *mc = a->scratch + (size_t)c * slot + hd;
-            mc[h] = expf(mc[h] - mx);
-            sum += mc[h] * mc[H + h];
+        /* each piece's m[j] becomes its weight exp(m_c - M): only this iteration reads head h's entries */
+        for (int c = 0; c < per_head; c++) {
+            float *mc = a->scratch + (first + (size_t)c) * slot + gd;
+            mc[j] = expf(mc[j] - mx);
+            sum += mc[j] * mc[(size_t)group + j];
         }
         float inv = 1.0f / sum, *oh = a->out + (size_t)h * (size_t)D;
         for (int d = 0; d < D; d++) oh[d] = 0.0f;
-        for (int c = 0; c < n_chunks; c++) {
-            const float *oc = a->scratch + (size_t)c * slot + (size_t)h * (size_t)D;
-            float wc = a->scratch[(size_t)c * slot + hd + (size_t)h] * inv;
+        for (int c = 0; c < per_head; c++) {
+            const float *oc = a->scratch + (first + (size_t)c) * slot + j * (size_t)D;
+            float wc = a->scratch[(first + (size_t)c) * slot + gd + j] * inv;
             for (int d = 0; d < D; d++) oh[d] += wc * oc[d];
         }
     }
 }
 
 void attention(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
-               int n_pos, int n_heads, int n_kv_heads, int head_dim, float *scratch) {
+               int n_pos, size_t head_stride, int n_heads, int n_kv_heads, int head_dim, float *scratch) {
     if (n_heads <= 0 || head_dim <= 0) return;
     if (n_pos <= 0) {
         memset(out, 0, (size_t)n_heads * (size_t)head_dim * sizeof *out);
@@ -324,6 +352,7 @@ void attention(float *out, const float *q, const void *k_cache, const void *v_ca
         .q = q,
         .k = k_cache,
         .v = v_cache,
+        .head_stride = head_stride,
         .kv_bf16 = kvtype == FR_DTYPE_BF16,
         .n_pos = n_pos,
         .n_heads = n_heads,
@@ -332,11 +361,12 @@ void attention(float *out, const float *q, const void *k_cache, const void *v_ca
         .scratch = scratch,
         .ops = kernel_ops_active(),
     };
-    int n_chunks = attn_chunks(&a, n_pos); /* the smallest chunks: the most any team gets */
+    /* the smallest pieces: the most any team gets */
+    int n_pieces = n_kv_heads * attn_pieces_per_head(&a, n_pos);
     if (omp_in_parallel()) {
-        if (n_chunks >= 2) {
+        if (n_pieces >= 2) {
 #pragma omp single
-            *attn_counter(&a) = 0; /* the single's barrier: no thread takes a chunk before */
+            *attn_counter(&a) = 0; /* the single's barrier: no thread takes a piece before */
             attention_team(&a);    /* ends with the merge's barrier */
         } else {
 #pragma omp single
@@ -345,11 +375,11 @@ void attention(float *out, const float *q, const void *k_cache, const void *v_ca
         return;
     }
     int nt = omp_get_max_threads();
-    if (n_chunks < 2 || nt < 2) {
+    if (n_pieces < 2 || nt < 2) {
         attention_single(&a);
         return;
     }
     *attn_counter(&a) = 0;
-#pragma omp parallel num_threads(nt < n_chunks ? nt : n_chunks)
+#pragma omp parallel num_threads(nt < n_pieces ? nt : n_pieces)
     attention_team(&a);
 }

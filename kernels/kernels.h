@@ -3,7 +3,8 @@
  * Contract: kernels never allocate, print or read files; callers pass every buffer. Each optimized kernel
  * has a plain scalar `_ref` twin that tests compare against. SIMD paths (AVX-512, AVX2+FMA, scalar) are
  * chosen at run time from the CPU's features; kernel_isa_force() pins one for tests and benchmarks.
- * Layouts: matrices row-major [rows][cols]; KV cache per layer [position][n_kv_heads][head_dim]. */
+ * Layouts: matrices row-major [rows][cols]; KV cache per layer head-major [n_kv_heads][positions][head_dim].
+ */
 #ifndef FR_KERNELS_H
 #define FR_KERNELS_H
 
@@ -69,15 +70,18 @@ void rope_apply_ref(float *x, int n_heads, int head_dim, int pos, double theta);
 void kv_store(void *dst, enum fr_dtype kvtype, const float *src, int n);
 
 /* ---- GQA attention for one new query over n_pos cached positions ----
- * q[n_heads][head_dim]; k_cache, v_cache [n_pos][n_kv_heads][head_dim] of kvtype; out[n_heads][head_dim];
- * query head h reads KV head h / (n_heads / n_kv_heads); scores scaled by 1/sqrt(head_dim); softmax in f32
- * with the row max subtracted. scratch needs n_heads * n_pos floats. Splits positions across OpenMP threads
- * (flash-decoding: chunks of a few hundred positions handed out dynamically, each streaming its K and V rows
- * once for all heads, then the partial softmax sums are merged), so every cached row is read once per step
- * whatever the head or thread count. Inside a parallel region every thread of the team makes the call. */
+ * q[n_heads][head_dim]; out[n_heads][head_dim]. K and V head-major, of kvtype: KV head j's rows are n_pos
+ * rows of head_dim elements, one after the other, from k_cache + j * head_stride (and v_cache + ...),
+ * head_stride >= n_pos * head_dim elements (a cache sized for more positions has gaps between heads).
+ * Query head h reads KV head h / (n_heads / n_kv_heads); scores scaled by 1/sqrt(head_dim); softmax in f32
+ * with the row max subtracted. scratch needs n_heads * n_pos floats. Splits the work across OpenMP threads
+ * (flash-decoding: pieces of one KV head's positions, a whole head when there are enough heads for the
+ * team, handed out dynamically, each streaming its K and V rows once for the head's query heads, then the
+ * partial softmax sums are merged), so every cached row is read once per step whatever the head or thread
+ * count. Inside a parallel region every thread of the team makes the call. */
 void attention(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
-               int n_pos, int n_heads, int n_kv_heads, int head_dim, float *scratch);
+               int n_pos, size_t head_stride, int n_heads, int n_kv_heads, int head_dim, float *scratch);
 void attention_ref(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
-                   int n_pos, int n_heads, int n_kv_heads, int head_dim, float *scratch);
+                   int n_pos, size_t head_stride, int n_heads, int n_kv_heads, int head_dim, float *scratch);
 
 #endif

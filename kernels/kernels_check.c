@@ -185,8 +185,10 @@ static int chk_attention(double *max_err, enum fr_dtype t) {
         kv_store(chk_v16, FR_DTYPE_BF16, chk_v32, NKV);
         k = chk_k16, v = chk_v16;
     }
-    attention(chk_out, chk_q, k, v, t, AT_POS, AT_HEADS, AT_KV, AT_DIM, chk_scratch);
-    attention_ref(chk_oref, chk_q, k, v, t, AT_POS, AT_HEADS, AT_KV, AT_DIM, chk_scratch);
+    /* head-major, each head's rows right after the previous head's */
+    const size_t stride = (size_t)AT_POS * AT_DIM;
+    attention(chk_out, chk_q, k, v, t, AT_POS, stride, AT_HEADS, AT_KV, AT_DIM, chk_scratch);
+    attention_ref(chk_oref, chk_q, k, v, t, AT_POS, stride, AT_HEADS, AT_KV, AT_DIM, chk_scratch);
     *max_err = 0.0;
     for (int i = 0; i < AT_HEADS * AT_DIM; i++)
         *max_err = fmax(*max_err, chk_rel(chk_out[i], chk_oref[i], fabs((double)chk_oref[i]) + 0.2));

@@ -55,7 +55,7 @@ void rope_apply_ref(float *x, int n_heads, int head_dim, int pos, double theta) 
 
 /* Scores in double, stored f32 in scratch; softmax in double from those; output summed in double. */
 void attention_ref(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
-                   int n_pos, int n_heads, int n_kv_heads, int head_dim, float *scratch) {
+                   int n_pos, size_t head_stride, int n_heads, int n_kv_heads, int head_dim, float *scratch) {
     int group = n_heads / n_kv_heads;
     double scale = 1.0 / sqrt((double)head_dim);
     for (int h = 0; h < n_heads; h++) {
@@ -64,7 +64,7 @@ void attention_ref(float *out, const float *q, const void *k_cache, const void *
         float *s = scratch + (size_t)h * (size_t)n_pos;
         double mx = -INFINITY;
         for (int p = 0; p < n_pos; p++) {
-            size_t base = ((size_t)p * (size_t)n_kv_heads + (size_t)kh) * (size_t)head_dim;
+            size_t base = (size_t)kh * head_stride + (size_t)p * (size_t)head_dim;
             double acc = 0.0;
             for (int d = 0; d < head_dim; d++) acc += qh[d] * ref_load(k_cache, kvtype, base + (size_t)d);
             s[p] = (float)(acc * scale);
@@ -76,7 +76,7 @@ void attention_ref(float *out, const float *q, const void *k_cache, const void *
         for (int d = 0; d < head_dim; d++) {
             double acc = 0.0;
             for (int p = 0; p < n_pos; p++) {
-                size_t base = ((size_t)p * (size_t)n_kv_heads + (size_t)kh) * (size_t)head_dim;
+                size_t base = (size_t)kh * head_stride + (size_t)p * (size_t)head_dim;
                 acc += (double)s[p] * ref_load(v_cache, kvtype, base + (size_t)d);
             }
             out[(size_t)h * (size_t)head_dim + (size_t)d] = (float)acc;

@@ -90,27 +90,25 @@ static float kv_at(const void *base, int kv_bf16, size_t idx) {
 }
 
 static void attn_partial_scalar(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
-                                const void *k, const void *v, int kv_bf16, int p0, int p1, int n_kv,
-                                int group, int head_dim, float scale, int next0, int next1, int fetched) {
-    (void)next0, (void)next1, (void)fetched; /* no prefetching here */
-    int n_heads = n_kv * group;
-    size_t hd = (size_t)head_dim, rs = (size_t)n_kv * hd;
-    for (int h = 0; h < n_heads; h++) {
+                                const struct attn_rows *cur, const struct attn_rows *next, int kv_bf16,
+                                int group, int head_dim, float scale, int fetched) {
+    (void)next, (void)fetched; /* no prefetching here */
+    size_t hd = (size_t)head_dim;
+    for (int h = 0; h < group; h++) {
         m[h] = -INFINITY;
         l[h] = 0.0f;
         for (size_t d = 0; d < hd; d++) o[(size_t)h * hd + d] = 0.0f;
     }
-    for (int b0 = p0; b0 < p1; b0 += pb) {
-        int np = p1 - b0 < pb ? p1 - b0 : pb;
-        for (int h = 0; h < n_heads; h++) {
+    for (int b0 = 0; b0 < cur->n; b0 += pb) {
+        int np = cur->n - b0 < pb ? cur->n - b0 : pb;
+        for (int h = 0; h < group; h++) {
             const float *qh = q + (size_t)h * hd;
             float *s = sbuf + (size_t)h * (size_t)pb;
-            size_t kh = (size_t)(h / group) * hd;
             float mx = m[h];
             for (int i = 0; i < np; i++) {
-                size_t base = (size_t)(b0 + i) * rs + kh;
+                size_t base = (size_t)(b0 + i) * hd;
                 float acc = 0.0f;
-                for (size_t d = 0; d < hd; d++) acc += qh[d] * kv_at(k, kv_bf16, base + d);
+                for (size_t d = 0; d < hd; d++) acc += qh[d] * kv_at(cur->k, kv_bf16, base + d);
                 s[i] = acc * scale;
                 mx = s[i] > mx ? s[i] : mx;
             }
@@ -126,8 +124,8 @@ static void attn_partial_scalar(float *o, float *m, float *l, float *sbuf, int p
             }
             float *oh = o + (size_t)h * hd;
             for (int i = 0; i < np; i++) {
-                size_t base = (size_t)(b0 + i) * rs + kh;
-                for (size_t d = 0; d < hd; d++) oh[d] += s[i] * kv_at(v, kv_bf16, base + d);
+                size_t base = (size_t)(b0 + i) * hd;
+                for (size_t d = 0; d < hd; d++) oh[d] += s[i] * kv_at(cur->v, kv_bf16, base + d);
             }
         }
     }

@@ -212,8 +212,10 @@ KF_ALWAYS_INLINE __m256 hsum8(vf x0, vf x1, vf x2, vf x3, vf x4, vf x5, vf x6, v
                          _mm256_permute2f128_ps(h0123, h4567, 0x31));
 }
 
-/* How far ahead the attention loops prefetch, in blocks: two blocks (256 KiB of K and V per thread at
- * head_dim 128, bf16) measured ~5 % better than one at 4096-16384 positions, four worse. */
+/* How far ahead the attention loops prefetch into L2, in blocks: two blocks (8 KiB of each of K and V at
+ * head_dim 128, bf16). Attention alone, Qwen3-0.6B's heads at 1024 positions, alternated with the read
+ * (Zen 4 VM, three runs): one block 0.58-0.72 (AVX2) and 0.83-0.90 (AVX-512) of the read, two 0.80-0.85
+ * and 0.88-0.90, four or eight no better than two. */
 #define ATT_PF_AHEAD 2
 
 /* Prefetches `bytes` bytes from `at` into L2, one line at a time. */
@@ -292,37 +294,35 @@ KF_ALWAYS_INLINE float dot1_kv(const float *q0, const void *k, size_t kb, int d,
     return vf_hsum(a0);
 }
 
-/* Scaled scores of positions [b0, b0 + np) into s[h * ss + i], four positions at a time across all KV
- * heads, so K is read tile by tile in address order. Meanwhile np rows from position pf_pos on (the block
- * ATT_PF_AHEAD blocks on; < 0: none) are prefetched into L2, a few lines per step in address order, so
- * that the prefetches interleave with the arithmetic (the hardware prefetchers stop at every 4 KiB page),
- * and the next tile's rows of each KV head into L1 as the head's rows of this tile are read. */
+/* How far ahead of the row being read the attention loops prefetch into L1, in bytes: as the matvec's
+ * MV_PF_BYTES, K and V being sequential streams like a weight row. */
+#define ATT_L1_AHEAD 4096
+
+/* Scaled scores of positions [b0, b0 + np) of one KV head into s[h * ss + i] for its `group` query heads,
+ * four positions at a time, so that K is read in address order. Meanwhile np rows from pf on (the block
+ * ATT_PF_AHEAD blocks on; 0: none) are prefetched into L2, a tile's worth per step, so that the prefetches
+ * interleave with the arithmetic (the hardware prefetchers stop at every 4 KiB page), and the rows
+ * ATT_L1_AHEAD bytes on into L1 (at the range's end they may lie past it: only prefetched). */
 KF_ALWAYS_INLINE void block_scores(float *s, size_t ss, const float *q, const void *k, int bf16, int b0,
-                                   int np, int n_kv, int group, int d, float scale, int pf_pos) {
-    const size_t es = bf16 ? 2 : 4, ks = (size_t)n_kv * (size_t)d;
-    const int pf_on = pf_pos >= 0;
-    const uintptr_t pf = (uintptr_t)k + (size_t)(pf_on ? pf_pos : 0) * ks * es; /* may lie past the end */
+                                   int np, int group, int d, float scale, uintptr_t pf) {
+    const size_t es = bf16 ? 2 : 4, tile = 4 * (size_t)d * es;
     int i = 0;
     for (; i + 4 <= np; i += 4) {
-        for (int kh = 0; kh < n_kv; kh++) {
-            size_t kb = (size_t)(b0 + i) * ks + (size_t)kh * (size_t)d;
-            /* the far tile's 4 * ks elements in n_kv pieces of 4 * d, in address order */
-            if (pf_on) pf_l2(pf + ((size_t)i * ks + (size_t)kh * 4 * (size_t)d) * es, 4 * (size_t)d * es);
-            /* the next tile's rows of this head (past the range's end at its last tile: only prefetched) */
-            for (size_t r = 4; r < 8; r++) pf_l1((uintptr_t)k + (kb + r * ks) * es, (size_t)d * es);
-            for (int h = kh * group; h < (kh + 1) * group; h += 2) {
-                const float *q0 = q + (size_t)h * (size_t)d;
-                float *s0 = s + (size_t)h * ss + (size_t)i;
-                if (h + 1 < (kh + 1) * group)
-                    score_tile(s0, s0 + ss, q0, q0 + d, k, kb, ks, d, bf16, scale, 2);
-                else
-                    score_tile(s0, s0, q0, q0, k, kb, ks, d, bf16, scale, 1);
-            }
+        size_t kb = (size_t)(b0 + i) * (size_t)d;
+        if (pf) pf_l2(pf + (size_t)i / 4 * tile, tile);
+        pf_l1((uintptr_t)k + kb * es + ATT_L1_AHEAD, tile);
+        for (int h = 0; h < group; h += 2) {
+            const float *q0 = q + (size_t)h * (size_t)d;
+            float *s0 = s + (size_t)h * ss + (size_t)i;
+            if (h + 1 < group)
+                score_tile(s0, s0 + ss, q0, q0 + d, k, kb, (size_t)d, d, bf16, scale, 2);
+            else
+                score_tile(s0, s0, q0, q0, k, kb, (size_t)d, d, bf16, scale, 1);
         }
     }
     for (; i < np; i++)
-        for (int h = 0; h < n_kv * group; h++) {
-            size_t kb = (size_t)(b0 + i) * ks + (size_t)(h / group) * (size_t)d;
+        for (int h = 0; h < group; h++) {
+            size_t kb = (size_t)(b0 + i) * (size_t)d;
             s[(size_t)h * ss + (size_t)i] = dot1_kv(q + (size_t)h * (size_t)d, k, kb, d, bf16) * scale;
         }
 }
@@ -360,19 +360,18 @@ KF_ALWAYS_INLINE void block_softmax(float *s, int np, float *m, float *l, float 
     *l += vf_hsum(sum);
 }
 
-/* What the first pass over a KV head's rows of a block prefetches for each position p: `bytes` into L2 at
- * l2 + p * bytes (the far block's rows, in address order; l2 == 0: none) and `bytes` into L1 at
- * l1 + p * l1_step (the next head's rows of this block, or the next block's first head's). bytes == 0:
- * nothing (the later passes). */
+/* What the first pass over a block's V rows prefetches for each of its positions p: `bytes` (one row) into L2
+ * at l2 + p * bytes (the far block's rows; l2 == 0: none) and into L1 at l1 + p * bytes (the rows
+ * ATT_L1_AHEAD bytes on). bytes == 0: nothing (the later passes). */
 struct att_vpf {
     uintptr_t l2, l1;
-    size_t bytes, l1_step;
+    size_t bytes;
 };
 
 KF_ALWAYS_INLINE void values_pf(const struct att_vpf *pf, int p) {
     if (!pf->bytes) return;
     if (pf->l2) pf_l2(pf->l2 + (size_t)p * pf->bytes, pf->bytes);
-    pf_l1(pf->l1 + (size_t)p * pf->l1_step, pf->bytes);
+    pf_l1(pf->l1 + (size_t)p * pf->bytes, pf->bytes);
 }
 
 /* o0[j], o1[j] += sum over the block's np positions of pr0[p], pr1[p] times V row p, for nv vectors of
@@ -440,31 +439,21 @@ KF_ALWAYS_INLINE void values_tail(float *o0, float *o1, const float *pr0, const 
     }
 }
 
-/* o[h][:] += sum over positions [b0, b0 + np) of w[h * ws + i] times V rows, per KV head and head pair,
- * dims in chunks of ATT_NV vectors summed in registers (then ATT_NV / 2, then single vectors, then a
- * partial one). The block's V rows of a head come from memory once, in the first chunk's pass, which also
- * prefetches (struct att_vpf) this head's 1 / n_kv share of the block from pf_pos on (< 0: none) into L2, in
- * address order, and the next head's rows into L1; the other passes find them in L1. */
+/* o[h][:] += sum over positions [b0, b0 + np) of w[h * ws + i] times V rows, for the `group` query heads of
+ * one KV head, by head pairs, dims in chunks of ATT_NV vectors summed in registers (then ATT_NV / 2, then
+ * single vectors, then a partial one). The block's V rows come from memory once, in the first chunk's pass,
+ * which also prefetches (struct att_vpf) the far block's rows from pf on (0: none) into L2 and the rows
+ * ATT_L1_AHEAD bytes on into L1; the other passes find them in L1. */
 KF_ALWAYS_INLINE void block_values(float *o, const float *w, size_t ws, const void *v, int bf16, int b0,
-                                   int np, int n_kv, int group, int d, int pf_pos) {
-    const size_t es = bf16 ? 2 : 4, vs = (size_t)n_kv * (size_t)d;
-    for (int kh = 0; kh < n_kv; kh++) {
-        size_t vb0 = (size_t)b0 * vs + (size_t)kh * (size_t)d;
-        /* L2: this head's share of the far block, in address order; L1: the next head's rows */
-        struct att_vpf pf = {
-            .l2 = pf_pos >= 0
-                      ? (uintptr_t)v + ((size_t)pf_pos * vs + (size_t)kh * (size_t)np * (size_t)d) * es
-                      : 0,
-            .l1 = (uintptr_t)v + (kh + 1 < n_kv ? vb0 + (size_t)d : (size_t)(b0 + np) * vs) * es,
-            .bytes = (size_t)d * es,
-            .l1_step = vs * es,
-        };
-        for (int h = kh * group; h < (kh + 1) * group; h += 2) {
-            int nh = h + 1 < (kh + 1) * group ? 2 : 1;
-            const float *w0 = w + (size_t)h * ws, *w1 = w0 + (nh == 2 ? ws : 0);
-            float *o0 = o + (size_t)h * (size_t)d, *o1 = o0 + (nh == 2 ? d : 0);
-            int i = 0;
-            const size_t half = (size_t)d / 2;
+                                   int np, int group, int d, uintptr_t pf_at) {
+    const size_t es = bf16 ? 2 : 4, vs = (size_t)d, vb0 = (size_t)b0 * vs;
+    struct att_vpf pf = {.l2 = pf_at, .l1 = (uintptr_t)v + vb0 * es + ATT_L1_AHEAD, .bytes = (size_t)d * es};
+    for (int h = 0; h < group; h += 2) {
+        int nh = h + 1 < group ? 2 : 1;
+        const float *w0 = w + (size_t)h * ws, *w1 = w0 + (nh == 2 ? ws : 0);
+        float *o0 = o + (size_t)h * (size_t)d, *o1 = o0 + (nh == 2 ? d : 0);
+        int i = 0;
+        const size_t half = (size_t)d / 2;
 #define VTILE(NV)                                                                                            \
     do {                                                                                                     \
         size_t oi = bf16 == ATT_PAIRS ? (size_t)i / 2 : (size_t)i;                                           \
@@ -474,33 +463,39 @@ KF_ALWAYS_INLINE void block_values(float *o, const float *w, size_t ws, const vo
             values_tile(o0 + oi, o1 + oi, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, NV, 1, &pf, half);       \
         pf.bytes = 0;                                                                                        \
     } while (0)
-            if (bf16 == ATT_PAIRS) { /* d is a multiple of 2 * VW */
-                for (; i + ATT_NV * VW <= d; i += ATT_NV * VW) VTILE(ATT_NV / 2);
-                for (; i < d; i += 2 * VW) VTILE(1);
-                continue;
-            }
-            for (; i + ATT_NV * VW <= d; i += ATT_NV * VW) VTILE(ATT_NV);
-            for (; i + ATT_NV / 2 * VW <= d; i += ATT_NV / 2 * VW) VTILE(ATT_NV / 2);
-            for (; i + VW <= d; i += VW) VTILE(1);
-#undef VTILE
-            if (i < d) values_tail(o0 + i, o1 + i, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, d - i, nh);
+        if (bf16 == ATT_PAIRS) { /* d is a multiple of 2 * VW */
+            for (; i + ATT_NV * VW <= d; i += ATT_NV * VW) VTILE(ATT_NV / 2);
+            for (; i < d; i += 2 * VW) VTILE(1);
+            continue;
         }
+        for (; i + ATT_NV * VW <= d; i += ATT_NV * VW) VTILE(ATT_NV);
+        for (; i + ATT_NV / 2 * VW <= d; i += ATT_NV / 2 * VW) VTILE(ATT_NV / 2);
+        for (; i + VW <= d; i += VW) VTILE(1);
+#undef VTILE
+        if (i < d) values_tail(o0 + i, o1 + i, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, d - i, nh);
     }
 }
 
+/* Where the L2 prefetch of the block at position `ahead` of cur (n rows of row_bytes from base) starts: in
+ * cur, else as far into next's rows (next_base), else 0 (nothing left to fetch). */
+KF_ALWAYS_INLINE uintptr_t att_pf_at(const void *base, const void *next_base, int ahead, int n, int next_n,
+                                     size_t row_bytes) {
+    if (ahead < n) return (uintptr_t)base + (size_t)ahead * row_bytes;
+    return ahead - n < next_n ? (uintptr_t)next_base + (size_t)(ahead - n) * row_bytes : 0;
+}
+
 KF_ALWAYS_INLINE void attn_partial_t(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
-                                     const void *k, const void *v, int bf16, int p0, int p1, int n_kv,
-                                     int group, int d, float scale, int next0, int next1, int fetched) {
-    int n_heads = n_kv * group;
-    for (int h = 0; h < n_heads; h++) {
+                                     const struct attn_rows *cur, const struct attn_rows *next, int bf16,
+                                     int group, int d, float scale, int fetched) {
+    for (int h = 0; h < group; h++) {
         m[h] = -INFINITY;
         l[h] = 0.0f;
     }
-    for (size_t i = 0; i < (size_t)n_heads * (size_t)d; i++) o[i] = 0.0f;
+    for (size_t i = 0; i < (size_t)group * (size_t)d; i++) o[i] = 0.0f;
     const int half = d / 2;
-    float qs[bf16 == ATT_PAIRS ? n_heads * d : 1]; /* pairs mode: q of each head, even elements then odd */
+    float qs[bf16 == ATT_PAIRS ? group * d : 1]; /* pairs mode: q of each head, even elements then odd */
     if (bf16 == ATT_PAIRS) {
-        for (int h = 0; h < n_heads; h++)
+        for (int h = 0; h < group; h++)
             for (int j = 0; j < half; j++) {
                 qs[h * d + j] = q[h * d + 2 * j];
                 qs[h * d + half + j] = q[h * d + 2 * j + 1];
@@ -509,24 +504,23 @@ KF_ALWAYS_INLINE void attn_partial_t(float *o, float *m, float *l, float *sbuf, 
     }
     /* Unless the previous range's last blocks did, the first ATT_PF_AHEAD blocks are not prefetched by the
      * loop below: fetch them now, all at once. */
-    const size_t row_bytes = (size_t)n_kv * (size_t)d * (bf16 ? 2 : 4);
-    int head = p1 - p0 < ATT_PF_AHEAD * pb ? p1 - p0 : ATT_PF_AHEAD * pb;
+    const size_t row_bytes = (size_t)d * (bf16 ? 2 : 4);
+    const int n = cur->n, head = n < ATT_PF_AHEAD * pb ? n : ATT_PF_AHEAD * pb;
     if (!fetched) {
-        pf_l2((uintptr_t)k + (size_t)p0 * row_bytes, (size_t)head * row_bytes);
-        pf_l2((uintptr_t)v + (size_t)p0 * row_bytes, (size_t)head * row_bytes);
+        pf_l2((uintptr_t)cur->k, (size_t)head * row_bytes);
+        pf_l2((uintptr_t)cur->v, (size_t)head * row_bytes);
     }
-    for (int b0 = p0; b0 < p1; b0 += pb) {
-        int np = p1 - b0 < pb ? p1 - b0 : pb;
-        /* the block ATT_PF_AHEAD on: in this range, else as far into the next one, else none */
-        int ahead = b0 + ATT_PF_AHEAD * pb, pf_pos = ahead < p1 ? ahead : next0 + (ahead - p1);
-        if (ahead >= p1 && pf_pos >= next1) pf_pos = -1;
-        block_scores(sbuf, (size_t)pb, q, k, bf16, b0, np, n_kv, group, d, scale, pf_pos);
-        for (int h = 0; h < n_heads; h++)
+    for (int b0 = 0; b0 < n; b0 += pb) {
+        int np = n - b0 < pb ? n - b0 : pb, ahead = b0 + ATT_PF_AHEAD * pb;
+        block_scores(sbuf, (size_t)pb, q, cur->k, bf16, b0, np, group, d, scale,
+                     att_pf_at(cur->k, next->k, ahead, n, next->n, row_bytes));
+        for (int h = 0; h < group; h++)
             block_softmax(sbuf + (size_t)h * (size_t)pb, np, m + h, l + h, o + (size_t)h * (size_t)d, d);
-        block_values(o, sbuf, (size_t)pb, v, bf16, b0, np, n_kv, group, d, pf_pos);
+        block_values(o, sbuf, (size_t)pb, cur->v, bf16, b0, np, group, d,
+                     att_pf_at(cur->v, next->v, ahead, n, next->n, row_bytes));
     }
     if (bf16 == ATT_PAIRS) /* outputs back in order, head by head through qs (no longer needed) */
-        for (int h = 0; h < n_heads; h++) {
+        for (int h = 0; h < group; h++) {
             float *oh = o + (size_t)h * (size_t)d, *tmp = qs + (size_t)h * (size_t)d;
             for (int j = 0; j < d; j++) tmp[j] = oh[j];
             for (int j = 0; j < half; j++) {
@@ -537,17 +531,14 @@ KF_ALWAYS_INLINE void attn_partial_t(float *o, float *m, float *l, float *sbuf, 
 }
 
 static void KFN(attn_partial)(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
-                              const void *k, const void *v, int kv_bf16, int p0, int p1, int n_kv, int group,
-                              int head_dim, float scale, int next0, int next1, int fetched) {
+                              const struct attn_rows *cur, const struct attn_rows *next, int kv_bf16,
+                              int group, int head_dim, float scale, int fetched) {
     if (kv_bf16 && head_dim % (2 * VW) == 0)
-        attn_partial_t(o, m, l, sbuf, pb, q, k, v, ATT_PAIRS, p0, p1, n_kv, group, head_dim, scale, next0,
-                       next1, fetched);
+        attn_partial_t(o, m, l, sbuf, pb, q, cur, next, ATT_PAIRS, group, head_dim, scale, fetched);
     else if (kv_bf16)
-        attn_partial_t(o, m, l, sbuf, pb, q, k, v, 1, p0, p1, n_kv, group, head_dim, scale, next0, next1,
-                       fetched);
+        attn_partial_t(o, m, l, sbuf, pb, q, cur, next, 1, group, head_dim, scale, fetched);
     else
-        attn_partial_t(o, m, l, sbuf, pb, q, k, v, 0, p0, p1, n_kv, group, head_dim, scale, next0, next1,
-                       fetched);
+        attn_partial_t(o, m, l, sbuf, pb, q, cur, next, 0, group, head_dim, scale, fetched);
 }
 
 const struct kernel_ops KOPS_TABLE = {

@@ -13,7 +13,7 @@
  *   come from DRAM (they are far larger than the caches and read once per step); norm weights, the new K
  *   and V and the activations are cache-resident.
  * - per level (cache-aware roofline): see struct block_cost; the working sets are per call as the kernels
- *   touch them (attention keeps its scores one 64-position block per thread at a time, the sampler
+ *   touch them (attention keeps its scores one 16-position block per thread at a time, the sampler
  *   alternates between the logits row and its probabilities row).
  * - exps: one per score (attention), per gate value (swiglu), per logit (sampler chain); the softmax
  *   rescales between position blocks are left out (a lower-order term; the prediction stays a bound).
@@ -139,7 +139,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     case BLOCK_KV_APPEND: /* read k and v in f32, write them in the cache type */
         b.kv_write_bytes = 2 * kv * ks;
         b.act_bytes = 4 * 2 * kv;
-        act_ws = 8 * kv, kcalls = 2;
+        act_ws = 8 * kv, kcalls = 2 * c->n_kv_heads; /* the cache is head-major: K and V per KV head */
         break;
     case BLOCK_ATTENTION: /* scores q.k (2 hd), softmax (sub, exp, add, scale: 4), weights . V (2 hd) */
         b.flops = c->n_heads * n_pos * (4 * hd + 4);

@@ -179,12 +179,12 @@ int decode_block_run(struct decode_state *st, enum block_id b, int layer, int po
         return 0;
     }
     case BLOCK_KV_APPEND:
-        kv_store(kv_cache_k(&st->kv, layer, pos), st->kv.type, k, st->kv_dim);
-        kv_store(kv_cache_v(&st->kv, layer, pos), st->kv.type, v, st->kv_dim);
+        kv_cache_store(&st->kv, layer, pos, k, v);
         return 0;
     case BLOCK_ATTENTION:
-        attention(st->att, q, kv_cache_k(&st->kv, layer, 0), kv_cache_v(&st->kv, layer, 0), st->kv.type,
-                  pos + 1, c->n_heads, c->n_kv_heads, c->head_dim, st->att_scratch);
+        attention(st->att, q, kv_cache_k(&st->kv, layer, 0, 0), kv_cache_v(&st->kv, layer, 0, 0), st->kv.type,
+                  pos + 1, kv_cache_head_stride(&st->kv), c->n_heads, c->n_kv_heads, c->head_dim,
+                  st->att_scratch);
         return 0;
     case BLOCK_MLP_NORM:
         rmsnorm(st->xb, st->x, L->mlp_norm, hidden, st->eps);

@@ -27,7 +27,7 @@ struct decode_observer {
 struct decode_state {
     struct qwen3_config cfg;       /* shape (a copy of the weights' config) */
     const struct qwen3_weights *w; /* borrowed: several states may share one set of weights */
-    struct kv_cache kv;            /* owned: [layer][max_pos][n_kv_heads][head_dim] K and V */
+    struct kv_cache kv;            /* owned: [layer][n_kv_heads][max_pos][head_dim] K and V */
     enum matvec_backend backend;   /* forge kernels or OpenBLAS for every matvec */
     int max_pos;                   /* positions the cache and rope tables hold */
     int q_dim, kv_dim;             /* n_heads * head_dim, n_kv_heads * head_dim */

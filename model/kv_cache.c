@@ -1,4 +1,4 @@
-/* The KV cache: two allocations (K and V) of [layer][position][n_kv_heads][head_dim] and a seeded fill.
+/* The KV cache: two allocations (K and V) of [layer][n_kv_heads][position][head_dim] and a seeded fill.
  * Checked in tests/test_kv_cache.c (sizes, addressing, fill determinism and range) and through the decode
  * step, whose cached keys and values tests/test_decode.c compares with a naive reference. */
 #include "model/kv_cache.h"
@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kernels/huge_map.h"
+#include "kernels/kernels.h"
 #include "model/weights.h"
 
 size_t kv_cache_bytes(const struct qwen3_config *cfg, int max_pos, enum fr_dtype type) {
@@ -39,8 +40,9 @@ int kv_cache_alloc(struct kv_cache *kv, const struct qwen3_config *cfg, int max_
     kv->max_pos = max_pos;
     kv->n_kv_heads = cfg->n_kv_heads;
     kv->head_dim = cfg->head_dim;
-    kv->pos_bytes = (size_t)cfg->n_kv_heads * (size_t)cfg->head_dim * fr_dtype_size(type);
-    kv->layer_bytes = kv->pos_bytes * (size_t)max_pos;
+    kv->row_bytes = (size_t)cfg->head_dim * fr_dtype_size(type);
+    kv->head_bytes = kv->row_bytes * (size_t)max_pos;
+    kv->layer_bytes = kv->head_bytes * (size_t)cfg->n_kv_heads;
     kv->k = k;
     kv->v = v;
     return 0;
@@ -52,23 +54,49 @@ void kv_cache_free(struct kv_cache *kv) {
     memset(kv, 0, sizeof *kv);
 }
 
-static void *at(void *base, const struct kv_cache *kv, int layer, int pos) {
-    return (unsigned char *)base + (size_t)layer * kv->layer_bytes + (size_t)pos * kv->pos_bytes;
+static void *at(void *base, const struct kv_cache *kv, int layer, int head, int pos) {
+    return (unsigned char *)base + (size_t)layer * kv->layer_bytes + (size_t)head * kv->head_bytes +
+           (size_t)pos * kv->row_bytes;
 }
 
-void *kv_cache_k(const struct kv_cache *kv, int layer, int pos) {
-    return at(kv->k, kv, layer, pos);
+void *kv_cache_k(const struct kv_cache *kv, int layer, int head, int pos) {
+    return at(kv->k, kv, layer, head, pos);
 }
-void *kv_cache_v(const struct kv_cache *kv, int layer, int pos) {
-    return at(kv->v, kv, layer, pos);
+void *kv_cache_v(const struct kv_cache *kv, int layer, int head, int pos) {
+    return at(kv->v, kv, layer, head, pos);
 }
 
+size_t kv_cache_head_stride(const struct kv_cache *kv) {
+    return (size_t)kv->max_pos * (size_t)kv->head_dim;
+}
+
+void kv_cache_store(struct kv_cache *kv, int layer, int pos, const float *k, const float *v) {
+    for (int h = 0; h < kv->n_kv_heads; h++) {
+        size_t off = (size_t)h * (size_t)kv->head_dim;
+        kv_store(kv_cache_k(kv, layer, h, pos), kv->type, k + off, kv->head_dim);
+        kv_store(kv_cache_v(kv, layer, h, pos), kv->type, v + off, kv->head_dim);
+    }
+}
+
+void kv_cache_copy(struct kv_cache *dst, const struct kv_cache *src, int p0, int p1) {
+    size_t n = (size_t)(p1 - p0) * src->row_bytes;
+    for (int l = 0; l < src->n_layers; l++)
+        for (int h = 0; h < src->n_kv_heads; h++) {
+            memcpy(kv_cache_k(dst, l, h, p0), kv_cache_k(src, l, h, p0), n);
+            memcpy(kv_cache_v(dst, l, h, p0), kv_cache_v(src, l, h, p0), n);
+        }
+}
+
+/* Each layer's and head's K and V rows get their own stream of the seed, so a deeper fill extends a
+ * shallower one. */
 void kv_cache_fill_random(struct kv_cache *kv, int depth, uint64_t seed) {
     if (depth > kv->max_pos) depth = kv->max_pos;
     if (depth <= 0) return;
-    size_t n = (size_t)depth * (size_t)kv->n_kv_heads * (size_t)kv->head_dim;
-    for (int l = 0; l < kv->n_layers; l++) {
-        qwen3_fill_uniform(kv_cache_k(kv, l, 0), kv->type, n, 1.0f, seed, 2 * (uint64_t)l);
-        qwen3_fill_uniform(kv_cache_v(kv, l, 0), kv->type, n, 1.0f, seed, 2 * (uint64_t)l + 1);
-    }
+    size_t n = (size_t)depth * (size_t)kv->head_dim;
+    for (int l = 0; l < kv->n_layers; l++)
+        for (int h = 0; h < kv->n_kv_heads; h++) {
+            uint64_t stream = 2 * ((uint64_t)l * (uint64_t)kv->n_kv_heads + (uint64_t)h);
+            qwen3_fill_uniform(kv_cache_k(kv, l, h, 0), kv->type, n, 1.0f, seed, stream);
+            qwen3_fill_uniform(kv_cache_v(kv, l, h, 0), kv->type, n, 1.0f, seed, stream + 1);
+        }
 }

@@ -146,7 +146,7 @@ Test(cost, per_level_bytes_tiny_by_hand) {
         [BLOCK_QKV_PROJ] = {65536, 0, 2560, 0, 0, 2, 0},
         [BLOCK_QK_NORM] = {0, 512 + 3072, 0, 0, 0, 12, 0},
         [BLOCK_ROPE] = {0, 3328, 0, 0, 0, 4, 0},
-        [BLOCK_KV_APPEND] = {0, 512 + 1024, 0, 0, 0, 4, 0},
+        [BLOCK_KV_APPEND] = {0, 512 + 1024, 0, 0, 0, 8, 0},
         [BLOCK_ATTENTION] = {2048, 2688, 0, 0, 32, 0, 2},
         [BLOCK_O_PROJ] = {32768, 3072, 0, 0, 0, 4, 0},
         [BLOCK_MLP_NORM] = {0, 512 + 1024, 0, 0, 0, 2, 0},

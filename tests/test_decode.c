@@ -121,8 +121,12 @@ static void ref_step(struct ref_model *m, int token, int pos, double *logits) {
             ref_rope(k + h * hd, hd, pos, c->rope_theta);
         }
         double *kc = m->k + (size_t)l * REF_MAX_POS * kvd, *vc = m->v + (size_t)l * REF_MAX_POS * kvd;
-        ref_take_stored(m, "K", l, pos, kv_cache_k(m->kv, l, pos), k, kvd, kc + pos * kvd);
-        ref_take_stored(m, "V", l, pos, kv_cache_v(m->kv, l, pos), v, kvd, vc + pos * kvd);
+        for (int h = 0; h < nkv; h++) { /* the cache is head-major: each KV head's row on its own */
+            ref_take_stored(m, "K", l, pos, kv_cache_k(m->kv, l, h, pos), k + h * hd, hd,
+                            kc + pos * kvd + h * hd);
+            ref_take_stored(m, "V", l, pos, kv_cache_v(m->kv, l, h, pos), v + h * hd, hd,
+                            vc + pos * kvd + h * hd);
+        }
         for (int h = 0; h < nh; h++) {
             int kh = h / (nh / nkv);
             double mx = -INFINITY, sum = 0;

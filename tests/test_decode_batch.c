@@ -70,14 +70,17 @@ static void check_batch(int batch, enum fr_dtype wt, enum fr_dtype kvt, enum mat
             cr_expect_eq(bad, 0, "B %d seq %d pos %d: %d logits off, max error %.3g", batch, s, pos, bad,
                          max_err);
             cr_expect_gt(max_ref, 0.05, "logits degenerate");
-            for (int l = 0; l < c.n_layers; l++) {
-                struct kv_cache *kb = &bt.seq[s].kv, *ks = &single[s].kv;
-                int n = c.n_kv_heads * c.head_dim;
-                cr_expect_eq(kv_compare(kv_cache_k(kb, l, pos), kv_cache_k(ks, l, pos), kvt, n, &flips), 0);
-                cr_expect_eq(kv_compare(kv_cache_v(kb, l, pos), kv_cache_v(ks, l, pos), kvt, n, &flips), 0);
-                memcpy(kv_cache_k(ks, l, pos), kv_cache_k(kb, l, pos), kb->pos_bytes);
-                memcpy(kv_cache_v(ks, l, pos), kv_cache_v(kb, l, pos), kb->pos_bytes);
-            }
+            struct kv_cache *kb = &bt.seq[s].kv, *ks = &single[s].kv;
+            for (int l = 0; l < c.n_layers; l++)
+                for (int h = 0; h < c.n_kv_heads; h++) {
+                    cr_expect_eq(kv_compare(kv_cache_k(kb, l, h, pos), kv_cache_k(ks, l, h, pos), kvt,
+                                            c.head_dim, &flips),
+                                 0);
+                    cr_expect_eq(kv_compare(kv_cache_v(kb, l, h, pos), kv_cache_v(ks, l, h, pos), kvt,
+                                            c.head_dim, &flips),
+                                 0);
+                }
+            kv_cache_copy(ks, kb, pos, pos + 1);
         }
         /* distinct tokens give distinct logits: the rows are not one sequence's copied B times */
         if (batch > 1) cr_expect(memcmp(bt.seq[0].logits, bt.seq[1].logits, sizeof(float) * 4) != 0);

@@ -18,9 +18,9 @@ static double kv_val(const void *base, enum fr_dtype t, size_t i) {
     return t == FR_DTYPE_BF16 ? bf16_to_f32(((const uint16_t *)base)[i]) : ((const float *)base)[i];
 }
 
-/* The definition, in double throughout. */
+/* The definition, in double throughout; KV head kh's rows start at element kh * stride. */
 static void attention_double(float *out, const float *q, const void *k, const void *v, enum fr_dtype t,
-                             int n_pos, int n_heads, int n_kv, int hd) {
+                             int n_pos, size_t stride, int n_heads, int n_kv, int hd) {
     double *s = test_alloc((size_t)n_pos * sizeof *s);
     for (int h = 0; h < n_heads; h++) {
         int kh = h / (n_heads / n_kv);
@@ -28,7 +28,7 @@ static void attention_double(float *out, const float *q, const void *k, const vo
         for (int p = 0; p < n_pos; p++) {
             double acc = 0.0;
             for (int d = 0; d < hd; d++)
-                acc += (double)q[h * hd + d] * kv_val(k, t, ((size_t)p * n_kv + kh) * hd + d);
+                acc += (double)q[h * hd + d] * kv_val(k, t, kh * stride + (size_t)p * hd + d);
             s[p] = acc / sqrt((double)hd);
             mx = fmax(mx, s[p]);
         }
@@ -36,7 +36,7 @@ static void attention_double(float *out, const float *q, const void *k, const vo
         for (int d = 0; d < hd; d++) {
             double acc = 0.0;
             for (int p = 0; p < n_pos; p++)
-                acc += exp(s[p] - mx) / sum * kv_val(v, t, ((size_t)p * n_kv + kh) * hd + d);
+                acc += exp(s[p] - mx) / sum * kv_val(v, t, kh * stride + (size_t)p * hd + d);
             out[h * hd + d] = (float)acc;
         }
     }
@@ -46,12 +46,27 @@ static void attention_double(float *out, const float *q, const void *k, const vo
 struct att_buf {
     float *q, *out, *ref, *dbl, *scratch;
     void *k, *v;
+    size_t stride; /* elements from one KV head's rows to the next */
 };
 
-static struct att_buf att_make(struct test_rng *rng, enum fr_dtype t, int n_pos, int n_heads, int n_kv,
-                               int hd) {
+/* NaN in every element of each KV head's `gap` rows after its n_pos ones (a cache sized for more positions
+ * than are cached): any read of them makes the output NaN. */
+static void att_poison_gaps(void *kv, enum fr_dtype t, int n_pos, int gap, int n_kv, int hd) {
+    size_t stride = (size_t)(n_pos + gap) * hd;
+    for (int kh = 0; kh < n_kv; kh++)
+        for (size_t i = (size_t)kh * stride + (size_t)n_pos * hd; i < (size_t)(kh + 1) * stride; i++) {
+            if (t == FR_DTYPE_BF16)
+                ((uint16_t *)kv)[i] = 0x7fc0;
+            else
+                ((float *)kv)[i] = NAN;
+        }
+}
+
+static struct att_buf att_make(struct test_rng *rng, enum fr_dtype t, int n_pos, int gap, int n_heads,
+                               int n_kv, int hd) {
     struct att_buf b;
-    size_t nq = (size_t)n_heads * hd, nkv = (size_t)n_pos * n_kv * hd;
+    b.stride = (size_t)(n_pos + gap) * hd;
+    size_t nq = (size_t)n_heads * hd, nkv = b.stride * n_kv;
     b.q = test_alloc(nq * 4), b.out = test_alloc(nq * 4), b.ref = test_alloc(nq * 4),
     b.dbl = test_alloc(nq * 4);
     b.scratch = test_alloc((size_t)n_heads * n_pos * 4);
@@ -64,6 +79,8 @@ static struct att_buf att_make(struct test_rng *rng, enum fr_dtype t, int n_pos,
         test_fill(rng, b.k, nkv, -1.0f, 1.0f);
         test_fill(rng, b.v, nkv, -1.0f, 1.0f);
     }
+    att_poison_gaps(b.k, t, n_pos, gap, n_kv, hd);
+    att_poison_gaps(b.v, t, n_pos, gap, n_kv, hd);
     return b;
 }
 
@@ -71,20 +88,21 @@ static void att_free(struct att_buf *b) {
     free(b->q), free(b->out), free(b->ref), free(b->dbl), free(b->scratch), free(b->k), free(b->v);
 }
 
-/* Checks ref against the double definition, then every ISA against ref. */
-static void att_check(enum fr_dtype t, int n_pos, int n_heads, int n_kv, int hd, uint64_t seed) {
+/* Checks ref against the double definition, then every ISA against ref; `gap` poisoned rows after each KV
+ * head's. */
+static void att_check(enum fr_dtype t, int n_pos, int gap, int n_heads, int n_kv, int hd, uint64_t seed) {
     struct test_rng rng = {seed};
-    struct att_buf b = att_make(&rng, t, n_pos, n_heads, n_kv, hd);
+    struct att_buf b = att_make(&rng, t, n_pos, gap, n_heads, n_kv, hd);
     size_t nq = (size_t)n_heads * hd;
     char what[128];
-    attention_ref(b.ref, b.q, b.k, b.v, t, n_pos, n_heads, n_kv, hd, b.scratch);
-    attention_double(b.dbl, b.q, b.k, b.v, t, n_pos, n_heads, n_kv, hd);
+    attention_ref(b.ref, b.q, b.k, b.v, t, n_pos, b.stride, n_heads, n_kv, hd, b.scratch);
+    attention_double(b.dbl, b.q, b.k, b.v, t, n_pos, b.stride, n_heads, n_kv, hd);
     snprintf(what, sizeof what, "attention_ref vs double %s pos=%d h=%d/%d d=%d", fr_dtype_name(t), n_pos,
              n_heads, n_kv, hd);
     cr_expect(test_close(what, b.ref, b.dbl, nq, ATT_ATOL, ATT_RTOL, NULL), "%s", what);
     FOR_EACH_ISA(isa) {
         for (size_t i = 0; i < nq; i++) b.out[i] = NAN;
-        attention(b.out, b.q, b.k, b.v, t, n_pos, n_heads, n_kv, hd, b.scratch);
+        attention(b.out, b.q, b.k, b.v, t, n_pos, b.stride, n_heads, n_kv, hd, b.scratch);
         snprintf(what, sizeof what, "attention %s %s pos=%d h=%d/%d d=%d", kernel_isa_name(isa),
                  fr_dtype_name(t), n_pos, n_heads, n_kv, hd);
         cr_expect(test_close(what, b.out, b.ref, nq, ATT_ATOL, ATT_RTOL, NULL), "%s", what);
@@ -95,54 +113,57 @@ static void att_check(enum fr_dtype t, int n_pos, int n_heads, int n_kv, int hd,
 Test(kernels_attention, gqa_4_2_d64_positions_1_to_37) {
     for (int t = 0; t < 2; t++)
         for (int n_pos = 1; n_pos <= 37; n_pos++)
-            att_check((enum fr_dtype)t, n_pos, 4, 2, 64, 100 + (uint64_t)n_pos);
+            att_check((enum fr_dtype)t, n_pos, n_pos % 3, 4, 2, 64, 100 + (uint64_t)n_pos);
 }
 
 Test(kernels_attention, gqa_shapes_d128_and_odd) {
     for (int t = 0; t < 2; t++) {
-        att_check((enum fr_dtype)t, 300, 16, 8, 128, 1);  /* Qwen3-0.6B's heads, one thread */
-        att_check((enum fr_dtype)t, 1000, 16, 8, 128, 5); /* Qwen3-0.6B's heads, positions split */
-        att_check((enum fr_dtype)t, 700, 6, 1, 128, 2);   /* one KV head, positions split */
-        att_check((enum fr_dtype)t, 70, 4, 4, 36, 3);     /* no grouping, head_dim not a multiple of 16 */
-        att_check((enum fr_dtype)t, 65, 8, 2, 64, 4);     /* group of 4 */
+        att_check((enum fr_dtype)t, 300, 0, 16, 8, 128, 1);   /* Qwen3-0.6B's heads, split by head */
+        att_check((enum fr_dtype)t, 1000, 24, 16, 8, 128, 5); /* Qwen3-0.6B's heads, a cache with room */
+        att_check((enum fr_dtype)t, 700, 5, 6, 1, 128, 2);    /* one KV head, positions split */
+        att_check((enum fr_dtype)t, 70, 2, 4, 4, 36, 3);      /* no grouping, head_dim not a multiple of 16 */
+        att_check((enum fr_dtype)t, 65, 1, 8, 2, 64, 4);      /* group of 4 */
+        att_check((enum fr_dtype)t, 170, 3, 6, 2, 64, 6);     /* group of 3: an odd head pair */
     }
 }
 
-/* Any thread count (positions split in up to 7 runs here), and the team mode, within the same tolerance. */
+/* Any thread count (each KV head's positions split in up to 6 pieces here), and the team mode, within the
+ * same tolerance. */
 Test(kernels_attention, thread_counts_and_team_mode) {
     struct test_rng rng = {77};
     enum { P = 1000, H = 4, KV = 2, D = 64 };
-    struct att_buf b = att_make(&rng, FR_DTYPE_BF16, P, H, KV, D);
-    attention_ref(b.ref, b.q, b.k, b.v, FR_DTYPE_BF16, P, H, KV, D, b.scratch);
+    struct att_buf b = att_make(&rng, FR_DTYPE_BF16, P, 7, H, KV, D);
+    attention_ref(b.ref, b.q, b.k, b.v, FR_DTYPE_BF16, P, b.stride, H, KV, D, b.scratch);
     for (int nt = 1; nt <= 7; nt += 3) {
         omp_set_num_threads(nt);
-        attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, H, KV, D, b.scratch);
+        attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, b.stride, H, KV, D, b.scratch);
         cr_expect(test_close("attention threads", b.out, b.ref, H * D, ATT_ATOL, ATT_RTOL, NULL), "%d", nt);
         for (int i = 0; i < H * D; i++) b.out[i] = NAN;
 #pragma omp parallel num_threads(nt)
-        attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, H, KV, D, b.scratch);
+        attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, b.stride, H, KV, D, b.scratch);
         cr_expect(test_close("attention team", b.out, b.ref, H * D, ATT_ATOL, ATT_RTOL, NULL), "%d", nt);
     }
     att_free(&b);
 }
 
-/* More chunks than threads (the dynamic split), Qwen3-0.6B's heads, every ISA, own team and caller's team. */
-Test(kernels_attention, many_chunks_every_isa) {
+/* More pieces than threads (the dynamic split: whole heads with 2 threads, two pieces per head with 3),
+ * Qwen3-0.6B's heads, every ISA, own team and caller's team. */
+Test(kernels_attention, many_pieces_every_isa) {
     struct test_rng rng = {78};
     enum { P = 2600, H = 16, KV = 8, D = 128 };
-    struct att_buf b = att_make(&rng, FR_DTYPE_BF16, P, H, KV, D);
-    attention_ref(b.ref, b.q, b.k, b.v, FR_DTYPE_BF16, P, H, KV, D, b.scratch);
+    struct att_buf b = att_make(&rng, FR_DTYPE_BF16, P, 16, H, KV, D);
+    attention_ref(b.ref, b.q, b.k, b.v, FR_DTYPE_BF16, P, b.stride, H, KV, D, b.scratch);
     FOR_EACH_ISA(isa) {
         for (int nt = 2; nt <= 3; nt++) {
             omp_set_num_threads(nt);
             for (int i = 0; i < H * D; i++) b.out[i] = NAN;
-            attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, H, KV, D, b.scratch);
-            cr_expect(test_close("attention chunks", b.out, b.ref, H * D, ATT_ATOL, ATT_RTOL, NULL), "%s %d",
+            attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, b.stride, H, KV, D, b.scratch);
+            cr_expect(test_close("attention pieces", b.out, b.ref, H * D, ATT_ATOL, ATT_RTOL, NULL), "%s %d",
                       kernel_isa_name(isa), nt);
             for (int i = 0; i < H * D; i++) b.out[i] = NAN;
 #pragma omp parallel num_threads(nt)
-            attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, H, KV, D, b.scratch);
-            cr_expect(test_close("attention chunks team", b.out, b.ref, H * D, ATT_ATOL, ATT_RTOL, NULL),
+            attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, b.stride, H, KV, D, b.scratch);
+            cr_expect(test_close("attention pieces team", b.out, b.ref, H * D, ATT_ATOL, ATT_RTOL, NULL),
                       "%s %d", kernel_isa_name(isa), nt);
         }
     }
@@ -152,11 +173,11 @@ Test(kernels_attention, many_chunks_every_isa) {
 /* One position: the output is that position's V row exactly (softmax of one score is 1). */
 Test(kernels_attention, single_position_copies_v) {
     struct test_rng rng = {5};
-    struct att_buf b = att_make(&rng, FR_DTYPE_F32, 1, 4, 2, 64);
+    struct att_buf b = att_make(&rng, FR_DTYPE_F32, 1, 2, 4, 2, 64);
     FOR_EACH_ISA(isa) {
-        attention(b.out, b.q, b.k, b.v, FR_DTYPE_F32, 1, 4, 2, 64, b.scratch);
+        attention(b.out, b.q, b.k, b.v, FR_DTYPE_F32, 1, b.stride, 4, 2, 64, b.scratch);
         for (int h = 0; h < 4; h++)
-            cr_expect(memcmp(b.out + h * 64, (float *)b.v + (h / 2) * 64, 64 * 4) == 0, "%s head %d",
+            cr_expect(memcmp(b.out + h * 64, (float *)b.v + (h / 2) * b.stride, 64 * 4) == 0, "%s head %d",
                       kernel_isa_name(isa), h);
     }
     att_free(&b);
