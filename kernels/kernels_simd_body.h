@@ -37,18 +37,19 @@ KF_ALWAYS_INLINE vf vf_exp(vf x) {
 
 /* ---- matvec ----
  * Memory-bound: each weight is used once, so the loop is built to keep DRAM busy, not the FMA units. Each
- * row is one sequential stream, read 128 bytes (two lines) per iteration into four accumulators, and the
- * stream is prefetched into L1 MV_PF_BYTES ahead of where it is read, running on into the next row (a
- * chunk's rows are contiguous). bf16 weights are read as even/odd pairs (vf_load_bf16_pairs: a shift or a
- * mask per vector, no widening shuffle), against x split the same way once per call (mv_split_x).
+ * row is one sequential stream, prefetched into L1 MV_PF_BYTES ahead of where it is read, running on into
+ * the next row (a chunk's rows are contiguous). bf16 weights are read 2 * VW at a time as even/odd pairs
+ * (vf_load_bf16_pairs: a shift or a mask per vector, no widening shuffle) into two accumulators, against x
+ * split once per call into its even elements and its odd ones (mv_split_x).
  * Measured with a harness that alternates each variant with the read ceiling's kernel on 1 GiB of huge
- * pages (Zen 4 VM, 15 alternations, medians of matvec / read GB/s, bf16, 1024 and 3072 columns):
- *   four rows sharing each x load, L2 prefetch of the next block (the loop before this one):
- *     AVX-512 0.77 / 0.73 on one thread, 0.88 / 0.91 on two; AVX2 0.91 / 0.87, 0.90 / 0.94;
- *   one row, pairs, L1 prefetch 4 KiB ahead (this loop):
- *     AVX-512 0.95 / 0.84-0.90 on one thread, 0.98 / 0.95-0.99 on two; AVX2 1.08 / 0.98, 1.00 / 0.98.
- * Two or four rows at a time, widening loads, L2 prefetch and L1 prefetch 2 or 6 KiB ahead all measured
- * lower; the pairs matter on one thread (AVX-512 0.86 / 0.77 with widening loads). */
+ * pages (Zen 4 VM, 13 alternations, medians of matvec / read GB/s, bf16, 1024 and 3072 columns):
+ *   128 bytes per iteration into four accumulators, x split per 2 * VW columns (the loop before this one):
+ *     AVX-512 0.84 / 0.83 on one thread, 0.99 / 0.91 on two; AVX2 0.78 / 0.77, 0.84 / 0.96;
+ *   one pair of vectors (2 * VW weights) per iteration, x split in halves (this loop):
+ *     AVX-512 0.95 / 0.86 on one thread, 1.02 / 0.95 on two; AVX2 0.98 / 0.95, 0.98 / 1.01.
+ * The AVX2 two-thread run at 1024 columns read at 50 GB/s: there the old loop was computation-bound on the
+ * core. Two or four rows at a time, widening loads, L2 prefetch and L1 prefetch 2 or 6 KiB ahead all
+ * measured lower; the pairs matter on one thread (AVX-512 0.86 / 0.77 with widening loads). */
 #define MV_PF_BYTES 4096
 /* Columns split per pass (mv_split_x's stack buffer: 64 KiB); wider matrices go in several passes. */
 #define MV_PANEL_COLS 16384
@@ -61,59 +62,69 @@ KF_ALWAYS_INLINE vf mv_load_w_part(const void *w, size_t i, int n, int bf16) {
     return bf16 ? vf_load_bf16_part((const uint16_t *)w + i, n) : vf_load_part((const float *)w + i, n);
 }
 
-/* Columns one iteration of mv_dot reads: 128 bytes of weights. */
-#define MV_STEP_COLS(bf16) ((bf16) ? 64 : 32)
-
-/* x[0, n) rounded down to whole MV_STEP_COLS(1) steps, split per 2 * VW columns into the even elements and
- * then the odd ones, the order vf_load_bf16_pairs gives the weights in. */
-KF_ALWAYS_INLINE void mv_split_x(float *xs, const float *x, int n) {
-    int body = n - n % MV_STEP_COLS(1);
-    for (int c = 0; c < body; c += 2 * VW)
-        for (int j = 0; j < VW; j++) xs[c + j] = x[c + 2 * j], xs[c + VW + j] = x[c + 2 * j + 1];
+/* Columns of x that mv_split_x splits: n rounded down to whole pairs of vectors. */
+KF_ALWAYS_INLINE int mv_split_cols(int n) {
+    return n - n % (2 * VW);
 }
 
-/* The dot product of one row's n weights at wr with x (xs: x split by mv_split_x, bf16 only). */
-KF_ALWAYS_INLINE float mv_dot(const void *wr, const float *x, const float *xs, int n, int bf16) {
-    const int step = MV_STEP_COLS(bf16), unit = bf16 ? 2 * VW : VW; /* columns per vector load */
-    vf acc[4] = {vf_zero(), vf_zero(), vf_zero(), vf_zero()};
+/* The first mv_split_cols(n) elements of x, split: the even ones to xe, the odd ones to xo (halves of that
+ * length), the order vf_load_bf16_pairs gives the weights in. */
+KF_ALWAYS_INLINE void mv_split_x(float *xe, float *xo, const float *x, int n) {
+    for (int j = 0; j < mv_split_cols(n) / 2; j++) xe[j] = x[2 * j], xo[j] = x[2 * j + 1];
+}
+
+/* The dot product of one row's n bf16 weights at wr with x (xe, xo: x split by mv_split_x). */
+KF_ALWAYS_INLINE float mv_dot_bf16(const uint16_t *wr, const float *x, const float *xe, const float *xo,
+                                   int n) {
+    vf a = vf_zero(), b = vf_zero();
     uintptr_t pf = (uintptr_t)wr + MV_PF_BYTES; /* may lie past w's end: only prefetched */
     int c = 0;
-    for (; c + step <= n; c += step, pf += 128) {
+    for (; c + 2 * VW <= n; c += 2 * VW, pf += 4 * VW) { /* 2 * VW bf16: 4 * VW bytes */
         _mm_prefetch((const char *)pf, _MM_HINT_T0);
-        _mm_prefetch((const char *)(pf + 64), _MM_HINT_T0);
-        for (int u = 0; u < step / unit; u++) {
-            int at = c + u * unit;
-            if (bf16) {
-                vf e, o;
-                vf_load_bf16_pairs((const uint16_t *)wr + at, &e, &o);
-                acc[(2 * u) % 4] = vf_fmadd(e, vf_loadu(xs + at), acc[(2 * u) % 4]);
-                acc[(2 * u + 1) % 4] = vf_fmadd(o, vf_loadu(xs + at + VW), acc[(2 * u + 1) % 4]);
-            } else {
-                acc[u % 4] = vf_fmadd(vf_loadu((const float *)wr + at), vf_loadu(x + at), acc[u % 4]);
-            }
-        }
+        vf e, o;
+        vf_load_bf16_pairs(wr + c, &e, &o);
+        a = vf_fmadd(e, vf_loadu(xe + c / 2), a);
+        b = vf_fmadd(o, vf_loadu(xo + c / 2), b);
     }
     for (; c < n; c += VW) {
         int m = n - c < VW ? n - c : VW;
-        acc[0] = vf_fmadd(mv_load_w_part(wr, (size_t)c, m, bf16), vf_load_part(x + c, m), acc[0]);
+        a = vf_fmadd(mv_load_w_part(wr, (size_t)c, m, 1), vf_load_part(x + c, m), a);
+    }
+    return vf_hsum(vf_add(a, b));
+}
+
+/* The same for f32 weights: 128 bytes per iteration into four accumulators. */
+KF_ALWAYS_INLINE float mv_dot_f32(const float *wr, const float *x, int n) {
+    vf acc[4] = {vf_zero(), vf_zero(), vf_zero(), vf_zero()};
+    uintptr_t pf = (uintptr_t)wr + MV_PF_BYTES; /* may lie past w's end: only prefetched */
+    int c = 0;
+    for (; c + 32 <= n; c += 32, pf += 128) {
+        _mm_prefetch((const char *)pf, _MM_HINT_T0);
+        _mm_prefetch((const char *)(pf + 64), _MM_HINT_T0);
+        for (int u = 0; u < 32 / VW; u++)
+            acc[u % 4] = vf_fmadd(vf_loadu(wr + c + u * VW), vf_loadu(x + c + u * VW), acc[u % 4]);
+    }
+    for (; c < n; c += VW) {
+        int m = n - c < VW ? n - c : VW;
+        acc[0] = vf_fmadd(vf_load_part(wr + c, m), vf_load_part(x + c, m), acc[0]);
     }
     return vf_hsum(vf_add(vf_add(acc[0], acc[1]), vf_add(acc[2], acc[3])));
 }
 
 static void KFN(matvec_bf16)(float *y, const uint16_t *w, const float *x, int rows, int cols) {
-    float xs[MV_PANEL_COLS];
+    float xe[MV_PANEL_COLS / 2], xo[MV_PANEL_COLS / 2];
     for (int c0 = 0; c0 < cols; c0 += MV_PANEL_COLS) {
         int n = cols - c0 < MV_PANEL_COLS ? cols - c0 : MV_PANEL_COLS;
-        mv_split_x(xs, x + c0, n);
+        mv_split_x(xe, xo, x + c0, n);
         for (int r = 0; r < rows; r++) {
-            float d = mv_dot(w + (size_t)r * (size_t)cols + (size_t)c0, x + c0, xs, n, 1);
+            float d = mv_dot_bf16(w + (size_t)r * (size_t)cols + (size_t)c0, x + c0, xe, xo, n);
             y[r] = c0 == 0 ? d : y[r] + d;
         }
     }
 }
 
 static void KFN(matvec_f32)(float *y, const float *w, const float *x, int rows, int cols) {
-    for (int r = 0; r < rows; r++) y[r] = mv_dot(w + (size_t)r * (size_t)cols, x, NULL, cols, 0);
+    for (int r = 0; r < rows; r++) y[r] = mv_dot_f32(w + (size_t)r * (size_t)cols, x, cols);
 }
 
 /* ---- norms and elementwise ---- */
