@@ -23,6 +23,8 @@ typedef __m256 vf;
 
 /* attention: dims per register-accumulated chunk, in vectors (2 heads x 4 of the 16 ymm registers) */
 #define ATT_NV 4
+/* matvec rows wider than MV_WIDE_COLS: rows sharing each x load (see kernels_simd_body.h) */
+#define MV_WIDE_ROWS 1
 
 static inline float vf_hsum(vf v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

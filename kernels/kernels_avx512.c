@@ -25,6 +25,8 @@ typedef __m512 vf;
 
 /* attention: dims per register-accumulated chunk, in vectors (2 heads x 8 of the 32 zmm registers) */
 #define ATT_NV 8
+/* matvec rows wider than MV_WIDE_COLS: rows sharing each x load (see kernels_simd_body.h) */
+#define MV_WIDE_ROWS 4
 
 static inline __mmask16 tail_mask(int n) {
     return (__mmask16)((1u << n) - 1u);

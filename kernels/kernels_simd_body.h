@@ -93,6 +93,47 @@ KF_ALWAYS_INLINE float mv_dot_bf16(const uint16_t *wr, const float *x, const flo
     return vf_hsum(vf_add(a, b));
 }
 
+/* Rows wider than MV_WIDE_COLS: their x (4 bytes a column, split or not) no longer stays in the 32 KiB L1
+ * beside the weights streaming into it, and every x load went to L2 (rows of 6144 and 9728 columns,
+ * Qwen3-1.7B's and 4B's down_proj, ran at 0.46-0.52 of the read on one thread and 0.55-0.70 on two; rows
+ * of x capped at 8-16 KiB ran at 0.92-0.97). So their weights are prefetched into L2 only,
+ * MV_WIDE_PF_BYTES ahead, and on AVX-512 MV_WIDE_ROWS = 4 rows share each x load. Harness as above, 6144 /
+ * 9728 columns, medians of 5 alternations: AVX-512 four rows 0.87 / 0.85 on one thread, 1.02 / 0.96 on
+ * two (one row 0.86 / 0.62 and 0.88 / 0.87); AVX2 one row 0.98 / 0.97 and 0.95 / 0.99 (four rows
+ * 0.83 / 0.81 and 0.93 / 0.98). Cutting rows into column panels that fit L1 measured worse (0.37-0.42
+ * on one thread): in this VM a read of 4-8 KiB pieces at a row's stride runs at 0.40 of a sequential one. */
+#define MV_WIDE_COLS     4096
+#define MV_WIDE_PF_BYTES 8192
+
+/* y[k] = row k . x for the nr (a constant, <= MV_WIDE_ROWS) rows of n bf16 weights from w, `stride`
+ * weights apart. The L2 prefetch runs MV_WIDE_PF_BYTES ahead of the last row's reads, nr lines per nr
+ * lines read: over these rows it walks the next nr rows. */
+KF_ALWAYS_INLINE void mv_dot_rows_wide(float *y, const uint16_t *w, size_t stride, const float *x,
+                                       const float *xe, const float *xo, int n, const int nr) {
+    vf a[MV_WIDE_ROWS], b[MV_WIDE_ROWS];
+    for (int k = 0; k < nr; k++) a[k] = vf_zero(), b[k] = vf_zero();
+    uintptr_t pf = (uintptr_t)(w + (size_t)(nr - 1) * stride) + MV_WIDE_PF_BYTES; /* only prefetched */
+    int c = 0;
+    for (; c + 2 * VW <= n; c += 2 * VW, pf += (size_t)nr * 4 * VW) { /* 4 * VW bytes a row */
+        for (size_t j = 0; j < (size_t)nr * 4 * VW; j += 64)
+            _mm_prefetch((const char *)(pf + j), _MM_HINT_T1);
+        vf x0 = vf_loadu(xe + c / 2), x1 = vf_loadu(xo + c / 2);
+        for (int k = 0; k < nr; k++) {
+            vf e, o;
+            vf_load_bf16_pairs(w + (size_t)k * stride + (size_t)c, &e, &o);
+            a[k] = vf_fmadd(e, x0, a[k]);
+            b[k] = vf_fmadd(o, x1, b[k]);
+        }
+    }
+    for (; c < n; c += VW) {
+        int m = n - c < VW ? n - c : VW;
+        vf xv = vf_load_part(x + c, m);
+        for (int k = 0; k < nr; k++)
+            a[k] = vf_fmadd(mv_load_w_part(w + (size_t)k * stride, (size_t)c, m, 1), xv, a[k]);
+    }
+    for (int k = 0; k < nr; k++) y[k] = vf_hsum(vf_add(a[k], b[k]));
+}
+
 /* The same for f32 weights: 128 bytes per iteration into four accumulators. */
 KF_ALWAYS_INLINE float mv_dot_f32(const float *wr, const float *x, int n) {
     vf acc[4] = {vf_zero(), vf_zero(), vf_zero(), vf_zero()};
@@ -111,15 +152,34 @@ KF_ALWAYS_INLINE float mv_dot_f32(const float *wr, const float *x, int n) {
     return vf_hsum(vf_add(vf_add(acc[0], acc[1]), vf_add(acc[2], acc[3])));
 }
 
+/* y[r] (+)= the dot products of `rows` rows' n weights from w (row stride `cols`) with x: + when add. */
+KF_ALWAYS_INLINE void mv_rows_bf16(float *y, const uint16_t *w, size_t cols, const float *x, const float *xe,
+                                   const float *xo, int rows, int n, int add) {
+    int r = 0;
+    float d[MV_WIDE_ROWS];
+    if (n > MV_WIDE_COLS) {
+        for (; r + MV_WIDE_ROWS <= rows; r += MV_WIDE_ROWS) {
+            mv_dot_rows_wide(d, w + (size_t)r * cols, cols, x, xe, xo, n, MV_WIDE_ROWS);
+            for (int k = 0; k < MV_WIDE_ROWS; k++) y[r + k] = add ? y[r + k] + d[k] : d[k];
+        }
+        for (; r < rows; r++) {
+            mv_dot_rows_wide(d, w + (size_t)r * cols, cols, x, xe, xo, n, 1);
+            y[r] = add ? y[r] + d[0] : d[0];
+        }
+        return;
+    }
+    for (; r < rows; r++) {
+        float v = mv_dot_bf16(w + (size_t)r * cols, x, xe, xo, n);
+        y[r] = add ? y[r] + v : v;
+    }
+}
+
 static void KFN(matvec_bf16)(float *y, const uint16_t *w, const float *x, int rows, int cols) {
     float xe[MV_PANEL_COLS / 2], xo[MV_PANEL_COLS / 2];
     for (int c0 = 0; c0 < cols; c0 += MV_PANEL_COLS) {
         int n = cols - c0 < MV_PANEL_COLS ? cols - c0 : MV_PANEL_COLS;
         mv_split_x(xe, xo, x + c0, n);
-        for (int r = 0; r < rows; r++) {
-            float d = mv_dot_bf16(w + (size_t)r * (size_t)cols + (size_t)c0, x + c0, xe, xo, n);
-            y[r] = c0 == 0 ? d : y[r] + d;
-        }
+        mv_rows_bf16(y, w + c0, (size_t)cols, x + c0, xe, xo, rows, n, c0 > 0);
     }
 }
 

@@ -13,10 +13,12 @@ struct mv_case {
     int rows, cols;
 };
 
-/* the last two are wider than one pass of the SIMD loops (MV_PANEL_COLS, 16384 columns) */
-static const struct mv_case mv_cases[] = {{1, 1},    {1, 16},    {3, 7},    {4, 33},   {5, 64},
-                                          {17, 100}, {31, 129},  {67, 17},  {64, 256}, {130, 1027},
-                                          {257, 48}, {3, 16484}, {2, 33000}};
+/* {9, 4097} and {7, 5000}: wider than MV_WIDE_COLS (4096), rows in fours on AVX-512 then one at a time,
+ * with a partial vector at the end; the last two are wider than one pass of the SIMD loops (MV_PANEL_COLS,
+ * 16384 columns) */
+static const struct mv_case mv_cases[] = {{1, 1},    {1, 16},   {3, 7},    {4, 33},    {5, 64},
+                                          {17, 100}, {31, 129}, {67, 17},  {64, 256},  {130, 1027},
+                                          {257, 48}, {9, 4097}, {7, 5000}, {3, 16484}, {2, 33000}};
 
 /* tol[r] = cols * u * sum_c |w[r][c] x[c]| */
 static void mv_tol(double *tol, const void *w, enum fr_dtype t, const float *x, int rows, int cols) {
