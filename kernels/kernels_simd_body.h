@@ -101,7 +101,8 @@ KF_ALWAYS_INLINE float mv_dot_bf16(const uint16_t *wr, const float *x, const flo
  * 9728 columns, medians of 5 alternations: AVX-512 four rows 0.87 / 0.85 on one thread, 1.02 / 0.96 on
  * two (one row 0.86 / 0.62 and 0.88 / 0.87); AVX2 one row 0.98 / 0.97 and 0.95 / 0.99 (four rows
  * 0.83 / 0.81 and 0.93 / 0.98). Cutting rows into column panels that fit L1 measured worse (0.37-0.42
- * on one thread): in this VM a read of 4-8 KiB pieces at a row's stride runs at 0.40 of a sequential one. */
+ * on one thread): in this VM a plain read of 4 KiB pieces at a row's stride runs at 0.40 of a sequential
+ * one. */
 #define MV_WIDE_COLS     4096
 #define MV_WIDE_PF_BYTES 8192
 
