@@ -73,26 +73,6 @@ KF_ALWAYS_INLINE void mv_split_x(float *xe, float *xo, const float *x, int n) {
     for (int j = 0; j < mv_split_cols(n) / 2; j++) xe[j] = x[2 * j], xo[j] = x[2 * j + 1];
 }
 
-/* The dot product of one row's n bf16 weights at wr with x (xe, xo: x split by mv_split_x). */
-KF_ALWAYS_INLINE float mv_dot_bf16(const uint16_t *wr, const float *x, const float *xe, const float *xo,
-                                   int n) {
-    vf a = vf_zero(), b = vf_zero();
-    uintptr_t pf = (uintptr_t)wr + MV_PF_BYTES; /* may lie past w's end: only prefetched */
-    int c = 0;
-    for (; c + 2 * VW <= n; c += 2 * VW, pf += 4 * VW) { /* 2 * VW bf16: 4 * VW bytes */
-        _mm_prefetch((const char *)pf, _MM_HINT_T0);
-        vf e, o;
-        vf_load_bf16_pairs(wr + c, &e, &o);
-        a = vf_fmadd(e, vf_loadu(xe + c / 2), a);
-        b = vf_fmadd(o, vf_loadu(xo + c / 2), b);
-    }
-    for (; c < n; c += VW) {
-        int m = n - c < VW ? n - c : VW;
-        a = vf_fmadd(mv_load_w_part(wr, (size_t)c, m, 1), vf_load_part(x + c, m), a);
-    }
-    return vf_hsum(vf_add(a, b));
-}
-
 /* Rows wider than MV_WIDE_COLS: their x (4 bytes a column, split or not) no longer stays in the 32 KiB L1
  * beside the weights streaming into it, and every x load went to L2 (rows of 6144 and 9728 columns,
  * Qwen3-1.7B's and 4B's down_proj, ran at 0.46-0.52 of the read on one thread and 0.55-0.70 on two; rows
@@ -107,17 +87,23 @@ KF_ALWAYS_INLINE float mv_dot_bf16(const uint16_t *wr, const float *x, const flo
 #define MV_WIDE_PF_BYTES 8192
 
 /* y[k] = row k . x for the nr (a constant, <= MV_WIDE_ROWS) rows of n bf16 weights from w, `stride`
- * weights apart. The L2 prefetch runs MV_WIDE_PF_BYTES ahead of the last row's reads, nr lines per nr
- * lines read: over these rows it walks the next nr rows. */
-KF_ALWAYS_INLINE void mv_dot_rows_wide(float *y, const uint16_t *w, size_t stride, const float *x,
-                                       const float *xe, const float *xo, int n, const int nr) {
+ * weights apart (xe, xo: x split by mv_split_x). The prefetch runs ahead of the last row's reads, nr lines
+ * per nr lines read, so over these rows it walks the next nr rows (past w's end: only prefetched): into L1
+ * MV_PF_BYTES ahead, or with `wide` (a constant) into L2 MV_WIDE_PF_BYTES ahead. */
+KF_ALWAYS_INLINE void mv_dot_rows_bf16(float *y, const uint16_t *w, size_t stride, const float *x,
+                                       const float *xe, const float *xo, int n, const int nr,
+                                       const int wide) {
     vf a[MV_WIDE_ROWS], b[MV_WIDE_ROWS];
     for (int k = 0; k < nr; k++) a[k] = vf_zero(), b[k] = vf_zero();
-    uintptr_t pf = (uintptr_t)(w + (size_t)(nr - 1) * stride) + MV_WIDE_PF_BYTES; /* only prefetched */
+    uintptr_t pf = (uintptr_t)(w + (size_t)(nr - 1) * stride) + (wide ? MV_WIDE_PF_BYTES : MV_PF_BYTES);
     int c = 0;
     for (; c + 2 * VW <= n; c += 2 * VW, pf += (size_t)nr * 4 * VW) { /* 4 * VW bytes a row */
-        for (size_t j = 0; j < (size_t)nr * 4 * VW; j += 64)
-            _mm_prefetch((const char *)(pf + j), _MM_HINT_T1);
+        for (size_t j = 0; j < (size_t)nr * 4 * VW; j += 64) {
+            if (wide)
+                _mm_prefetch((const char *)(pf + j), _MM_HINT_T1);
+            else
+                _mm_prefetch((const char *)(pf + j), _MM_HINT_T0);
+        }
         vf x0 = vf_loadu(xe + c / 2), x1 = vf_loadu(xo + c / 2);
         for (int k = 0; k < nr; k++) {
             vf e, o;
@@ -135,7 +121,8 @@ KF_ALWAYS_INLINE void mv_dot_rows_wide(float *y, const uint16_t *w, size_t strid
     for (int k = 0; k < nr; k++) y[k] = vf_hsum(vf_add(a[k], b[k]));
 }
 
-/* The same for f32 weights: 128 bytes per iteration into four accumulators. */
+/* The dot product of one row of n f32 weights at wr with x: 128 bytes per iteration into four accumulators.
+ */
 KF_ALWAYS_INLINE float mv_dot_f32(const float *wr, const float *x, int n) {
     vf acc[4] = {vf_zero(), vf_zero(), vf_zero(), vf_zero()};
     uintptr_t pf = (uintptr_t)wr + MV_PF_BYTES; /* may lie past w's end: only prefetched */
@@ -153,25 +140,23 @@ KF_ALWAYS_INLINE float mv_dot_f32(const float *wr, const float *x, int n) {
     return vf_hsum(vf_add(vf_add(acc[0], acc[1]), vf_add(acc[2], acc[3])));
 }
 
-/* y[r] (+)= the dot products of `rows` rows' n weights from w (row stride `cols`) with x: + when add. */
+/* y[r] (+)= the dot products of `rows` rows' n weights from w (row stride `cols`) with x: + when add. Rows
+ * wider than MV_WIDE_COLS go MV_WIDE_ROWS at a time with the L2 prefetch, the rest one at a time. */
 KF_ALWAYS_INLINE void mv_rows_bf16(float *y, const uint16_t *w, size_t cols, const float *x, const float *xe,
                                    const float *xo, int rows, int n, int add) {
+    const int wide = n > MV_WIDE_COLS;
     int r = 0;
     float d[MV_WIDE_ROWS];
-    if (n > MV_WIDE_COLS) {
-        for (; r + MV_WIDE_ROWS <= rows; r += MV_WIDE_ROWS) {
-            mv_dot_rows_wide(d, w + (size_t)r * cols, cols, x, xe, xo, n, MV_WIDE_ROWS);
-            for (int k = 0; k < MV_WIDE_ROWS; k++) y[r + k] = add ? y[r + k] + d[k] : d[k];
-        }
-        for (; r < rows; r++) {
-            mv_dot_rows_wide(d, w + (size_t)r * cols, cols, x, xe, xo, n, 1);
-            y[r] = add ? y[r] + d[0] : d[0];
-        }
-        return;
+    for (; wide && r + MV_WIDE_ROWS <= rows; r += MV_WIDE_ROWS) {
+        mv_dot_rows_bf16(d, w + (size_t)r * cols, cols, x, xe, xo, n, MV_WIDE_ROWS, 1);
+        for (int k = 0; k < MV_WIDE_ROWS; k++) y[r + k] = add ? y[r + k] + d[k] : d[k];
     }
     for (; r < rows; r++) {
-        float v = mv_dot_bf16(w + (size_t)r * cols, x, xe, xo, n);
-        y[r] = add ? y[r] + v : v;
+        if (wide)
+            mv_dot_rows_bf16(d, w + (size_t)r * cols, cols, x, xe, xo, n, 1, 1);
+        else
+            mv_dot_rows_bf16(d, w + (size_t)r * cols, cols, x, xe, xo, n, 1, 0);
+        y[r] = add ? y[r] + d[0] : d[0];
     }
 }
 
