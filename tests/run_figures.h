@@ -1,8 +1,9 @@
 /* Checks of the figures of a full run's run.json, for the end-to-end test: every measured and predicted
  * figure of every block, step and sampler row is finite and positive, min <= median <= max, each derived
  * figure equals what its inputs give (efficiency = predicted / measured, tokens/s = 1 / measured, DRAM GB/s
- * = DRAM bytes / measured), every ceiling is a figure or says why not, rows without top-p have no nucleus,
- * and the plan of repetitions agrees with the ceilings' own repetition counts and is in report.md. */
+ * = DRAM bytes / measured, a block's paired efficiency = its DRAM GB/s / its paired read), every ceiling is a
+ * figure or says why not, rows without top-p have no nucleus, and the plan of repetitions agrees with the
+ * ceilings' own repetition counts and is in report.md. */
 #ifndef FR_TESTS_RUN_FIGURES_H
 #define FR_TESTS_RUN_FIGURES_H
 
@@ -56,6 +57,16 @@ static inline void rf_check_blocks(const cJSON *blocks) {
         char what[96];
         snprintf(what, sizeof what, "block %s", cJSON_GetObjectItem(b, "name")->valuestring);
         rf_expect_predicted_row(what, b);
+        /* a block with DRAM bytes is timed after eviction reads: judged against them too; others are not */
+        if (rf_num(b, "dram_bytes") > 0) {
+            rf_expect_positive(what, b, "paired_read_gbs");
+            rf_expect_derived(what, "paired_efficiency", rf_num(b, "paired_efficiency"),
+                              rf_num(b, "dram_bytes") / rf_num(b, "measured_s") / 1e9 /
+                                  rf_num(b, "paired_read_gbs"));
+        } else {
+            cr_expect(isnan(rf_num(b, "paired_efficiency")), "%s: no DRAM bytes, yet a paired efficiency",
+                      what);
+        }
     }
 }
 

@@ -155,8 +155,10 @@ Test(report_write, csv_headers_and_rows) {
               "counter columns in the header (sum over threads, then the largest thread)");
     cr_expect(strstr(blocks, ",utilization,disturbed_reps,faulted_reps,measured_all_s,ipc,") != NULL,
               "the counted columns");
-    cr_expect(strstr(blocks, ",dram_bytes_counted,switched_reps,PAPI_TOT_CYC,") != NULL,
-              "switched_reps appended after the older columns");
+    cr_expect(
+        strstr(blocks, ",dram_bytes_counted,switched_reps,paired_read_gbs,paired_efficiency,PAPI_TOT_CYC,") !=
+            NULL,
+        "switched_reps, then the paired read's columns, appended after the older columns");
     cr_expect_eq(tu_count_lines(blocks), 1 + BLOCK_COUNT);
     cr_expect(strstr(blocks, "\nlm_head,1,311164928,311164928,1,") != NULL, "lm_head row");
     free(blocks);
@@ -221,6 +223,18 @@ Test(report_write, json_numbers_match_csv_exactly) {
     free(r);
 }
 
+/* The data files and report.md of r, without gnuplot, into a new folder (its path in dir): report.md's text.
+ */
+static char *write_report_md(const struct run_report *r, char *dir, size_t dir_len) {
+    tu_tmpdir(dir, dir_len);
+    struct fr_err err = {{0}};
+    cr_assert_eq(report_write_data(r, dir, &err), 0, "%s", err.msg);
+    cr_assert_eq(report_write_markdown(r, dir, REPORT_PLOTS_NO_GNUPLOT, "gnuplot is not installed", &err), 0);
+    char *md = tu_slurp(dir, "report.md");
+    cr_assert_not_null(md);
+    return md;
+}
+
 Test(report_write, markdown_flags_above_roof_and_noisy) {
     struct run_report *r = fixture();
     r->blocks[BLOCK_ATTENTION].efficiency = 1.3; /* faster than the roof allows */
@@ -233,12 +247,7 @@ Test(report_write, markdown_flags_above_roof_and_noisy) {
     r->blocks[BLOCK_ROPE].measured.excluded_reps = 2;
     r->blocks[BLOCK_SWIGLU].measured.median_s = NAN;
     char dir[256];
-    tu_tmpdir(dir, sizeof dir);
-    struct fr_err err = {{0}};
-    cr_assert_eq(report_write_data(r, dir, &err), 0, "%s", err.msg);
-    cr_assert_eq(report_write_markdown(r, dir, REPORT_PLOTS_NO_GNUPLOT, "gnuplot is not installed", &err), 0);
-    char *md = tu_slurp(dir, "report.md");
-    cr_assert_not_null(md);
+    char *md = write_report_md(r, dir, sizeof dir);
     cr_expect(strstr(md, "**Accounting error:** block `attention`") != NULL, "above-roof row named in words");
     cr_expect(strstr(md, "this is not a speed-up") != NULL);
     cr_expect(strstr(md, "| attention |") && strstr(md, "**above roof: accounting error**"));
@@ -270,6 +279,27 @@ Test(report_write, markdown_flags_above_roof_and_noisy) {
     free(r);
 }
 
+/* A block that streams from DRAM shows its paired read and its share of it; a block to fix whose own paired
+ * read it nearly reaches says so, since then the roof, not the kernel, is what moved. */
+Test(report_write, markdown_blocks_against_their_paired_read) {
+    struct run_report *r = fixture();
+    struct report_block *q = &r->blocks[BLOCK_QKV_PROJ];
+    q->efficiency = 0.45;
+    q->paired_read_gbs = 34.56;
+    q->paired_efficiency = 0.934;
+    char dir[256];
+    char *md = write_report_md(r, dir, sizeof dir);
+    cr_expect(strstr(md, "| 45 % | memory | 34.6 | 93 % |") != NULL, "qkv_proj's paired columns: %s", md);
+    cr_expect(strstr(md, "| rope |") && strstr(md, "| memory | n/a | n/a |"), "no paired read: n/a");
+    cr_expect(strstr(md, "`qkv_proj` takes") &&
+                  strstr(md, "at 45 % of its memory roof (93 % of the read paired "
+                             "with it)."),
+              "%s", md);
+    free(md);
+    tu_rm_flat(dir);
+    free(r);
+}
+
 Test(report_write, summary_is_markdown) {
     struct run_report *r = fixture();
     char *buf = NULL;
@@ -278,7 +308,9 @@ Test(report_write, summary_is_markdown) {
     cr_assert_eq(report_write_summary(r, f), 0);
     fclose(f);
     cr_expect(strstr(buf, "Setup: forge-roofline 0.1.0") != NULL);
-    cr_expect(strstr(buf, "| block | predicted µs | measured µs | efficiency | bound | flags |") != NULL);
+    cr_expect(
+        strstr(buf, "| block | predicted µs | measured µs | efficiency | bound | vs paired read | flags |") !=
+        NULL);
     cr_expect(strstr(buf, "| lm_head | 15957.2 |") != NULL, "%s", buf);
     cr_expect(strstr(buf, "## Findings\n\n- Decode: 13.4 tokens/s at context 1") != NULL, "%s", buf);
     free(buf);

@@ -415,6 +415,12 @@ static int measure_blocks(struct run *r, const struct timing_opts *t) {
                                      &o->measured, &counts, &evict, &err) != 0)
             return cli_fail("%s", err.msg);
         note_read(r, r->read_n, &evict, "an eviction read before a cold block");
+        if (evict.reps > 0 && evict.median_s > 0) {
+            o->paired_read_gbs = (double)r->read_n * sizeof(float) / evict.median_s / 1e9;
+            if (c->level_bytes[COST_LEVEL_DRAM] > 0 && o->measured.median_s > 0)
+                o->paired_efficiency =
+                    c->level_bytes[COST_LEVEL_DRAM] / o->measured.median_s / 1e9 / o->paired_read_gbs;
+        }
         fill_counted(r, &counts,
                      (struct report_counted){o->counters, o->counters_max, &o->utilization,
                                              &o->disturbed_reps, &o->faulted_reps, &o->measured_all_s,

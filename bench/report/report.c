@@ -35,6 +35,7 @@ void report_init(struct run_report *r) {
         stats_init(&b->measured);
         for (int e = 0; e < REPORT_MAX_EVENTS; e++) b->counters[e] = b->counters_max[e] = NAN;
         b->utilization = b->measured_all_s = b->ipc = b->dram_bytes_counted = NAN;
+        b->paired_read_gbs = b->paired_efficiency = NAN;
     }
     for (int i = 0; i < REPORT_MAX_STEPS; i++) {
         struct report_step *s = &r->steps[i];
@@ -145,6 +146,11 @@ void report_fmt_md(double v, double scale, int decimals, char *buf) {
         return;
     }
     snprintf(buf, REPORT_FMT_LEN, "%.*f", decimals, v * scale);
+}
+
+void report_fmt_pct(double share, char *buf) {
+    report_fmt_md(share, 100, 0, buf);
+    if (isfinite(share * 100)) strcat(buf, " %");
 }
 
 /* ---------- field tables ---------- */
@@ -290,6 +296,8 @@ static const struct report_field block_fields[] = {
     F_COUNTED(B),
     F_NUM_OPT(B, "dram_bytes_counted", REPORT_F_DOUBLE, dram_bytes_counted),
     F_NUM_OPT(B, "switched_reps", REPORT_F_INT, switched_reps),
+    F_NUM_OPT(B, "paired_read_gbs", REPORT_F_DOUBLE, paired_read_gbs),
+    F_NUM_OPT(B, "paired_efficiency", REPORT_F_DOUBLE, paired_efficiency),
 };
 #undef B
 

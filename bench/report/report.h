@@ -128,6 +128,11 @@ struct report_block {
     double ipc;                             /* instructions / cycles */
     double dram_bytes_counted;              /* LLC misses x line bytes / calibration ratio, per step */
     int switched_reps; /* repetitions with any context switch, voluntary waits included (not disturbed) */
+    /* A block that streams from DRAM runs each repetition after an eviction read (the all-threads read-only
+     * kernel), so the read and the block see the same load of a shared machine (NaN: not cold, or no DRAM
+     * bytes): the read's median GB/s, and the block's DRAM bytes / median time over it. */
+    double paired_read_gbs;
+    double paired_efficiency;
 };
 
 /* One row per context length: one whole decode step. */
@@ -294,9 +299,11 @@ const char *report_ceiling_unit(enum report_ceiling_kind kind);
 
 /* Number formatting shared by the writers and compare. Both write at most 32 bytes into buf.
  * report_fmt_exact: shortest text that reads back to the same double; "" for NaN or infinity (CSV).
- * report_fmt_md: v * scale with `decimals` decimals; "n/a" for NaN or infinity (markdown). */
+ * report_fmt_md: v * scale with `decimals` decimals; "n/a" for NaN or infinity (markdown).
+ * report_fmt_pct: a share as a whole percent, "93 %"; "n/a" for NaN or infinity (markdown). */
 #define REPORT_FMT_LEN 32
 void report_fmt_exact(double v, char *buf);
 void report_fmt_md(double v, double scale, int decimals, char *buf);
+void report_fmt_pct(double share, char *buf);
 
 #endif

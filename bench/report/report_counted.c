@@ -47,8 +47,7 @@ static void md_counted_row(FILE *f, const struct report_counters *c, double util
                            const struct timing_stats *t, int switched, int faulted, double med,
                            double med_all, double ipc, const double *ej, const double *values) {
     char u[REPORT_FMT_LEN], m[REPORT_FMT_LEN], ma[REPORT_FMT_LEN], ip[REPORT_FMT_LEN];
-    report_fmt_md(util, 100, 0, u);
-    if (isfinite(util)) strcat(u, " %");
+    report_fmt_pct(util, u);
     report_fmt_md(med, 1e6, 1, m);
     report_fmt_md(med_all, 1e6, 1, ma);
     report_fmt_md(ipc, 1, 2, ip);

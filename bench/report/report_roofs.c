@@ -64,11 +64,14 @@ void report_write_roofs(FILE *f, const struct run_report *r) {
     for (int i = 0; i < r->n_blocks; i++) {
         const struct report_block *b = &r->blocks[i];
         if (!report_block_to_fix(r, b)) continue;
-        char sh[REPORT_FMT_LEN], ef[REPORT_FMT_LEN];
+        char sh[REPORT_FMT_LEN], ef[REPORT_FMT_LEN], pe[REPORT_FMT_LEN];
         report_fmt_md(block_share(r, b), 100, 1, sh);
         report_fmt_md(b->efficiency, 100, 0, ef);
-        fprintf(f, "- **Block to fix:** `%s` takes %s %% of the step at %s %% of its %s roof.\n", b->name, sh,
-                ef, b->bound[0] ? b->bound : "n/a");
+        report_fmt_md(b->paired_efficiency, 100, 0, pe);
+        bool paired = isfinite(b->paired_efficiency);
+        fprintf(f, "- **Block to fix:** `%s` takes %s %% of the step at %s %% of its %s roof%s%s%s.\n",
+                b->name, sh, ef, b->bound[0] ? b->bound : "n/a", paired ? " (" : "", paired ? pe : "",
+                paired ? " % of the read paired with it)" : "");
         n_fix++;
     }
     if (n_fix == 0)
