@@ -14,12 +14,14 @@
 
 #define CEILINGS_FOLD_FLOATS 65536
 
-/* The read kernels prefetch into L2 this many floats ahead (8 KiB), one line per 64 bytes read: the
+/* The read kernels prefetch into L2 this many floats ahead (4 KiB), one line per 64 bytes read: the
  * hardware prefetchers stall at every 4 KiB page, and the decode step's matvec prefetches too, so a read
  * ceiling without it would sit below what the matvec reaches (measured: ~8 % on this Zen 4 VM). The
- * matvec's own choice, L1 and 4 KiB ahead, reads a little slower on the read kernel (0.96-0.98 of this,
- * alternated on 1 GiB, one and two threads); the matvec needs L1 because it computes on every line. */
-#define CEILINGS_PREFETCH_FLOATS 2048
+ * distance was 8 KiB until one core was measured on its own: these kernels on 1 GiB of huge pages, 512 /
+ * 1024 / 2048 floats ahead alternated (Zen 4 VM, three runs of 7, medians), one thread: AVX2 29.4-31.2 /
+ * 29.1-31.1 / 26.0-28.3 GB/s, AVX-512 29.8-31.2 / 28.8-31.1 / 27.4-28.6; two threads (six runs of 5):
+ * AVX2 1024 at or above 2048 in five, AVX-512 within 1 GB/s of it. */
+#define CEILINGS_PREFETCH_FLOATS 1024
 
 double ceilings_read_avx512(const float *a, size_t n, long passes);
 double ceilings_read_avx2(const float *a, size_t n, long passes);
