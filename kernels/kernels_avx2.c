@@ -25,6 +25,8 @@ typedef __m256 vf;
 #define ATT_NV 4
 /* matvec rows wider than MV_WIDE_COLS: rows sharing each x load (see kernels_simd_body.h) */
 #define MV_WIDE_ROWS 1
+/* a team of one: L2 prefetch beyond the L1 one, in bytes (see kernels_simd_body.h) */
+#define MV_SOLO_L2_BYTES 12288
 
 static inline float vf_hsum(vf v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

@@ -27,6 +27,8 @@ typedef __m512 vf;
 #define ATT_NV 8
 /* matvec rows wider than MV_WIDE_COLS: rows sharing each x load (see kernels_simd_body.h) */
 #define MV_WIDE_ROWS 4
+/* a team of one: L2 prefetch beyond the L1 one, in bytes (see kernels_simd_body.h) */
+#define MV_SOLO_L2_BYTES 0
 
 static inline __mmask16 tail_mask(int n) {
     return (__mmask16)((1u << n) - 1u);
