@@ -126,6 +126,21 @@ Test(compare_rows, memory_bound_rows_normalized_by_paired_read) {
                         "0.800 (normalized), "),
               "%s", f.line[1]);
     cr_expect_str_eq(f.line[2], "Slower beyond the noise (B/A): none.");
+
+    /* a block judged against its own eviction reads: qkv_proj's read in B was 25 % slower than in A while
+     * the steps' were alike, so its 25 % longer time is the machine's (1.25 x 16 / 20 = 1.000) */
+    free(a);
+    free(b);
+    a = fixture(1.0, 20.0), b = fixture(1.0, 20.0);
+    b->blocks[BLOCK_QKV_PROJ].measured.median_s *= 1.25;
+    b->blocks[BLOCK_QKV_PROJ].measured.min_s *= 1.25;
+    b->blocks[BLOCK_QKV_PROJ].measured.max_s *= 1.25;
+    a->blocks[BLOCK_QKV_PROJ].paired_read_gbs = 20.0;
+    b->blocks[BLOCK_QKV_PROJ].paired_read_gbs = 16.0;
+    char *md2 = compare_md(a, b, dir, sizeof dir);
+    cr_expect(strstr(md2, "| qkv_proj | 14170.8 | 17713.5 | 1.250 | no | 1.000 | normalized |\n"), "%s", md2);
+    free(md2);
+    tu_rm_flat(dir);
     free(a);
     free(b);
 }
@@ -134,6 +149,8 @@ Test(compare_rows, pooled_runs_median_of_medians_widest_spread) {
     struct run_report *runs[3] = {fixture(1.0, 20.0), fixture(1.1, 18.0), fixture(3.0, 5.0)};
     runs[2]->sampler[0].measured.noisy = true;
     runs[0]->steps[1].measured.excluded_reps = 1, runs[2]->steps[1].measured.excluded_reps = 1;
+    static const double block_read[3] = {30.0, 29.0, 10.0};
+    for (int i = 0; i < 3; i++) runs[i]->blocks[BLOCK_LM_HEAD].paired_read_gbs = block_read[i];
     struct run_report *out = calloc(1, sizeof *out);
     struct fr_err err = {{0}};
     cr_assert_eq(compare_pool_runs(runs, 3, out, &err), 0, "%s", err.msg);
@@ -145,6 +162,7 @@ Test(compare_rows, pooled_runs_median_of_medians_widest_spread) {
     cr_expect_eq(t->reps, 60);
     cr_expect_eq(out->steps[1].measured.excluded_reps, 2);
     cr_expect_float_eq(out->steps[2].paired_read_gbs, 18.0, 1e-12);
+    cr_expect_float_eq(out->blocks[BLOCK_LM_HEAD].paired_read_gbs, 29.0, 1e-12); /* a block's own read too */
     cr_expect_float_eq(out->steps[2].tokens_per_s, runs[1]->steps[2].tokens_per_s, 1e-9);
     cr_expect(out->sampler[0].measured.noisy && !out->sampler[1].measured.noisy);
     /* two runs: the mean of the two medians */

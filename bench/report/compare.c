@@ -73,7 +73,8 @@ struct cmp_row {
     long context;        /* steps only */
     int index;           /* the row's index in its run's blocks, steps or sampler array */
     bool memory_bound;   /* weight blocks, attention, steps: normalized by the paired read bandwidth */
-    double read_gbs;     /* the run's paired read GB/s that row is normalized by; NaN = none */
+    double read_gbs;     /* the paired read GB/s that row is normalized by: its own (a step's alternated
+                          * read, a block's eviction reads) else the run's; NaN = none */
 };
 
 enum cmp_section { CMP_BLOCKS, CMP_STEPS, CMP_SAMPLER, CMP_BATCH, CMP_SECTIONS };
@@ -105,6 +106,7 @@ static int cmp_rows(const struct run_report *r, enum cmp_section sec, struct cmp
             snprintf(o->label, sizeof o->label, "`%s`", b->name);
             o->t = &b->measured;
             o->memory_bound = d && (d->reads_weights || d->id == BLOCK_ATTENTION);
+            if (o->memory_bound && isfinite(b->paired_read_gbs)) o->read_gbs = b->paired_read_gbs;
         } else if (sec == CMP_STEPS) {
             const struct report_step *s = &r->steps[i];
             snprintf(o->cells, sizeof o->cells, "| %ld |", s->context);
@@ -388,8 +390,10 @@ static void write_md(FILE *f, const struct cmp_all *c, const struct run_report *
     fputs("B/A below 1 means B is faster. \"Outside spread\" is yes only when the two runs' [min, max] "
           "intervals do not overlap; otherwise the difference is within the noise of the runs. Memory-bound "
           "rows (weight blocks, attention, steps) also get B/A normalized: times B's paired read GB/s over "
-          "A's, so a change of the machine's load is not taken for a change of the code; their verdict rests "
-          "on that ratio (\"rests on\"). A row whose context, model, dtype, ISA or thread count differs "
+          "A's (each row's own: a step's alternated read, a block's eviction reads; else the run's median "
+          "over its steps), so a change of the machine's load is not taken for a change of the code; their "
+          "verdict rests on that ratio (\"rests on\"). A row whose context, model, dtype, ISA or thread "
+          "count differs "
           "between the runs is not comparable and gets no verdict.\n\n",
           f);
     char heading[320];

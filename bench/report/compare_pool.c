@@ -104,15 +104,18 @@ static void pool_blocks(struct run_report *const *runs, int n, struct run_report
         for (int j = 0; j < n; j++)
             if ((row[k] = find_block(runs[j], o->name))) k++;
         struct timing_stats *t[POOL_MAX];
-        double *pred[POOL_MAX], *eff[POOL_MAX];
+        double *pred[POOL_MAX], *eff[POOL_MAX], *read[POOL_MAX], *paired[POOL_MAX];
         bool above = false;
         for (int j = 0; j < k; j++) {
             t[j] = &row[j]->measured, pred[j] = &row[j]->predicted_s, eff[j] = &row[j]->efficiency;
+            read[j] = &row[j]->paired_read_gbs, paired[j] = &row[j]->paired_efficiency;
             above = above || report_is_above_roof(row[j]->above_roof, row[j]->efficiency);
         }
         pool_stats(t, k, &o->measured);
         o->predicted_s = pool_median(pred, k);
         o->efficiency = pool_median(eff, k);
+        o->paired_read_gbs = pool_median(read, k);
+        o->paired_efficiency = pool_median(paired, k);
         o->above_roof = above;
         for (int e = 0; e < REPORT_MAX_EVENTS; e++) {
             double *c[POOL_MAX];
