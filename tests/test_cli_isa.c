@@ -81,6 +81,28 @@ Test(cli_isa, verify_runs_on_the_pinned_isa, .timeout = 60) {
     cr_expect(!strstr(r.out, "on avx2:") && !strstr(r.out, "on avx512:"), "%s", r.out);
 }
 
+/* Unpinned, verify checks every kernel on every ISA the CPU runs, scalar first, as it does the sampler. */
+Test(cli_isa, verify_checks_every_isa_of_the_cpu, .timeout = 60) {
+    char isas[64] = "", want[80];
+    size_t len = 0;
+    for (int i = 0; i < KERNEL_ISA_COUNT; i++)
+        if (kernel_isa_force((enum kernel_isa)i) == 0)
+            len += (size_t)snprintf(isas + len, sizeof isas - len, "%s%s", len ? "+" : "",
+                                    kernel_isa_name((enum kernel_isa)i));
+    kernel_isa_force(KERNEL_ISA_COUNT);
+    snprintf(want, sizeof want, " on %s: max error ", isas);
+    cli_run(&r, 0, "verify --only kernels");
+    cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+    int lines = 0, named = 0;
+    for (const char *at = strstr(r.out, "\nkernels."); at; at = strstr(at + 1, "\nkernels.")) {
+        const char *end = strchr(at + 1, '\n');
+        const char *hit = strstr(at, want);
+        lines++;
+        named += hit && (!end || hit < end);
+    }
+    cr_expect(lines > 0 && named == lines, "%d of %d kernel checks ran on %s: %s", named, lines, isas, r.out);
+}
+
 Test(cli_isa, machine_pins_its_ceiling_kernels, .timeout = 120) {
     cli_run(&r, 1, "machine --test-sizes --format json --isa scalar");
     cr_assert_eq(r.status, 0, "%s", r.err);
