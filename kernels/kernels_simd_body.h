@@ -5,7 +5,8 @@
  *   as two vectors, the even elements and the odd ones, widened exactly), vf_store_bf16 (round to nearest
  *   even), vf_load_part/vf_load_bf16_part (first n < VW elements, rest 0), vf_store_part/vf_store_bf16_part,
  *   vf_min/fnmadd/round (to nearest), vf_scale_exp2 (p * 2^n, NaN x passed through), KFN(name)
- *   (ISA-suffixed name) and KOPS_TABLE (the kernel_ops table to define).
+ *   (ISA-suffixed name) and KOPS_TABLE (the kernel_ops table to define); optionally KOPS_MATVEC_BF16 (the
+ *   table's bf16 matvec, when it is not this file's loop).
  * Not a header of its own: it defines static functions and one table in the including file. */
 #include <immintrin.h>
 #include <math.h>
@@ -612,8 +613,13 @@ static void KFN(attn_partial)(float *o, float *m, float *l, float *sbuf, int pb,
         attn_partial_t(o, m, l, sbuf, pb, q, cur, next, 0, group, head_dim, scale, fetched);
 }
 
+/* The table's bf16 matvec: this file's loop unless the including file names another (KOPS_MATVEC_BF16). */
+#ifndef KOPS_MATVEC_BF16
+#define KOPS_MATVEC_BF16 KFN(matvec_bf16)
+#endif
+
 const struct kernel_ops KOPS_TABLE = {
-    .matvec_bf16 = KFN(matvec_bf16),
+    .matvec_bf16 = KOPS_MATVEC_BF16,
     .matvec_f32 = KFN(matvec_f32),
     .sum_squares = KFN(sum_squares),
     .scale_mul = KFN(scale_mul),

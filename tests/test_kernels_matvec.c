@@ -1,5 +1,6 @@
 /* matvec for every ISA the CPU supports against matvec_ref (double accumulation), bf16 and f32 weights, odd
- * shapes; the OpenBLAS backend against the same reference; the team (in-parallel-region) calling mode.
+ * shapes, each in a team of one and of two; the OpenBLAS backend against the same reference; the team
+ * (in-parallel-region) calling mode.
  *
  * Tolerance: each product w*x of a bf16 or f32 weight and an f32 activation is summed in f32, so the error
  * of any summation order is bounded by gamma_n * sum |w x| with gamma_n ~ n * u (u = 2^-24, n = cols): the
@@ -50,12 +51,18 @@ static void mv_check_all_isas(enum fr_dtype t) {
         matvec_ref(ref, w, t, x, rows, cols);
         mv_tol(tol, w, t, x, rows, cols);
         FOR_EACH_ISA(isa) {
-            for (int r = 0; r < rows; r++) y[r] = NAN;
-            cr_assert_eq(matvec(y, w, t, x, rows, cols, MATVEC_BACKEND_FORGE, NULL), 0);
-            char what[96];
-            snprintf(what, sizeof what, "matvec %s %s %dx%d", fr_dtype_name(t), kernel_isa_name(isa), rows,
-                     cols);
-            cr_expect(test_close(what, y, ref, (size_t)rows, 0.0, 0.0, tol), "%s", what);
+            /* a team of one and a team of two: the AVX-512 table runs another loop for a team of one */
+            for (int nt = 1; nt <= 2; nt++) {
+                for (int r = 0; r < rows; r++) y[r] = NAN;
+                int rc = 0;
+#pragma omp parallel num_threads(nt) reduction(| : rc)
+                rc |= matvec(y, w, t, x, rows, cols, MATVEC_BACKEND_FORGE, NULL);
+                cr_assert_eq(rc, 0);
+                char what[96];
+                snprintf(what, sizeof what, "matvec %s %s %dx%d, team of %d", fr_dtype_name(t),
+                         kernel_isa_name(isa), rows, cols, nt);
+                cr_expect(test_close(what, y, ref, (size_t)rows, 0.0, 0.0, tol), "%s", what);
+            }
         }
         free(w), free(x), free(y), free(ref), free(tol);
     }
