@@ -49,8 +49,7 @@ static void batch_rep(void *p, long rep) {
  * at memory speed, the generator far slower): each sequence still reads its own memory every step. */
 void batch_bench_fill(struct decode_batch *bt, long context) {
     kv_cache_fill_random(&bt->seq[0].kv, (int)context, 0xba7cULL + (uint64_t)context);
-    for (int s = 1; s < bt->capacity && context > 0; s++)
-        kv_cache_copy(&bt->seq[s].kv, &bt->seq[0].kv, 0, (int)context);
+    for (int s = 1; s < bt->capacity; s++) kv_cache_copy(&bt->seq[s].kv, &bt->seq[0].kv, 0, (int)context);
 }
 
 int batch_bench_sweep(struct decode_batch *bt, long context, const int *batches, int n,

@@ -25,20 +25,24 @@ static enum verify_status out_of_memory(char *detail, size_t cap) {
     return VERIFY_FAILED;
 }
 
-/* The instruction sets this CPU runs up to the kernels' (--isa caps them), scalar first; names them in *what.
- */
-static int isa_list(enum kernel_isa *isas, char *what, size_t cap) {
+int verify_isa_list(int (*force)(enum kernel_isa), enum kernel_isa *isas, char *what, size_t cap) {
+    const enum kernel_isa active = kernel_isa_active(); /* the ISA the run is pinned to */
     int k = 0;
     size_t len = 0;
     what[0] = 0;
-    for (int i = 0; i <= (int)kernel_isa_active(); i++) {
-        if (sampler_isa_force((enum kernel_isa)i) != 0) continue;
+    for (int i = 0; i <= (int)active; i++) {
+        if (force((enum kernel_isa)i) != 0) continue;
         isas[k++] = (enum kernel_isa)i;
         len += (size_t)snprintf(what + len, cap > len ? cap - len : 0, "%s%s", k > 1 ? "+" : "",
-                                sampler_isa_name((enum kernel_isa)i));
+                                kernel_isa_name((enum kernel_isa)i));
     }
-    sampler_isa_force(kernel_isa_active()); /* the ISA the run is pinned to */
+    force(active);
     return k;
+}
+
+/* The sampler's: verify_isa_list over sampler_isa_force. */
+static int isa_list(enum kernel_isa *isas, char *what, size_t cap) {
+    return verify_isa_list(sampler_isa_force, isas, what, cap);
 }
 
 /* Fast (on every ISA of isa_list) and reference top-p over `rows` seeded rows; max |fast - ref| over every

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/kernels.h"
+
 enum verify_status { VERIFY_PASSED, VERIFY_FAILED, VERIFY_SKIPPED };
 
 struct verify_check {
@@ -17,6 +19,11 @@ extern const struct verify_check verify_checks[];
 extern const int verify_check_count;
 
 const char *verify_status_name(enum verify_status s);
+
+/* The instruction sets this CPU runs from scalar up to the kernels' active one (--isa caps it), each tried
+ * with `force` (kernel_isa_force or sampler_isa_force), which is left on the active one; their count, and
+ * their names joined by '+' in what[cap] ("scalar+avx2+avx512"). */
+int verify_isa_list(int (*force)(enum kernel_isa), enum kernel_isa *isas, char *what, size_t cap);
 
 /* Random123's kat_vectors for philox4x32 10: ctr[4], key[2], expected out[4] (shared with the tests) */
 extern const uint32_t verify_philox_kat[3][10];

@@ -3,7 +3,6 @@
  * tolerance). */
 #include "bench/verify_run.h"
 
-#include <stdbool.h>
 #include <string.h>
 
 #include "roofline/timing.h"
@@ -24,24 +23,20 @@ static void print_line(FILE *out, const char *name, const char *detail, double s
  * as the sampler checks run: it passes when every ISA is within the tolerance. The active ISA is restored. */
 static enum verify_status kernel_check_every_isa(const struct kernels_check *kc, char *detail, size_t cap) {
     const enum kernel_isa active = kernel_isa_active();
-    char names[64] = "", worst_isa[16] = "";
+    enum kernel_isa isas[KERNEL_ISA_COUNT];
+    char names[64];
+    int n = verify_isa_list(kernel_isa_force, isas, names, sizeof names), failed = 0;
     double worst = 0;
-    int failed = 0;
-    size_t len = 0;
-    for (int i = 0; i <= (int)active; i++) {
-        if (kernel_isa_force((enum kernel_isa)i) != 0) continue;
+    enum kernel_isa worst_isa = active;
+    for (int i = 0; i < n; i++) {
+        kernel_isa_force(isas[i]);
         double err = 0;
-        int rc = kc->run(&err);
-        failed += rc != 0 || !(err <= kc->tolerance);
-        if (!(err <= worst))
-            worst = err, snprintf(worst_isa, sizeof worst_isa, "%s", kernel_isa_name((enum kernel_isa)i));
-        len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? "+" : "",
-                                kernel_isa_name((enum kernel_isa)i));
+        failed += kc->run(&err) != 0 || !(err <= kc->tolerance);
+        if (!(err <= worst)) worst = err, worst_isa = isas[i];
     }
     kernel_isa_force(active);
-    bool several = strchr(names, '+') != NULL;
     snprintf(detail, cap, "%s on %s: max error %.2e%s%s (tolerance %.1e)", kc->what, names, worst,
-             several ? " on " : "", several ? worst_isa : "", kc->tolerance);
+             n > 1 ? " on " : "", n > 1 ? kernel_isa_name(worst_isa) : "", kc->tolerance);
     return failed ? VERIFY_FAILED : VERIFY_PASSED;
 }
 

@@ -79,6 +79,7 @@ void kv_cache_store(struct kv_cache *kv, int layer, int pos, const float *k, con
 }
 
 void kv_cache_copy(struct kv_cache *dst, const struct kv_cache *src, int p0, int p1) {
+    if (p1 <= p0) return;
     size_t n = (size_t)(p1 - p0) * src->row_bytes;
     for (int l = 0; l < src->n_layers; l++)
         for (int h = 0; h < src->n_kv_heads; h++) {

@@ -44,7 +44,7 @@ size_t kv_cache_head_stride(const struct kv_cache *kv);
 void kv_cache_store(struct kv_cache *kv, int layer, int pos, const float *k, const float *v);
 
 /* Copies positions [p0, p1) of every layer and KV head from src to dst, caches of the same shape and type
- * (their max_pos may differ; p1 <= both). */
+ * (their max_pos may differ; p1 <= both); nothing when p1 <= p0. */
 void kv_cache_copy(struct kv_cache *dst, const struct kv_cache *src, int p0, int p1);
 
 /* Fills positions [0, depth) of every layer with deterministic values uniform in [-1, 1), as if depth

@@ -60,6 +60,10 @@ Test(kv_cache, store_and_copy) {
             const unsigned char *k0 = kv_cache_k(&b, l, h, 0), *k5 = kv_cache_k(&b, l, h, 5);
             for (size_t i = 0; i < b.row_bytes; i++) cr_assert(k0[i] == 0 && k5[i] == 0, "l %d h %d", l, h);
         }
+    kv_cache_copy(&b, &a, 3, 3); /* an empty range copies nothing (position 0 of b stays zero) */
+    kv_cache_copy(&b, &a, 3, 0);
+    const unsigned char *b0 = kv_cache_k(&b, 0, 0, 0);
+    for (size_t i = 0; i < b.row_bytes; i++) cr_assert(b0[i] == 0);
     kv_cache_free(&a);
     kv_cache_free(&b);
 }
