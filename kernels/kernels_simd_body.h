@@ -307,10 +307,30 @@ KF_ALWAYS_INLINE void pf_l1(uintptr_t at, size_t bytes) {
  * splits q and puts the outputs back in order. Needs head_dim a multiple of 2 * VW. */
 #define ATT_PAIRS 2
 
+/* What a four-row tile of K or V prefetches along with its arithmetic: the same tile of the far block into L2
+ * at l2 (0: none) and of the rows ATT_L1_AHEAD bytes on into L1 at l1 (0: none). */
+struct att_tpf {
+    uintptr_t l2, l1;
+};
+
+/* Prefetches the part of a tile of 4 rows of d elements of es bytes that the chunk of elements [i, i + step)
+ * of each row stands for: its share, 4 * step elements, of the tile's bytes (the rows are contiguous, so the
+ * shares cover the tile; the last one may reach past it, which a prefetch may). One or a few lines at a
+ * time, between the chunks' arithmetic, rather than the whole tile at once: alone on a core the attention
+ * loops read DRAM faster so (Zen 4 VM, one thread, the K and V bursts spread this way: attention block
+ * 71-74 -> 80-82 % of its paired read at context 1024, AVX2). */
+KF_ALWAYS_INLINE void tile_pf(const struct att_tpf *pf, int i, int step, size_t es) {
+    size_t at = 4 * (size_t)i * es, bytes = 4 * (size_t)step * es;
+    if (pf->l2) pf_l2(pf->l2 + at, bytes);
+    if (pf->l1) pf_l1(pf->l1 + at, bytes);
+}
+
 /* Scores of one or two query heads (nh) against four consecutive positions. kb: element index of the first
- * K row; ks: elements between positions. */
+ * K row; ks: elements between positions; pf: the prefetches to spread over its chunks (tile_pf). */
 KF_ALWAYS_INLINE void score_tile(float *s0, float *s1, const float *q0, const float *q1, const void *k,
-                                 size_t kb, size_t ks, int d, int bf16, float scale, const int nh) {
+                                 size_t kb, size_t ks, int d, int bf16, float scale, const int nh,
+                                 const struct att_tpf *pf) {
+    const size_t es = bf16 ? 2 : 4;
     vf a0 = vf_zero(), a1 = vf_zero(), a2 = vf_zero(), a3 = vf_zero();
     vf a4 = vf_zero(), a5 = vf_zero(), a6 = vf_zero(), a7 = vf_zero();
     for (int i = 0; bf16 == ATT_PAIRS && i < d; i += 2 * VW) {
@@ -318,6 +338,7 @@ KF_ALWAYS_INLINE void score_tile(float *s0, float *s1, const float *q0, const fl
         int j = i / 2, half = d / 2;
         vf qe = vf_loadu(q0 + j), qo = vf_loadu(q0 + half + j), qe1 = qe, qo1 = qo;
         if (nh == 2) qe1 = vf_loadu(q1 + j), qo1 = vf_loadu(q1 + half + j);
+        tile_pf(pf, i, 2 * VW, es);
 #define KPAIR(r, A, B)                                                                                       \
     do {                                                                                                     \
         vf e, o;                                                                                             \
@@ -334,6 +355,7 @@ KF_ALWAYS_INLINE void score_tile(float *s0, float *s1, const float *q0, const fl
     for (int i = 0; bf16 != ATT_PAIRS && i < d; i += VW) {
         int n = d - i < VW ? d - i : VW;
         vf qa = n == VW ? vf_loadu(q0 + i) : vf_load_part(q0 + i, n);
+        tile_pf(pf, i, VW, es);
 #define KROW(j)                                                                                              \
     (n == VW ? mv_load_w(k, kb + (j)*ks + (size_t)i, bf16)                                                   \
              : mv_load_w_part(k, kb + (j)*ks + (size_t)i, n, bf16))
@@ -371,25 +393,27 @@ KF_ALWAYS_INLINE float dot1_kv(const float *q0, const void *k, size_t kb, int d,
 #define ATT_L1_AHEAD 4096
 
 /* Scaled scores of positions [b0, b0 + np) of one KV head into s[h * ss + i] for its `group` query heads,
- * four positions at a time, so that K is read in address order. Meanwhile np rows from pf on (the block
- * ATT_PF_AHEAD blocks on; 0: none) are prefetched into L2, a tile's worth per step, so that the prefetches
- * interleave with the arithmetic (the hardware prefetchers stop at every 4 KiB page), and the rows
+ * four positions at a time, so that K is read in address order. Meanwhile the first head pair's tiles
+ * prefetch (tile_pf) np rows from pf on (the block ATT_PF_AHEAD blocks on; 0: none) into L2, so that the
+ * prefetches interleave with the arithmetic (the hardware prefetchers stop at every 4 KiB page), and the rows
  * ATT_L1_AHEAD bytes on into L1 (at the range's end they may lie past it: only prefetched). */
 KF_ALWAYS_INLINE void block_scores(float *s, size_t ss, const float *q, const void *k, int bf16, int b0,
                                    int np, int group, int d, float scale, uintptr_t pf) {
     const size_t es = bf16 ? 2 : 4, tile = 4 * (size_t)d * es;
+    const struct att_tpf none = {0, 0};
     int i = 0;
     for (; i + 4 <= np; i += 4) {
         size_t kb = (size_t)(b0 + i) * (size_t)d;
-        if (pf) pf_l2(pf + (size_t)i / 4 * tile, tile);
-        pf_l1((uintptr_t)k + kb * es + ATT_L1_AHEAD, tile);
+        const struct att_tpf fetch = {.l2 = pf ? pf + (size_t)i / 4 * tile : 0,
+                                      .l1 = (uintptr_t)k + kb * es + ATT_L1_AHEAD};
         for (int h = 0; h < group; h += 2) {
             const float *q0 = q + (size_t)h * (size_t)d;
             float *s0 = s + (size_t)h * ss + (size_t)i;
+            const struct att_tpf *tpf = h == 0 ? &fetch : &none;
             if (h + 1 < group)
-                score_tile(s0, s0 + ss, q0, q0 + d, k, kb, (size_t)d, d, bf16, scale, 2);
+                score_tile(s0, s0 + ss, q0, q0 + d, k, kb, (size_t)d, d, bf16, scale, 2, tpf);
             else
-                score_tile(s0, s0, q0, q0, k, kb, (size_t)d, d, bf16, scale, 1);
+                score_tile(s0, s0, q0, q0, k, kb, (size_t)d, d, bf16, scale, 1, tpf);
         }
     }
     for (; i < np; i++)
@@ -432,18 +456,20 @@ KF_ALWAYS_INLINE void block_softmax(float *s, int np, float *m, float *l, float 
     *l += vf_hsum(sum);
 }
 
-/* What the first pass over a block's V rows prefetches for each of its positions p: `bytes` (one row) into L2
- * at l2 + p * bytes (the far block's rows; l2 == 0: none) and into L1 at l1 + p * bytes (the rows
- * ATT_L1_AHEAD bytes on). bytes == 0: nothing (the later passes). */
+/* What a pass over a block's V rows prefetches for each of its positions p: bytes [off, off + bytes) of row p
+ * (rows of `row` bytes), the slice the pass itself reads, into L2 at l2 (the far block's rows; l2 == 0: none)
+ * and into L1 at l1 (the rows ATT_L1_AHEAD bytes on). Each pass fetching its own slice spreads the prefetches
+ * over the passes as tile_pf does over a tile's chunks. bytes == 0: nothing (the later head pairs). */
 struct att_vpf {
     uintptr_t l2, l1;
-    size_t bytes;
+    size_t row, off, bytes;
 };
 
 KF_ALWAYS_INLINE void values_pf(const struct att_vpf *pf, int p) {
     if (!pf->bytes) return;
-    if (pf->l2) pf_l2(pf->l2 + (size_t)p * pf->bytes, pf->bytes);
-    pf_l1(pf->l1 + (size_t)p * pf->bytes, pf->bytes);
+    size_t at = (size_t)p * pf->row + pf->off;
+    if (pf->l2) pf_l2(pf->l2 + at, pf->bytes);
+    pf_l1(pf->l1 + at, pf->bytes);
 }
 
 /* o0[j], o1[j] += sum over the block's np positions of pr0[p], pr1[p] times V row p, for nv vectors of
@@ -513,13 +539,14 @@ KF_ALWAYS_INLINE void values_tail(float *o0, float *o1, const float *pr0, const 
 
 /* o[h][:] += sum over positions [b0, b0 + np) of w[h * ws + i] times V rows, for the `group` query heads of
  * one KV head, by head pairs, dims in chunks of ATT_NV vectors summed in registers (then ATT_NV / 2, then
- * single vectors, then a partial one). The block's V rows come from memory once, in the first chunk's pass,
- * which also prefetches (struct att_vpf) the far block's rows from pf on (0: none) into L2 and the rows
- * ATT_L1_AHEAD bytes on into L1; the other passes find them in L1. */
+ * single vectors, then a partial one). The first head pair's passes read the block's V rows from memory, each
+ * pass its slice of dims, and prefetch (struct att_vpf) the same slice of the far block's rows from pf on
+ * (0: none) into L2 and of the rows ATT_L1_AHEAD bytes on into L1, the last full pass the rest of the row
+ * too (the partial vector's dims); the other head pairs find the rows in L1. */
 KF_ALWAYS_INLINE void block_values(float *o, const float *w, size_t ws, const void *v, int bf16, int b0,
                                    int np, int group, int d, uintptr_t pf_at) {
     const size_t es = bf16 ? 2 : 4, vs = (size_t)d, vb0 = (size_t)b0 * vs;
-    struct att_vpf pf = {.l2 = pf_at, .l1 = (uintptr_t)v + vb0 * es + ATT_L1_AHEAD, .bytes = (size_t)d * es};
+    struct att_vpf pf = {.l2 = pf_at, .l1 = (uintptr_t)v + vb0 * es + ATT_L1_AHEAD, .row = (size_t)d * es};
     for (int h = 0; h < group; h += 2) {
         int nh = h + 1 < group ? 2 : 1;
         const float *w0 = w + (size_t)h * ws, *w1 = w0 + (nh == 2 ? ws : 0);
@@ -528,12 +555,14 @@ KF_ALWAYS_INLINE void block_values(float *o, const float *w, size_t ws, const vo
         const size_t half = (size_t)d / 2;
 #define VTILE(NV)                                                                                            \
     do {                                                                                                     \
+        int end = i + (NV) * (bf16 == ATT_PAIRS ? 2 : 1) * VW;                                               \
+        pf.off = (size_t)i * es;                                                                             \
+        pf.bytes = h == 0 ? (size_t)((end + VW > d ? d : end) - i) * es : 0;                                 \
         size_t oi = bf16 == ATT_PAIRS ? (size_t)i / 2 : (size_t)i;                                           \
         if (nh == 2)                                                                                         \
             values_tile(o0 + oi, o1 + oi, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, NV, 2, &pf, half);       \
         else                                                                                                 \
             values_tile(o0 + oi, o1 + oi, w0, w1, v, vb0 + (size_t)i, vs, np, bf16, NV, 1, &pf, half);       \
-        pf.bytes = 0;                                                                                        \
     } while (0)
         if (bf16 == ATT_PAIRS) { /* d is a multiple of 2 * VW */
             for (; i + ATT_NV * VW <= d; i += ATT_NV * VW) VTILE(ATT_NV / 2);
