@@ -6,8 +6,10 @@
  * (the decode step calls them from the main thread) they open their own `omp parallel` region; called
  * inside an active one, they behave like an orphaned `omp for`: every thread of the team must make the same
  * call, each takes its share and all meet at a barrier before returning. */
+#include <cpuid.h>
 #include <math.h>
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,23 +98,80 @@ void kernel_vexp(float *y, const float *x, int n) {
 
 /* ---- matvec ---- */
 
-/* Rows are handed out in chunks of about this many weight bytes, a whole number of 16-row blocks (so every
- * chunk starts on a whole block of the SIMD loops and on a 64-byte line of y), dynamically: a thread that
- * loses its core for a while (a shared or noisy machine) does not hold the others up at the barrier with a
- * fixed share of the matrix, and each chunk is still one long contiguous stream. */
-#define MATVEC_CHUNK_BYTES ((size_t)256 << 10)
-#define MATVEC_ROW_BLOCK   16
+/* Rows are handed out in chunks, a whole number of 16-row blocks (so every chunk starts on a whole block of
+ * the SIMD loops and on a 64-byte line of y), dynamically: a thread that loses its core for a while (a shared
+ * or noisy machine) does not hold the others up at the barrier with a fixed share of the matrix, and each
+ * chunk is still one long contiguous stream. A chunk is about 1/(2 threads) of the matrix, so that each
+ * thread gets two or more, within [MATVEC_CHUNK_MIN, MATVEC_CHUNK_MAX_BYTES] bytes: every chunk starts a new
+ * stream, and that costs. Public matvec alternated with the read (Zen 5 VM, two threads, the L2 loop,
+ * medians of 5, two runs), 1024 x 2048 / 6144 x 1024 / 151936 x 1024: chunks of 256 KiB 0.86-0.88 /
+ * 0.91-0.92 / 0.96, 1 MiB 0.92-0.94 / 1.00-1.01 / 1.02-1.03, 2 MiB 0.97 / 0.99-1.04 / 1.05-1.06 of the
+ * read; 64 KiB 0.69-0.72 at 1024 x 2048. */
+#define MATVEC_CHUNK_MIN ((size_t)256 << 10)
+#define MATVEC_ROW_BLOCK 16
 /* Below this many weights a matvec is not worth waking a team for. */
 #define MATVEC_PARALLEL_MIN ((size_t)1 << 16)
 
 int matvec_openblas(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
                     const char **why);
 
+/* -1 until first use; then an enum matvec_prefetch. Relaxed atomics, as the ISA's. */
+static int matvec_prefetch_cpu = -1;
+static int matvec_prefetch_forced = -1;
+
+/* The CPU's family as CPUID leaf 1 gives it (base + extended family), and whether its vendor is AMD. */
+static unsigned cpu_family(bool *amd) {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    *amd = false;
+    if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return 0;
+    *amd = ebx == 0x68747541u && edx == 0x69746e65u && ecx == 0x444d4163u; /* "AuthenticAMD" */
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return 0;
+    unsigned base = (eax >> 8) & 0xfu;
+    return base == 0xfu ? base + ((eax >> 20) & 0xffu) : base;
+}
+
+/* Zen 5 (AMD family 1Ah) and later stream faster through L2; every other CPU keeps the L1 loop measured on
+ * Zen 4 (family 19h, which Zen 3 shares). */
+#define MATVEC_L2_AMD_FAMILY 0x1Au
+
+enum matvec_prefetch matvec_prefetch_active(void) {
+    int forced = __atomic_load_n(&matvec_prefetch_forced, __ATOMIC_RELAXED);
+    if (forced >= 0) return (enum matvec_prefetch)forced;
+    int cpu = __atomic_load_n(&matvec_prefetch_cpu, __ATOMIC_RELAXED);
+    if (cpu < 0) {
+        bool amd;
+        unsigned family = cpu_family(&amd);
+        cpu = amd && family >= MATVEC_L2_AMD_FAMILY ? MATVEC_PREFETCH_L2 : MATVEC_PREFETCH_L1;
+        __atomic_store_n(&matvec_prefetch_cpu, cpu, __ATOMIC_RELAXED);
+    }
+    return (enum matvec_prefetch)cpu;
+}
+
+void matvec_prefetch_force(enum matvec_prefetch p) {
+    __atomic_store_n(&matvec_prefetch_forced, p == MATVEC_PREFETCH_COUNT ? -1 : (int)p, __ATOMIC_RELAXED);
+}
+
+const char *matvec_prefetch_describe(void) {
+    bool amd;
+    unsigned family = cpu_family(&amd);
+    static _Thread_local char buf[96];
+    snprintf(buf, sizeof buf, "rows prefetched into %s (%s family %Xh%s)",
+             matvec_prefetch_active() == MATVEC_PREFETCH_L2 ? "L2" : "L1", amd ? "AMD" : "CPU", family,
+             __atomic_load_n(&matvec_prefetch_forced, __ATOMIC_RELAXED) >= 0 ? ", forced" : "");
+    return buf;
+}
+
 /* Work-shares the row chunks over the current team (a team of one outside any parallel region). */
 static void matvec_chunks(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
                           const struct kernel_ops *ops) {
+    void (*bf16_loop)(float *, const uint16_t *, const float *, int, int) =
+        matvec_prefetch_active() == MATVEC_PREFETCH_L2 ? ops->matvec_bf16_l2 : ops->matvec_bf16;
     size_t row_bytes = (size_t)cols * fr_dtype_size(wtype);
-    size_t blocks = MATVEC_CHUNK_BYTES / (row_bytes * MATVEC_ROW_BLOCK);
+    size_t bytes = (size_t)rows * row_bytes / (2 * (size_t)omp_get_num_threads());
+    bytes = bytes < MATVEC_CHUNK_MIN         ? MATVEC_CHUNK_MIN
+            : bytes > MATVEC_CHUNK_MAX_BYTES ? MATVEC_CHUNK_MAX_BYTES
+                                             : bytes;
+    size_t blocks = bytes / (row_bytes * MATVEC_ROW_BLOCK);
     int chunk = (int)(blocks > 0 ? blocks : 1) * MATVEC_ROW_BLOCK;
     int n_chunks = (rows + chunk - 1) / chunk;
 #pragma omp for schedule(dynamic, 1)
@@ -120,7 +179,7 @@ static void matvec_chunks(float *y, const void *w, enum fr_dtype wtype, const fl
         int r0 = c * chunk, n = rows - r0 < chunk ? rows - r0 : chunk;
         size_t off = (size_t)r0 * (size_t)cols;
         if (wtype == FR_DTYPE_BF16)
-            ops->matvec_bf16(y + r0, (const uint16_t *)w + off, x, n, cols);
+            bf16_loop(y + r0, (const uint16_t *)w + off, x, n, cols);
         else
             ops->matvec_f32(y + r0, (const float *)w + off, x, n, cols);
     }

@@ -38,6 +38,19 @@ bool matvec_backend_available(enum matvec_backend backend, enum fr_dtype wtype, 
 /* Whether matvec (forge backend, called outside a parallel region) opens an OpenMP team for this shape:
  * small products run on the calling thread alone. The cost model counts the forks with it. */
 bool matvec_opens_team(int rows, int cols);
+/* The largest chunk of rows matvec hands a thread at a time (kernels.c); the read ceiling reads in chunks
+ * of this size too, so that both pay the same for starting a stream. */
+#define MATVEC_CHUNK_MAX_BYTES ((size_t)2 << 20)
+/* How the forge bf16 matvec prefetches rows narrower than 4097 columns (the wider ones always go to L2):
+ * into L1 (the loop tuned on Zen 4) or, on CPUs that stream faster so, into L2 (AMD family 1Ah, Zen 5: one
+ * core read 0.75 of the read ceiling with the L1 loop, 0.93 with the L2 one). Taken from the CPU at first
+ * use; matvec_prefetch_force() pins one (MATVEC_PREFETCH_COUNT: back to the CPU's) for tests. */
+enum matvec_prefetch { MATVEC_PREFETCH_L1, MATVEC_PREFETCH_L2, MATVEC_PREFETCH_COUNT };
+enum matvec_prefetch matvec_prefetch_active(void);
+void matvec_prefetch_force(enum matvec_prefetch p);
+/* What matvec_prefetch_active() chose and why, for the run's provenance: "rows prefetched into L2 (AMD
+ * family 1Ah)". */
+const char *matvec_prefetch_describe(void);
 void matvec_ref(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols);
 
 /* ---- elementwise and norms (x, y, out f32; norm weights f32, widened at load) ---- */

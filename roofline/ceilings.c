@@ -123,6 +123,15 @@ static fma_fn pick_fma(const char **isa, double *flops_per_iter, bool *fused) {
     return *flops_per_iter = FMA_SCALAR_FLOPS_PER_ITER, fma_scalar;
 }
 
+size_t ceilings_dram_bytes(const struct machine *m, bool *capped) {
+    size_t rule = 4 * m->llc_total_bytes, bytes = rule;
+    size_t cap = (size_t)(m->os_memory_bytes / CEILINGS_DRAM_MEMORY_SHARE);
+    if (cap > 0 && bytes > cap) bytes = cap;
+    if (bytes < CEILINGS_DRAM_MIN_BYTES) bytes = CEILINGS_DRAM_MIN_BYTES;
+    if (capped) *capped = bytes < rule;
+    return bytes;
+}
+
 double ceilings_read_sum(const float *a, size_t n) {
     const char *isa;
     return pick_read(&isa)(a, n, 1);
@@ -135,8 +144,8 @@ static void split(size_t n, int nthreads, int t, size_t *lo, size_t *hi) {
     *hi = *lo + chunk < n ? *lo + chunk : n;
 }
 
-/* Floats of one chunk of the dynamic read: 256 KiB, the matvec's chunk (kernels.c MATVEC_CHUNK_BYTES). */
-#define READ_CHUNK_FLOATS ((size_t)65536)
+/* Floats of one chunk of the dynamic read: the matvec's largest chunk. */
+#define READ_CHUNK_FLOATS (MATVEC_CHUNK_MAX_BYTES / sizeof(float))
 
 /* The read the decode step is compared with: chunks handed out dynamically over the current team size, as
  * the matvec hands out its row chunks, so one thread slowed by a neighbour does not hold the others up. */
@@ -706,11 +715,7 @@ int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, 
     struct plan p = plan_for(o->quick);
     if (o->cache_rep_bytes) p.cache_rep_bytes = o->cache_rep_bytes;
 
-    size_t dram = o->dram_array_bytes;
-    if (!dram) {
-        dram = 4 * m->llc_total_bytes;
-        if (dram < CEILINGS_DRAM_MIN_BYTES) dram = CEILINGS_DRAM_MIN_BYTES;
-    }
+    size_t dram = o->dram_array_bytes ? o->dram_array_bytes : ceilings_dram_bytes(m, &c->dram_array_capped);
     c->dram_array_bytes = dram / sizeof(float) / 64 * 64 * sizeof(float);
     if (c->dram_array_bytes == 0) return fr_err_set(err, "DRAM array of %zu bytes is too small", dram);
     size_t level_bytes[3] = {m->l1d_bytes, m->l2_bytes, m->l3_bytes};
@@ -778,6 +783,7 @@ cJSON *ceilings_to_json(const struct ceilings *c) {
     ok = ok && cJSON_AddStringToObject(o, "read_isa", c->read_isa ? c->read_isa : "none");
     ok = ok && cJSON_AddStringToObject(o, "fma_isa", c->fma_isa ? c->fma_isa : "none");
     ok = ok && cJSON_AddNumberToObject(o, "dram_array_bytes", (double)c->dram_array_bytes);
+    ok = ok && cJSON_AddBoolToObject(o, "dram_array_capped", c->dram_array_capped);
     ok = ok && cJSON_AddNumberToObject(o, "l1_set_bytes", (double)c->set_bytes[0]);
     ok = ok && cJSON_AddNumberToObject(o, "l2_set_bytes", (double)c->set_bytes[1]);
     ok = ok && cJSON_AddNumberToObject(o, "l3_set_bytes", (double)c->set_bytes[2]);

@@ -6,8 +6,9 @@
  * (sampler_exp_row); the rate of two fixed
  * costs, a kernel call that opens no parallel region and an OpenMP parallel region's fork + join (their
  * reciprocals are the overhead floors of the roofline). Each with all threads (one per core, bound by the
- * caller) and with one thread. The DRAM read splits its array into 256 KiB chunks handed out dynamically,
- * as the matvec does, so a thread slowed by a neighbour does not hold the others up.
+ * caller) and with one thread. The DRAM read splits its array into chunks of the matvec's largest
+ * (MATVEC_CHUNK_MAX_BYTES) handed out dynamically, as the matvec does, so a thread slowed by a neighbour does
+ * not hold the others up.
  * GB = 1e9 bytes. STREAM's byte counts: read n*4, copy 2*n*4, triad 3*n*4 (write-allocate not counted). */
 #ifndef FR_CEILINGS_H
 #define FR_CEILINGS_H
@@ -28,6 +29,17 @@ struct cJSON;
  * 256 MiB 37.8, 512 MiB 36.5, 1 GiB 36.0 (one thread 34.3, 32.3, 31.9, 31.5); the same sizes read from
  * alternating regions, so nothing is kept: 31.1-31.6 on one thread at every size. */
 #define CEILINGS_DRAM_MIN_BYTES ((size_t)512 << 20)
+
+/* The DRAM arrays take at most this share of the machine's memory (1/32: 768 MiB of 24 GiB): the read,
+ * copy and triad arrays live at once, beside the run's own read array and the weights, and a VM may report
+ * the L3 of a whole socket (one 2-core Zen 5 VM: 508 MiB, so 4x it asked for 2 GiB per array and 12.5 GB in
+ * all, and two runs at once ran out of memory), never below CEILINGS_DRAM_MIN_BYTES. */
+#define CEILINGS_DRAM_MEMORY_SHARE 32
+
+/* Bytes of each DRAM array on machine m: STREAM's rule, 4x the total LLC, at least CEILINGS_DRAM_MIN_BYTES,
+ * at most 1/CEILINGS_DRAM_MEMORY_SHARE of the memory the OS reports (when it does): *capped says whether
+ * the cap cut it below the rule (NULL: not asked). */
+size_t ceilings_dram_bytes(const struct machine *m, bool *capped);
 
 enum ceiling_kind {
     CEILING_DRAM_READ,
@@ -68,6 +80,7 @@ struct ceilings {
     int threads;
     const char *read_isa, *fma_isa; /* "avx512", "avx2" or "scalar" */
     size_t dram_array_bytes;        /* each array of read / copy / triad */
+    bool dram_array_capped;         /* ceilings_dram_bytes() cut it below 4x the LLC */
     size_t set_bytes[3];            /* per-thread working sets of the L1, L2, L3 reads (0: level absent) */
     int sgemm_n;
     long fma_iters;
@@ -77,7 +90,7 @@ struct ceilings {
 /* Sizes and repetition counts; zeros take the defaults (the STREAM rule and full-mode counts). */
 struct ceilings_opts {
     bool quick;              /* fewer repetitions (DRAM read still >= 10 runs), sgemm 1024^3 */
-    size_t dram_array_bytes; /* 0: 4x the total LLC, at least CEILINGS_DRAM_MIN_BYTES */
+    size_t dram_array_bytes; /* 0: ceilings_dram_bytes() */
     size_t set_bytes[3];     /* 0: half of L1d, half of L2, half of the L3 share of one core */
     size_t cache_rep_bytes;  /* bytes one timed cache-read run reads; 0: 64 MiB (quick: 16 MiB) */
     int sgemm_n;             /* 0: 2048 (quick: 1024) */

@@ -213,3 +213,28 @@ Test(ceilings, huge_fraction_of_a_range) {
     cr_expect_eq(ceilings_huge_fraction((const void *)(uintptr_t)4096, 4096), 0.0, "page 1 is never mapped");
     cr_expect(isnan(ceilings_huge_fraction(&n, 0)));
 }
+
+Test(ceilings, dram_array_size_rule_and_memory_cap) {
+    /* 4x the LLC, at least 512 MiB, at most 1/32 of the OS's memory but never below 512 MiB; a synthetic
+     * machine (no OS memory) takes the rule alone. */
+    const size_t MiB = (size_t)1 << 20;
+    struct {
+        size_t llc;
+        unsigned long long mem;
+        size_t want;
+        bool capped;
+    } cases[] = {
+        {32 * MiB, 16ull << 30, 512 * MiB, false},   /* the minimum: 4x is 128 MiB */
+        {256 * MiB, 64ull << 30, 1024 * MiB, false}, /* the rule: 1/32 of memory is 2 GiB */
+        {508 * MiB, 24ull << 30, 768 * MiB, true},   /* a VM reporting a socket's L3: 1/32 of 24 GiB */
+        {508 * MiB, 8ull << 30, 512 * MiB, true},    /* the cap would be 256 MiB: the minimum wins */
+        {508 * MiB, 0, 2032 * MiB, false},           /* memory unknown: the rule */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct machine m = {.llc_total_bytes = cases[k].llc, .os_memory_bytes = cases[k].mem};
+        bool capped = !cases[k].capped;
+        size_t got = ceilings_dram_bytes(&m, &capped);
+        cr_expect_eq(got, cases[k].want, "case %zu: %zu MiB, want %zu", k, got / MiB, cases[k].want / MiB);
+        cr_expect_eq(capped, cases[k].capped, "case %zu: capped %d", k, (int)capped);
+    }
+}

@@ -1,6 +1,6 @@
 /* matvec for every ISA the CPU supports against matvec_ref (double accumulation), bf16 and f32 weights, odd
- * shapes, each in a team of one and of two; the OpenBLAS backend against the same reference; the team
- * (in-parallel-region) calling mode.
+ * shapes, each in a team of one and of two, with either prefetch loop (matvec_prefetch_force); the OpenBLAS
+ * backend against the same reference; the team (in-parallel-region) calling mode.
  *
  * Tolerance: each product w*x of a bf16 or f32 weight and an f32 activation is summed in f32, so the error
  * of any summation order is bounded by gamma_n * sum |w x| with gamma_n ~ n * u (u = 2^-24, n = cols): the
@@ -15,11 +15,12 @@ struct mv_case {
 };
 
 /* {9, 4097} and {7, 5000}: wider than MV_WIDE_COLS (4096), rows in fours on AVX-512 then one at a time,
- * with a partial vector at the end; the last two are wider than one pass of the SIMD loops (MV_PANEL_COLS,
- * 16384 columns) */
-static const struct mv_case mv_cases[] = {{1, 1},    {1, 16},   {3, 7},    {4, 33},    {5, 64},
-                                          {17, 100}, {31, 129}, {67, 17},  {64, 256},  {130, 1027},
-                                          {257, 48}, {9, 4097}, {7, 5000}, {3, 16484}, {2, 33000}};
+ * with a partial vector at the end; {3, 16484} and {2, 33000} are wider than one pass of the SIMD loops
+ * (MV_PANEL_COLS, 16384 columns); {1040, 1024} (2 MiB of bf16) is handed out in several chunks of rows, the
+ * last one shorter (kernels.c: about 1/(2 threads) of the matrix each, at least 256 KiB) */
+static const struct mv_case mv_cases[] = {
+    {1, 1},    {1, 16},     {3, 7},    {4, 33},   {5, 64},   {17, 100},  {31, 129},  {67, 17},
+    {64, 256}, {130, 1027}, {257, 48}, {9, 4097}, {7, 5000}, {3, 16484}, {2, 33000}, {1040, 1024}};
 
 /* tol[r] = cols * u * sum_c |w[r][c] x[c]| */
 static void mv_tol(double *tol, const void *w, enum fr_dtype t, const float *x, int rows, int cols) {
@@ -51,18 +52,22 @@ static void mv_check_all_isas(enum fr_dtype t) {
         matvec_ref(ref, w, t, x, rows, cols);
         mv_tol(tol, w, t, x, rows, cols);
         FOR_EACH_ISA(isa) {
-            /* a team of one and a team of two: the AVX-512 table runs another loop for a team of one */
-            for (int nt = 1; nt <= 2; nt++) {
-                for (int r = 0; r < rows; r++) y[r] = NAN;
-                int rc = 0;
+            /* a team of one and a team of two (the AVX-512 table runs another loop for a team of one), with
+             * the rows prefetched into L1 and into L2 (two other loops), whichever this CPU would pick */
+            for (int nt = 1; nt <= 2; nt++)
+                for (int pf = 0; pf < MATVEC_PREFETCH_COUNT; pf++) {
+                    matvec_prefetch_force((enum matvec_prefetch)pf);
+                    for (int r = 0; r < rows; r++) y[r] = NAN;
+                    int rc = 0;
 #pragma omp parallel num_threads(nt) reduction(| : rc)
-                rc |= matvec(y, w, t, x, rows, cols, MATVEC_BACKEND_FORGE, NULL);
-                cr_assert_eq(rc, 0);
-                char what[96];
-                snprintf(what, sizeof what, "matvec %s %s %dx%d, team of %d", fr_dtype_name(t),
-                         kernel_isa_name(isa), rows, cols, nt);
-                cr_expect(test_close(what, y, ref, (size_t)rows, 0.0, 0.0, tol), "%s", what);
-            }
+                    rc |= matvec(y, w, t, x, rows, cols, MATVEC_BACKEND_FORGE, NULL);
+                    matvec_prefetch_force(MATVEC_PREFETCH_COUNT);
+                    cr_assert_eq(rc, 0);
+                    char what[96];
+                    snprintf(what, sizeof what, "matvec %s %s %dx%d, team of %d, prefetch into L%d",
+                             fr_dtype_name(t), kernel_isa_name(isa), rows, cols, nt, pf + 1);
+                    cr_expect(test_close(what, y, ref, (size_t)rows, 0.0, 0.0, tol), "%s", what);
+                }
         }
         free(w), free(x), free(y), free(ref), free(tol);
     }

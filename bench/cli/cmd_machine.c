@@ -134,9 +134,13 @@ static void print_figure(const char *key, int threads, const char *unit, const s
 
 static void print_ceilings(const struct ceilings *c) {
     printf("## Ceilings (best of the runs is the ceiling)\n\n");
-    printf("DRAM arrays %.4g MiB each (read: %s kernel); cache sets per thread: L1 %.4g KiB, L2 %.4g KiB, "
+    char capped[80] = "";
+    if (c->dram_array_capped)
+        snprintf(capped, sizeof capped, ", 1/%d of the memory: less than 4x the LLC",
+                 CEILINGS_DRAM_MEMORY_SHARE);
+    printf("DRAM arrays %.4g MiB each%s (read: %s kernel); cache sets per thread: L1 %.4g KiB, L2 %.4g KiB, "
            "L3 %.4g KiB; FMA: %s; sgemm %d^3 (OpenBLAS).\n\n",
-           (double)c->dram_array_bytes / (1 << 20), c->read_isa, (double)c->set_bytes[0] / 1024,
+           (double)c->dram_array_bytes / (1 << 20), capped, c->read_isa, (double)c->set_bytes[0] / 1024,
            (double)c->set_bytes[1] / 1024, (double)c->set_bytes[2] / 1024, c->fma_isa, c->sgemm_n);
     printf("| ceiling | threads | best | median | min | max | reps | unit "
            "|\n|---|---|---|---|---|---|---|---|\n");

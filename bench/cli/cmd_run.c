@@ -497,6 +497,14 @@ static int predict_all(struct run *r) {
                  "run (%s).",
                  used ? " " : "", ceiling, r->best_read_gbs, r->best_read_where);
     }
+    if (r->ceilings.dram_array_capped) {
+        size_t used = strlen(rep->prov.roof_notes);
+        snprintf(rep->prov.roof_notes + used, sizeof rep->prov.roof_notes - used,
+                 "%sThe DRAM arrays are %zu MiB, 1/%d of the memory, less than STREAM's 4x the %zu MiB LLC "
+                 "that hwloc reports: were that cache all this core's, the read roof would count hits in it.",
+                 used ? " " : "", r->ceilings.dram_array_bytes >> 20, CEILINGS_DRAM_MEMORY_SHARE,
+                 (size_t)(r->machine.llc_total_bytes >> 20));
+    }
     /* a read on smaller pages than the weights' reads slower than the matvecs can (README) */
     if (r->read_huge < r->weights_huge - 0.05) {
         size_t used = strlen(rep->prov.roof_notes);
@@ -747,7 +755,9 @@ static int run_main(struct run *r, int argc, char **argv) {
     char *gt = r->report->prov.gemv_threads;
     size_t gt_len = sizeof r->report->prov.gemv_threads;
     if (a->gemv != MATVEC_BACKEND_OPENBLAS)
-        snprintf(gt, gt_len, "forge kernels on the OpenMP team of %d bound threads", r->machine.threads);
+        snprintf(gt, gt_len, "forge kernels on the OpenMP team of %d bound threads%s%s", r->machine.threads,
+                 a->wtype == FR_DTYPE_BF16 ? ", bf16 " : "",
+                 a->wtype == FR_DTYPE_BF16 ? matvec_prefetch_describe() : "");
     else if (blas_pool_bind_threads(&r->machine, gt, gt_len, &err) != 0)
         return cli_fail("%s", err.msg);
 
@@ -777,9 +787,8 @@ static int run_main(struct run *r, int argc, char **argv) {
     };
     r->st.sampler_params = bo.sampler;
     fill_plan(r->report, a, &copts, &bo);
-    /* the read paired with the steps: STREAM's size rule (4x the LLC), at least the ceilings' minimum */
-    size_t read_bytes = 4 * r->machine.llc_total_bytes;
-    if (read_bytes < CEILINGS_DRAM_MIN_BYTES) read_bytes = CEILINGS_DRAM_MIN_BYTES;
+    /* the read paired with the steps: as large as the ceilings' DRAM arrays */
+    size_t read_bytes = ceilings_dram_bytes(&r->machine, NULL);
     r->read_n = read_bytes / sizeof(float);
     if (!(r->read_buf = ceilings_stream_alloc(r->read_n)))
         return cli_fail("out of memory for the %zu-byte paired read buffer", read_bytes);
