@@ -499,11 +499,13 @@ static int predict_all(struct run *r) {
     }
     if (r->ceilings.dram_array_capped) {
         size_t used = strlen(rep->prov.roof_notes);
-        snprintf(rep->prov.roof_notes + used, sizeof rep->prov.roof_notes - used,
-                 "%sThe DRAM arrays are %zu MiB, 1/%d of the memory, less than STREAM's 4x the %zu MiB LLC "
-                 "that hwloc reports: were that cache all this core's, the read roof would count hits in it.",
-                 used ? " " : "", r->ceilings.dram_array_bytes >> 20, CEILINGS_DRAM_MEMORY_SHARE,
-                 (size_t)(r->machine.llc_total_bytes >> 20));
+        snprintf(
+            rep->prov.roof_notes + used, sizeof rep->prov.roof_notes - used,
+            "%sThe DRAM arrays are %zu MiB (1/%d of the memory), less than STREAM's 4x the LLC that hwloc "
+            "reports (%zu MiB in all): had the machine that much cache, the read roof would count hits in "
+            "it.",
+            used ? " " : "", r->ceilings.dram_array_bytes >> 20, CEILINGS_DRAM_MEMORY_SHARE,
+            (size_t)(r->machine.llc_total_bytes >> 20));
     }
     /* a read on smaller pages than the weights' reads slower than the matvecs can (README) */
     if (r->read_huge < r->weights_huge - 0.05) {
