@@ -9,10 +9,10 @@
 #include <stdint.h>
 
 /* Positions per block of the attention loops (see attn_partial): 4 KiB of one KV head's K rows at
- * head_dim 128, bf16. 16 rather than 64: the loops prefetch ATT_PF_AHEAD blocks ahead, so a range starts
- * with that many blocks fetched at once and ends with as many computed with nothing left to fetch, which
- * costs a short range more with longer blocks. 32 measured no better (attention alone at 1024 positions,
- * Zen 4 VM: 0.82 / 0.86 of the read for 32 against 0.83 / 0.90 for 16, AVX2 / AVX-512). */
+ * head_dim 128, bf16. 16 rather than 64: the loops prefetch 1 or 2 blocks ahead (pf_blocks), so a range
+ * starts with that many blocks fetched at once and ends with as many computed with nothing left to fetch,
+ * which costs a short range more with longer blocks. 32 measured no better (attention alone at 1024
+ * positions, Zen 4 VM: 0.82 / 0.86 of the read for 32 against 0.83 / 0.90 for 16, AVX2 / AVX-512). */
 #define KERNEL_ATT_BLOCK 16
 
 /* Rows of one KV head over a range of positions: n rows of head_dim elements (bf16 or f32) from k and from v,
@@ -25,7 +25,7 @@ struct attn_rows {
 struct kernel_ops {
     /* y[r] = W[r][:] . x for r in [0, rows); W row-major with row stride `cols`. */
     void (*matvec_bf16)(float *y, const uint16_t *w, const float *x, int rows, int cols);
-    /* The same product by the loop of the CPUs that stream faster through L2 (matvec_prefetch_active()) */
+    /* The same product by the loop of the CPUs that stream faster through L2 (kernel_prefetch_active()) */
     void (*matvec_bf16_l2)(float *y, const uint16_t *w, const float *x, int rows, int cols);
     void (*matvec_f32)(float *y, const float *w, const float *x, int rows, int cols);
     /* sum of x[i]^2, f32 lanes added at the end */
@@ -45,13 +45,13 @@ struct kernel_ops {
      * unnormalized output o[h][:] (the exp-weighted sum of V rows) are updated, rescaling by
      * exp(m_old - m_new) when the max grows. Overwrites o[group][head_dim], m and l [group]; the result is
      * o[h] / l[h]. Each row is read from memory once, K and V each as one sequential stream.
-     * Prefetching: the rows ATT_PF_AHEAD blocks on are fetched while a block is computed; past the end of
+     * Prefetching: the rows pf_blocks (>= 1) blocks on are fetched while a block is computed; past the end of
      * cur that stream goes on into `next` (n == 0: none), the rows the caller reads next, and with
      * fetched != 0 the first blocks of cur were fetched that way by the previous call (else they are
      * fetched all at once when it starts). */
     void (*attn_partial)(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
                          const struct attn_rows *cur, const struct attn_rows *next, int kv_bf16, int group,
-                         int head_dim, float scale, int fetched);
+                         int head_dim, float scale, int fetched, int pf_blocks);
 };
 
 extern const struct kernel_ops kernel_ops_scalar;

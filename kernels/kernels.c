@@ -115,9 +115,9 @@ void kernel_vexp(float *y, const float *x, int n) {
 int matvec_openblas(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
                     const char **why);
 
-/* -1 until first use; then an enum matvec_prefetch. Relaxed atomics, as the ISA's. */
-static int matvec_prefetch_cpu = -1;
-static int matvec_prefetch_forced = -1;
+/* -1 until first use; then an enum kernel_prefetch. Relaxed atomics, as the ISA's. */
+static int kernel_prefetch_cpu = -1;
+static int kernel_prefetch_forced = -1;
 
 /* The CPU's family as CPUID leaf 1 gives it (base + extended family), and whether its vendor is AMD. */
 static unsigned cpu_family(bool *amd) {
@@ -134,30 +134,30 @@ static unsigned cpu_family(bool *amd) {
  * Zen 4 (family 19h, which Zen 3 shares). */
 #define MATVEC_L2_AMD_FAMILY 0x1Au
 
-enum matvec_prefetch matvec_prefetch_active(void) {
-    int forced = __atomic_load_n(&matvec_prefetch_forced, __ATOMIC_RELAXED);
-    if (forced >= 0) return (enum matvec_prefetch)forced;
-    int cpu = __atomic_load_n(&matvec_prefetch_cpu, __ATOMIC_RELAXED);
+enum kernel_prefetch kernel_prefetch_active(void) {
+    int forced = __atomic_load_n(&kernel_prefetch_forced, __ATOMIC_RELAXED);
+    if (forced >= 0) return (enum kernel_prefetch)forced;
+    int cpu = __atomic_load_n(&kernel_prefetch_cpu, __ATOMIC_RELAXED);
     if (cpu < 0) {
         bool amd;
         unsigned family = cpu_family(&amd);
-        cpu = amd && family >= MATVEC_L2_AMD_FAMILY ? MATVEC_PREFETCH_L2 : MATVEC_PREFETCH_L1;
-        __atomic_store_n(&matvec_prefetch_cpu, cpu, __ATOMIC_RELAXED);
+        cpu = amd && family >= MATVEC_L2_AMD_FAMILY ? KERNEL_PREFETCH_L2 : KERNEL_PREFETCH_L1;
+        __atomic_store_n(&kernel_prefetch_cpu, cpu, __ATOMIC_RELAXED);
     }
-    return (enum matvec_prefetch)cpu;
+    return (enum kernel_prefetch)cpu;
 }
 
-void matvec_prefetch_force(enum matvec_prefetch p) {
-    __atomic_store_n(&matvec_prefetch_forced, p == MATVEC_PREFETCH_COUNT ? -1 : (int)p, __ATOMIC_RELAXED);
+void kernel_prefetch_force(enum kernel_prefetch p) {
+    __atomic_store_n(&kernel_prefetch_forced, p == KERNEL_PREFETCH_COUNT ? -1 : (int)p, __ATOMIC_RELAXED);
 }
 
-const char *matvec_prefetch_describe(void) {
+const char *kernel_prefetch_describe(void) {
     bool amd;
     unsigned family = cpu_family(&amd);
     static _Thread_local char buf[96];
-    snprintf(buf, sizeof buf, "rows prefetched into %s (%s family %Xh%s)",
-             matvec_prefetch_active() == MATVEC_PREFETCH_L2 ? "L2" : "L1", amd ? "AMD" : "CPU", family,
-             __atomic_load_n(&matvec_prefetch_forced, __ATOMIC_RELAXED) >= 0 ? ", forced" : "");
+    snprintf(buf, sizeof buf, "the %s prefetch profile (%s family %Xh%s)",
+             kernel_prefetch_active() == KERNEL_PREFETCH_L2 ? "L2" : "L1", amd ? "AMD" : "CPU", family,
+             __atomic_load_n(&kernel_prefetch_forced, __ATOMIC_RELAXED) >= 0 ? ", forced" : "");
     return buf;
 }
 
@@ -165,7 +165,7 @@ const char *matvec_prefetch_describe(void) {
 static void matvec_chunks(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
                           const struct kernel_ops *ops) {
     void (*bf16_loop)(float *, const uint16_t *, const float *, int, int) =
-        matvec_prefetch_active() == MATVEC_PREFETCH_L2 ? ops->matvec_bf16_l2 : ops->matvec_bf16;
+        kernel_prefetch_active() == KERNEL_PREFETCH_L2 ? ops->matvec_bf16_l2 : ops->matvec_bf16;
     size_t row_bytes = (size_t)cols * fr_dtype_size(wtype);
     size_t bytes = (size_t)rows * row_bytes / (2 * (size_t)omp_get_num_threads());
     bytes = bytes < MATVEC_CHUNK_MIN         ? MATVEC_CHUNK_MIN
@@ -277,6 +277,15 @@ struct attn_args {
 };
 
 /* Rows [p0, p1) of KV head kh. */
+/* How many blocks ahead attn_partial's L2 prefetch runs. Attention alone over 28 layers' KV at 1024 positions
+ * alternated with the read (Zen 5 VM, medians of 7, two runs): 2 blocks AVX2 0.62-0.64 / 0.70-0.73 of the
+ * read on one / two threads, AVX-512 0.71-0.73 / 0.53-0.58; 1 block 0.69-0.73 / 0.77-0.83 and 0.80-0.81 /
+ * 0.61-0.66 (4096 positions, AVX2: 0.66 / 0.49 -> 0.77 / 0.54); 4 or 8 blocks lower than 2. On Zen 4 one
+ * block read 0.58-0.72 (AVX2) against 0.80-0.85 for two (kernels_simd_body.h). */
+static int attn_pf_blocks(void) {
+    return kernel_prefetch_active() == KERNEL_PREFETCH_L2 ? 1 : 2;
+}
+
 static struct attn_rows attn_head_rows(const struct attn_args *a, int kh, int p0, int p1) {
     size_t at = ((size_t)kh * a->head_stride + (size_t)p0 * (size_t)a->head_dim) * (a->kv_bf16 ? 2 : 4);
     return (struct attn_rows){(const char *)a->k + at, (const char *)a->v + at, p1 - p0};
@@ -324,7 +333,7 @@ static void attention_single(const struct attn_args *a) {
             kh + 1 < a->n_kv ? attn_head_rows(a, kh + 1, 0, a->n_pos) : (struct attn_rows){0};
         size_t at = (size_t)kh * (size_t)group * (size_t)D;
         a->ops->attn_partial(a->out + at, m, l, a->scratch, pb, a->q + at, &cur, &next, a->kv_bf16, group, D,
-                             1.0f / sqrtf((float)D), kh > 0);
+                             1.0f / sqrtf((float)D), kh > 0, attn_pf_blocks());
         attn_normalize(a->out + at, l, group, D);
     }
 }
@@ -368,8 +377,9 @@ static void attention_team(const struct attn_args *a) {
         }
         float *o = a->scratch + (size_t)c * slot, *m = o + gd, *l = m + group, *sbuf = l + group;
         a->ops->attn_partial(o, m, l, sbuf, pb, a->q + (size_t)(c / per_head) * gd, &rows[0], &rows[1],
-                             a->kv_bf16, group, D, 1.0f / sqrtf((float)D), fetched);
-        /* a piece has at least ATT_PF_AHEAD blocks: its last ones fetched the next one's first */
+                             a->kv_bf16, group, D, 1.0f / sqrtf((float)D), fetched, attn_pf_blocks());
+        /* a piece has at least ATT_PIECE_MIN_BLOCKS >= attn_pf_blocks() blocks: its last ones fetched the
+         * next one's first */
         fetched = 1;
         c = next;
     }

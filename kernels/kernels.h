@@ -22,6 +22,18 @@ int kernel_isa_force(enum kernel_isa isa); /* -1 if the CPU lacks it; KERNEL_ISA
 const char *kernel_isa_name(enum kernel_isa isa);
 /* "scalar", "avx2" or "avx512" -> *isa; -1 for any other name (or NULL). */
 int kernel_isa_parse(const char *name, enum kernel_isa *isa);
+/* How the kernels prefetch their DRAM streams, chosen from the CPU at first use: KERNEL_PREFETCH_L1, as tuned
+ * on Zen 4 (the bf16 matvec prefetches its rows into L1, attention its far blocks 2 blocks ahead), or
+ * KERNEL_PREFETCH_L2 on CPUs that stream faster so (AMD family 1Ah, Zen 5: the matvec prefetches rows
+ * narrower than 4097 columns into L2 only, attention runs its far prefetch 1 block ahead; see
+ * kernels_simd_body.h for the figures). kernel_prefetch_force() pins one (KERNEL_PREFETCH_COUNT: back to
+ * the CPU's) for tests. */
+enum kernel_prefetch { KERNEL_PREFETCH_L1, KERNEL_PREFETCH_L2, KERNEL_PREFETCH_COUNT };
+enum kernel_prefetch kernel_prefetch_active(void);
+void kernel_prefetch_force(enum kernel_prefetch p);
+/* What kernel_prefetch_active() chose and why, for the run's provenance: "the L2 prefetch profile (AMD
+ * family 1Ah)". */
+const char *kernel_prefetch_describe(void);
 /* Environment variable naming the highest ISA the CPU is taken to have (unset: what it reports). */
 #define KERNEL_ISA_MAX_ENV "FORGE_ROOFLINE_MAX_ISA"
 
@@ -41,16 +53,6 @@ bool matvec_opens_team(int rows, int cols);
 /* The largest chunk of rows matvec hands a thread at a time (kernels.c); the read ceiling reads in chunks
  * of this size too, so that both pay the same for starting a stream. */
 #define MATVEC_CHUNK_MAX_BYTES ((size_t)2 << 20)
-/* How the forge bf16 matvec prefetches rows narrower than 4097 columns (the wider ones always go to L2):
- * into L1 (the loop tuned on Zen 4) or, on CPUs that stream faster so, into L2 (AMD family 1Ah, Zen 5: one
- * core read 0.75 of the read ceiling with the L1 loop, 0.93 with the L2 one). Taken from the CPU at first
- * use; matvec_prefetch_force() pins one (MATVEC_PREFETCH_COUNT: back to the CPU's) for tests. */
-enum matvec_prefetch { MATVEC_PREFETCH_L1, MATVEC_PREFETCH_L2, MATVEC_PREFETCH_COUNT };
-enum matvec_prefetch matvec_prefetch_active(void);
-void matvec_prefetch_force(enum matvec_prefetch p);
-/* What matvec_prefetch_active() chose and why, for the run's provenance: "rows prefetched into L2 (AMD
- * family 1Ah)". */
-const char *matvec_prefetch_describe(void);
 void matvec_ref(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols);
 
 /* ---- elementwise and norms (x, y, out f32; norm weights f32, widened at load) ---- */

@@ -91,8 +91,8 @@ static float kv_at(const void *base, int kv_bf16, size_t idx) {
 
 static void attn_partial_scalar(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
                                 const struct attn_rows *cur, const struct attn_rows *next, int kv_bf16,
-                                int group, int head_dim, float scale, int fetched) {
-    (void)next, (void)fetched; /* no prefetching here */
+                                int group, int head_dim, float scale, int fetched, int pf_blocks) {
+    (void)next, (void)fetched, (void)pf_blocks; /* no prefetching here */
     size_t hd = (size_t)head_dim;
     for (int h = 0; h < group; h++) {
         m[h] = -INFINITY;

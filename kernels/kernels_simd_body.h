@@ -152,13 +152,14 @@ KF_ALWAYS_INLINE float mv_dot_f32(const float *wr, const float *x, int n) {
     return vf_hsum(vf_add(vf_add(acc[0], acc[1]), vf_add(acc[2], acc[3])));
 }
 
-/* The loop of the CPUs whose cores stream faster from prefetches into L2 than into L1 (matvec_prefetch,
- * kernels.c: AMD family 1Ah, Zen 5): one row of n bf16 weights at w with x (split: xe, xo), two pairs of
- * vectors per iteration into two pairs of sums (so that no FMA waits on the one before: one row's single
- * pair of sums is a chain that one core at 4 cycles a step would hold to about one line in 8 cycles), each
- * of its lines prefetched once into L2, MV_PF_BYTES ahead. Public matvec on 1 GiB alternated with the read
- * (Zen 5 VM, AVX2, medians of 5 alternations, two runs), 1024 x 1024 / 1024 x 3072 / 4096 x 1024, one
- * thread: the L1 loop with its solo L2 prefetch 0.68-0.75 / 0.72-0.78 / -, without it 0.84 / 0.80-0.82 /
+/* The loop of the CPUs whose cores stream faster from prefetches into L2 than into L1
+ * (kernel_prefetch_active(), kernels.c: AMD family 1Ah, Zen 5): one row of n bf16 weights at w with x (split:
+ * xe, xo), two pairs of vectors per iteration into two pairs of sums (so that no FMA waits on the one before:
+ * one row's single pair of sums is a chain that one core at 4 cycles a step would hold to about one line in 8
+ * cycles), each of its lines prefetched once into L2, MV_PF_BYTES ahead. Public matvec on 1 GiB alternated
+ * with the read (Zen 5 VM, AVX2, medians of 5 alternations, two runs), 1024 x 1024 / 1024 x 3072 / 4096 x
+ * 1024, one thread: the L1 loop with its solo L2 prefetch 0.68-0.75 / 0.72-0.78 / -, without it 0.84 /
+ * 0.80-0.82 /
  * -, this loop 0.92-0.93 / 0.91-0.97 / 0.94-0.97; two threads: the L1 loop 0.75-0.77 / 0.77 / 0.84-0.85,
  * this one 0.79-0.81 / 0.84 / 0.88-0.92. The same loop prefetching into L1 measured 0.84-0.87 on one thread,
  * one pair of sums with the L2 prefetch 0.82-0.86, four pairs no better than two. */
@@ -335,11 +336,11 @@ KF_ALWAYS_INLINE __m256 hsum8(vf x0, vf x1, vf x2, vf x3, vf x4, vf x5, vf x6, v
                          _mm256_permute2f128_ps(h0123, h4567, 0x31));
 }
 
-/* How far ahead the attention loops prefetch into L2, in blocks: two blocks (8 KiB of each of K and V at
- * head_dim 128, bf16). Attention alone, Qwen3-0.6B's heads at 1024 positions, alternated with the read
- * (Zen 4 VM, three runs): one block 0.58-0.72 (AVX2) and 0.83-0.90 (AVX-512) of the read, two 0.80-0.85
- * and 0.88-0.90, four or eight no better than two. */
-#define ATT_PF_AHEAD 2
+/* How far ahead the attention loops prefetch into L2 is the caller's pf_blocks (kernels.c attn_pf_blocks):
+ * two blocks (8 KiB of each of K and V at head_dim 128, bf16) on the L1 prefetch profile. Attention alone,
+ * Qwen3-0.6B's heads at 1024 positions, alternated with the read (Zen 4 VM, three runs): one block
+ * 0.58-0.72 (AVX2) and 0.83-0.90 (AVX-512) of the read, two 0.80-0.85 and 0.88-0.90, four or eight no
+ * better than two. On Zen 5 (the L2 profile) one block reads faster. */
 
 /* Prefetches `bytes` bytes from `at` into L2, one line at a time. */
 KF_ALWAYS_INLINE void pf_l2(uintptr_t at, size_t bytes) {
@@ -446,7 +447,7 @@ KF_ALWAYS_INLINE float dot1_kv(const float *q0, const void *k, size_t kb, int d,
 
 /* Scaled scores of positions [b0, b0 + np) of one KV head into s[h * ss + i] for its `group` query heads,
  * four positions at a time, so that K is read in address order. Meanwhile the first head pair's tiles
- * prefetch (tile_pf) np rows from pf on (the block ATT_PF_AHEAD blocks on; 0: none) into L2, so that the
+ * prefetch (tile_pf) np rows from pf on (the block pf_blocks blocks on; 0: none) into L2, so that the
  * prefetches interleave with the arithmetic (the hardware prefetchers stop at every 4 KiB page), and the rows
  * ATT_L1_AHEAD bytes on into L1 (at the range's end they may lie past it: only prefetched). */
 KF_ALWAYS_INLINE void block_scores(float *s, size_t ss, const float *q, const void *k, int bf16, int b0,
@@ -639,7 +640,7 @@ KF_ALWAYS_INLINE uintptr_t att_pf_at(const void *base, const void *next_base, in
 
 KF_ALWAYS_INLINE void attn_partial_t(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
                                      const struct attn_rows *cur, const struct attn_rows *next, int bf16,
-                                     int group, int d, float scale, int fetched) {
+                                     int group, int d, float scale, int fetched, int pf_blocks) {
     for (int h = 0; h < group; h++) {
         m[h] = -INFINITY;
         l[h] = 0.0f;
@@ -655,16 +656,16 @@ KF_ALWAYS_INLINE void attn_partial_t(float *o, float *m, float *l, float *sbuf, 
             }
         q = qs;
     }
-    /* Unless the previous range's last blocks did, the first ATT_PF_AHEAD blocks are not prefetched by the
+    /* Unless the previous range's last blocks did, the first pf_blocks blocks are not prefetched by the
      * loop below: fetch them now, all at once. */
     const size_t row_bytes = (size_t)d * (bf16 ? 2 : 4);
-    const int n = cur->n, head = n < ATT_PF_AHEAD * pb ? n : ATT_PF_AHEAD * pb;
+    const int n = cur->n, head = n < pf_blocks * pb ? n : pf_blocks * pb;
     if (!fetched) {
         pf_l2((uintptr_t)cur->k, (size_t)head * row_bytes);
         pf_l2((uintptr_t)cur->v, (size_t)head * row_bytes);
     }
     for (int b0 = 0; b0 < n; b0 += pb) {
-        int np = n - b0 < pb ? n - b0 : pb, ahead = b0 + ATT_PF_AHEAD * pb;
+        int np = n - b0 < pb ? n - b0 : pb, ahead = b0 + pf_blocks * pb;
         block_scores(sbuf, (size_t)pb, q, cur->k, bf16, b0, np, group, d, scale,
                      att_pf_at(cur->k, next->k, ahead, n, next->n, row_bytes));
         for (int h = 0; h < group; h++)
@@ -685,13 +686,14 @@ KF_ALWAYS_INLINE void attn_partial_t(float *o, float *m, float *l, float *sbuf, 
 
 static void KFN(attn_partial)(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
                               const struct attn_rows *cur, const struct attn_rows *next, int kv_bf16,
-                              int group, int head_dim, float scale, int fetched) {
+                              int group, int head_dim, float scale, int fetched, int pf_blocks) {
     if (kv_bf16 && head_dim % (2 * VW) == 0)
-        attn_partial_t(o, m, l, sbuf, pb, q, cur, next, ATT_PAIRS, group, head_dim, scale, fetched);
+        attn_partial_t(o, m, l, sbuf, pb, q, cur, next, ATT_PAIRS, group, head_dim, scale, fetched,
+                       pf_blocks);
     else if (kv_bf16)
-        attn_partial_t(o, m, l, sbuf, pb, q, cur, next, 1, group, head_dim, scale, fetched);
+        attn_partial_t(o, m, l, sbuf, pb, q, cur, next, 1, group, head_dim, scale, fetched, pf_blocks);
     else
-        attn_partial_t(o, m, l, sbuf, pb, q, cur, next, 0, group, head_dim, scale, fetched);
+        attn_partial_t(o, m, l, sbuf, pb, q, cur, next, 0, group, head_dim, scale, fetched, pf_blocks);
 }
 
 /* The table's bf16 matvec: this file's loop unless the including file names another (KOPS_MATVEC_BF16). */

@@ -101,11 +101,16 @@ static void att_check(enum fr_dtype t, int n_pos, int gap, int n_heads, int n_kv
              n_heads, n_kv, hd);
     cr_expect(test_close(what, b.ref, b.dbl, nq, ATT_ATOL, ATT_RTOL, NULL), "%s", what);
     FOR_EACH_ISA(isa) {
-        for (size_t i = 0; i < nq; i++) b.out[i] = NAN;
-        attention(b.out, b.q, b.k, b.v, t, n_pos, b.stride, n_heads, n_kv, hd, b.scratch);
-        snprintf(what, sizeof what, "attention %s %s pos=%d h=%d/%d d=%d", kernel_isa_name(isa),
-                 fr_dtype_name(t), n_pos, n_heads, n_kv, hd);
-        cr_expect(test_close(what, b.out, b.ref, nq, ATT_ATOL, ATT_RTOL, NULL), "%s", what);
+        /* both prefetch profiles (the far prefetch 2 or 1 blocks ahead), whichever this CPU would pick */
+        for (int pf = 0; pf < KERNEL_PREFETCH_COUNT; pf++) {
+            kernel_prefetch_force((enum kernel_prefetch)pf);
+            for (size_t i = 0; i < nq; i++) b.out[i] = NAN;
+            attention(b.out, b.q, b.k, b.v, t, n_pos, b.stride, n_heads, n_kv, hd, b.scratch);
+            kernel_prefetch_force(KERNEL_PREFETCH_COUNT);
+            snprintf(what, sizeof what, "attention %s %s pos=%d h=%d/%d d=%d, prefetch profile L%d",
+                     kernel_isa_name(isa), fr_dtype_name(t), n_pos, n_heads, n_kv, hd, pf + 1);
+            cr_expect(test_close(what, b.out, b.ref, nq, ATT_ATOL, ATT_RTOL, NULL), "%s", what);
+        }
     }
     att_free(&b);
 }

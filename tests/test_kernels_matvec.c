@@ -1,5 +1,5 @@
 /* matvec for every ISA the CPU supports against matvec_ref (double accumulation), bf16 and f32 weights, odd
- * shapes, each in a team of one and of two, with either prefetch loop (matvec_prefetch_force); the OpenBLAS
+ * shapes, each in a team of one and of two, with either prefetch loop (kernel_prefetch_force); the OpenBLAS
  * backend against the same reference; the team (in-parallel-region) calling mode.
  *
  * Tolerance: each product w*x of a bf16 or f32 weight and an f32 activation is summed in f32, so the error
@@ -55,13 +55,13 @@ static void mv_check_all_isas(enum fr_dtype t) {
             /* a team of one and a team of two (the AVX-512 table runs another loop for a team of one), with
              * the rows prefetched into L1 and into L2 (two other loops), whichever this CPU would pick */
             for (int nt = 1; nt <= 2; nt++)
-                for (int pf = 0; pf < MATVEC_PREFETCH_COUNT; pf++) {
-                    matvec_prefetch_force((enum matvec_prefetch)pf);
+                for (int pf = 0; pf < KERNEL_PREFETCH_COUNT; pf++) {
+                    kernel_prefetch_force((enum kernel_prefetch)pf);
                     for (int r = 0; r < rows; r++) y[r] = NAN;
                     int rc = 0;
 #pragma omp parallel num_threads(nt) reduction(| : rc)
                     rc |= matvec(y, w, t, x, rows, cols, MATVEC_BACKEND_FORGE, NULL);
-                    matvec_prefetch_force(MATVEC_PREFETCH_COUNT);
+                    kernel_prefetch_force(KERNEL_PREFETCH_COUNT);
                     cr_assert_eq(rc, 0);
                     char what[96];
                     snprintf(what, sizeof what, "matvec %s %s %dx%d, team of %d, prefetch into L%d",

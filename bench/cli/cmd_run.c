@@ -757,9 +757,8 @@ static int run_main(struct run *r, int argc, char **argv) {
     char *gt = r->report->prov.gemv_threads;
     size_t gt_len = sizeof r->report->prov.gemv_threads;
     if (a->gemv != MATVEC_BACKEND_OPENBLAS)
-        snprintf(gt, gt_len, "forge kernels on the OpenMP team of %d bound threads%s%s", r->machine.threads,
-                 a->wtype == FR_DTYPE_BF16 ? ", bf16 " : "",
-                 a->wtype == FR_DTYPE_BF16 ? matvec_prefetch_describe() : "");
+        snprintf(gt, gt_len, "forge kernels on the OpenMP team of %d bound threads, %s", r->machine.threads,
+                 kernel_prefetch_describe());
     else if (blas_pool_bind_threads(&r->machine, gt, gt_len, &err) != 0)
         return cli_fail("%s", err.msg);
 
