@@ -130,9 +130,9 @@ static unsigned cpu_family(bool *amd) {
     return base == 0xfu ? base + ((eax >> 20) & 0xffu) : base;
 }
 
-/* Zen 5 (AMD family 1Ah) and later stream faster through L2; every other CPU keeps the L1 loop measured on
- * Zen 4 (family 19h, which Zen 3 shares). */
-#define MATVEC_L2_AMD_FAMILY 0x1Au
+/* Zen 5 (AMD family 1Ah) and later stream faster through L2; every other CPU keeps the L1 profile measured
+ * on Zen 4 (family 19h, which Zen 3 shares). */
+#define KERNEL_PREFETCH_L2_AMD_FAMILY 0x1Au
 
 enum kernel_prefetch kernel_prefetch_active(void) {
     int forced = __atomic_load_n(&kernel_prefetch_forced, __ATOMIC_RELAXED);
@@ -141,7 +141,7 @@ enum kernel_prefetch kernel_prefetch_active(void) {
     if (cpu < 0) {
         bool amd;
         unsigned family = cpu_family(&amd);
-        cpu = amd && family >= MATVEC_L2_AMD_FAMILY ? KERNEL_PREFETCH_L2 : KERNEL_PREFETCH_L1;
+        cpu = amd && family >= KERNEL_PREFETCH_L2_AMD_FAMILY ? KERNEL_PREFETCH_L2 : KERNEL_PREFETCH_L1;
         __atomic_store_n(&kernel_prefetch_cpu, cpu, __ATOMIC_RELAXED);
     }
     return (enum kernel_prefetch)cpu;
@@ -276,7 +276,6 @@ struct attn_args {
     const struct kernel_ops *ops;
 };
 
-/* Rows [p0, p1) of KV head kh. */
 /* How many blocks ahead attn_partial's L2 prefetch runs. Attention alone over 28 layers' KV at 1024 positions
  * alternated with the read (Zen 5 VM, medians of 7, two runs): 2 blocks AVX2 0.62-0.64 / 0.70-0.73 of the
  * read on one / two threads, AVX-512 0.71-0.73 / 0.53-0.58; 1 block 0.69-0.73 / 0.77-0.83 and 0.80-0.81 /
@@ -286,6 +285,7 @@ static int attn_pf_blocks(void) {
     return kernel_prefetch_active() == KERNEL_PREFETCH_L2 ? 1 : 2;
 }
 
+/* Rows [p0, p1) of KV head kh. */
 static struct attn_rows attn_head_rows(const struct attn_args *a, int kh, int p0, int p1) {
     size_t at = ((size_t)kh * a->head_stride + (size_t)p0 * (size_t)a->head_dim) * (a->kv_bf16 ? 2 : 4);
     return (struct attn_rows){(const char *)a->k + at, (const char *)a->v + at, p1 - p0};
