@@ -22,20 +22,21 @@ int kernel_isa_force(enum kernel_isa isa); /* -1 if the CPU lacks it; KERNEL_ISA
 const char *kernel_isa_name(enum kernel_isa isa);
 /* "scalar", "avx2" or "avx512" -> *isa; -1 for any other name (or NULL). */
 int kernel_isa_parse(const char *name, enum kernel_isa *isa);
+/* Environment variable naming the highest ISA the CPU is taken to have (unset: what it reports). */
+#define KERNEL_ISA_MAX_ENV "FORGE_ROOFLINE_MAX_ISA"
+
 /* How the kernels prefetch their DRAM streams, chosen from the CPU at first use: KERNEL_PREFETCH_L1, as tuned
  * on Zen 4 (the bf16 matvec prefetches its rows into L1, attention its far blocks 2 blocks ahead), or
  * KERNEL_PREFETCH_L2 on CPUs that stream faster so (AMD family 1Ah, Zen 5: the matvec prefetches rows
  * narrower than 4097 columns into L2 only, attention runs its far prefetch 1 block ahead; see
- * kernels_simd_body.h for the figures). kernel_prefetch_force() pins one (KERNEL_PREFETCH_COUNT: back to
- * the CPU's) for tests. */
+ * kernels_simd_body.h and kernels.c attn_pf_blocks for the figures). kernel_prefetch_force() pins one
+ * (KERNEL_PREFETCH_COUNT: back to the CPU's) for tests. */
 enum kernel_prefetch { KERNEL_PREFETCH_L1, KERNEL_PREFETCH_L2, KERNEL_PREFETCH_COUNT };
 enum kernel_prefetch kernel_prefetch_active(void);
 void kernel_prefetch_force(enum kernel_prefetch p);
 /* What kernel_prefetch_active() chose and why, for the run's provenance: "the L2 prefetch profile (AMD
  * family 1Ah)". */
 const char *kernel_prefetch_describe(void);
-/* Environment variable naming the highest ISA the CPU is taken to have (unset: what it reports). */
-#define KERNEL_ISA_MAX_ENV "FORGE_ROOFLINE_MAX_ISA"
 
 /* ---- matvec: y[rows] = W[rows][cols] . x[cols], W bf16 or f32, x and y f32, f32 accumulation ---- */
 enum matvec_backend { MATVEC_BACKEND_FORGE, MATVEC_BACKEND_OPENBLAS };

@@ -158,11 +158,10 @@ KF_ALWAYS_INLINE float mv_dot_f32(const float *wr, const float *x, int n) {
  * one row's single pair of sums is a chain that one core at 4 cycles a step would hold to about one line in 8
  * cycles), each of its lines prefetched once into L2, MV_PF_BYTES ahead. Public matvec on 1 GiB alternated
  * with the read (Zen 5 VM, AVX2, medians of 5 alternations, two runs), 1024 x 1024 / 1024 x 3072 / 4096 x
- * 1024, one thread: the L1 loop with its solo L2 prefetch 0.68-0.75 / 0.72-0.78 / -, without it 0.84 /
- * 0.80-0.82 /
- * -, this loop 0.92-0.93 / 0.91-0.97 / 0.94-0.97; two threads: the L1 loop 0.75-0.77 / 0.77 / 0.84-0.85,
- * this one 0.79-0.81 / 0.84 / 0.88-0.92. The same loop prefetching into L1 measured 0.84-0.87 on one thread,
- * one pair of sums with the L2 prefetch 0.82-0.86, four pairs no better than two. */
+ * 1024, one thread: the L1 loop with its solo L2 prefetch 0.68-0.75 / 0.72-0.78 / -, without it
+ * 0.84 / 0.80-0.82 / -, this loop 0.92-0.93 / 0.91-0.97 / 0.94-0.97; two threads: the L1 loop 0.75-0.77 /
+ * 0.77 / 0.84-0.85, this one 0.79-0.81 / 0.84 / 0.88-0.92. The same loop prefetching into L1 measured
+ * 0.84-0.87 on one thread, one pair of sums with the L2 prefetch 0.82-0.86, four pairs no better than two. */
 KF_ALWAYS_INLINE float mv_dot_row_bf16_l2(const uint16_t *w, const float *x, const float *xe, const float *xo,
                                           int n) {
     vf a0 = vf_zero(), b0 = vf_zero(), a1 = vf_zero(), b1 = vf_zero();

@@ -32,8 +32,8 @@ struct cJSON;
 
 /* The DRAM arrays take at most this share of the machine's memory (1/32: 768 MiB of 24 GiB): the read,
  * copy and triad arrays live at once, beside the run's own read array and the weights, and a VM may report
- * the L3 of a whole socket (one 2-core Zen 5 VM: 508 MiB, so 4x it asked for 2 GiB per array and 12.5 GB in
- * all, and two runs at once ran out of memory), never below CEILINGS_DRAM_MIN_BYTES. */
+ * the L3 of a whole socket (one 2-core Zen 5 VM: two L3s of 508 MiB, so 4x them asked for 4 GiB per array,
+ * a full run held 12.5 GB and two runs at once ran out of memory), never below CEILINGS_DRAM_MIN_BYTES. */
 #define CEILINGS_DRAM_MEMORY_SHARE 32
 
 /* Bytes of each DRAM array on machine m: STREAM's rule, 4x the total LLC, at least CEILINGS_DRAM_MIN_BYTES,

@@ -761,6 +761,8 @@ static int run_main(struct run *r, int argc, char **argv) {
                  kernel_prefetch_describe());
     else if (blas_pool_bind_threads(&r->machine, gt, gt_len, &err) != 0)
         return cli_fail("%s", err.msg);
+    else /* attention still runs forge's kernels */
+        snprintf(gt + strlen(gt), gt_len - strlen(gt), "; attention: %s", kernel_prefetch_describe());
 
     progress_phase(&pr, "verify");
     int counts[3];
