@@ -98,17 +98,55 @@ void kernel_vexp(float *y, const float *x, int n) {
 
 /* ---- matvec ---- */
 
-/* Rows are handed out in chunks, a whole number of 16-row blocks (so every chunk starts on a whole block of
- * the SIMD loops and on a 64-byte line of y), dynamically: a thread that loses its core for a while (a shared
- * or noisy machine) does not hold the others up at the barrier with a fixed share of the matrix, and each
- * chunk is still one long contiguous stream. A chunk is about 1/(2 threads) of the matrix, so that each
- * thread gets two or more, within [MATVEC_CHUNK_MIN, MATVEC_CHUNK_MAX_BYTES] bytes: every chunk starts a new
- * stream, and that costs. Public matvec alternated with the read (Zen 5 VM, two threads, the L2 loop,
- * medians of 5, two runs), 1024 x 2048 / 6144 x 1024 / 151936 x 1024: chunks of 256 KiB 0.86-0.88 /
- * 0.91-0.92 / 0.96, 1 MiB 0.92-0.94 / 1.00-1.01 / 1.02-1.03, 2 MiB 0.97 / 0.99-1.04 / 1.05-1.06 of the
- * read; 64 KiB 0.69-0.72 at 1024 x 2048. */
-#define MATVEC_CHUNK_MIN ((size_t)256 << 10)
-#define MATVEC_ROW_BLOCK 16
+/* Rows are handed out in chunks (matvec_plan_make: whole blocks of MATVEC_ROW_BLOCK rows, so every chunk
+ * starts on a whole block of the SIMD loops and on a 64-byte line of y), dynamically: a thread that loses its
+ * core for a while (a shared or noisy machine) does not hold the others up at the barrier with a fixed share
+ * of the matrix, and each chunk is still one long contiguous stream. Every chunk starts a new stream, and
+ * that costs: the chunks are as long as MATVEC_CHUNK_MAX_BYTES while much is left, then shrink to what is
+ * left divided by the team size, so that the threads finish together. Public matvec alternated with the
+ * read in one process (Zen 5 VM, two threads, AVX2, the L2 loop, medians of 5-9, three runs, the read at
+ * 50-75 GB/s), against fixed chunks of 1/(2 threads) of the matrix within [256 KiB, 2 MiB]: 4096 x 1024
+ * 0.73-0.90 -> 0.79-0.92 of the read, 1024 x 3072 0.69-0.81 -> 0.72-0.85, 12288 x 1024 0.95 -> 0.94-0.98;
+ * shrinking to 64 or 256 KiB instead of 128 about the same, to remaining / (2 threads) 0.01-0.04 lower. */
+/* The tail shrinks as for at most this many threads: from 48 chunks of the largest size to ones of the
+ * smallest (1/16 of it) takes about 48 ln 16 = 133 chunks, then at most 48 more, within
+ * MATVEC_TAIL_CHUNKS_MAX. */
+#define MATVEC_PLAN_TEAM_MAX 48
+void matvec_plan_make(struct matvec_plan *p, int rows, size_t row_bytes, int threads) {
+    size_t block_bytes = row_bytes * MATVEC_ROW_BLOCK > 0 ? row_bytes * MATVEC_ROW_BLOCK : 1;
+    int t = threads < 1 ? 1 : threads > MATVEC_PLAN_TEAM_MAX ? MATVEC_PLAN_TEAM_MAX : threads;
+    int blocks = (rows + MATVEC_ROW_BLOCK - 1) / MATVEC_ROW_BLOCK;
+    size_t most = MATVEC_CHUNK_MAX_BYTES / block_bytes, least = MATVEC_CHUNK_MIN_BYTES / block_bytes;
+    most = most < 1 ? 1 : most > (size_t)blocks ? (size_t)(blocks > 0 ? blocks : 1) : most;
+    least = least < 1 ? 1 : least > most ? most : least;
+    /* while at least t chunks of the largest size are left, every chunk is of that size */
+    p->rows = rows;
+    size_t all = (size_t)(blocks > 0 ? blocks : 0), team_most = (size_t)t * most;
+    p->n_fixed = all >= team_most ? (int)((all - team_most) / most + 1) : 0;
+    p->fixed_rows = (int)most * MATVEC_ROW_BLOCK;
+    int done = p->n_fixed * (int)most, n_tail = 0;
+    while (done < blocks) {
+        int size = (blocks - done) / t;
+        size = size < (int)least ? (int)least : size > (int)most ? (int)most : size;
+        if (n_tail == MATVEC_TAIL_CHUNKS_MAX - 1) size = blocks - done; /* never: see MATVEC_PLAN_TEAM_MAX */
+        p->tail[n_tail++] = done * MATVEC_ROW_BLOCK;
+        done += size;
+    }
+    p->tail[n_tail] = rows;
+    p->n_chunks = p->n_fixed + n_tail;
+}
+
+void matvec_plan_chunk(const struct matvec_plan *p, int c, int *first, int *n) {
+    if (c < p->n_fixed) {
+        *first = c * p->fixed_rows;
+        *n = p->rows - *first < p->fixed_rows ? p->rows - *first : p->fixed_rows;
+        return;
+    }
+    *first = p->tail[c - p->n_fixed];
+    int end = p->tail[c - p->n_fixed + 1];
+    *n = (end < p->rows ? end : p->rows) - *first;
+}
+
 /* Below this many weights a matvec is not worth waking a team for. */
 #define MATVEC_PARALLEL_MIN ((size_t)1 << 16)
 
@@ -166,17 +204,12 @@ static void matvec_chunks(float *y, const void *w, enum fr_dtype wtype, const fl
                           const struct kernel_ops *ops) {
     void (*bf16_loop)(float *, const uint16_t *, const float *, int, int) =
         kernel_prefetch_active() == KERNEL_PREFETCH_L2 ? ops->matvec_bf16_l2 : ops->matvec_bf16;
-    size_t row_bytes = (size_t)cols * fr_dtype_size(wtype);
-    size_t bytes = (size_t)rows * row_bytes / (2 * (size_t)omp_get_num_threads());
-    bytes = bytes < MATVEC_CHUNK_MIN         ? MATVEC_CHUNK_MIN
-            : bytes > MATVEC_CHUNK_MAX_BYTES ? MATVEC_CHUNK_MAX_BYTES
-                                             : bytes;
-    size_t blocks = bytes / (row_bytes * MATVEC_ROW_BLOCK);
-    int chunk = (int)(blocks > 0 ? blocks : 1) * MATVEC_ROW_BLOCK;
-    int n_chunks = (rows + chunk - 1) / chunk;
+    struct matvec_plan plan;
+    matvec_plan_make(&plan, rows, (size_t)cols * fr_dtype_size(wtype), omp_get_num_threads());
 #pragma omp for schedule(dynamic, 1)
-    for (int c = 0; c < n_chunks; c++) {
-        int r0 = c * chunk, n = rows - r0 < chunk ? rows - r0 : chunk;
+    for (int c = 0; c < plan.n_chunks; c++) {
+        int r0, n;
+        matvec_plan_chunk(&plan, c, &r0, &n);
         size_t off = (size_t)r0 * (size_t)cols;
         if (wtype == FR_DTYPE_BF16)
             bf16_loop(y + r0, (const uint16_t *)w + off, x, n, cols);

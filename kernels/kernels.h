@@ -54,6 +54,23 @@ bool matvec_opens_team(int rows, int cols);
 /* The largest chunk of rows matvec hands a thread at a time (kernels.c); the read ceiling reads in chunks
  * of this size too, so that both pay the same for starting a stream. */
 #define MATVEC_CHUNK_MAX_BYTES ((size_t)2 << 20)
+/* The smallest, but for a matrix's last rows. */
+#define MATVEC_CHUNK_MIN_BYTES ((size_t)128 << 10)
+/* How matvec cuts a matrix's rows into the chunks it hands out over a team of `threads`, in whole blocks of
+ * MATVEC_ROW_BLOCK rows: each chunk is what is left divided by the team size, within [MATVEC_CHUNK_MIN_BYTES,
+ * MATVEC_CHUNK_MAX_BYTES]. Long streams first, and chunks that shrink towards the end, so that threads run
+ * out of work at about the same time. The first n_fixed chunks are all of fixed_rows rows; the rest (fewer
+ * than threads chunks of the largest size are left after them; teams over 48 are planned as 48) start at
+ * tail[i], and tail[n_chunks - n_fixed] == rows. */
+#define MATVEC_ROW_BLOCK       16
+#define MATVEC_TAIL_CHUNKS_MAX 256
+struct matvec_plan {
+    int rows, n_chunks, n_fixed, fixed_rows;
+    int tail[MATVEC_TAIL_CHUNKS_MAX + 1];
+};
+void matvec_plan_make(struct matvec_plan *p, int rows, size_t row_bytes, int threads);
+/* Chunk c (< p->n_chunks): its first row and number of rows. */
+void matvec_plan_chunk(const struct matvec_plan *p, int c, int *first, int *n);
 void matvec_ref(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols);
 
 /* ---- elementwise and norms (x, y, out f32; norm weights f32, widened at load) ---- */

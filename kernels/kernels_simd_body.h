@@ -156,16 +156,22 @@ KF_ALWAYS_INLINE float mv_dot_f32(const float *wr, const float *x, int n) {
  * (kernel_prefetch_active(), kernels.c: AMD family 1Ah, Zen 5): one row of n bf16 weights at w with x (split:
  * xe, xo), two pairs of vectors per iteration into two pairs of sums (so that no FMA waits on the one before:
  * one row's single pair of sums is a chain that one core at 4 cycles a step would hold to about one line in 8
- * cycles), each of its lines prefetched once into L2, MV_PF_BYTES ahead. Public matvec on 1 GiB alternated
+ * cycles), each of its lines prefetched once into L2, MV_L2_PF_BYTES ahead. Public matvec on 1 GiB alternated
  * with the read (Zen 5 VM, AVX2, medians of 5 alternations, two runs), 1024 x 1024 / 1024 x 3072 / 4096 x
  * 1024, one thread: the L1 loop with its solo L2 prefetch 0.68-0.75 / 0.72-0.78 / -, without it
  * 0.84 / 0.80-0.82 / -, this loop 0.92-0.93 / 0.91-0.97 / 0.94-0.97; two threads: the L1 loop 0.75-0.77 /
  * 0.77 / 0.84-0.85, this one 0.79-0.81 / 0.84 / 0.88-0.92. The same loop prefetching into L1 measured
- * 0.84-0.87 on one thread, one pair of sums with the L2 prefetch 0.82-0.86, four pairs no better than two. */
+ * 0.84-0.87 on one thread, one pair of sums with the L2 prefetch 0.82-0.86, four pairs no better than two.
+ * It prefetches MV_L2_PF_BYTES ahead: when DRAM is fast, 4 KiB is too short a lead for two cores. Alternated
+ * in one process (Zen 5 VM, AVX2, the read at 45-60 GB/s on two threads, medians of 7), 4 -> 8 KiB on two
+ * threads: 4096 x 1024 0.83 -> 0.88-0.90 of the read, 2048 x 1024 0.82 -> 0.87, 6144 x 1024 0.90 -> 0.97,
+ * 151936 x 1024 0.95 -> 0.99, 1024 x 3072 0.80-0.82 either way; one thread 0.91-0.95 -> 0.95-0.96 (4096 x
+ * 1024, 151936 x 1024); 12 and 16 KiB no better than 8. */
+#define MV_L2_PF_BYTES 8192
 KF_ALWAYS_INLINE float mv_dot_row_bf16_l2(const uint16_t *w, const float *x, const float *xe, const float *xo,
                                           int n) {
     vf a0 = vf_zero(), b0 = vf_zero(), a1 = vf_zero(), b1 = vf_zero();
-    uintptr_t pf = (uintptr_t)w + MV_PF_BYTES; /* may lie past w's end: only prefetched */
+    uintptr_t pf = (uintptr_t)w + MV_L2_PF_BYTES; /* may lie past w's end: only prefetched */
     int c = 0;
     for (; c + 4 * VW <= n; c += 4 * VW, pf += 8 * VW) { /* 8 * VW bytes */
         for (size_t j = 0; j < 8 * VW; j += 64) _mm_prefetch((const char *)(pf + j), _MM_HINT_T1);

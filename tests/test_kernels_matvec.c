@@ -16,8 +16,8 @@ struct mv_case {
 
 /* {9, 4097} and {7, 5000}: wider than MV_WIDE_COLS (4096), rows in fours on AVX-512 then one at a time,
  * with a partial vector at the end; {3, 16484} and {2, 33000} are wider than one pass of the SIMD loops
- * (MV_PANEL_COLS, 16384 columns); {1040, 1024} (2 MiB of bf16) is handed out in several chunks of rows, the
- * last one shorter (kernels.c: about 1/(2 threads) of the matrix each, at least 256 KiB) */
+ * (MV_PANEL_COLS, 16384 columns); {1040, 1024} (2 MiB of bf16) is handed out in several chunks of rows that
+ * shrink, the last one a single block (matvec_plan_make) */
 static const struct mv_case mv_cases[] = {
     {1, 1},    {1, 16},     {3, 7},    {4, 33},   {5, 64},   {17, 100},  {31, 129},  {67, 17},
     {64, 256}, {130, 1027}, {257, 48}, {9, 4097}, {7, 5000}, {3, 16484}, {2, 33000}, {1040, 1024}};
@@ -142,6 +142,61 @@ Test(kernels_matvec, openblas_bf16_available_or_says_why) {
         cr_expect_not_null(why);
     }
     cr_expect(matvec_backend_available(MATVEC_BACKEND_FORGE, FR_DTYPE_BF16, NULL));
+}
+
+/* The chunks of a plan cover [0, rows) in order, each starting on a whole block, none longer than the
+ * largest chunk (or one block), none shorter than the smallest but for the last; returns the number of
+ * chunks. */
+static int plan_check(int rows, size_t row_bytes, int threads) {
+    struct matvec_plan p;
+    matvec_plan_make(&p, rows, row_bytes, threads);
+    size_t block = row_bytes * MATVEC_ROW_BLOCK;
+    size_t most = MATVEC_CHUNK_MAX_BYTES / block > 0 ? MATVEC_CHUNK_MAX_BYTES / block : 1;
+    size_t least = MATVEC_CHUNK_MIN_BYTES / block > 0 ? MATVEC_CHUNK_MIN_BYTES / block : 1;
+    int next = 0;
+    for (int c = 0; c < p.n_chunks; c++) {
+        int first, n;
+        matvec_plan_chunk(&p, c, &first, &n);
+        cr_assert_eq(first, next, "%d rows, %d threads: chunk %d starts at %d", rows, threads, c, first);
+        cr_assert_eq(first % MATVEC_ROW_BLOCK, 0);
+        cr_assert(n > 0 && (size_t)n <= most * MATVEC_ROW_BLOCK, "chunk %d: %d rows", c, n);
+        if (c + 1 < p.n_chunks && (size_t)n < least * MATVEC_ROW_BLOCK)
+            cr_assert((size_t)rows - (size_t)first - (size_t)n < least * MATVEC_ROW_BLOCK,
+                      "%d rows, %d threads: chunk %d of %d rows, short and not near the end", rows, threads,
+                      c, n);
+        next = first + n;
+    }
+    cr_assert_eq(next, rows, "%d rows, %d threads: chunks end at %d", rows, threads, next);
+    return p.n_chunks;
+}
+
+/* By hand: 4096 rows of 2 KiB on two threads are blocks of 32 KiB, at most 64 (2 MiB) and at least 4
+ * (128 KiB) a chunk; 3 chunks of 64 blocks leave 64 < 2 x 64, then 32, 16, 8, 4 and 4 (the least). */
+Test(kernels_matvec, plan_by_hand) {
+    struct matvec_plan p;
+    matvec_plan_make(&p, 4096, 2048, 2);
+    static const int first[] = {0, 1024, 2048, 3072, 3584, 3840, 3968, 4032};
+    cr_assert_eq(p.n_chunks, 8);
+    for (int c = 0; c < 8; c++) {
+        int f, n;
+        matvec_plan_chunk(&p, c, &f, &n);
+        cr_expect_eq(f, first[c], "chunk %d", c);
+        cr_expect_eq(n, (c < 7 ? first[c + 1] : 4096) - first[c], "chunk %d", c);
+    }
+    /* one thread: the largest chunks, then what is left */
+    matvec_plan_make(&p, 1000, 2048, 1);
+    cr_expect_eq(p.n_chunks, 1);
+    cr_expect_eq(plan_check(1000, 2048, 1), 1);
+    cr_expect_eq(plan_check(4096, 2048, 1), 4);
+}
+
+Test(kernels_matvec, plan_covers_every_shape) {
+    static const int rows[] = {1, 15, 16, 17, 1000, 1040, 4096, 6144, 151936};
+    static const size_t row_bytes[] = {2, 2048, 6144, 19456, (size_t)1 << 21, (size_t)3 << 21};
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
+        for (size_t b = 0; b < sizeof row_bytes / sizeof row_bytes[0]; b++)
+            for (int t = 1; t <= 256; t *= 2) plan_check(rows[r], row_bytes[b], t);
+    cr_expect_eq(plan_check(0, 2048, 2), 0);
 }
 
 /* Inside a parallel region every thread makes the same call and the rows are shared over the team. */
