@@ -17,7 +17,9 @@
  * head_dim 128, bf16. 16 rather than 64: the loops prefetch 1 or 2 blocks ahead (pf_blocks), so a range
  * starts with that many blocks fetched at once and ends with as many computed with nothing left to fetch,
  * which costs a short range more with longer blocks. 32 measured no better (attention alone at 1024
- * positions, Zen 4 VM: 0.82 / 0.86 of the read for 32 against 0.83 / 0.90 for 16, AVX2 / AVX-512). */
+ * positions, Zen 4 VM: 0.82 / 0.86 of the read for 32 against 0.83 / 0.90 for 16, AVX2 / AVX-512; Zen 5
+ * VM, AVX2: 13 % faster from L2, but from DRAM 0.57-0.58 against 0.50-0.62 on two threads and 0.68-0.69
+ * against 0.70-0.71 on one, prefetching 16 or 32 positions ahead). */
 #define KERNEL_ATT_BLOCK 16
 
 /* Rows of one KV head over a range of positions: n rows of head_dim elements (bf16 or f32) from k and from v,
