@@ -23,6 +23,9 @@ typedef __m256 vf;
 #define vf_fmsub(a, b, c) _mm256_fmsub_ps((a), (b), (c))
 #define vf_fold256(v)     (v)
 
+/* whether a lane of a is greater than b's or unordered (a NaN) */
+#define vf_any_gt(a, b) (_mm256_movemask_ps(_mm256_cmp_ps((a), (b), _CMP_NLE_UQ)) != 0)
+
 /* attention: dims per register-accumulated chunk, in vectors (2 heads x 4 of the 16 ymm registers) */
 #define ATT_NV 4
 /* matvec rows wider than MV_WIDE_COLS: rows sharing each x load (see kernels_simd_body.h) */

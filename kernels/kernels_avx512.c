@@ -26,6 +26,9 @@ typedef __m512 vf;
 #define vf_hmax(v)        _mm512_reduce_max_ps(v)
 #define vf_fold256(v)     _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps((v), 1))
 
+/* whether a lane of a is greater than b's or unordered (a NaN) */
+#define vf_any_gt(a, b) (_mm512_cmp_ps_mask((a), (b), _CMP_NLE_UQ) != 0)
+
 /* attention: dims per register-accumulated chunk, in vectors (2 heads x 8 of the 32 zmm registers) */
 #define ATT_NV 8
 /* matvec rows wider than MV_WIDE_COLS: rows sharing each x load (see kernels_simd_body.h) */

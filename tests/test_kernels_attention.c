@@ -88,30 +88,34 @@ static void att_free(struct att_buf *b) {
     free(b->q), free(b->out), free(b->ref), free(b->dbl), free(b->scratch), free(b->k), free(b->v);
 }
 
-/* Checks ref against the double definition, then every ISA against ref; `gap` poisoned rows after each KV
- * head's. */
-static void att_check(enum fr_dtype t, int n_pos, int gap, int n_heads, int n_kv, int hd, uint64_t seed) {
-    struct test_rng rng = {seed};
-    struct att_buf b = att_make(&rng, t, n_pos, gap, n_heads, n_kv, hd);
+/* Checks ref against the double definition, then every ISA, on both prefetch profiles, against ref. */
+static void att_check_buf(struct att_buf *b, enum fr_dtype t, int n_pos, int n_heads, int n_kv, int hd) {
     size_t nq = (size_t)n_heads * hd;
     char what[128];
-    attention_ref(b.ref, b.q, b.k, b.v, t, n_pos, b.stride, n_heads, n_kv, hd, b.scratch);
-    attention_double(b.dbl, b.q, b.k, b.v, t, n_pos, b.stride, n_heads, n_kv, hd);
+    attention_ref(b->ref, b->q, b->k, b->v, t, n_pos, b->stride, n_heads, n_kv, hd, b->scratch);
+    attention_double(b->dbl, b->q, b->k, b->v, t, n_pos, b->stride, n_heads, n_kv, hd);
     snprintf(what, sizeof what, "attention_ref vs double %s pos=%d h=%d/%d d=%d", fr_dtype_name(t), n_pos,
              n_heads, n_kv, hd);
-    cr_expect(test_close(what, b.ref, b.dbl, nq, ATT_ATOL, ATT_RTOL, NULL), "%s", what);
+    cr_expect(test_close(what, b->ref, b->dbl, nq, ATT_ATOL, ATT_RTOL, NULL), "%s", what);
     FOR_EACH_ISA(isa) {
         /* both prefetch profiles (the far prefetch 2 or 1 blocks ahead), whichever this CPU would pick */
         for (int pf = 0; pf < KERNEL_PREFETCH_COUNT; pf++) {
             kernel_prefetch_force((enum kernel_prefetch)pf);
-            for (size_t i = 0; i < nq; i++) b.out[i] = NAN;
-            attention(b.out, b.q, b.k, b.v, t, n_pos, b.stride, n_heads, n_kv, hd, b.scratch);
+            for (size_t i = 0; i < nq; i++) b->out[i] = NAN;
+            attention(b->out, b->q, b->k, b->v, t, n_pos, b->stride, n_heads, n_kv, hd, b->scratch);
             kernel_prefetch_force(KERNEL_PREFETCH_COUNT);
             snprintf(what, sizeof what, "attention %s %s pos=%d h=%d/%d d=%d, prefetch profile L%d",
                      kernel_isa_name(isa), fr_dtype_name(t), n_pos, n_heads, n_kv, hd, pf + 1);
-            cr_expect(test_close(what, b.out, b.ref, nq, ATT_ATOL, ATT_RTOL, NULL), "%s", what);
+            cr_expect(test_close(what, b->out, b->ref, nq, ATT_ATOL, ATT_RTOL, NULL), "%s", what);
         }
     }
+}
+
+/* att_check_buf on random q, K and V; `gap` poisoned rows after each KV head's. */
+static void att_check(enum fr_dtype t, int n_pos, int gap, int n_heads, int n_kv, int hd, uint64_t seed) {
+    struct test_rng rng = {seed};
+    struct att_buf b = att_make(&rng, t, n_pos, gap, n_heads, n_kv, hd);
+    att_check_buf(&b, t, n_pos, n_heads, n_kv, hd);
     att_free(&b);
 }
 
@@ -129,6 +133,31 @@ Test(kernels_attention, gqa_shapes_d128_and_odd) {
         att_check((enum fr_dtype)t, 70, 2, 4, 4, 36, 3);      /* no grouping, head_dim not a multiple of 16 */
         att_check((enum fr_dtype)t, 65, 1, 8, 2, 64, 4);      /* group of 4 */
         att_check((enum fr_dtype)t, 170, 3, 6, 2, 64, 6);     /* group of 3: an odd head pair */
+    }
+}
+
+/* Scores that rise or fall with the position all the way: each KV head's K rows are its first query head
+ * scaled by 0.5 + p / n_pos, so that head's scores rise (every block raises the running max and rescales
+ * what came before) and a head of the group whose q points the other way sees them fall (after the first
+ * block none does). */
+Test(kernels_attention, scores_rising_and_falling) {
+    enum { P = 200, H = 4, KV = 2, D = 128 };
+    for (int t = 0; t < 2; t++) {
+        struct test_rng rng = {9};
+        struct att_buf b = att_make(&rng, (enum fr_dtype)t, P, 3, H, KV, D);
+        for (int d = 0; d < D; d++) b.q[3 * D + d] = -b.q[2 * D + d]; /* KV head 1's second head: opposite */
+        for (int kh = 0; kh < KV; kh++)
+            for (int p = 0; p < P; p++)
+                for (int d = 0; d < D; d++) {
+                    size_t i = (size_t)kh * b.stride + (size_t)p * D + (size_t)d;
+                    float x = b.q[kh * (H / KV) * D + d] * (0.5f + (float)p / (float)P);
+                    if (t == FR_DTYPE_BF16)
+                        ((uint16_t *)b.k)[i] = bf16_from_f32(x);
+                    else
+                        ((float *)b.k)[i] = x;
+                }
+        att_check_buf(&b, (enum fr_dtype)t, P, H, KV, D);
+        att_free(&b);
     }
 }
 
