@@ -52,10 +52,11 @@ struct kernel_ops {
      * unnormalized output o[h][:] (the exp-weighted sum of V rows) are updated, rescaling by
      * exp(m_old - m_new) when the max grows. Overwrites o[group][head_dim], m and l [group]; the result is
      * o[h] / l[h]. Each row is read from memory once, K and V each as one sequential stream.
-     * Prefetching: the rows pf_blocks (>= 1) blocks on are fetched while a block is computed; past the end of
-     * cur that stream goes on into `next` (n == 0: none), the rows the caller reads next, and with
-     * fetched != 0 the first blocks of cur were fetched that way by the previous call (else they are
-     * fetched all at once when it starts). */
+     * Prefetching: the rows pf_blocks (>= 1) blocks on are fetched while a block is computed (the SIMD loops
+     * fetch into L1 the rows ATT_L1_AHEAD bytes on as well, and leave out the L2 prefetch inside cur where
+     * both are the same rows); past the end of cur that stream goes on into `next` (n == 0: none), the rows
+     * the caller reads next, and with fetched != 0 the first blocks of cur were fetched that way by the
+     * previous call (else they are fetched all at once when it starts). */
     void (*attn_partial)(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
                          const struct attn_rows *cur, const struct attn_rows *next, int kv_bf16, int group,
                          int head_dim, float scale, int fetched, int pf_blocks);

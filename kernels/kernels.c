@@ -312,8 +312,10 @@ struct attn_args {
 /* How many blocks ahead attn_partial's L2 prefetch runs. Attention alone over 28 layers' KV at 1024 positions
  * alternated with the read (Zen 5 VM, medians of 7, two runs): 2 blocks AVX2 0.62-0.64 / 0.70-0.73 of the
  * read on one / two threads, AVX-512 0.71-0.73 / 0.53-0.58; 1 block 0.69-0.73 / 0.77-0.83 and 0.80-0.81 /
- * 0.61-0.66 (4096 positions, AVX2: 0.66 / 0.49 -> 0.77 / 0.54); 4 or 8 blocks lower than 2. On Zen 4 one
- * block read 0.58-0.72 (AVX2) against 0.80-0.85 for two (kernels_simd_body.h). */
+ * 0.61-0.66 (4096 positions, AVX2: 0.66 / 0.49 -> 0.77 / 0.54); 4 or 8 blocks lower than 2; measured again
+ * later, two threads at 1024 positions, 2 or 4 blocks read AVX2 0.51-0.55 against 0.61 for 1. On Zen 4 one
+ * block read 0.58-0.72 (AVX2) against 0.80-0.85 for two (kernels_simd_body.h). One block ahead is the block
+ * the L1 prefetch reaches: the loops then leave out the L2 prefetch inside a range (attn_partial_t). */
 static int attn_pf_blocks(void) {
     return kernel_prefetch_active() == KERNEL_PREFETCH_L2 ? 1 : 2;
 }

@@ -28,7 +28,8 @@ int kernel_isa_parse(const char *name, enum kernel_isa *isa);
 /* How the kernels prefetch their DRAM streams, chosen from the CPU at first use: KERNEL_PREFETCH_L1, as tuned
  * on Zen 4 (the bf16 matvec prefetches its rows into L1, attention its far blocks 2 blocks ahead), or
  * KERNEL_PREFETCH_L2 on CPUs that stream faster so (AMD family 1Ah, Zen 5: the matvec prefetches rows
- * narrower than 4097 columns into L2 only, attention runs its far prefetch 1 block ahead; see
+ * narrower than 4097 columns into L2 only, attention runs its far prefetch 1 block ahead, where its L1
+ * prefetch already reaches, so it issues that one only across the end of a range; see
  * kernels_simd_body.h and kernels.c attn_pf_blocks for the figures). kernel_prefetch_force() pins one
  * (KERNEL_PREFETCH_COUNT: back to the CPU's) for tests. */
 enum kernel_prefetch { KERNEL_PREFETCH_L1, KERNEL_PREFETCH_L2, KERNEL_PREFETCH_COUNT };
