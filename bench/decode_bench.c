@@ -23,13 +23,11 @@ struct block_ctx {
     int failed;
 };
 
-/* One repetition: the block's calls of one step. */
+/* One repetition: the block's calls of one step, run as the step runs them (decode_block_layers). */
 static void block_rep(void *p, long rep) {
     (void)rep;
     struct block_ctx *c = p;
-    const int layers = block_table()[c->block].scope == BLOCK_SCOPE_LAYER ? c->st->cfg.n_layers : 1;
-    for (int l = 0; l < layers; l++)
-        if (decode_block_run(c->st, c->block, l, c->pos) != 0) c->failed = 1;
+    if (decode_block_layers(c->st, c->block, c->pos) != 0) c->failed = 1;
 }
 
 /* The eviction before a cold repetition, timed: its best run is a read bandwidth reached in this run. */

@@ -2,10 +2,11 @@
  * the per-ISA inner loops of kernel_ops.h. Every kernel here is checked against its _ref twin
  * (kernels_ref.c) for every ISA the CPU supports in tests/test_kernels_*.c.
  *
- * Threading: matvec and attention split their work over an OpenMP team. Called outside any parallel region
- * (the decode step calls them from the main thread) they open their own `omp parallel` region; called
- * inside an active one, they behave like an orphaned `omp for`: every thread of the team must make the same
- * call, each takes its share and all meet at a barrier before returning. */
+ * Threading: matvec and attention split their work over a team. Called by every thread of a kernel team
+ * (kernels/team.h: the decode step's) they share it through the team's tickets and meet at its spin barrier;
+ * inside another active OpenMP region they behave like an orphaned `omp for` (every thread of the team makes
+ * the same call, each takes its share and all meet at a barrier before returning); called from one thread
+ * outside any region they open their own `omp parallel` region. */
 #include <cpuid.h>
 #include <math.h>
 #include <omp.h>
@@ -15,6 +16,7 @@
 
 #include "kernels/kernel_ops.h"
 #include "kernels/kernels.h"
+#include "kernels/team.h"
 
 /* ---- instruction-set dispatch ---- */
 
@@ -199,27 +201,42 @@ const char *kernel_prefetch_describe(void) {
     return buf;
 }
 
-/* Work-shares the row chunks over the current team (a team of one outside any parallel region). */
+/* Chunk c of the plan. */
+static void matvec_chunk(const struct matvec_plan *plan, int c, float *y, const void *w, enum fr_dtype wtype,
+                         const float *x, int cols, const struct kernel_ops *ops,
+                         void (*bf16_loop)(float *, const uint16_t *, const float *, int, int)) {
+    int r0, n;
+    matvec_plan_chunk(plan, c, &r0, &n);
+    size_t off = (size_t)r0 * (size_t)cols;
+    if (wtype == FR_DTYPE_BF16)
+        bf16_loop(y + r0, (const uint16_t *)w + off, x, n, cols);
+    else
+        ops->matvec_f32(y + r0, (const float *)w + off, x, n, cols);
+}
+
+/* Work-shares the row chunks over the current team: a kernel team's (team.h), else the OpenMP team (a team
+ * of one outside any parallel region). Either way it ends at the team's barrier. */
 static void matvec_chunks(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
                           const struct kernel_ops *ops) {
     void (*bf16_loop)(float *, const uint16_t *, const float *, int, int) =
         kernel_prefetch_active() == KERNEL_PREFETCH_L2 ? ops->matvec_bf16_l2 : ops->matvec_bf16;
     struct matvec_plan plan;
     matvec_plan_make(&plan, rows, (size_t)cols * fr_dtype_size(wtype), omp_get_num_threads());
-#pragma omp for schedule(dynamic, 1)
-    for (int c = 0; c < plan.n_chunks; c++) {
-        int r0, n;
-        matvec_plan_chunk(&plan, c, &r0, &n);
-        size_t off = (size_t)r0 * (size_t)cols;
-        if (wtype == FR_DTYPE_BF16)
-            bf16_loop(y + r0, (const uint16_t *)w + off, x, n, cols);
-        else
-            ops->matvec_f32(y + r0, (const float *)w + off, x, n, cols);
+    if (kernel_team_active()) {
+        struct kernel_share share;
+        kernel_share_begin(&share, plan.n_chunks);
+        for (int c; (c = kernel_share_next(&share)) >= 0;)
+            matvec_chunk(&plan, c, y, w, wtype, x, cols, ops, bf16_loop);
+        kernel_share_end(&share);
+        return;
     }
+#pragma omp for schedule(dynamic, 1)
+    for (int c = 0; c < plan.n_chunks; c++) matvec_chunk(&plan, c, y, w, wtype, x, cols, ops, bf16_loop);
 }
 
 bool matvec_opens_team(int rows, int cols) {
-    return rows > 0 && cols > 0 && (size_t)rows * (size_t)cols >= MATVEC_PARALLEL_MIN;
+    return rows > 0 && cols > 0 && (size_t)rows * (size_t)cols >= MATVEC_PARALLEL_MIN &&
+           omp_get_max_threads() > 1;
 }
 
 int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
@@ -231,10 +248,10 @@ int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int row
         return 0;
     }
     const struct kernel_ops *ops = kernel_ops_active();
-    if (omp_in_parallel()) {
-        matvec_chunks(y, w, wtype, x, rows, cols, ops); /* ends with the work-share's barrier */
+    if (kernel_team_shares()) {
+        matvec_chunks(y, w, wtype, x, rows, cols, ops); /* ends with the team's barrier */
     } else {
-#pragma omp parallel if (matvec_opens_team(rows, cols))
+#pragma omp parallel if (matvec_opens_team(rows, cols) && omp_get_max_threads() > 1)
         matvec_chunks(y, w, wtype, x, rows, cols, ops);
     }
     return 0;
@@ -326,26 +343,60 @@ static struct attn_rows attn_head_rows(const struct attn_args *a, int kh, int p0
     return (struct attn_rows){(const char *)a->k + at, (const char *)a->v + at, p1 - p0};
 }
 
-/* Positions per piece of the team split, pieces being parts of one KV head's positions: whole blocks,
- * about n_pos / (ATT_PIECES_PER_THREAD * threads / n_kv) so that each thread streams long runs (a whole
- * head when the heads are enough), but at least ATT_PIECE_MIN_BLOCKS blocks and at least
- * block + head_dim + 3 positions, so that a piece's slot of scratch (see attention_team) fits in the
- * group * piece floats of scratch its positions own with `group` to spare: the last float of
- * scratch[n_heads * n_pos] is never a slot's, and holds the team's piece counter. */
-#define ATT_PIECE_MIN_BLOCKS  4
-#define ATT_PIECES_PER_THREAD 4
-static int attn_piece_positions(const struct attn_args *a, int threads) {
-    int need = KERNEL_ATT_BLOCK + a->head_dim + 3, blocks = (need + KERNEL_ATT_BLOCK - 1) / KERNEL_ATT_BLOCK;
-    int pieces = ATT_PIECES_PER_THREAD * (threads > 0 ? threads : 1);
-    int per_head = (pieces + a->n_kv - 1) / a->n_kv, share = a->n_pos / per_head / KERNEL_ATT_BLOCK;
-    if (blocks < ATT_PIECE_MIN_BLOCKS) blocks = ATT_PIECE_MIN_BLOCKS;
-    return (share > blocks ? share : blocks) * KERNEL_ATT_BLOCK;
+/* The team's split (flash-decoding): each KV head's positions are cut into pieces, whole blocks, a piece
+ * about what is left over ATT_GUIDE * threads, never across a head's end and never fewer positions than
+ * attn_piece_min: whole heads while much is left, shrinking towards the end, so that the threads run out of
+ * work together (guided scheduling, as matvec_plan does with rows). */
+#define ATT_GUIDE            2
+#define ATT_PIECES_MAX       512
+#define ATT_PIECE_MIN_BLOCKS 4
+
+struct attn_piece {
+    int kh, p0, p1; /* KV head kh's positions [p0, p1) */
+    int first, end; /* the head's pieces: [first, end) */
+};
+
+struct attn_plan {
+    int n_pieces;
+    struct attn_piece piece[ATT_PIECES_MAX];
+};
+
+/* The fewest positions of a piece: at least ATT_PIECE_MIN_BLOCKS blocks and block + head_dim + 4 positions,
+ * so that a piece's slot of scratch (attention_team: group * (block + head_dim + 2) floats) leaves at least
+ * 2 * group of the group * positions floats its positions own: the slots never reach the 1 + n_kv ints at
+ * scratch's end that hold the team's counters (attn_counters). */
+static int attn_piece_min(const struct attn_args *a) {
+    int pb = KERNEL_ATT_BLOCK, blocks = (pb + a->head_dim + 4 + pb - 1) / pb;
+    return (blocks > ATT_PIECE_MIN_BLOCKS ? blocks : ATT_PIECE_MIN_BLOCKS) * pb;
 }
 
-/* Pieces per KV head of the split over `threads`: the last one takes the remainder, so there are
- * n_pos / piece of them (0 when n_pos is shorter than the smallest piece). */
-static int attn_pieces_per_head(const struct attn_args *a, int threads) {
-    return a->n_pos / attn_piece_positions(a, threads);
+/* The plan every thread of a team of `threads` follows; pieces numbered head by head. */
+static void attn_plan_make(struct attn_plan *plan, const struct attn_args *a, int threads) {
+    const long pb = KERNEL_ATT_BLOCK, least = attn_piece_min(a), t = threads > 0 ? threads : 1;
+    long left = (long)a->n_kv * (long)a->n_pos;
+    int c = 0;
+    for (int kh = 0; kh < a->n_kv; kh++) {
+        int first = c;
+        for (int p = 0; p < a->n_pos; c++) {
+            long want = (left / (ATT_GUIDE * t) + pb - 1) / pb * pb, rest = a->n_pos - p;
+            want = want > least ? want : least;
+            /* the head's rest when cutting would leave less than a piece, or when the plan has room for only
+             * one piece for this head and each after it */
+            long size = rest - want < least || c + a->n_kv - kh >= ATT_PIECES_MAX ? rest : want;
+            plan->piece[c] = (struct attn_piece){kh, p, p + (int)size, first, 0};
+            p += (int)size;
+            left -= size;
+        }
+        for (int i = first; i < c; i++) plan->piece[i].end = c;
+    }
+    plan->n_pieces = c;
+}
+
+/* Whether the team split applies: every head holds a piece (n_pos >= attn_piece_min), there are two pieces
+ * or more, and the plan has room for a piece per head. */
+static bool attn_team_fits(const struct attn_args *a) {
+    int least = attn_piece_min(a);
+    return a->n_pos >= least && (a->n_kv >= 2 || a->n_pos >= 2 * least) && a->n_kv <= ATT_PIECES_MAX;
 }
 
 /* Normalizes out[h] by its softmax sum l[h]. */
@@ -373,74 +424,78 @@ static void attention_single(const struct attn_args *a) {
     }
 }
 
-/* The team's piece counter: the last float of scratch, which no piece's slot reaches
- * (attn_piece_positions); an int stored there, taken with atomic adds. */
-static int *attn_counter(const struct attn_args *a) {
-    return (int *)(void *)(a->scratch + (size_t)a->n_heads * (size_t)a->n_pos - 1);
+/* The team's counters, ints at scratch's end where no slot reaches (attn_piece_min): [-1] the next piece to
+ * take, [-2 - kh] how many of KV head kh's pieces are done. Zeroed before a team starts on them. */
+static int *attn_counters(const struct attn_args *a) {
+    return (int *)(void *)(a->scratch + (size_t)a->n_heads * (size_t)a->n_pos);
 }
 
-/* Flash-decoding over the team: each KV head's positions are cut into pieces (attn_piece_positions: whole
- * heads when there are at least ATT_PIECES_PER_THREAD per thread), numbered head by head and handed out
- * dynamically; a piece streams its K and V rows once for the head's query heads (kernel_ops.attn_partial)
- * into its own slot of scratch: the unnormalized output o[group][head_dim], running max m[group] and sum
- * l[group], and one block of scores. After a barrier the pieces of each query head are merged:
- *   M = max_c m_c,  out = sum_c exp(m_c - M) o_c / sum_c exp(m_c - M) l_c.
- * Dynamic pieces rather than one static run per thread: a thread that loses its core for a while (a shared
- * machine) holds up the barrier by at most one piece instead of half the cache, and any team size works,
- * so the call also works-shares inside a caller's parallel region. Each thread claims its next piece when
- * it starts the current one (an atomic counter, zeroed by the caller before the team starts on it), so
- * attn_partial's prefetch runs on from the current piece's last blocks into the next one's first: only a
- * thread's first piece starts with a burst of fetches and nothing to compute, and no piece ends with
- * compute and nothing to fetch. No thread prefetches lines of a piece it has not claimed. */
-static void attention_team(const struct attn_args *a) {
-    int H = a->n_heads, D = a->head_dim, group = a->n_heads / a->n_kv, pb = KERNEL_ATT_BLOCK;
-    int nt = omp_get_num_threads(), piece = attn_piece_positions(a, nt),
-        per_head = attn_pieces_per_head(a, nt);
-    int n_pieces = a->n_kv * per_head;
-    size_t slot = (size_t)group * (size_t)(pb + D + 2), gd = (size_t)group * (size_t)D;
-    int *counter = attn_counter(a), fetched = 0;
-    const struct attn_rows none = {0};
-    for (int c = __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED); c < n_pieces;) {
-        int next = __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
-        struct attn_rows rows[2];
-        for (int i = 0; i < 2; i++) { /* this piece's rows and the next one's */
-            int p = i ? next : c, kh = p / per_head, j = p % per_head;
-            if (p < n_pieces)
-                rows[i] = attn_head_rows(a, kh, j * piece, j == per_head - 1 ? a->n_pos : (j + 1) * piece);
-            else
-                rows[i] = none;
+static void attn_counters_zero(const struct attn_args *a) {
+    int *end = attn_counters(a);
+    for (int i = 1; i <= 1 + a->n_kv; i++) end[-i] = 0;
+}
+
+/* Merges the pieces [f, e) of one KV head, each slot (slot floats apart) holding o[group][head_dim], m[group]
+ * and l[group], into its query heads' rows of out:
+ *   M = max_c m_c,  out = sum_c exp(m_c - M) o_c / sum_c exp(m_c - M) l_c. */
+static void attn_merge(const struct attn_args *a, int kh, int f, int e, size_t slot) {
+    const int group = a->n_heads / a->n_kv, D = a->head_dim;
+    const size_t gd = (size_t)group * (size_t)D;
+    for (int j = 0; j < group; j++) {
+        float mx = -INFINITY, sum = 0.0f;
+        for (int c = f; c < e; c++) {
+            float mc = a->scratch[(size_t)c * slot + gd + (size_t)j];
+            mx = mc > mx ? mc : mx;
         }
-        float *o = a->scratch + (size_t)c * slot, *m = o + gd, *l = m + group, *sbuf = l + group;
-        a->ops->attn_partial(o, m, l, sbuf, pb, a->q + (size_t)(c / per_head) * gd, &rows[0], &rows[1],
-                             a->kv_bf16, group, D, 1.0f / sqrtf((float)D), fetched, attn_pf_blocks());
+        /* each piece's m[j] becomes its weight exp(m_c - M): only this call reads the head's slots */
+        for (int c = f; c < e; c++) {
+            float *mc = a->scratch + (size_t)c * slot + gd;
+            mc[j] = expf(mc[j] - mx);
+            sum += mc[j] * mc[(size_t)group + (size_t)j];
+        }
+        float inv = 1.0f / sum, *oh = a->out + (size_t)kh * gd + (size_t)j * (size_t)D;
+        for (int d = 0; d < D; d++) oh[d] = 0.0f;
+        for (int c = f; c < e; c++) {
+            const float *oc = a->scratch + (size_t)c * slot + (size_t)j * (size_t)D;
+            float wc = a->scratch[(size_t)c * slot + gd + (size_t)j] * inv;
+            for (int d = 0; d < D; d++) oh[d] += wc * oc[d];
+        }
+    }
+}
+
+/* One thread's part of the team split (attn_plan_make): pieces handed out dynamically, each streaming its K
+ * and V rows once for the head's query heads (kernel_ops.attn_partial). A head's only piece writes its rows
+ * of out itself; the pieces of a cut head go to their slots of scratch, and whichever thread finishes the
+ * head's last piece merges them (attn_merge), so no thread waits for another before the team's end.
+ * Dynamic pieces rather than one static run per thread: a thread that loses its core for a while (a shared
+ * machine) holds up the others by at most one piece, and any team size works, so the call also work-shares
+ * inside a caller's parallel region. Each thread claims its next piece when it starts the current one, so
+ * attn_partial's prefetch runs on from the current piece's last blocks into the next one's first: only a
+ * thread's first piece starts with a burst of fetches and nothing to compute. No thread prefetches lines of
+ * a piece it has not claimed. */
+static void attention_team(const struct attn_args *a, const struct attn_plan *plan) {
+    const int group = a->n_heads / a->n_kv, D = a->head_dim, pb = KERNEL_ATT_BLOCK, n = plan->n_pieces;
+    const size_t slot = (size_t)group * (size_t)(pb + D + 2), gd = (size_t)group * (size_t)D;
+    int *counters = attn_counters(a), fetched = 0;
+    const struct attn_rows none = {0};
+    for (int c = __atomic_fetch_add(&counters[-1], 1, __ATOMIC_RELAXED); c < n;) {
+        int next = __atomic_fetch_add(&counters[-1], 1, __ATOMIC_RELAXED);
+        const struct attn_piece *pc = &plan->piece[c], *pn = next < n ? &plan->piece[next] : NULL;
+        struct attn_rows rows = attn_head_rows(a, pc->kh, pc->p0, pc->p1),
+                         ahead = pn ? attn_head_rows(a, pn->kh, pn->p0, pn->p1) : none;
+        int only = pc->end - pc->first == 1;
+        float *o = only ? a->out + (size_t)pc->kh * gd : a->scratch + (size_t)c * slot;
+        float *m = a->scratch + (size_t)c * slot + gd, *l = m + group, *sbuf = l + group;
+        a->ops->attn_partial(o, m, l, sbuf, pb, a->q + (size_t)pc->kh * gd, &rows, &ahead, a->kv_bf16, group,
+                             D, 1.0f / sqrtf((float)D), fetched, attn_pf_blocks());
+        if (only)
+            attn_normalize(o, l, group, D);
+        else if (__atomic_add_fetch(&counters[-2 - pc->kh], 1, __ATOMIC_ACQ_REL) == pc->end - pc->first)
+            attn_merge(a, pc->kh, pc->first, pc->end, slot); /* the head's other pieces are done */
         /* a piece has at least ATT_PIECE_MIN_BLOCKS >= attn_pf_blocks() blocks: its last ones fetched the
          * next one's first */
         fetched = 1;
         c = next;
-    }
-#pragma omp barrier
-#pragma omp for schedule(static)
-    for (int h = 0; h < H; h++) {
-        /* query head h is entry j of the slots of its KV head's pieces */
-        size_t first = (size_t)(h / group) * (size_t)per_head, j = (size_t)(h % group);
-        float mx = -INFINITY, sum = 0.0f;
-        for (int c = 0; c < per_head; c++) {
-            float mc = a->scratch[(first + (size_t)c) * slot + gd + j];
-            mx = mc > mx ? mc : mx;
-        }
-        /* each piece's m[j] becomes its weight exp(m_c - M): only this iteration reads head h's entries */
-        for (int c = 0; c < per_head; c++) {
-            float *mc = a->scratch + (first + (size_t)c) * slot + gd;
-            mc[j] = expf(mc[j] - mx);
-            sum += mc[j] * mc[(size_t)group + j];
-        }
-        float inv = 1.0f / sum, *oh = a->out + (size_t)h * (size_t)D;
-        for (int d = 0; d < D; d++) oh[d] = 0.0f;
-        for (int c = 0; c < per_head; c++) {
-            const float *oc = a->scratch + (first + (size_t)c) * slot + j * (size_t)D;
-            float wc = a->scratch[(first + (size_t)c) * slot + gd + j] * inv;
-            for (int d = 0; d < D; d++) oh[d] += wc * oc[d];
-        }
     }
 }
 
@@ -465,25 +520,30 @@ void attention(float *out, const float *q, const void *k_cache, const void *v_ca
         .scratch = scratch,
         .ops = kernel_ops_active(),
     };
-    /* the smallest pieces: the most any team gets */
-    int n_pieces = n_kv_heads * attn_pieces_per_head(&a, n_pos);
-    if (omp_in_parallel()) {
-        if (n_pieces >= 2) {
-#pragma omp single
-            *attn_counter(&a) = 0; /* the single's barrier: no thread takes a piece before */
-            attention_team(&a);    /* ends with the merge's barrier */
-        } else {
-#pragma omp single
-            attention_single(&a);
-        }
+    /* inside a team (a kernel team's or OpenMP's), thread 0 does what one thread does, and the team's
+     * barrier (kernel_team_sync) keeps the others from going on before */
+    const bool in_team = kernel_team_shares();
+    if (!attn_team_fits(&a)) {
+        if (!in_team || omp_get_thread_num() == 0) attention_single(&a);
+        kernel_team_sync();
+        return;
+    }
+    struct attn_plan plan;
+    if (in_team) {
+        attn_plan_make(&plan, &a, omp_get_num_threads()); /* the same plan in every thread */
+        if (omp_get_thread_num() == 0) attn_counters_zero(&a);
+        kernel_team_sync(); /* no thread takes a piece before */
+        attention_team(&a, &plan);
+        kernel_team_sync();
         return;
     }
     int nt = omp_get_max_threads();
-    if (n_pieces < 2 || nt < 2) {
+    attn_plan_make(&plan, &a, nt);
+    if (nt < 2 || plan.n_pieces < 2) {
         attention_single(&a);
         return;
     }
-    *attn_counter(&a) = 0;
-#pragma omp parallel num_threads(nt < n_pieces ? nt : n_pieces)
-    attention_team(&a);
+    attn_counters_zero(&a);
+#pragma omp parallel num_threads(nt < plan.n_pieces ? nt : plan.n_pieces)
+    attention_team(&a, &plan);
 }

@@ -49,8 +49,9 @@ enum matvec_backend { MATVEC_BACKEND_FORGE, MATVEC_BACKEND_OPENBLAS };
 int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
            enum matvec_backend backend, const char **why);
 bool matvec_backend_available(enum matvec_backend backend, enum fr_dtype wtype, const char **why);
-/* Whether matvec (forge backend, called outside a parallel region) opens an OpenMP team for this shape:
- * small products run on the calling thread alone. The cost model counts the forks with it. */
+/* Whether matvec (forge backend, called from one thread outside a parallel region, with more than one
+ * OpenMP thread) opens an OpenMP team for this shape: small products run on the calling thread alone. The
+ * cost model counts the forks with it. */
 bool matvec_opens_team(int rows, int cols);
 /* The largest chunk of rows matvec hands a thread at a time (kernels.c); the read ceiling reads in chunks
  * of this size too, so that both pay the same for starting a stream. */
@@ -109,10 +110,11 @@ void kv_store(void *dst, enum fr_dtype kvtype, const float *src, int n);
  * head_stride >= n_pos * head_dim elements (a cache sized for more positions has gaps between heads).
  * Query head h reads KV head h / (n_heads / n_kv_heads); scores scaled by 1/sqrt(head_dim); softmax in f32
  * with the row max subtracted. scratch needs n_heads * n_pos floats. Splits the work across OpenMP threads
- * (flash-decoding: pieces of one KV head's positions, a whole head when there are enough heads for the
- * team, handed out dynamically, each streaming its K and V rows once for the head's query heads, then the
- * partial softmax sums are merged), so every cached row is read once per step whatever the head or thread
- * count. Inside a parallel region every thread of the team makes the call. */
+ * (flash-decoding: pieces of one KV head's positions, whole heads while much is left and shrinking towards
+ * the end, handed out dynamically, each streaming its K and V rows once for the head's query heads; the
+ * partial softmax sums of a cut head are merged by whichever thread finishes its last piece), so every
+ * cached row is read once per step whatever the head or thread count. Inside a parallel region every thread
+ * of the team makes the call. */
 void attention(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
                int n_pos, size_t head_stride, int n_heads, int n_kv_heads, int head_dim, float *scratch);
 void attention_ref(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,

@@ -14,7 +14,8 @@
 
 #include <stdbool.h>
 
-/* Shared by the team's threads; zero it (kernel_team_init) before the region. Each counter on its own line. */
+/* Shared by the team's threads; zero it (kernel_team_init) before the region. Each counter on its own line.
+ */
 struct kernel_team {
     _Alignas(64) unsigned arrived; /* threads at the current barrier */
     _Alignas(64) unsigned gen;     /* barriers completed */

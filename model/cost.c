@@ -145,7 +145,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
         b.flops = c->n_heads * n_pos * (4 * hd + 4);
         b.kv_read_bytes = 2 * n_pos * kv * ks;
         b.act_bytes = 4 * (q + q) + 4 * 5 * c->n_heads * n_pos;
-        act_ws = 4 * (q + q) + 4.0 * c->n_heads * COST_ATT_BLOCK, forks = 1, parallel = 1;
+        act_ws = 4 * (q + q) + 4.0 * c->n_heads * COST_ATT_BLOCK, parallel = 1;
         exps = c->n_heads * n_pos;
         break;
     case BLOCK_O_PROJ: /* matvec (writes h) plus the residual add: read both h vectors, add h, write h */
@@ -181,9 +181,11 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     case BLOCK_COUNT:
         break;
     }
-    /* every weight-reading block is one matvec: a fork when it opens a team, else a plain call */
-    if (d->reads_weights) {
-        if (parallel)
+    /* Every weight-reading block is one matvec, attention one call too: a fork when it opens a region of its
+     * own, else a plain call (a team of one opens none; on the step's kernel team a call meets the team at
+     * its barrier). */
+    if (d->reads_weights || id == BLOCK_ATTENTION) {
+        if (parallel && !(m && (m->step_team || m->threads == 1)))
             forks += 1;
         else
             kcalls += 1;

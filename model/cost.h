@@ -7,6 +7,8 @@
 #include <stdint.h>
 
 #include "kernels/dtype.h"
+#include <stdbool.h>
+
 #include "model/blocks.h"
 #include "model/config.h"
 
@@ -24,7 +26,9 @@ struct cost_caches {
     /* Capacity of the cache levels one core sees, from hwloc: L1d and L2 of one core (private), the whole
      * L3 instance (shared). A level of 0 is absent. */
     double bytes[3];
-    int threads; /* the team a parallel block runs on (0: 1) */
+    int threads;    /* the team a parallel block runs on (0: 1) */
+    bool step_team; /* the step runs on one kernel team (model/decode.h decode_runs_team): a parallel
+                     * block's call meets the team at a barrier instead of opening a region (a fork) */
 };
 
 /* One block over one decode step (all its calls). Counts are exact integers held in doubles (< 2^53). */

@@ -4,8 +4,11 @@
  * over several positions, with bf16 and f32 KV caches. */
 #include "model/decode.h"
 
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "kernels/team.h"
 
 /* Zeroed, 64-byte aligned so SIMD loads of activation rows never split a cache line. */
 static void *buf_alloc(size_t n) {
@@ -128,7 +131,8 @@ int decode_projection_run(struct decode_state *st, enum block_id b, int layer, i
     if (gemm(p.out, p.rows, p.w, st->w->wtype, p.in, p.cols, batch, p.rows, p.cols, &st->blocking,
              st->backend, &why) != 0)
         return fr_err_set(&st->err, "%s: the matvec backend failed: %s", block_name(b), why ? why : "?");
-    if (p.residual)
+    /* the residual add is the caller's thread's alone (thread 0 of a kernel team, see decode_step) */
+    if (p.residual && (!kernel_team_active() || omp_get_thread_num() == 0))
         for (int s = 0; s < batch; s++)
             vec_add(st->x + (size_t)s * (size_t)st->cfg.hidden, p.out + (size_t)s * (size_t)p.rows,
                     st->cfg.hidden);
@@ -213,6 +217,102 @@ static int run_observed(struct decode_state *st, enum block_id b, int layer, int
     return rc;
 }
 
+bool decode_runs_team(enum matvec_backend backend, int threads) {
+    return backend == MATVEC_BACKEND_FORGE && threads > 1;
+}
+
+/* The blocks whose kernels split their work over the team: the projections and attention. */
+static bool block_on_team(enum block_id b) {
+    return block_table()[b].reads_weights || b == BLOCK_ATTENTION;
+}
+
+/* How a sequence of blocks runs: from the calling thread (team NULL), or by every thread of a kernel team
+ * (kernels/team.h), where thread 0 runs the other blocks alone and `failed` (shared) stops the rest. */
+struct block_runner {
+    struct decode_state *st;
+    const struct decode_observer *obs;
+    struct fr_err *err;
+    bool team;
+    int *failed;
+};
+
+/* In a team: a block on the team waits at the team's barrier for thread 0's blocks before it, then every
+ * thread runs it (its kernels end at the team's barrier); any other block runs on thread 0. The observer
+ * runs on thread 0 around its part. A failure is seen by every thread at the next barrier, so all stop at
+ * the same block; the function then returns 0 and the caller reads `failed`. */
+static int run_block(const struct block_runner *r, enum block_id b, int layer, int pos) {
+    if (!r->team) return run_observed(r->st, b, layer, pos, r->obs, r->err);
+    const bool lead = omp_get_thread_num() == 0;
+    if (block_on_team(b)) {
+        kernel_team_barrier();
+        if (__atomic_load_n(r->failed, __ATOMIC_RELAXED)) return 0;
+        if (!lead) {
+            decode_block_run(r->st, b, layer, pos); /* only thread 0's outcome is kept */
+            return 0;
+        }
+    } else if (!lead || __atomic_load_n(r->failed, __ATOMIC_RELAXED)) {
+        return 0;
+    }
+    if (run_observed(r->st, b, layer, pos, r->obs, r->err)) __atomic_store_n(r->failed, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+static int step_blocks(const struct block_runner *r, int pos) {
+    if (run_block(r, BLOCK_EMBED, -1, pos)) return -1;
+    for (int l = 0; l < r->st->cfg.n_layers; l++)
+        for (int b = BLOCK_ATTN_NORM; b <= BLOCK_DOWN_PROJ; b++)
+            if (run_block(r, (enum block_id)b, l, pos)) return -1;
+    if (run_block(r, BLOCK_FINAL_NORM, -1, pos)) return -1;
+    return run_block(r, BLOCK_LM_HEAD, -1, pos);
+}
+
+static int layers_of_block(const struct block_runner *r, enum block_id b, int pos) {
+    int layers = block_table()[b].scope == BLOCK_SCOPE_LAYER ? r->st->cfg.n_layers : 1;
+    for (int l = 0; l < layers; l++)
+        if (run_block(r, b, block_table()[b].scope == BLOCK_SCOPE_LAYER ? l : -1, pos)) return -1;
+    return 0;
+}
+
+/* Runs f over the blocks from the calling thread, or in one kernel team for the whole sequence when
+ * decode_runs_team says so: one fork and join for the sequence instead of one for each matvec and
+ * attention call, and a spin barrier between blocks instead of libgomp's. */
+static int run_blocks(struct decode_state *st, const struct decode_observer *obs, struct fr_err *err,
+                      int (*f)(const struct block_runner *, int, int), int arg, int pos) {
+    if (!decode_runs_team(st->backend, omp_get_max_threads()) || kernel_team_shares()) {
+        const struct block_runner r = {st, obs, err, false, NULL};
+        return f(&r, arg, pos);
+    }
+    struct kernel_team team;
+    kernel_team_init(&team);
+    int failed = 0;
+#pragma omp parallel
+    {
+        const struct block_runner r = {st, obs, err, true, &failed};
+        kernel_team_join(&team);
+        f(&r, arg, pos);
+        kernel_team_leave();
+    }
+    return failed ? -1 : 0;
+}
+
+static int step_blocks_f(const struct block_runner *r, int unused, int pos) {
+    (void)unused;
+    return step_blocks(r, pos);
+}
+
+static int layers_of_block_f(const struct block_runner *r, int b, int pos) {
+    return layers_of_block(r, (enum block_id)b, pos);
+}
+
+int decode_block_layers(struct decode_state *st, enum block_id b, int pos) {
+    if ((unsigned)b >= BLOCK_COUNT) return fr_err_set(&st->err, "unknown block %d", (int)b);
+    if (pos < 0 || pos >= st->max_pos)
+        return fr_err_set(&st->err, "%s: position %d outside [0, %d)", block_name(b), pos, st->max_pos);
+    if (b == BLOCK_SAMPLER || b == BLOCK_EMBED) /* no kernel team: one thread's work */
+        return decode_block_run(st, b, -1, pos);
+    return run_blocks(st, NULL, &st->err, layers_of_block_f, (int)b, pos);
+}
+
 int decode_step(struct decode_state *st, int token, int pos, const struct decode_observer *obs,
                 struct fr_err *err) {
     if (token < 0 || token >= st->cfg.vocab)
@@ -220,12 +320,7 @@ int decode_step(struct decode_state *st, int token, int pos, const struct decode
     if (pos < 0 || pos >= st->max_pos)
         return fr_err_set(err, "position %d outside the cache's [0, %d)", pos, st->max_pos);
     st->token = token;
-    if (run_observed(st, BLOCK_EMBED, -1, pos, obs, err)) return -1;
-    for (int l = 0; l < st->cfg.n_layers; l++)
-        for (int b = BLOCK_ATTN_NORM; b <= BLOCK_DOWN_PROJ; b++)
-            if (run_observed(st, (enum block_id)b, l, pos, obs, err)) return -1;
-    if (run_observed(st, BLOCK_FINAL_NORM, -1, pos, obs, err)) return -1;
-    return run_observed(st, BLOCK_LM_HEAD, -1, pos, obs, err);
+    return run_blocks(st, obs, err, step_blocks_f, 0, pos);
 }
 
 int decode_sample(struct decode_state *st, const struct sampler_params *params, uint64_t step,

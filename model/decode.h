@@ -1,11 +1,12 @@
 /* Layer: model/ (config, cost model, weights, KV cache, the step) includes kernels/ only.
  * decode_state: one Qwen3 decode step composed from the kernels of kernels/kernels.h, block by block in the
  * order of model/blocks.h. The step knows nothing of timers or counters: a harness that wants them passes a
- * decode_observer, whose begin/end bracket every block. Call the step from one thread; the kernels spread
- * their own work over the OpenMP threads. */
+ * decode_observer, whose begin/end bracket every block. Call the step from one thread: it runs its blocks on
+ * one kernel team of the OpenMP threads (decode_runs_team), or the kernels spread their own work. */
 #ifndef FR_DECODE_H
 #define FR_DECODE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "kernels/fr_err.h"
@@ -101,8 +102,18 @@ int decode_projection_run(struct decode_state *st, enum block_id b, int layer, i
  * with the reason in st->err (bad layer, position or token; a sampler error). */
 int decode_block_run(struct decode_state *st, enum block_id b, int layer, int pos);
 
+/* Runs block b as one step does: once for each layer (per-layer blocks) or once, at position pos; on the
+ * step's kernel team when the step runs on one (decode_runs_team). Returns 0, or -1 with st->err set. */
+int decode_block_layers(struct decode_state *st, enum block_id b, int pos);
+
+/* Whether the step runs its blocks on one kernel team (kernels/team.h): the forge backend on two threads or
+ * more. One fork and join a step, the projections and attention splitting their work over the team and
+ * meeting at its spin barrier, the other blocks on thread 0. Called from inside a parallel region, the step
+ * runs on the calling thread as before. */
+bool decode_runs_team(enum matvec_backend backend, int threads);
+
 /* One token at position pos through embed, every layer and the LM head; logits in st->logits. The
- * observer (may be NULL) sees begin/end around every block. */
+ * observer (may be NULL) sees begin/end around every block, always on the calling thread. */
 int decode_step(struct decode_state *st, int token, int pos, const struct decode_observer *obs,
                 struct fr_err *err);
 

@@ -199,6 +199,28 @@ Test(cost, forks_and_calls_06b) {
     cr_expect_eq(b.level_bytes[COST_LEVEL_DRAM], 4.0 * 151936 * 7, "no L3: the working set comes from DRAM");
 }
 
+/* On the step's kernel team (model/decode.h decode_runs_team) and on one thread the matvecs and attention
+ * open no region: each call is a kernel call, none a fork. */
+Test(cost, team_step_and_one_thread_fork_nothing) {
+    struct qwen3_config c = fixture_qwen3_06b_config();
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    const struct cost_caches machines[] = {
+        {.bytes = {32768, 1 << 20, 32 << 20}, .threads = 2, .step_team = true},
+        {.bytes = {32768, 1 << 20, 32 << 20}, .threads = 1},
+    };
+    for (size_t i = 0; i < sizeof machines / sizeof machines[0]; i++) {
+        struct block_cost b;
+        cost_block_on(&c, &o, &machines[i], BLOCK_QKV_PROJ, 0, SAMPLER_VARIANT_CHAIN, &b);
+        cr_expect(b.forks == 0 && b.kernel_calls == 28, "qkv_proj, machine %zu", i);
+        cost_block_on(&c, &o, &machines[i], BLOCK_O_PROJ, 0, SAMPLER_VARIANT_CHAIN, &b);
+        cr_expect(b.forks == 0 && b.kernel_calls == 2 * 28, "o_proj and its residual add, machine %zu", i);
+        cost_block_on(&c, &o, &machines[i], BLOCK_ATTENTION, 1024, SAMPLER_VARIANT_CHAIN, &b);
+        cr_expect(b.forks == 0 && b.kernel_calls == 28, "attention, machine %zu", i);
+        cost_block_on(&c, &o, &machines[i], BLOCK_LM_HEAD, 0, SAMPLER_VARIANT_CHAIN, &b);
+        cr_expect(b.forks == 0 && b.kernel_calls == 1, "lm_head, machine %zu", i);
+    }
+}
+
 /* A batched step reads the matrices once and everything per token B times: the bf16 weights of a step
  * stay 1,192,232,960 bytes less the per-token ones (norms 4 * (2 * 1024 + 256) * 28 + 4096 and one
  * embedding row) counted B times; FLOPs and KV reads scale with B. */

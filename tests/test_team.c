@@ -21,7 +21,8 @@ Test(kernel_team, shares_hand_out_each_item_once) {
             for (int r = 0; r < ROUNDS; r++) {
                 struct kernel_share share;
                 kernel_share_begin(&share, r % ITEMS_MAX); /* 0 items too */
-                for (int i; (i = kernel_share_next(&share)) >= 0;) __atomic_add_fetch(&taken[r][i], 1, __ATOMIC_RELAXED);
+                for (int i; (i = kernel_share_next(&share)) >= 0;)
+                    __atomic_add_fetch(&taken[r][i], 1, __ATOMIC_RELAXED);
                 kernel_share_end(&share);
             }
             kernel_team_leave();
@@ -66,8 +67,9 @@ Test(kernel_team, kernels_inside_a_team) {
     enum { R = 1040, C = 1024, P = 900, H = 4, KV = 2, D = 64 };
     uint16_t *w = test_alloc((size_t)R * C * 2), *k = test_alloc((size_t)KV * P * D * 2),
              *v = test_alloc((size_t)KV * P * D * 2);
-    float *x = test_alloc(C * 4), *y = test_alloc(R * 4), *yref = test_alloc(R * 4), *q = test_alloc(H * D * 4),
-          *out = test_alloc(H * D * 4), *oref = test_alloc(H * D * 4), *scratch = test_alloc((size_t)H * P * 4);
+    float *x = test_alloc(C * 4), *y = test_alloc(R * 4), *yref = test_alloc(R * 4),
+          *q = test_alloc(H * D * 4), *out = test_alloc(H * D * 4), *oref = test_alloc(H * D * 4),
+          *scratch = test_alloc((size_t)H * P * 4);
     test_fill_bf16(&rng, w, (size_t)R * C, -1.0f, 1.0f);
     test_fill_bf16(&rng, k, (size_t)KV * P * D, -1.0f, 1.0f);
     test_fill_bf16(&rng, v, (size_t)KV * P * D, -1.0f, 1.0f);
@@ -90,7 +92,8 @@ Test(kernel_team, kernels_inside_a_team) {
             kernel_team_leave();
         }
         cr_expect(memcmp(y, yref, R * sizeof *y) == 0, "matvec in a kernel team of %d", nt);
-        cr_expect(test_close("attention in a kernel team", out, oref, H * D, 2e-5, 1e-4, NULL), "team of %d", nt);
+        cr_expect(test_close("attention in a kernel team", out, oref, H * D, 2e-5, 1e-4, NULL), "team of %d",
+                  nt);
     }
     free(w), free(k), free(v), free(x), free(y), free(yref), free(q), free(out), free(oref), free(scratch);
 }

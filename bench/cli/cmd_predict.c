@@ -11,6 +11,7 @@
 #include "bench/cli/cli.h"
 #include "bench/cli/model_opts.h"
 #include "model/cost.h"
+#include "model/decode.h"
 #include "roofline/ceilings.h"
 #include "roofline/roofline.h"
 #include "roofline/roofs.h"
@@ -450,8 +451,10 @@ static int batch_setup(struct predict_args *a) {
             "in L2",
             err.msg);
     } else {
-        a->caches = (struct cost_caches){
-            .bytes = {(double)m.l1d_bytes, (double)m.l2_bytes, (double)m.l3_bytes}, .threads = m.threads};
+        a->caches =
+            (struct cost_caches){.bytes = {(double)m.l1d_bytes, (double)m.l2_bytes, (double)m.l3_bytes},
+                                 .threads = m.threads,
+                                 .step_team = decode_runs_team(MATVEC_BACKEND_FORGE, m.threads)};
         a->caches_ok = true;
         n = snprintf(
             a->levels_note, len,

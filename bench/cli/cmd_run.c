@@ -752,7 +752,8 @@ static int run_main(struct run *r, int argc, char **argv) {
     r->best_read_gbs = NAN;
     r->caches = (struct cost_caches){
         .bytes = {(double)r->machine.l1d_bytes, (double)r->machine.l2_bytes, (double)r->machine.l3_bytes},
-        .threads = r->machine.threads};
+        .threads = r->machine.threads,
+        .step_team = decode_runs_team(a->gemv, r->machine.threads)};
     /* the ceilings leave OpenBLAS at its default pool: the matvecs get the run's threads, bound alike */
     char *gt = r->report->prov.gemv_threads;
     size_t gt_len = sizeof r->report->prov.gemv_threads;
