@@ -4,6 +4,7 @@
  * observer's view of the block order and the errors of the step's API. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -304,13 +305,25 @@ Test(decode, observer_sees_blocks_in_order) {
     qwen3_weights_free(&w);
 }
 
+/* Two states of the tiny config on one set of bf16 weights, forge kernels, bf16 KV. */
+static void setup_two(struct qwen3_weights *w, struct decode_state *a, struct decode_state *b,
+                      const struct qwen3_config *c) {
+    setup(w, a, c, FR_DTYPE_BF16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE);
+    cr_assert_eq(decode_state_init(b, w, REF_MAX_POS, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, NULL), 0);
+}
+
+static void free_two(struct qwen3_weights *w, struct decode_state *a, struct decode_state *b) {
+    decode_state_free(a);
+    decode_state_free(b);
+    qwen3_weights_free(w);
+}
+
 Test(decode, block_run_alone_matches_step) {
     /* The harness times blocks one by one: running the step's blocks by hand gives the step's logits. */
     struct qwen3_config c = fixture_tiny_config();
     struct qwen3_weights w;
     struct decode_state a, b;
-    setup(&w, &a, &c, FR_DTYPE_BF16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE);
-    cr_assert_eq(decode_state_init(&b, &w, REF_MAX_POS, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, NULL), 0);
+    setup_two(&w, &a, &b, &c);
     cr_assert_eq(decode_step(&a, 9, 0, NULL, NULL), 0);
     b.token = 9;
     cr_assert_eq(decode_block_run(&b, BLOCK_EMBED, -1, 0), 0, "%s", b.err.msg);
@@ -320,9 +333,32 @@ Test(decode, block_run_alone_matches_step) {
     cr_assert_eq(decode_block_run(&b, BLOCK_FINAL_NORM, -1, 0), 0);
     cr_assert_eq(decode_block_run(&b, BLOCK_LM_HEAD, -1, 0), 0);
     cr_expect_eq(memcmp(a.logits, b.logits, (size_t)c.vocab * sizeof(float)), 0);
-    decode_state_free(&a);
-    decode_state_free(&b);
-    qwen3_weights_free(&w);
+    free_two(&w, &a, &b);
+}
+
+/* decode_block_layers (what the block timings run: a block's calls of one step, on the step's kernel team
+ * with two threads or more) computes what the block's calls one by one from the calling thread compute, bit
+ * for bit, with one thread and with three; and refuses an unknown block or a position outside the cache. */
+Test(decode, block_layers_match_calls_one_by_one) {
+    struct qwen3_config c = fixture_tiny_config();
+    struct qwen3_weights w;
+    struct decode_state a, b;
+    setup_two(&w, &a, &b, &c);
+    for (int nt = 1; nt <= 3; nt += 2) {
+        omp_set_num_threads(nt);
+        a.token = b.token = 9;
+        for (int blk = BLOCK_EMBED; blk <= BLOCK_LM_HEAD; blk++) {
+            cr_assert_eq(decode_block_layers(&a, (enum block_id)blk, 3), 0, "%s", a.err.msg);
+            int layers = block_table()[blk].scope == BLOCK_SCOPE_LAYER ? c.n_layers : 1;
+            for (int l = 0; l < layers; l++) cr_assert_eq(decode_block_run(&b, (enum block_id)blk, l, 3), 0);
+        }
+        cr_expect_eq(memcmp(a.logits, b.logits, (size_t)c.vocab * sizeof(float)), 0, "%d threads", nt);
+        cr_expect_eq(memcmp(a.x, b.x, (size_t)c.hidden * sizeof(float)), 0, "%d threads", nt);
+    }
+    cr_expect_neq(decode_block_layers(&a, (enum block_id)BLOCK_COUNT, 0), 0);
+    cr_expect_neq(decode_block_layers(&a, BLOCK_ATTENTION, REF_MAX_POS), 0);
+    cr_expect(strstr(a.err.msg, "position") != NULL, "%s", a.err.msg);
+    free_two(&w, &a, &b);
 }
 
 Test(decode, errors) {
