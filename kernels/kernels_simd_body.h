@@ -85,7 +85,11 @@ KF_ALWAYS_INLINE void mv_split_x(float *xe, float *xo, const float *x, int n) {
  * two (one row 0.86 / 0.62 and 0.88 / 0.87); AVX2 one row 0.98 / 0.97 and 0.95 / 0.99 (four rows
  * 0.83 / 0.81 and 0.93 / 0.98). Cutting rows into column panels that fit L1 measured worse (0.37-0.42
  * on one thread): in this VM a plain read of 4 KiB pieces at a row's stride runs at 0.40 of a sequential
- * one. */
+ * one. On the Zen 5 VM (the L2 prefetch profile, public matvec over 0.8 GiB of matrices alternated with the
+ * read, medians of 5-9) wide rows still lose: 6144 columns 0.72-0.83 of the read, 9728 0.67-0.77, 12288
+ * 0.65-0.72, against 0.91-0.96 at 3072 and 4096, one thread and two, AVX2 and AVX-512 alike; one row at a
+ * time through mv_dot_row_bf16_l2 instead measured 0.75 at 6144 and 0.59 at 9728, its prefetch at 4, 16 or
+ * 24 KiB no better than 8. Not understood yet. */
 #define MV_WIDE_COLS     4096
 #define MV_WIDE_PF_BYTES 8192
 
