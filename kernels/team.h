@@ -1,9 +1,11 @@
 /* A kernel team: the threads of one OpenMP parallel region that run many kernel calls in a row (a whole
  * decode step) and meet between them at a barrier of their own instead of opening a region per call.
  *
- * Why: on the VMs this project measures, libgomp's fork and join cost 3.1 µs on two threads and its barrier
- * 1.6 µs (it makes a futex call at every release), against about 5.3 µs of fixed cost per matvec call; a
- * Qwen3-0.6B step makes 113 matvec calls and 28 attention calls (figures: model/decode.c).
+ * Why: on the 2-core Zen 5 VM this project measures on, libgomp's fork and join cost 3.1 µs on two threads
+ * and its barrier 1.6 µs (it makes a futex call at every release), of about 5.3 µs of fixed cost per matvec
+ * call; a Qwen3-0.6B step makes 113 matvec calls and 28 attention calls. One team a step made the step
+ * 2-7 % faster (README, on the roofs). The barrier spins, so a team needs a processor for each of its threads
+ * (model/decode.c decode_runs_team).
  *
  * Use: every thread of a region calls kernel_team_join first and kernel_team_leave last. In between, the
  * kernels of kernels.h see the team (kernel_team_active) and split their work with kernel_share_* and meet at

@@ -218,7 +218,8 @@ static int run_observed(struct decode_state *st, enum block_id b, int layer, int
 }
 
 bool decode_runs_team(enum matvec_backend backend, int threads) {
-    return backend == MATVEC_BACKEND_FORGE && threads > 1;
+    /* more threads than processors: a spin barrier would spin while the thread it waits for has no CPU */
+    return backend == MATVEC_BACKEND_FORGE && threads > 1 && threads <= omp_get_num_procs();
 }
 
 /* The blocks whose kernels split their work over the team: the projections and attention. */

@@ -107,9 +107,9 @@ int decode_block_run(struct decode_state *st, enum block_id b, int layer, int po
 int decode_block_layers(struct decode_state *st, enum block_id b, int pos);
 
 /* Whether the step runs its blocks on one kernel team (kernels/team.h): the forge backend on two threads or
- * more. One fork and join a step, the projections and attention splitting their work over the team and
- * meeting at its spin barrier, the other blocks on thread 0. Called from inside a parallel region, the step
- * runs on the calling thread as before. */
+ * more, no more than the processors it may run on. One fork and join a step, the projections and attention
+ * splitting their work over the team and meeting at its spin barrier, the other blocks on thread 0. Called
+ * from inside a parallel region, the step runs on the calling thread as before. */
 bool decode_runs_team(enum matvec_backend backend, int threads);
 
 /* One token at position pos through embed, every layer and the LM head; logits in st->logits. The
