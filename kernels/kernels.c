@@ -235,8 +235,7 @@ static void matvec_chunks(float *y, const void *w, enum fr_dtype wtype, const fl
 }
 
 bool matvec_opens_team(int rows, int cols) {
-    return rows > 0 && cols > 0 && (size_t)rows * (size_t)cols >= MATVEC_PARALLEL_MIN &&
-           omp_get_max_threads() > 1;
+    return rows > 0 && cols > 0 && (size_t)rows * (size_t)cols >= MATVEC_PARALLEL_MIN;
 }
 
 int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,

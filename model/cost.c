@@ -185,7 +185,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
      * own, else a plain call (a team of one opens none; on the step's kernel team a call meets the team at
      * its barrier). */
     if (d->reads_weights || id == BLOCK_ATTENTION) {
-        if (parallel && !(m && (m->step_team || m->threads == 1)))
+        if (parallel && !(m && (m->step_team || m->threads <= 1)))
             forks += 1;
         else
             kcalls += 1;

@@ -73,11 +73,13 @@ size_t kv_cache_head_stride(const struct kv_cache *kv) {
 /* The rows a step appends lie a head's stride apart, each in a page of its own and cold: fetching all their
  * lines first lets the misses overlap instead of each store waiting for its own. */
 static void kv_cache_prefetch_rows(const struct kv_cache *kv, int layer, int pos) {
-    for (int h = 0; h < kv->n_kv_heads; h++)
+    for (int h = 0; h < kv->n_kv_heads; h++) {
+        const char *k = kv_cache_k(kv, layer, h, pos), *v = kv_cache_v(kv, layer, h, pos);
         for (size_t b = 0; b < kv->row_bytes; b += 64) {
-            __builtin_prefetch((const char *)kv_cache_k(kv, layer, h, pos) + b, 1);
-            __builtin_prefetch((const char *)kv_cache_v(kv, layer, h, pos) + b, 1);
+            __builtin_prefetch(k + b, 1);
+            __builtin_prefetch(v + b, 1);
         }
+    }
 }
 
 void kv_cache_store(struct kv_cache *kv, int layer, int pos, const float *k, const float *v) {
