@@ -530,18 +530,24 @@ KF_ALWAYS_INLINE void block_softmax(float *s, int np, float *m, vf *lv, float *o
     *lv = sum;
 }
 
-/* What a pass over a block's V rows prefetches for each of its positions p: bytes [off, off + bytes) of row p
- * (rows of `row` bytes), the slice the pass itself reads, into L2 at l2 (the far block's rows; l2 == 0: none)
- * and into L1 at l1 (the rows ATT_L1_AHEAD bytes on). Each pass fetching its own slice spreads the prefetches
- * over the passes as tile_pf does over a tile's chunks. bytes == 0: nothing (the later head pairs). */
+/* What a pass over a block's V rows prefetches: the pass reads bytes [off, off + bytes) of each of its np
+ * rows, and its share of the far block (l2; 0: none) and of the block ATT_L1_AHEAD bytes on (l1) is the same
+ * fraction of their bytes taken in address order, [off * np, (off + bytes) * np), bytes at a time, one
+ * piece per position p. The passes' shares cover the blocks (each pass starts where the last one ended), as
+ * tile_pf's do a tile's. Address order rather than the pass's own slice of each row (lines 256 bytes apart
+ * on AVX2, whose passes take 64 bytes of a row at head_dim 128): attention alone over 28 layers from DRAM,
+ * AVX2, alternated in one process (Zen 5 VM, medians of 9, fraction of the read at 1024 / 4096 / 16384
+ * positions), two threads 0.67 / 0.74 / 0.77 -> 0.73 / 0.79 / 0.83 and 0.77 / 0.96 / 0.70 -> 0.82-0.89 /
+ * 1.01-1.03 / 0.76, one thread 0.70 / 0.87 -> 0.80 / 0.98 (AVX-512 reads a whole row a pass: no change).
+ * bytes == 0: nothing (the later head pairs). */
 struct att_vpf {
     uintptr_t l2, l1;
-    size_t row, off, bytes;
+    size_t off, bytes;
 };
 
-KF_ALWAYS_INLINE void values_pf(const struct att_vpf *pf, int p) {
+KF_ALWAYS_INLINE void values_pf(const struct att_vpf *pf, int np, int p) {
     if (!pf->bytes) return;
-    size_t at = (size_t)p * pf->row + pf->off;
+    size_t at = pf->off * (size_t)np + (size_t)p * pf->bytes;
     if (pf->l2) pf_l2(pf->l2 + at, pf->bytes);
     pf_l1(pf->l1 + at, pf->bytes);
 }
@@ -559,16 +565,17 @@ KF_ALWAYS_INLINE void values_tile(float *o0, float *o1, const float *pr0, const 
         vf ao[ATT_NV], co[ATT_NV];
 #pragma GCC unroll 8
         for (int j = 0; j < nv; j++) ao[j] = vf_zero(), co[j] = vf_zero();
-        /* The pass reads nv * 4 * VW bytes of each row, the bytes it prefetches when it does (att_vpf): a
-         * constant, and which prefetches it issues is settled once for the pass rather than tested at every
-         * position (Qwen3-0.6B's heads at 128 positions from L2, Zen 5 VM, one thread, alternated in one
-         * process: the whole attention 31.3 -> 33.7 GB/s on AVX2, 45.7 -> 47.4 on AVX-512). */
+        /* The pass reads nv * 4 * VW bytes of each row and prefetches as many a position when it does
+         * (att_vpf): a constant, and which prefetches it issues is settled once for the pass rather than
+         * tested at every position (Qwen3-0.6B's heads at 128 positions from L2, Zen 5 VM, one thread,
+         * alternated in one process: the whole attention 31.3 -> 33.7 GB/s on AVX2, 45.7 -> 47.4 on AVX-512).
+         */
         const size_t slice = (size_t)nv * 4 * VW;
 #define VPAIRS(FETCH)                                                                                        \
     for (int p = 0; p < np; p++) {                                                                           \
         vf w0 = vf_set1(pr0[p]), w1 = vf_set1(pr1[p]);                                                       \
         const uint16_t *vr = (const uint16_t *)v + vb + (size_t)p * vs;                                      \
-        size_t at = (size_t)p * pf->row + pf->off;                                                           \
+        size_t at = pf->off * (size_t)np + (size_t)p * slice;                                                \
         (void)at;                                                                                            \
         FETCH;                                                                                               \
         _Pragma("GCC unroll 8") for (int j = 0; j < nv; j++) {                                               \
@@ -599,7 +606,7 @@ KF_ALWAYS_INLINE void values_tile(float *o0, float *o1, const float *pr0, const 
     for (int p = 0; p < np; p++) {
         vf w0 = vf_set1(pr0[p]), w1 = vf_set1(pr1[p]);
         size_t at = vb + (size_t)p * vs;
-        values_pf(pf, p);
+        values_pf(pf, np, p);
 #pragma GCC unroll 8
         for (int j = 0; j < nv; j++) {
             vf x = mv_load_w(v, at + (size_t)j * VW, bf16);
@@ -628,13 +635,13 @@ KF_ALWAYS_INLINE void values_tail(float *o0, float *o1, const float *pr0, const 
 /* o[h][:] += sum over positions [b0, b0 + np) of w[h * ws + i] times V rows, for the `group` query heads of
  * one KV head, by head pairs, dims in chunks of ATT_NV vectors summed in registers (then ATT_NV / 2, then
  * single vectors, then a partial one). The first head pair's passes read the block's V rows from memory, each
- * pass its slice of dims, and prefetch (struct att_vpf) the same slice of the far block's rows from pf on
- * (0: none) into L2 and of the rows ATT_L1_AHEAD bytes on into L1, the last full pass the rest of the row
- * too (the partial vector's dims); the other head pairs find the rows in L1. */
+ * pass its slice of dims, and prefetch (struct att_vpf) their shares of the far block's rows from pf on (0:
+ * none) into L2 and of the rows ATT_L1_AHEAD bytes on into L1, the last full pass's share counting the rest
+ * of the row (the partial vector's dims); the other head pairs find the rows in L1. */
 KF_ALWAYS_INLINE void block_values(float *o, const float *w, size_t ws, const void *v, int bf16, int b0,
                                    int np, int group, int d, uintptr_t pf_at) {
     const size_t es = bf16 ? 2 : 4, vs = (size_t)d, vb0 = (size_t)b0 * vs;
-    struct att_vpf pf = {.l2 = pf_at, .l1 = (uintptr_t)v + vb0 * es + ATT_L1_AHEAD, .row = (size_t)d * es};
+    struct att_vpf pf = {.l2 = pf_at, .l1 = (uintptr_t)v + vb0 * es + ATT_L1_AHEAD};
     for (int h = 0; h < group; h += 2) {
         int nh = h + 1 < group ? 2 : 1;
         const float *w0 = w + (size_t)h * ws, *w1 = w0 + (nh == 2 ? ws : 0);
