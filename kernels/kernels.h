@@ -110,9 +110,10 @@ void kv_store(void *dst, enum fr_dtype kvtype, const float *src, int n);
  * head_stride >= n_pos * head_dim elements (a cache sized for more positions has gaps between heads).
  * Query head h reads KV head h / (n_heads / n_kv_heads); scores scaled by 1/sqrt(head_dim); softmax in f32
  * with the row max subtracted. scratch needs n_heads * n_pos floats. Splits the work across OpenMP threads
- * (flash-decoding: pieces of one KV head's positions, whole heads while much is left and shrinking towards
- * the end, handed out dynamically, each streaming its K and V rows once for the head's query heads; the
- * partial softmax sums of a cut head are merged by whichever thread finishes its last piece), so every
+ * (flash-decoding: each KV head's positions in as many equal pieces as make them a multiple of the team,
+ * whole heads when the team divides the KV heads, handed out dynamically across the heads, each streaming
+ * its K and V rows once for the head's query heads; the partial softmax sums of a cut head are merged by
+ * whichever thread finishes its last piece), so every
  * cached row is read once per step whatever the head or thread count. Inside a parallel region every thread
  * of the team makes the call. */
 void attention(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,

@@ -180,7 +180,7 @@ Test(kernels_attention, thread_counts_and_team_mode) {
     att_free(&b);
 }
 
-/* More pieces than threads (the dynamic split: whole heads with 2 threads, two pieces per head with 3),
+/* More pieces than threads (the dynamic split: whole heads with 2 threads, three pieces a head with 3),
  * Qwen3-0.6B's heads, every ISA, own team and caller's team. */
 Test(kernels_attention, many_pieces_every_isa) {
     struct test_rng rng = {78};
