@@ -2,7 +2,8 @@
  * Layout per layer head-major, [n_kv_heads][max_pos][head_dim], the layout kernels/kernels.h's attention()
  * reads: one KV head's first n positions are one contiguous run, which attention streams like a matvec
  * streams a weight row (position-major rows interleave the heads, and the hardware prefetchers then do
- * little for one head's rows). */
+ * little for one head's rows). The heads lie head_bytes apart, a little more than their rows (kv_cache.c:
+ * each starts at another offset of a 4 KiB page). */
 #ifndef FR_KV_CACHE_H
 #define FR_KV_CACHE_H
 
@@ -17,10 +18,10 @@ struct kv_cache {
     enum fr_dtype type;
     int n_layers, max_pos, n_kv_heads, head_dim;
     size_t row_bytes;   /* one position of one KV head: head_dim elements */
-    size_t head_bytes;  /* one KV head of one layer: max_pos * row_bytes */
+    size_t head_bytes;  /* one KV head of one layer to the next: max_pos rows, padded (kv_cache.c) */
     size_t layer_bytes; /* n_kv_heads * head_bytes */
-    void *k;            /* [n_layers][n_kv_heads][max_pos][head_dim] */
-    void *v;            /* [n_layers][n_kv_heads][max_pos][head_dim] */
+    void *k;            /* [n_layers][n_kv_heads][max_pos][head_dim], heads head_bytes apart */
+    void *v;            /* the same for the values */
 };
 
 /* Sizes the cache for max_pos positions of cfg's layers and KV heads (max_pos >= 1). Refuses up front,
@@ -29,7 +30,8 @@ int kv_cache_alloc(struct kv_cache *kv, const struct qwen3_config *cfg, int max_
                    struct fr_err *err);
 void kv_cache_free(struct kv_cache *kv);
 
-/* Bytes K and V need together for max_pos positions; 0 on overflow or a bad shape. */
+/* Bytes K and V hold together for max_pos positions (the allocation adds at most 4.25 KiB a head and layer
+ * of padding, kv_cache.c); 0 on overflow or a bad shape. */
 size_t kv_cache_bytes(const struct qwen3_config *cfg, int max_pos, enum fr_dtype type);
 
 /* Row of position pos of KV head `head` of one layer (pos in [0, max_pos]; pos == max_pos is the end of the

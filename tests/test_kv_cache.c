@@ -22,7 +22,7 @@ Test(kv_cache, addressing_is_head_major) {
     struct kv_cache kv;
     struct fr_err err = {{0}};
     cr_assert_eq(kv_cache_alloc(&kv, &c, 10, FR_DTYPE_F32, &err), 0, "%s", err.msg);
-    const ptrdiff_t row = 32 * 4, head = 10 * row, layer = 2 * head;
+    const ptrdiff_t row = 32 * 4, head = 10 * row, layer = 2 * head; /* a short cache: heads packed */
     cr_expect_eq(kv.row_bytes, (size_t)row);
     cr_expect_eq(kv.head_bytes, (size_t)head);
     cr_expect_eq(kv.layer_bytes, (size_t)layer);
@@ -34,6 +34,24 @@ Test(kv_cache, addressing_is_head_major) {
     memset(kv_cache_v(&kv, 1, 1, 9), 0, (size_t)row);
     kv_cache_free(&kv);
     cr_expect_null(kv.k);
+}
+
+/* From 64 KiB of rows a head, each head's rows start 256 bytes further into a 4 KiB page than the head
+ * before's: 1000 rows of 128 bytes (31.25 pages) take 32 pages and 256 bytes. */
+Test(kv_cache, long_heads_start_at_skewed_page_offsets) {
+    struct qwen3_config c = fixture_tiny_config();
+    struct kv_cache kv;
+    struct fr_err err = {{0}};
+    cr_assert_eq(kv_cache_alloc(&kv, &c, 1000, FR_DTYPE_F32, &err), 0, "%s", err.msg);
+    const size_t head = 32 * 4096 + 256;
+    cr_expect_eq(kv.head_bytes, head);
+    cr_expect_eq(kv.layer_bytes, 2 * head);
+    cr_expect_eq(kv_cache_head_stride(&kv), head / 4);
+    for (int h = 0; h < 2; h++)
+        cr_expect_eq((uintptr_t)kv_cache_k(&kv, 1, h, 0) % 4096,
+                     (uintptr_t)kv.k % 4096 + (size_t)(2 + h) * 256 % 4096);
+    memset(kv_cache_v(&kv, 1, 1, 999), 0, kv.row_bytes); /* the last row is inside the mapping (ASan) */
+    kv_cache_free(&kv);
 }
 
 /* kv_cache_store puts head h's slice of k and v at row pos of head h, converted; kv_cache_copy moves a
