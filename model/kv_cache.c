@@ -54,6 +54,7 @@ int kv_cache_alloc(struct kv_cache *kv, const struct qwen3_config *cfg, int max_
                    struct fr_err *err) {
     memset(kv, 0, sizeof *kv);
     size_t row_bytes = (size_t)cfg->head_dim * fr_dtype_size(type), head_bytes = 0;
+    /* kv_cache_bytes refuses a bad shape (and a data size that overflows) first */
     size_t half =
         kv_cache_bytes(cfg, max_pos, type) ? kv_half_bytes(cfg, row_bytes, max_pos, &head_bytes) : 0;
     if (half == 0 || half > SIZE_MAX / 2)

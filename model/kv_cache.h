@@ -2,8 +2,8 @@
  * Layout per layer head-major, [n_kv_heads][max_pos][head_dim], the layout kernels/kernels.h's attention()
  * reads: one KV head's first n positions are one contiguous run, which attention streams like a matvec
  * streams a weight row (position-major rows interleave the heads, and the hardware prefetchers then do
- * little for one head's rows). The heads lie head_bytes apart, a little more than their rows (kv_cache.c:
- * each starts at another offset of a 4 KiB page). */
+ * little for one head's rows). The heads lie head_bytes apart: their rows, and from 64 KiB of rows a head a
+ * little more, so that each head starts at another offset of a 4 KiB page (kv_cache.c). */
 #ifndef FR_KV_CACHE_H
 #define FR_KV_CACHE_H
 
