@@ -345,7 +345,7 @@ static struct attn_rows attn_head_rows(const struct attn_args *a, int kh, int p0
 /* The team's split (flash-decoding): each KV head's positions are cut into the same number of equal pieces
  * (whole blocks), as few as make the pieces a multiple of the team: whole heads when the team divides the
  * KV heads. The pieces are numbered head by head (a head's slots are adjacent for attn_merge) but handed
- * out piece by piece across the heads (attn_piece_order): the team's threads stream different heads at the
+ * out piece by piece across the heads (attn_piece_at): the team's threads stream different heads at the
  * same time rather than two places of one head. Attention alone over 28 layers from DRAM, Qwen3-0.6B's
  * heads, two threads, alternated in one process (Zen 5 VM, medians of 15-21, fraction of the read), against
  * the guided split before it (whole heads, then pieces shrinking towards the end, handed out head by head):
@@ -354,17 +354,11 @@ static struct attn_rows attn_head_rows(const struct attn_args *a, int kh, int p0
  * 0.97 / 1.01 (above 1: the read ran slower than attention's prefetched streams). Each head in two pieces,
  * AVX2 at 1024 / 4096 positions: 0.62 / 0.74 handed out head by head, 0.72 / 0.89 across the heads, 0.76 /
  * 0.92 whole heads: two threads in one head cost the most, the cut itself a little. */
-#define ATT_PIECES_MAX       512
 #define ATT_PIECE_MIN_BLOCKS 4
 
+/* One piece of the team split: KV head kh's positions [p0, p1). */
 struct attn_piece {
-    int kh, p0, p1; /* KV head kh's positions [p0, p1) */
-    int first, end; /* the head's pieces: [first, end) */
-};
-
-struct attn_plan {
-    int n_pieces, cuts; /* cuts pieces a head */
-    struct attn_piece piece[ATT_PIECES_MAX];
+    int kh, p0, p1;
 };
 
 /* The fewest positions of a piece: at least ATT_PIECE_MIN_BLOCKS blocks and block + head_dim + 4 positions,
@@ -385,37 +379,31 @@ static int gcd_int(int a, int b) {
     return a;
 }
 
-/* The plan every thread of a team of `threads` follows: cuts = threads / gcd(n_kv, threads) pieces a head,
- * fewer where the pieces would be shorter than attn_piece_min (each piece is at least n_pos / cuts - block
- * long) or the plan has no room. */
-static void attn_plan_make(struct attn_plan *plan, const struct attn_args *a, int threads) {
-    const int pb = KERNEL_ATT_BLOCK, t = threads > 0 ? threads : 1;
-    int cuts = t / gcd_int(a->n_kv, t), most = a->n_pos / (attn_piece_min(a) + pb),
-        room = ATT_PIECES_MAX / a->n_kv;
+/* The plan every thread of a team of `threads` follows, as the pieces a head: threads / gcd(n_kv, threads),
+ * fewer where the pieces would be shorter than attn_piece_min (each is at least n_pos / cuts - block long).
+ */
+static int attn_cuts(const struct attn_args *a, int threads) {
+    const int t = threads > 0 ? threads : 1;
+    int cuts = t / gcd_int(a->n_kv, t), most = a->n_pos / (attn_piece_min(a) + KERNEL_ATT_BLOCK);
     cuts = cuts < most ? cuts : most;
-    cuts = cuts < room ? cuts : room;
-    cuts = cuts > 1 ? cuts : 1;
-    int c = 0;
-    for (int kh = 0; kh < a->n_kv; kh++)
-        for (int j = 0; j < cuts; j++, c++) {
-            int p0 = (int)((long)a->n_pos * j / cuts / pb * pb),
-                p1 = j + 1 == cuts ? a->n_pos : (int)((long)a->n_pos * (j + 1) / cuts / pb * pb);
-            plan->piece[c] = (struct attn_piece){kh, p0, p1, kh * cuts, (kh + 1) * cuts};
-        }
-    plan->n_pieces = c;
-    plan->cuts = cuts;
+    return cuts > 1 ? cuts : 1;
 }
 
-/* The piece the team's ticket-th claim gets: every head's first piece, then every head's second, ... */
-static int attn_piece_order(const struct attn_plan *plan, int n_kv, int ticket) {
-    return ticket % n_kv * plan->cuts + ticket / n_kv;
+/* The piece the team's ticket-th claim gets: every head's first piece, then every head's second, ...; the
+ * pieces are numbered head by head, so that a head's slots of scratch are adjacent (attn_merge). */
+static struct attn_piece attn_piece_at(const struct attn_args *a, int cuts, int ticket, int *index) {
+    const int pb = KERNEL_ATT_BLOCK, kh = ticket % a->n_kv, j = ticket / a->n_kv;
+    *index = kh * cuts + j;
+    int p0 = (int)((long)a->n_pos * j / cuts / pb * pb),
+        p1 = j + 1 == cuts ? a->n_pos : (int)((long)a->n_pos * (j + 1) / cuts / pb * pb);
+    return (struct attn_piece){kh, p0, p1};
 }
 
-/* Whether the team split applies: every head holds a piece (n_pos >= attn_piece_min), there are two pieces
- * or more, and the plan has room for a piece per head. */
+/* Whether the team split applies: every head holds a piece (n_pos >= attn_piece_min) and there are two
+ * pieces or more. */
 static bool attn_team_fits(const struct attn_args *a) {
     int least = attn_piece_min(a);
-    return a->n_pos >= least && (a->n_kv >= 2 || a->n_pos >= 2 * least) && a->n_kv <= ATT_PIECES_MAX;
+    return a->n_pos >= least && (a->n_kv >= 2 || a->n_pos >= 2 * least);
 }
 
 /* Normalizes out[h] by its softmax sum l[h]. */
@@ -482,7 +470,7 @@ static void attn_merge(const struct attn_args *a, int kh, int f, int e, size_t s
     }
 }
 
-/* One thread's part of the team split (attn_plan_make): pieces handed out dynamically, each streaming its K
+/* One thread's part of the team split (attn_cuts): pieces handed out dynamically, each streaming its K
  * and V rows once for the head's query heads (kernel_ops.attn_partial). A head's only piece writes its rows
  * of out itself; the pieces of a cut head go to their slots of scratch, and whichever thread finishes the
  * head's last piece merges them (attn_merge), so no thread waits for another before the team's end.
@@ -492,27 +480,28 @@ static void attn_merge(const struct attn_args *a, int kh, int f, int e, size_t s
  * attn_partial's prefetch runs on from the current piece's last blocks into the next one's first: only a
  * thread's first piece starts with a burst of fetches and nothing to compute. No thread prefetches lines of
  * a piece it has not claimed. */
-static void attention_team(const struct attn_args *a, const struct attn_plan *plan) {
-    const int group = a->n_heads / a->n_kv, D = a->head_dim, pb = KERNEL_ATT_BLOCK, n = plan->n_pieces;
+static void attention_team(const struct attn_args *a, int cuts) {
+    const int group = a->n_heads / a->n_kv, D = a->head_dim, pb = KERNEL_ATT_BLOCK, n = a->n_kv * cuts;
     const size_t slot = (size_t)group * (size_t)(pb + D + 2), gd = (size_t)group * (size_t)D;
     int *counters = attn_counters(a), fetched = 0;
     const struct attn_rows none = {0};
     for (int c = __atomic_fetch_add(&counters[-1], 1, __ATOMIC_RELAXED); c < n;) {
-        int next = __atomic_fetch_add(&counters[-1], 1, __ATOMIC_RELAXED);
-        int at = attn_piece_order(plan, a->n_kv, c);
-        const struct attn_piece *pc = &plan->piece[at],
-                                *pn = next < n ? &plan->piece[attn_piece_order(plan, a->n_kv, next)] : NULL;
-        struct attn_rows rows = attn_head_rows(a, pc->kh, pc->p0, pc->p1),
-                         ahead = pn ? attn_head_rows(a, pn->kh, pn->p0, pn->p1) : none;
-        int only = pc->end - pc->first == 1;
-        float *o = only ? a->out + (size_t)pc->kh * gd : a->scratch + (size_t)at * slot;
+        int next = __atomic_fetch_add(&counters[-1], 1, __ATOMIC_RELAXED), at, at_next;
+        struct attn_piece pc = attn_piece_at(a, cuts, c, &at);
+        struct attn_rows rows = attn_head_rows(a, pc.kh, pc.p0, pc.p1), ahead = none;
+        if (next < n) {
+            struct attn_piece pn = attn_piece_at(a, cuts, next, &at_next);
+            ahead = attn_head_rows(a, pn.kh, pn.p0, pn.p1);
+        }
+        float *o = cuts == 1 ? a->out + (size_t)pc.kh * gd : a->scratch + (size_t)at * slot;
         float *m = a->scratch + (size_t)at * slot + gd, *l = m + group, *sbuf = l + group;
-        a->ops->attn_partial(o, m, l, sbuf, pb, a->q + (size_t)pc->kh * gd, &rows, &ahead, a->kv_bf16, group,
+        a->ops->attn_partial(o, m, l, sbuf, pb, a->q + (size_t)pc.kh * gd, &rows, &ahead, a->kv_bf16, group,
                              D, 1.0f / sqrtf((float)D), fetched, attn_pf_blocks());
-        if (only)
+        if (cuts == 1)
             attn_normalize(o, l, group, D);
-        else if (__atomic_add_fetch(&counters[-2 - pc->kh], 1, __ATOMIC_ACQ_REL) == pc->end - pc->first)
-            attn_merge(a, pc->kh, pc->first, pc->end, slot); /* the head's other pieces are done */
+        else if (__atomic_add_fetch(&counters[-2 - pc.kh], 1, __ATOMIC_ACQ_REL) == cuts)
+            attn_merge(a, pc.kh, pc.kh * cuts, (pc.kh + 1) * cuts,
+                       slot); /* the head's other pieces are done */
         /* a piece has at least ATT_PIECE_MIN_BLOCKS >= attn_pf_blocks() blocks: its last ones fetched the
          * next one's first */
         fetched = 1;
@@ -549,22 +538,20 @@ void attention(float *out, const float *q, const void *k_cache, const void *v_ca
         kernel_team_sync();
         return;
     }
-    struct attn_plan plan;
     if (in_team) {
-        attn_plan_make(&plan, &a, omp_get_num_threads()); /* the same plan in every thread */
+        int cuts = attn_cuts(&a, omp_get_num_threads()); /* the same plan in every thread */
         if (omp_get_thread_num() == 0) attn_counters_zero(&a);
         kernel_team_sync(); /* no thread takes a piece before */
-        attention_team(&a, &plan);
+        attention_team(&a, cuts);
         kernel_team_sync();
         return;
     }
-    int nt = omp_get_max_threads();
-    attn_plan_make(&plan, &a, nt);
-    if (nt < 2 || plan.n_pieces < 2) {
+    int nt = omp_get_max_threads(), cuts = attn_cuts(&a, nt), pieces = a.n_kv * cuts;
+    if (nt < 2 || pieces < 2) {
         attention_single(&a);
         return;
     }
     attn_counters_zero(&a);
-#pragma omp parallel num_threads(nt < plan.n_pieces ? nt : plan.n_pieces)
-    attention_team(&a, &plan);
+#pragma omp parallel num_threads(nt < pieces ? nt : pieces)
+    attention_team(&a, cuts);
 }
