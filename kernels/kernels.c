@@ -406,6 +406,17 @@ static bool attn_team_fits(const struct attn_args *a) {
     return a->n_pos >= least && (a->n_kv >= 2 || a->n_pos >= 2 * least);
 }
 
+/* Whether a team shares whole heads below attn_piece_min: two KV heads or more, and more than one block
+ * of positions. A whole head needs no slot of scratch (attention_team keeps its m, l and scores on the
+ * stack), only the counters at scratch's end, which n_heads * n_pos floats then always hold. In decode
+ * steps of Qwen3-0.6B (Zen 5 VM, two threads, medians of 15-21, alternated in one process), attention
+ * over the 28 layers at 17 / 65 / 129 positions: AVX2 404-420 / 731 / 1087 -> 324-325 / 533 / 639 us,
+ * AVX-512 297-322 / 619 / 944 -> 276-298 / 456 / 626 us, where thread 0 had done it alone; at 16
+ * positions and fewer the team was no faster (AVX-512 at 8 positions 146 -> 200-214 us). */
+static bool attn_heads_fit(const struct attn_args *a) {
+    return a->n_kv >= 2 && a->n_pos > KERNEL_ATT_BLOCK;
+}
+
 /* Normalizes out[h] by its softmax sum l[h]. */
 static void attn_normalize(float *out, const float *l, int n_heads, int head_dim) {
     for (int h = 0; h < n_heads; h++) {
@@ -485,6 +496,8 @@ static void attention_team(const struct attn_args *a, int cuts) {
     const size_t slot = (size_t)group * (size_t)(pb + D + 2), gd = (size_t)group * (size_t)D;
     int *counters = attn_counters(a), fetched = 0;
     const struct attn_rows none = {0};
+    float head_mls[cuts == 1 ? group * (pb + 2) : 1]; /* a whole head's m, l and block of scores */
+    memset(head_mls, 0, sizeof head_mls); /* attn_partial sets m and l before it reads them: for cppcheck */
     for (int c = __atomic_fetch_add(&counters[-1], 1, __ATOMIC_RELAXED); c < n;) {
         int next = __atomic_fetch_add(&counters[-1], 1, __ATOMIC_RELAXED), at, at_next;
         struct attn_piece pc = attn_piece_at(a, cuts, c, &at);
@@ -494,7 +507,8 @@ static void attention_team(const struct attn_args *a, int cuts) {
             ahead = attn_head_rows(a, pn.kh, pn.p0, pn.p1);
         }
         float *o = cuts == 1 ? a->out + (size_t)pc.kh * gd : a->scratch + (size_t)at * slot;
-        float *m = a->scratch + (size_t)at * slot + gd, *l = m + group, *sbuf = l + group;
+        float *m = cuts == 1 ? head_mls : a->scratch + (size_t)at * slot + gd, *l = m + group,
+              *sbuf = l + group;
         a->ops->attn_partial(o, m, l, sbuf, pb, a->q + (size_t)pc.kh * gd, &rows, &ahead, a->kv_bf16, group,
                              D, 1.0f / sqrtf((float)D), fetched, attn_pf_blocks());
         if (cuts == 1)
@@ -502,9 +516,9 @@ static void attention_team(const struct attn_args *a, int cuts) {
         else if (__atomic_add_fetch(&counters[-2 - pc.kh], 1, __ATOMIC_ACQ_REL) == cuts)
             attn_merge(a, pc.kh, pc.kh * cuts, (pc.kh + 1) * cuts,
                        slot); /* the head's other pieces are done */
-        /* a piece has at least ATT_PIECE_MIN_BLOCKS >= attn_pf_blocks() blocks: its last ones fetched the
-         * next one's first */
-        fetched = 1;
+        /* a piece of attn_pf_blocks() blocks or more fetched the next one's first blocks as it ended (a
+         * whole head below attn_piece_min may be shorter) */
+        fetched = rows.n >= pb * attn_pf_blocks();
         c = next;
     }
 }
@@ -532,17 +546,18 @@ void attention(float *out, const float *q, const void *k_cache, const void *v_ca
     };
     /* inside a team (a kernel team's or OpenMP's), thread 0 does what one thread does, and the team's
      * barrier (kernel_team_sync) keeps the others from going on before */
-    const bool in_team = kernel_team_shares();
-    if (!attn_team_fits(&a)) {
-        if (!in_team || omp_get_thread_num() == 0) attention_single(&a);
-        kernel_team_sync();
-        return;
-    }
-    if (in_team) {
-        int cuts = attn_cuts(&a, omp_get_num_threads()); /* the same plan in every thread */
+    const bool in_team = kernel_team_shares(), fits = attn_team_fits(&a);
+    if (in_team && (fits || attn_heads_fit(&a))) {
+        /* the same plan in every thread */
+        int cuts = fits ? attn_cuts(&a, omp_get_num_threads()) : 1;
         if (omp_get_thread_num() == 0) attn_counters_zero(&a);
         kernel_team_sync(); /* no thread takes a piece before */
         attention_team(&a, cuts);
+        kernel_team_sync();
+        return;
+    }
+    if (!fits) {
+        if (!in_team || omp_get_thread_num() == 0) attention_single(&a);
         kernel_team_sync();
         return;
     }
