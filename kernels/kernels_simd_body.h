@@ -91,15 +91,15 @@ KF_ALWAYS_INLINE void mv_split_x(float *xe, float *xo, const float *x, int n) {
  * time through mv_dot_row_bf16_l2 instead measured 0.75 at 6144 and 0.59 at 9728, its prefetch at 4, 16 or
  * 24 KiB no better than 8. What costs is reading x from L2: a harness alternating variants with the read
  * in one process (Zen 5 VM, AVX2, two threads, 28 matrices each, rows in static halves, medians of 5) ran
- * that loop at 0.60-0.73 of the read at 6144 and 9728 columns, and at 0.82-0.99 with every x load pointed
- * into x's first 2 KiB (a wrong product, kept as a bound). Keeping x in L1 by other means measured lower:
- * two or four rows sharing each x load 0.41-0.50, column panels of 1024 to 4864 columns at the rows' stride
- * 0.27-0.58, x's even and odd halves interleaved by 16 columns or prefetched into L1 256-512 bytes ahead, or
- * the weights prefetched into L1 non-temporally, 0.59-0.71. Nor is it the arithmetic: from L2 (512 KiB
- * of weights, one thread) this wide path runs at 26-29 GB/s at 6144 and 9728 columns (its one pair of sums
- * is a chain) and mv_dot_row_bf16_l2 at 46-51, but from DRAM, alternated in one process through the public
- * matvec (two threads, medians of 7-9), the L2 loop read 0.72-0.77 / 0.57-0.59 of the read at 6144 / 9728
- * columns against this path's 0.69-0.74 / 0.65-0.66. Left to try: wide matrices stored as column panels,
+ * that loop at 0.60-0.81 of the read (0.95 once) at 6144 and 9728 columns, and at 0.82-0.99 with every x load
+ * pointed into x's first 2 KiB (a wrong product, kept as a bound). Keeping x in L1 by other means measured
+ * lower: two or four rows sharing each x load 0.41-0.50, column panels of 1024 to 4864 columns at the rows'
+ * stride 0.27-0.64, x's even and odd halves interleaved by 16 columns or prefetched into L1 256-512 bytes
+ * ahead, or the weights prefetched into L1 non-temporally, 0.59-0.71. Nor is it the arithmetic: from L2 (512
+ * KiB of weights, one thread) this wide path runs at 26-29 GB/s at 6144 and 9728 columns (its one pair of
+ * sums is a chain) and mv_dot_row_bf16_l2 at 46-51, but from DRAM, alternated in one process through the
+ * public matvec (two threads, medians of 7-9), the L2 loop read 0.72-0.77 / 0.57-0.59 of the read at 6144 /
+ * 9728 columns against this path's 0.69-0.74 / 0.65-0.66. Left to try: wide matrices stored as column panels,
  * each one contiguous stream (a layout change for every reader of the weights). */
 #define MV_WIDE_COLS     4096
 #define MV_WIDE_PF_BYTES 8192
