@@ -544,12 +544,12 @@ void attention(float *out, const float *q, const void *k_cache, const void *v_ca
         .scratch = scratch,
         .ops = kernel_ops_active(),
     };
-    /* inside a team (a kernel team's or OpenMP's), thread 0 does what one thread does, and the team's
-     * barrier (kernel_team_sync) keeps the others from going on before */
+    /* inside a team (a kernel team's or OpenMP's): pieces, or whole heads where the positions are too few
+     * to cut, else thread 0 does what one thread does and the team's barrier (kernel_team_sync) keeps the
+     * others from going on before */
     const bool in_team = kernel_team_shares(), fits = attn_team_fits(&a);
     if (in_team && (fits || attn_heads_fit(&a))) {
-        /* the same plan in every thread */
-        int cuts = fits ? attn_cuts(&a, omp_get_num_threads()) : 1;
+        int cuts = fits ? attn_cuts(&a, omp_get_num_threads()) : 1; /* the same plan in every thread */
         if (omp_get_thread_num() == 0) attn_counters_zero(&a);
         kernel_team_sync(); /* no thread takes a piece before */
         attention_team(&a, cuts);

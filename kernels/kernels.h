@@ -115,7 +115,8 @@ void kv_store(void *dst, enum fr_dtype kvtype, const float *src, int n);
  * its K and V rows once for the head's query heads; the partial softmax sums of a cut head are merged by
  * whichever thread finishes its last piece), so every
  * cached row is read once per step whatever the head or thread count. Inside a parallel region every thread
- * of the team makes the call. */
+ * of the team makes the call; there, positions too few to cut still go out as whole heads once they are more
+ * than one block (kernel_ops.h KERNEL_ATT_BLOCK). */
 void attention(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
                int n_pos, size_t head_stride, int n_heads, int n_kv_heads, int head_dim, float *scratch);
 void attention_ref(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
