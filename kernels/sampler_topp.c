@@ -173,14 +173,18 @@ static void sort_bin(uint32_t *id, uint32_t *k, uint32_t *tid, uint32_t *tk, int
  * Values in a bin share their exponent and top 3 mantissa bits, so a bin's sum is
  * ulp * (count * leading bits * 2^20 + the sum of the low 20 key bits): integers, exact, and one 64-bit
  * add per token instead of a floating-point chain. */
-/* Adds the words of bins [blo, bhi] to the exact per-bin counts and sums. */
+/* Adds the words of bins [blo, bhi] to the exact per-bin counts and sums. Each copy's count and low bits are
+ * taken apart before they are added: a chunk of CHUNK tokens all in one bin counts 2^20, which the 20 bits
+ * of one word would carry out of. */
 static void histogram_flush(struct topp_work *w, int blo, int bhi) {
     const uint64_t one = (uint64_t)1 << CNT_SHIFT;
     for (int b = blo; b <= bhi; b++) {
-        uint64_t h = 0;
-        for (int c = 0; c < COPIES; c++) h += w->hist[c * HIST_STRIDE + b];
-        if (!h) continue;
-        uint64_t count = h >> CNT_SHIFT, low = h & (one - 1);
+        uint64_t count = 0, low = 0;
+        for (int c = 0; c < COPIES; c++) {
+            uint64_t h = w->hist[c * HIST_STRIDE + b];
+            count += h >> CNT_SHIFT, low += h & (one - 1);
+        }
+        if (!count) continue;
         int e = b >> 3, lead = (e ? 8 : 0) + (b & 7); /* implicit bit + the bin's 3 mantissa bits */
         w->count[b] += (uint32_t)count;
         /* exact: an integer below 2^20 * 16 * 2^20 ulps, added to a sum of such below 2^53 ulps (n <= 2^26)

@@ -246,3 +246,21 @@ Test(top_p, fast_path_past_two_to_the_twenty, .timeout = 120) {
     bufs_free(&x);
     free(logits), free(probs);
 }
+
+/* A whole flush of 2^20 tokens in one bin (every probability equal): the bin counts 2^20, one more than a
+ * histogram word's 20 count bits hold, so the copies' words are taken apart before they are added. */
+Test(top_p, a_whole_flush_in_one_bin, .timeout = 120) {
+    enum { N = (1 << 20) + 16 };
+    float *probs = malloc(sizeof(float) * N);
+    struct bufs x = bufs_new(N);
+    for (int i = 0; i < N; i++) probs[i] = 1.0f / (float)N;
+    float tps[] = {0.5f, 0.99f};
+    for (size_t t = 0; t < sizeof tps / sizeof tps[0]; t++) {
+        int kr = sampler_top_p_ref_into(x.a, probs, N, tps[t], x.scratch);
+        int kf = sampler_top_p_fast_into(x.b, probs, N, tps[t], x.scratch);
+        cr_expect_eq(kf, kr, "top_p %g: nucleus %d vs %d", (double)tps[t], kf, kr);
+        cr_expect_eq(memcmp(x.a, x.b, sizeof(float) * N), 0, "top_p %g: fast != reference", (double)tps[t]);
+    }
+    bufs_free(&x);
+    free(probs);
+}
