@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kernels/sampler_simd.h"
+#include "kernels/sampler_split.h"
 #include "kernels/sampler_topp.h"
 
 static inline float row_at(const void *row, enum fr_dtype dtype, int i) {
@@ -93,17 +94,84 @@ static int check_softmax(const void *row, int n, float temperature, struct fr_er
     return 0;
 }
 
-/* The softmax up to its last step: e[n] = exp((row - max) / temperature) and their sum; with mass, the
- * top-p pre-filter's level masses of e too (sampler_simd.h). *sum >= 1: the max contributes exp(0). */
-static int softmax_exp(float *e, const void *row, enum fr_dtype dtype, int n, float temperature, float *mass,
-                       double *sum, struct fr_err *err) {
-    if (check_softmax(row, n, temperature, err)) return -1;
-    const struct sampler_row_ops *ops = sampler_ops();
-    float m;
-    if (ops->scan(row, dtype, n, &m) || m == -INFINITY) return row_error(row, dtype, n, err);
+static const void *row_from(const void *row, enum fr_dtype dtype, int i) {
+    return (const char *)row + (size_t)i * fr_dtype_size(dtype);
+}
+
+/* One softmax over the threads of a split run (sampler_split.h): the max and the exp values part by part,
+ * each part's sum in lanes of its own. */
+struct softmax_pass {
+    const struct sampler_row_ops *ops;
+    const void *row;
+    enum fr_dtype dtype;
+    float *e;
+    int n;
+    float temperature, max;
+    bool bad; /* a NaN or +inf in the row */
+    float part_max[SAMPLER_PARTS];
+    bool part_bad[SAMPLER_PARTS];
+    double part_acc[SAMPLER_PARTS][SAMPLER_LANES];
+};
+
+/* Runs each(s, k, lo, hi) for every part k = [lo, hi) that thread t of `threads` takes. */
+static void each_part(struct softmax_pass *s, int t, int threads,
+                      void (*each)(struct softmax_pass *, int k, int lo, int hi)) {
+    int k0, k1;
+    sampler_parts_of(t, threads, &k0, &k1);
+    for (int k = k0; k < k1; k++) {
+        int lo, hi;
+        sampler_part(s->n, k, &lo, &hi);
+        each(s, k, lo, hi);
+    }
+}
+
+static void scan_part(struct softmax_pass *s, int k, int lo, int hi) {
+    s->part_max[k] = -INFINITY;
+    s->part_bad[k] =
+        hi > lo && s->ops->scan(row_from(s->row, s->dtype, lo), s->dtype, hi - lo, &s->part_max[k]);
+}
+
+static void exp_part(struct softmax_pass *s, int k, int lo, int hi) {
+    memset(s->part_acc[k], 0, sizeof s->part_acc[k]);
+    if (hi > lo)
+        s->ops->exp_sum(s->e + lo, row_from(s->row, s->dtype, lo), s->dtype, hi - lo, s->max, s->temperature,
+                        s->part_acc[k], NULL);
+}
+
+static void scan_pass(void *ctx, int t, int threads) {
+    each_part(ctx, t, threads, scan_part);
+}
+
+static void exp_pass(void *ctx, int t, int threads) {
+    each_part(ctx, t, threads, exp_part);
+}
+
+/* The max of the row; then, unless it is bad or all -inf, the exp values. */
+static void softmax_passes(void *ctx) {
+    struct softmax_pass *s = ctx;
+    sampler_phase(scan_pass, s);
+    s->max = -INFINITY;
+    for (int k = 0; k < SAMPLER_PARTS; k++) {
+        s->bad |= s->part_bad[k];
+        if (s->part_max[k] > s->max) s->max = s->part_max[k];
+    }
     /* subtracting the max first keeps (x - m) / T <= 0 for any T > 0: no overflow, the top exp is 1 */
+    if (!s->bad && s->max != -INFINITY) sampler_phase(exp_pass, s);
+}
+
+/* The softmax up to its last step: e[n] = exp((row - max) / temperature) and their sum, in double: each
+ * part's sum lane by lane (lane i % 16), the parts' lanes added in part order, then the lanes pairwise; the
+ * same bits on any number of threads (sampler_split.h). *sum >= 1: the max contributes exp(0). */
+static int softmax_exp(float *e, const void *row, enum fr_dtype dtype, int n, float temperature, double *sum,
+                       struct fr_err *err) {
+    if (check_softmax(row, n, temperature, err)) return -1;
+    struct softmax_pass s = {
+        .ops = sampler_ops(), .row = row, .dtype = dtype, .e = e, .n = n, .temperature = temperature};
+    sampler_split_run(n, softmax_passes, &s);
+    if (s.bad || s.max == -INFINITY) return row_error(row, dtype, n, err);
     double acc[SAMPLER_LANES] = {0};
-    ops->exp_sum(e, row, dtype, n, m, temperature, acc, mass);
+    for (int k = 0; k < SAMPLER_PARTS; k++)
+        for (int j = 0; j < SAMPLER_LANES; j++) acc[j] += s.part_acc[k][j];
     for (int w = SAMPLER_LANES / 2; w >= 1; w /= 2)
         for (int j = 0; j < w; j++) acc[j] += acc[j + w];
     *sum = acc[0];
@@ -119,7 +187,7 @@ static float softmax_scale(double sum) {
 int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
                     struct fr_err *err) {
     double sum = 1;
-    if (softmax_exp(probs, row, dtype, n, temperature, NULL, &sum, err)) return -1;
+    if (softmax_exp(probs, row, dtype, n, temperature, &sum, err)) return -1;
     sampler_ops()->scale(probs, n, softmax_scale(sum));
     return 0;
 }
@@ -227,11 +295,11 @@ int sampler_pick_row(const void *row, enum fr_dtype dtype, int vocab, const stru
     float *probs = align64(scratch);
     double *sums = align64(probs + vocab);
     void *work = align64(sums + (vocab + 15) / 16);
-    /* The pieces fused where one pass can feed the next: the exp pass measures the top-p pre-filter's
-     * levels, the filter's first pass scales the exp values into probabilities, its last pass leaves the
-     * draw its block sums. Bit for bit the separate pieces (tests/test_sampler.c, `verify` sampler.pick). */
+    /* The pieces fused where one pass can feed the next: the filter's first pass scales the exp values into
+     * probabilities, its last pass leaves the draw its block sums. Bit for bit the separate pieces
+     * (tests/test_sampler.c, `verify` sampler.pick). */
     double sum = 1;
-    if (softmax_exp(probs, row, dtype, vocab, p->temperature, NULL, &sum, err)) return -1;
+    if (softmax_exp(probs, row, dtype, vocab, p->temperature, &sum, err)) return -1;
     struct sampler_topp_in in = {probs, probs, softmax_scale(sum), NULL, sum, NULL};
     struct sampler_draw_blocks db = {sums, -1, -1};
     sampler_top_p_fast_fused(probs, &in, vocab, p->top_p, work, &db);
