@@ -130,6 +130,11 @@ void sampler_bench_describe(const struct sampler_bench_opts *o, char *buf, size_
         off += (size_t)snprintf(buf + off, len - off, ", sort reference not timed");
     for (int i = 0; i < nv && off < len; i++)
         off += (size_t)snprintf(buf + off, len - off, "%s%d", i ? "," : ", at vocabularies ", vocabs[i]);
+    int threads = sampler_softmax_threads(1 << 26);
+    if (off < len)
+        snprintf(buf + off, len - off,
+                 "; the softmax on %d thread%s from 32768 tokens, top-p and the draw on one", threads,
+                 threads > 1 ? "s" : "");
 }
 
 int sampler_bench_run(const struct sampler_bench_opts *o, struct sampler_bench_result **out, int *n_out,

@@ -192,6 +192,10 @@ int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, f
     return 0;
 }
 
+int sampler_softmax_threads(int n) {
+    return sampler_split_threads(n);
+}
+
 int sampler_softmax_ref(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
                         struct fr_err *err) {
     if (check_softmax(row, n, temperature, err)) return -1;

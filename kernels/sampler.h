@@ -45,10 +45,15 @@ int sampler_argmax(const void *row, enum fr_dtype dtype, int n, int *index, stru
 int sampler_argmax_ref(const void *row, enum fr_dtype dtype, int n, int *index, struct fr_err *err);
 
 /* probs[n] = softmax((row - max) / temperature), temperature > 0. Same checks as sampler_argmax.
- * Every instruction-set path gives bit-identical output: the exp below, 16 double partial sums (lane
- * i % 16) reduced in a fixed tree, and each exp times the f32 reciprocal of that sum. */
+ * Every instruction-set path and every thread count gives bit-identical output: the exp below, 16 double
+ * partial sums (lane i % 16) in each of 8 fixed parts of the row, added part by part and reduced in a fixed
+ * tree, and each exp times the f32 reciprocal of that sum. The max and the exp passes run on OpenMP's
+ * threads (sampler_softmax_threads); sampler_pick's top-p filter and draw run on the calling thread. */
 int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
                     struct fr_err *err);
+/* The threads a softmax of n tokens runs on if called now: 1 below 32768 tokens or inside a parallel region,
+ * else omp_get_max_threads(), at most the processors and 8. */
+int sampler_softmax_threads(int n);
 /* Plain scalar twin: libm expf and a double sum; agrees with sampler_softmax to a few ulp. */
 int sampler_softmax_ref(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
                         struct fr_err *err);

@@ -31,7 +31,7 @@ static _Thread_local struct {
     int threads;
 } self;
 
-static int split_threads(int n) {
+int sampler_split_threads(int n) {
     if (n < SAMPLER_SPLIT_MIN || kernel_team_shares()) return 1;
     int t = omp_get_max_threads(), procs = omp_get_num_procs();
     if (t > procs) t = procs; /* the team's barrier spins: a processor for each thread (as decode's team) */
@@ -39,7 +39,7 @@ static int split_threads(int n) {
 }
 
 void sampler_split_run(int n, void (*body)(void *ctx), void *ctx) {
-    int threads = split_threads(n);
+    int threads = sampler_split_threads(n);
     if (threads <= 1) { /* inside a run already (its passes keep going to its team), or one thread */
         body(ctx);
         return;

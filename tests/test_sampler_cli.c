@@ -306,3 +306,26 @@ Test(sample_cli, verify_sampler_checks_compare_for_real, .timeout = 120) {
     cr_assert(at && sscanf(at, "tokens agree %d/%d", &agree, &total) == 2, "no sampler.pick check: %s", out);
     cr_expect(total > 0 && agree == total && strstr(out, isas), "%s", out);
 }
+
+/* --threads sets the softmax's threads: the same tokens on one thread and two (rows long enough to split);
+ * refused where no softmax runs, and outside [1, 1024]. */
+Test(sample_cli, threads_give_the_same_tokens) {
+    enum { W = 40000, R = 3 };
+    float *x = malloc(sizeof(float) * W * R);
+    for (int r = 0; r < R; r++) sampler_rows_fill(x + r * W, W, (enum sampler_row_kind)r, 90 + (uint64_t)r);
+    write_file("wide.f32", x, sizeof(float) * W * R);
+    const char *b = bin("FORGE_ROOFLINE_BIN");
+    char args[512], one[1024], two[1024], err[1024];
+    snprintf(args, sizeof args,
+             "sample --in %s/wide.f32 --vocab %d --temperature 0.7 --top-p 0.95 --threads 1", dir, W);
+    cr_assert_eq(run(b, args, one, sizeof one, err, sizeof err), 0, "stderr: %s", err);
+    snprintf(args, sizeof args,
+             "sample --in %s/wide.f32 --vocab %d --temperature 0.7 --top-p 0.95 --threads 2", dir, W);
+    cr_assert_eq(run(b, args, two, sizeof two, err, sizeof err), 0, "stderr: %s", err);
+    cr_expect_str_eq(one, two);
+    expect_usage_error("sample --in %s/wide.f32 --vocab 40000 --temperature 0 --threads 2", "greedy");
+    expect_usage_error("sample --in %s/wide.f32 --vocab 40000 --input probs --temperature 1 --threads 2",
+                       "--input probs");
+    expect_usage_error("sample --bench --threads 0", "[1, 1024]");
+    free(x);
+}

@@ -3,6 +3,7 @@
  * renormalized distribution. --bench times the sampler instead (bench/sampler_bench.h).
  * Checked end to end in tests/test_sampler_cli.c (tokens equal sampler_pick's, every bad input exits 2). */
 #include <errno.h>
+#include <omp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@ static void usage(FILE *f) {
         "                             [--input logits|probs] [--dtype f32|bf16]\n"
         "                             [--top-p-method fast|sort] [--probs-out FILE]\n"
         "       forge-roofline sample --bench [--vocab V[,V...]] [--temperature T] [--top-p P] "
-        "[--no-sort] [--isa NAME]\n\n"
+        "[--no-sort] [--isa NAME] [--threads N]\n\n"
         "Reads rows of V little-endian values and prints one token id per row; row r is step r.\n"
         "  --input probs   rows are probabilities (finite, >= 0), used as given: no softmax, no temperature\n"
         "                  (temperature 0 still means greedy)\n"
@@ -32,12 +33,15 @@ static void usage(FILE *f) {
         "                  (temperature 0.8, top-p 0.9 unless given); markdown table. It reads no file and\n"
         "                  draws with fixed seeds: --in, --input, --dtype, --seed, --top-p-method and\n"
         "                  --probs-out are refused with it, as --no-sort is without it\n"
-        "  --isa NAME      " CLI_ISA_HELP " (same bits)\n");
+        "  --isa NAME      " CLI_ISA_HELP " (same bits)\n"
+        "  --threads N     OpenMP threads for the softmax of rows of 32768 tokens or more (same bits; "
+        "default:\n"
+        "                  OpenMP's, at most one a processor); top-p, the draw and greedy run on one\n");
 }
 
 struct sample_opts {
     const char *in, *probs_out, *isa;
-    long vocab;
+    long vocab, threads; /* threads 0: OpenMP's default */
     bool probs_input, sort, bench, no_sort;
     enum fr_dtype dtype;
     struct sampler_params p;
@@ -103,6 +107,9 @@ static int parse(int argc, char **argv, struct sample_opts *o) {
                 return cli_usage_error("sample: --top-p-method must be fast or sort (got '%s')", v);
         } else if ((v = opt_value(argc, argv, &i, "--isa"))) {
             o->isa = v;
+        } else if ((v = opt_value(argc, argv, &i, "--threads"))) {
+            if (cli_parse_long(v, 1, 1024, &o->threads))
+                return cli_usage_error("sample: --threads '%s' is not an integer in [1, 1024]", v);
         } else if ((v = opt_value(argc, argv, &i, "--temperature"))) {
             if (cli_parse_float(v, &o->p.temperature))
                 return cli_usage_error("sample: bad --temperature '%s' (a finite f32 number)", v);
@@ -139,7 +146,11 @@ static int parse(int argc, char **argv, struct sample_opts *o) {
         /* --temperature chooses between greedy and a draw: never a silent default. --top-p and --seed
          * default to decode's 1 and 0; greedy uses neither, so one command line can sweep temperatures. */
         if (!o->have_t) return cli_usage_error("sample: --temperature is required (0 = greedy; try --help)");
+        if (o->threads && (o->probs_input || o->p.temperature == 0))
+            return cli_usage_error("sample: --threads applies to the softmax, which %s does not run",
+                                   o->probs_input ? "--input probs" : "--temperature 0 (greedy)");
     }
+    if (o->threads) omp_set_num_threads((int)o->threads);
     if (sampler_check_params(&o->p, &err)) return cli_usage_error("sample: %s", err.msg);
     return 0;
 }
@@ -170,9 +181,11 @@ static int run_bench(const struct sample_opts *o) {
     bo.temperature = o->p.temperature;
     bo.top_p = o->p.top_p;
     bo.skip_sort = o->no_sort;
-    printf("# sampler benchmark: isa %s, timer resolution %.0f ns, 1 thread, temperature %g, top_p %g\n",
-           sampler_isa_name(sampler_isa_active()), timing_resolution_s() * 1e9, (double)bo.temperature,
-           (double)bo.top_p);
+    int threads = sampler_softmax_threads(1 << 26);
+    printf("# sampler benchmark: isa %s, timer resolution %.0f ns, softmax on %d thread%s from 32768 tokens "
+           "(top-p, the draw and greedy on one), temperature %g, top_p %g\n",
+           sampler_isa_name(sampler_isa_active()), timing_resolution_s() * 1e9, threads,
+           threads > 1 ? "s" : "", (double)bo.temperature, (double)bo.top_p);
     printf("# rows: realistic = normal(0, 2.5) bulk + 1-8 peaks (the median-nucleus row of 15 seeds); flat = "
            "normal(0, 0.05); times per row\n\n");
     fflush(stdout);
