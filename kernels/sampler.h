@@ -51,8 +51,9 @@ int sampler_argmax_ref(const void *row, enum fr_dtype dtype, int n, int *index, 
  * threads (sampler_softmax_threads); sampler_pick's top-p filter and draw run on the calling thread. */
 int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
                     struct fr_err *err);
-/* The threads a softmax of n tokens runs on if called now: 1 below 32768 tokens or inside a parallel region,
- * else omp_get_max_threads(), at most the processors and 8. */
+/* The threads a softmax of n tokens runs on if called now: 1 below SAMPLER_SOFTMAX_SPLIT_MIN tokens or inside
+ * a parallel region, else omp_get_max_threads(), at most the processors and 8. One fork a call when more. */
+#define SAMPLER_SOFTMAX_SPLIT_MIN 32768
 int sampler_softmax_threads(int n);
 /* Plain scalar twin: libm expf and a double sum; agrees with sampler_softmax to a few ulp. */
 int sampler_softmax_ref(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,

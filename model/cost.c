@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
+#include "kernels/sampler.h" /* SAMPLER_SOFTMAX_SPLIT_MIN */
 
 /* Positions of one attention score block per thread (kernels/kernel_ops.h KERNEL_ATT_BLOCK). */
 #define COST_ATT_BLOCK 16
@@ -107,7 +108,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     struct block_cost b = {0};
     /* per call: the activations' working set, kernel calls, forks, exps, whether it runs on the team */
     double act_ws = 0, kcalls = 0, forks = 0, exps = 0;
-    int parallel = 0;
+    int parallel = 0, exps_parallel = 0;
     switch (id) {
     case BLOCK_EMBED: /* one row, widened to f32 */
         b.weight_bytes = h * ws;
@@ -177,6 +178,10 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
         sampler_cost(&b, V, sampler);
         act_ws = sampler == SAMPLER_VARIANT_GREEDY ? 4 * V : 8 * V, kcalls = 1;
         exps = sampler == SAMPLER_VARIANT_GREEDY ? 0 : V;
+        /* the softmax's passes (the exps) split over the team from SAMPLER_SOFTMAX_SPLIT_MIN tokens, in a
+         * region of their own; the filter and the draw stay on one thread */
+        exps_parallel = exps > 0 && m && m->threads > 1 && V >= SAMPLER_SOFTMAX_SPLIT_MIN;
+        if (exps_parallel) forks = 1, kcalls = 0;
         break;
     case BLOCK_COUNT:
         break;
@@ -206,6 +211,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     out->forks = forks * calls;
     out->parallel = parallel && m && m->threads > 1;
     out->sampler_exp = id == BLOCK_SAMPLER;
+    out->exps_parallel = exps_parallel;
     const double team = out->parallel ? m->threads : 1;
     out->level_bytes[COST_LEVEL_DRAM] = out->dram_bytes;
     out->level_bytes[level_for(m, act_ws / team)] += out->act_bytes;

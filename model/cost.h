@@ -56,6 +56,7 @@ struct block_cost {
     double forks;        /* kernel calls per step that open an OpenMP parallel region */
     int parallel;        /* runs on the whole team (matvec, attention): all-threads ceilings apply */
     int sampler_exp;     /* its exps are the sampler's own exp (sampler_exp_row), not the kernels' vexp */
+    int exps_parallel;   /* its exps run on the whole team (the sampler's softmax): all-threads exp ceiling */
 };
 
 /* Sampler variants: what the sampler block costs in passes over the logits row. */

@@ -100,8 +100,9 @@ int roofline_predict(const struct roofline_rates *all, const struct roofline_rat
         if (term(w->level_bytes[l], r->level_gbs[l], 1e9, level_what[l], &out->term_s[l], err)) return -1;
         out->levels_sum_s += out->term_s[l];
     }
+    const struct roofline_rates *re = w->exps_parallel ? all : r;
     if (term(w->flops, r->peak_gflops, 1e9, "FMA", &out->term_s[ROOFLINE_TERM_FMA], err) ||
-        term(w->exps, w->sampler_exp ? r->sampler_exp_gexps : r->exp_gexps, 1e9,
+        term(w->exps, w->sampler_exp ? re->sampler_exp_gexps : re->exp_gexps, 1e9,
              w->sampler_exp ? "sampler exp" : "exp", &out->term_s[ROOFLINE_TERM_EXP], err))
         return -1;
     double call_s = 0, fork_s = 0;

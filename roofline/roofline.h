@@ -86,6 +86,7 @@ struct roofline_work {
     double calls, forks; /* calls that open no parallel region, calls that do */
     bool parallel;       /* runs on the whole team: the all-threads rates apply */
     bool sampler_exp;    /* its exps are the sampler's: sampler_exp_gexps applies instead of exp_gexps */
+    bool exps_parallel;  /* its exps (only) run on the whole team: the all-threads exp rate applies to them */
 };
 
 struct roofline_prediction {

@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
+#include "kernels/sampler.h"
 #include "model/config.h"
 #include "model/cost.h"
 #include "tests/model_fixtures.h"
@@ -197,6 +198,25 @@ Test(cost, forks_and_calls_06b) {
     struct cost_caches small = {.bytes = {32768, 1 << 20, 0}, .threads = 2};
     cost_block_on(&c, &o, &small, BLOCK_SAMPLER, 0, SAMPLER_VARIANT_CHAIN, &b);
     cr_expect_eq(b.level_bytes[COST_LEVEL_DRAM], 4.0 * 151936 * 7, "no L3: the working set comes from DRAM");
+}
+
+/* The sampler chain's softmax splits over the team (one fork, its exps at the team's rate) from 32768 tokens;
+ * greedy, one thread and a small vocabulary stay one plain call. */
+Test(cost, sampler_softmax_on_the_team) {
+    struct qwen3_config c = fixture_qwen3_06b_config();
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct cost_caches two = {.bytes = {32768, 1 << 20, 32 << 20}, .threads = 2, .step_team = true};
+    struct cost_caches one = {.bytes = {32768, 1 << 20, 32 << 20}, .threads = 1};
+    struct block_cost b;
+    cost_block_on(&c, &o, &two, BLOCK_SAMPLER, 0, SAMPLER_VARIANT_CHAIN, &b);
+    cr_expect(b.exps_parallel && b.forks == 1 && b.kernel_calls == 0 && !b.parallel);
+    cost_block_on(&c, &o, &two, BLOCK_SAMPLER, 0, SAMPLER_VARIANT_GREEDY, &b);
+    cr_expect(!b.exps_parallel && b.forks == 0 && b.kernel_calls == 1);
+    cost_block_on(&c, &o, &one, BLOCK_SAMPLER, 0, SAMPLER_VARIANT_CHAIN, &b);
+    cr_expect(!b.exps_parallel && b.forks == 0 && b.kernel_calls == 1);
+    c.vocab = SAMPLER_SOFTMAX_SPLIT_MIN - 1;
+    cost_block_on(&c, &o, &two, BLOCK_SAMPLER, 0, SAMPLER_VARIANT_CHAIN, &b);
+    cr_expect(!b.exps_parallel && b.forks == 0 && b.kernel_calls == 1);
 }
 
 /* On the step's kernel team (model/decode.h decode_runs_team) and on one thread the matvecs and attention

@@ -120,6 +120,13 @@ Test(roofline, predict_terms_and_bound) {
     cr_expect_eq(p.bound, ROOFLINE_TERM_DRAM);
     cr_expect_float_eq(p.predicted_s, 5e-5, 1e-16);
     cr_expect_float_eq(p.term_s[ROOFLINE_TERM_OVERHEAD], 2e-6, 1e-18);
+    /* exps on the team, the rest on one thread (the sampler's softmax split): 5000 exps at the all-threads
+     * 10 Gexp/s = 500 ns, the L1 bytes still at the one-thread 200 GB/s = 10 ns */
+    w.exps_parallel = true;
+    cr_assert_eq(roofline_predict(&rates_all, &rates_one, &w, &p, &err), 0, "%s", err.msg);
+    cr_expect_float_eq(p.term_s[ROOFLINE_TERM_EXP], 5e-7, 1e-18);
+    cr_expect_float_eq(p.term_s[ROOFLINE_TERM_L1], 1e-8, 1e-20);
+    cr_expect_eq(p.bound, ROOFLINE_TERM_EXP);
     /* a tiny call: the floor binds */
     struct roofline_work tiny = {.level_bytes = {0, 64, 0, 0}, .calls = 1};
     cr_assert_eq(roofline_predict(&rates_all, &rates_one, &tiny, &p, &err), 0);

@@ -472,7 +472,8 @@ static int predict_one(const struct run *r, const struct block_cost *c, struct r
                               .calls = c->kernel_calls,
                               .forks = c->forks,
                               .parallel = c->parallel != 0,
-                              .sampler_exp = c->sampler_exp != 0};
+                              .sampler_exp = c->sampler_exp != 0,
+                              .exps_parallel = c->exps_parallel != 0};
     for (int l = 0; l < ROOFLINE_LEVELS; l++) w.level_bytes[l] = c->level_bytes[l];
     struct fr_err err = {{0}};
     if (roofline_predict(&r->rates_all, &r->rates_one, &w, p, &err) != 0)
