@@ -279,6 +279,29 @@ Test(report_write, markdown_flags_above_roof_and_noisy) {
     free(r);
 }
 
+/* The setup names the memory-management state, and says what a kdamond that is on does to the figures. */
+Test(report_write, markdown_setup_names_damon) {
+    struct run_report *r = fixture();
+    snprintf(r->prov.mm_state, sizeof r->prov.mm_state,
+             "transparent huge pages madvise (defrag madvise); DAMON on: kdamond 0 (paddr: pageout)");
+    r->prov.damon_on = true;
+    char dir[256];
+    char *md = write_report_md(r, dir, sizeof dir);
+    cr_expect(strstr(md, "Memory management: transparent huge pages madvise (defrag madvise); DAMON on: "
+                         "kdamond 0 (paddr: pageout). DAMON samples pages") != NULL,
+              "%s", md);
+    free(md);
+    tu_rm_flat(dir);
+    r->prov.damon_on = false;
+    snprintf(r->prov.mm_state, sizeof r->prov.mm_state,
+             "transparent huge pages madvise (defrag madvise); DAMON off");
+    md = write_report_md(r, dir, sizeof dir);
+    cr_expect(strstr(md, "DAMON off.\n") != NULL && strstr(md, "DAMON samples") == NULL, "%s", md);
+    free(md);
+    tu_rm_flat(dir);
+    free(r);
+}
+
 /* A block that streams from DRAM shows its paired read and its share of it; a block to fix whose own paired
  * read it nearly reaches says so, since then the roof, not the kernel, is what moved. */
 Test(report_write, markdown_blocks_against_their_paired_read) {

@@ -10,6 +10,7 @@
 #include "bench/cli/cli.h"
 #include "kernels/kernels.h"
 #include "roofline/counters.h"
+#include "roofline/mm_state.h"
 #include "roofline/timing.h"
 #include "roofline/ceilings.h"
 #include "roofline/topology.h"
@@ -97,6 +98,14 @@ static void print_bytes(const char *label, size_t bytes, int count) {
     printf(" x %d |\n", count);
 }
 
+/* Transparent huge pages and DAMON in one line (roofline/mm_state.h); returns whether a kdamond is on. */
+static bool mm_line(char *buf, size_t len) {
+    struct mm_state mm;
+    mm_state_read(&mm, MM_STATE_SYSFS);
+    mm_state_describe(&mm, buf, len);
+    return mm.damon_on > 0;
+}
+
 static void print_setup(const struct machine_args *a, const struct machine *m) {
     printf("# forge-roofline machine\n\n## Setup\n\n| item | value |\n|---|---|\n");
     printf("| version | forge-roofline %s, cc %s |\n", FR_VERSION, __VERSION__);
@@ -119,7 +128,11 @@ static void print_setup(const struct machine_args *a, const struct machine *m) {
            (double)m->memory_bytes / (double)(1ull << 30), (double)m->os_memory_bytes / (double)(1ull << 30));
     printf("| AVX2 | %s |\n| FMA | %s |\n| AVX-512 | %s |\n| AVX-512 BF16 | %s |\n", m->avx2 ? "yes" : "no",
            m->fma ? "yes" : "no", m->avx512f ? "yes" : "no", m->avx512bf16 ? "yes" : "no");
-    printf("| threads | %d, %s |\n\n", m->threads, m->binding);
+    printf("| threads | %d, %s |\n", m->threads, m->binding);
+    char mm[384];
+    bool damon = mm_line(mm, sizeof mm);
+    printf("| memory management | %s%s |\n\n", mm,
+           damon ? " (its page sampling and pageout add page walks while measuring)" : "");
     fflush(stdout);
 }
 
@@ -222,7 +235,11 @@ static int machine_json(const struct machine_args *a, const struct machine *m, c
                         const struct counters *cn, const struct counters_calibration *cal, bool passed,
                         const char *message) {
     cJSON *root = cJSON_CreateObject(), *setup = NULL, *val = NULL, *cj = NULL, *nj = NULL;
+    char mm[384];
+    bool damon = mm_line(mm, sizeof mm);
     bool ok = root && (setup = cJSON_AddObjectToObject(root, "setup")) &&
+              cJSON_AddStringToObject(setup, "memory_management", mm) &&
+              cJSON_AddBoolToObject(setup, "damon_on", damon) &&
               cJSON_AddNumberToObject(setup, "timer_resolution_s", timing_resolution_s()) &&
               cJSON_AddNumberToObject(setup, "threads", m->threads) &&
               cJSON_AddStringToObject(setup, "binding", m->binding) &&

@@ -30,6 +30,7 @@
 #include "model/weights.h"
 #include "roofline/blas_pool.h"
 #include "roofline/ceilings.h"
+#include "roofline/mm_state.h"
 #include "roofline/roofline.h"
 #include "roofline/roofs.h"
 #include "roofline/topology.h"
@@ -259,6 +260,10 @@ static void fill_provenance(struct run_report *rep, const struct run_args *a, in
     p->host[sizeof p->host - 1] = '\0';
     snprintf(p->utc_stamp, sizeof p->utc_stamp, "%s", stamp);
     snprintf(p->cpu_model, sizeof p->cpu_model, "%s", m->cpu_model);
+    struct mm_state mm;
+    mm_state_read(&mm, MM_STATE_SYSFS);
+    mm_state_describe(&mm, p->mm_state, sizeof p->mm_state);
+    p->damon_on = mm.damon_on > 0;
     snprintf(p->topology, sizeof p->topology,
              "%d package(s), %d NUMA node(s), %d cores, %d PUs, L1d %zu KiB, L2 %zu KiB, L3 %zu KiB, memory "
              "%.1f GiB "

@@ -50,6 +50,8 @@ struct report_provenance {
                                full), in words; "" when unknown (a run.json written before it existed) */
     char roof_notes[1024];  /* what the roofs fell back to or were raised by, in words; "" when nothing */
     char gemv_threads[256]; /* the threads the matvecs run on: OpenBLAS's pool and its binding, or the team */
+    char mm_state[384];     /* transparent huge pages and DAMON (roofline/mm_state.h); "" when not recorded */
+    bool damon_on; /* a DAMON kdamond was on as the run started: the page walks it adds move figures */
 };
 
 struct report_event {
