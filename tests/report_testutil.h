@@ -15,6 +15,13 @@ static inline void tu_tmpdir(char *out, size_t len) {
     cr_assert_not_null(mkdtemp(out), "mkdtemp failed");
 }
 
+/* Removes a folder and everything under it. */
+static inline void tu_rm_tree(const char *dir) {
+    char cmd[2100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0, "%s", cmd);
+}
+
 /* The whole file as a NUL-terminated string (caller frees), or NULL when it cannot be read. */
 static inline char *tu_slurp(const char *dir, const char *name) {
     char path[2048];

@@ -12,12 +12,13 @@
 #include "bench/report/report_json.h"
 #include "roofline/mm_state.h"
 #include "tests/report_fixture.h"
+#include "tests/report_testutil.h"
 
-static char root[64];
+static char root[256];
 
 /* Writes text to root/rel, creating its folders. */
 static void put(const char *rel, const char *text) {
-    char path[256];
+    char path[512];
     snprintf(path, sizeof path, "%s/%s", root, rel);
     for (char *s = path + strlen(root) + 1; (s = strchr(s, '/')) != NULL; s++) {
         *s = '\0';
@@ -31,14 +32,11 @@ static void put(const char *rel, const char *text) {
 }
 
 static void make_root(void) {
-    snprintf(root, sizeof root, "/tmp/fr-mm-XXXXXX");
-    cr_assert_not_null(mkdtemp(root));
+    tu_tmpdir(root, sizeof root);
 }
 
 static void remove_root(void) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
-    cr_expect_eq(system(cmd), 0);
+    tu_rm_tree(root);
 }
 
 TestSuite(mm_state, .init = make_root, .fini = remove_root);

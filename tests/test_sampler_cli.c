@@ -13,18 +13,16 @@
 
 #include "bench/sampler_rows.h"
 #include "kernels/sampler.h"
+#include "tests/report_testutil.h"
 
 static char dir[64];
 
 static void make_dir(void) {
-    strcpy(dir, "/tmp/fr-sample-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
+    tu_tmpdir(dir, sizeof dir);
 }
 
 static void remove_dir(void) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_expect_eq(system(cmd), 0);
+    tu_rm_tree(dir);
 }
 
 TestSuite(sample_cli, .init = make_dir, .fini = remove_dir);
