@@ -160,7 +160,8 @@ static void tweak_b(struct run_report *r) {
     r->blocks[BLOCK_ATTENTION].measured.median_s /= 0.9 * 0.99;
     r->blocks[BLOCK_ATTENTION].measured.min_s /= 0.9;
     r->blocks[BLOCK_ATTENTION].measured.max_s /= 0.9;
-    r->n_steps = 4; /* context 16384 only in A */
+    r->n_steps = 4;          /* context 16384 only in A */
+    r->prov.damon_on = true; /* B ran with a kdamond on, A without */
 }
 
 static void tweak_threads(struct run_report *r) {
@@ -190,6 +191,8 @@ Test(compare, cli_writes_ratios_and_spread, .timeout = 120) {
     cr_expect(strstr(md, "| attention | 10047.5 | 10148.9 | 1.010 | no |") != NULL, "%s", md);
     cr_expect(strstr(md, "Only in A: step at context 16384.") != NULL);
     cr_expect(strstr(md, "| topp_fast | flat | 151936 |") != NULL);
+    cr_expect(strstr(md, "> **Note:** B ran with a DAMON kdamond on and A without") != NULL, "%s", md);
+    cr_expect(strstr(md, ", DAMON on\n") != NULL, "B's run line says so: %s", md);
     cr_expect(strcmp(res.out, md) == 0, "compare.md is printed to stdout");
     free(md);
     if (system("command -v gnuplot >/dev/null 2>&1") == 0) {

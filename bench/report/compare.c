@@ -60,6 +60,7 @@ static void md_run_line(FILE *f, const char *tag, const char *label, const struc
     fprintf(f, "- **%s**: `%s`: %s, %s weights, %d thread%s, %s, commit %s, %s", tag, label, r->model.name,
             r->prov.dtype, r->prov.threads, r->prov.threads == 1 ? "" : "s", r->prov.cpu_model,
             r->prov.git_commit[0] ? r->prov.git_commit : "unknown", r->prov.utc_stamp);
+    if (r->prov.damon_on) fputs(", DAMON on", f);
     if (n_runs > 1) fprintf(f, " (%d runs pooled)", n_runs);
     fputc('\n', f);
 }
@@ -383,6 +384,12 @@ static void write_md(FILE *f, const struct cmp_all *c, const struct run_report *
     md_run_line(f, "B", label_b, b, n_b);
     fputc('\n', f);
     if (mismatch) fprintf(f, "> **Warning:** compared with --force although %s.\n\n", mismatch);
+    if (a->prov.damon_on != b->prov.damon_on)
+        fprintf(
+            f,
+            "> **Note:** %s ran with a DAMON kdamond on and %s without: its page sampling and pageout add "
+            "page walks that can make a run slower on their own (kv_append most).\n\n",
+            a->prov.damon_on ? "A" : "B", a->prov.damon_on ? "B" : "A");
     if (n_a > 1 || n_b > 1)
         fputs("Pooled runs: a row's median is the median of the runs' medians, its spread runs from the "
               "smallest min to the largest max over the runs.\n\n",
