@@ -133,8 +133,8 @@ void sampler_bench_describe(const struct sampler_bench_opts *o, char *buf, size_
     int threads = sampler_softmax_threads(1 << 26);
     if (off < len)
         snprintf(buf + off, len - off,
-                 "; the softmax on %d thread%s from 32768 tokens, top-p and the draw on one", threads,
-                 threads > 1 ? "s" : "");
+                 "; the softmax on %d thread%s from %d tokens, top-p and the draw on one", threads,
+                 threads > 1 ? "s" : "", SAMPLER_SOFTMAX_SPLIT_MIN);
 }
 
 int sampler_bench_run(const struct sampler_bench_opts *o, struct sampler_bench_result **out, int *n_out,

@@ -182,10 +182,10 @@ static int run_bench(const struct sample_opts *o) {
     bo.top_p = o->p.top_p;
     bo.skip_sort = o->no_sort;
     int threads = sampler_softmax_threads(1 << 26);
-    printf("# sampler benchmark: isa %s, timer resolution %.0f ns, softmax on %d thread%s from 32768 tokens "
+    printf("# sampler benchmark: isa %s, timer resolution %.0f ns, softmax on %d thread%s from %d tokens "
            "(top-p, the draw and greedy on one), temperature %g, top_p %g\n",
            sampler_isa_name(sampler_isa_active()), timing_resolution_s() * 1e9, threads,
-           threads > 1 ? "s" : "", (double)bo.temperature, (double)bo.top_p);
+           threads > 1 ? "s" : "", SAMPLER_SOFTMAX_SPLIT_MIN, (double)bo.temperature, (double)bo.top_p);
     printf("# rows: realistic = normal(0, 2.5) bulk + 1-8 peaks (the median-nucleus row of 15 seeds); flat = "
            "normal(0, 0.05); times per row\n\n");
     fflush(stdout);
