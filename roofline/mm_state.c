@@ -1,7 +1,6 @@
 /* Transparent huge pages and DAMON, as sysfs shows them (mm_state.h). */
 #include "roofline/mm_state.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,30 +48,39 @@ static void describe_kdamond(const char *dir, char *buf, size_t len) {
     }
 }
 
+/* Appends one running DAMON user to s->damon: "kdamond 0 (paddr: pageout)" or a module's name. */
+static void add_damon(struct mm_state *s, const char *what) {
+    size_t off = strlen(s->damon);
+    if (off < sizeof s->damon)
+        snprintf(s->damon + off, sizeof s->damon - off, "%s%s", s->damon_on ? ", " : "", what);
+    s->damon_on++;
+}
+
+/* The kdamonds of DAMON's sysfs interface that are on (kdamonds/0 .. nr_kdamonds - 1, in order), then the
+ * DAMON modules that run a kdamond of their own when enabled (damon_reclaim, damon_lru_sort). */
 static void read_damon(struct mm_state *s, const char *sysfs) {
-    char root[256];
+    char root[256], path[400], line[32];
     snprintf(root, sizeof root, "%s/kernel/mm/damon/admin/kdamonds", sysfs);
-    DIR *d = opendir(root);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        char *end;
-        long id = strtol(e->d_name, &end, 10);
-        if (end == e->d_name || *end) continue; /* kdamonds/N only */
-        char dir[320], path[400], state[32];
-        snprintf(dir, sizeof dir, "%s/%ld", root, id);
+    snprintf(path, sizeof path, "%s/nr_kdamonds", root);
+    read_line(path, line, sizeof line);
+    int n = atoi(line);
+    for (int id = 0; id < n; id++) {
+        char dir[320], what[sizeof s->damon];
+        snprintf(dir, sizeof dir, "%s/%d", root, id);
         snprintf(path, sizeof path, "%s/state", dir);
-        read_line(path, state, sizeof state);
-        if (strcmp(state, "on") != 0) continue;
-        size_t off = strlen(s->damon);
-        if (off < sizeof s->damon)
-            snprintf(s->damon + off, sizeof s->damon - off, "%skdamond %ld (", s->damon_on ? ", " : "", id);
-        describe_kdamond(dir, s->damon, sizeof s->damon);
-        off = strlen(s->damon);
-        if (off < sizeof s->damon) snprintf(s->damon + off, sizeof s->damon - off, ")");
-        s->damon_on++;
+        read_line(path, line, sizeof line);
+        if (strcmp(line, "on") != 0) continue;
+        snprintf(what, sizeof what, "kdamond %d (", id);
+        describe_kdamond(dir, what, sizeof what - 1);
+        strcat(what, ")");
+        add_damon(s, what);
     }
-    closedir(d);
+    static const char *const modules[] = {"damon_reclaim", "damon_lru_sort"};
+    for (size_t i = 0; i < sizeof modules / sizeof modules[0]; i++) {
+        snprintf(path, sizeof path, "%s/module/%s/parameters/enabled", sysfs, modules[i]);
+        read_line(path, line, sizeof line);
+        if (line[0] == 'Y' || line[0] == 'y' || line[0] == '1') add_damon(s, modules[i]);
+    }
 }
 
 void mm_state_read(struct mm_state *s, const char *sysfs) {
@@ -85,4 +93,12 @@ void mm_state_read(struct mm_state *s, const char *sysfs) {
 void mm_state_describe(const struct mm_state *s, char *buf, size_t len) {
     snprintf(buf, len, "transparent huge pages %s (defrag %s); DAMON %s%s", s->thp[0] ? s->thp : "unknown",
              s->thp_defrag[0] ? s->thp_defrag : "unknown", s->damon_on ? "on: " : "off", s->damon);
+}
+
+const char *mm_state_damon_note(void) {
+    return "DAMON monitors and acts on this process's memory while the benchmark runs (its sampling clears "
+           "pages' accessed bits; schemes such as pageout reclaim or split pages), which can move any "
+           "figure, "
+           "kv_append's most; as root, `echo off > /sys/kernel/mm/damon/admin/kdamonds/N/state` stops a "
+           "kdamond";
 }

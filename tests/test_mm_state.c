@@ -64,9 +64,23 @@ Test(mm_state, selected_choices_and_kdamonds_on) {
         "transparent huge pages madvise (defrag madvise); DAMON on: kdamond 0 (paddr: pageout, lru_prio)");
     put("kernel/mm/damon/admin/kdamonds/0/state", "off\n");
     put("kernel/mm/transparent_hugepage/enabled", "always madvise [never]\n");
+    put("module/damon_reclaim/parameters/enabled", "N\n");
     mm_state_read(&s, root);
     mm_state_describe(&s, line, sizeof line);
     cr_expect_str_eq(line, "transparent huge pages never (defrag madvise); DAMON off");
+}
+
+/* DAMON's modules run kdamonds of their own, outside the admin interface's list: counted when enabled. */
+Test(mm_state, enabled_modules_count) {
+    put("kernel/mm/damon/admin/kdamonds/nr_kdamonds", "1\n");
+    put("kernel/mm/damon/admin/kdamonds/0/state", "on\n");
+    put("kernel/mm/damon/admin/kdamonds/0/contexts/0/operations", "vaddr\n");
+    put("module/damon_reclaim/parameters/enabled", "Y\n");
+    put("module/damon_lru_sort/parameters/enabled", "N\n");
+    struct mm_state s;
+    mm_state_read(&s, root);
+    cr_expect_eq(s.damon_on, 2);
+    cr_expect_str_eq(s.damon, "kdamond 0 (vaddr), damon_reclaim");
 }
 
 Test(mm_state, absent_tree_is_unknown_and_off) {

@@ -288,7 +288,7 @@ Test(report_write, markdown_setup_names_damon) {
     char dir[256];
     char *md = write_report_md(r, dir, sizeof dir);
     cr_expect(strstr(md, "Memory management: transparent huge pages madvise (defrag madvise); DAMON on: "
-                         "kdamond 0 (paddr: pageout). DAMON samples pages") != NULL,
+                         "kdamond 0 (paddr: pageout). DAMON monitors and acts") != NULL,
               "%s", md);
     free(md);
     tu_rm_flat(dir);
@@ -296,7 +296,7 @@ Test(report_write, markdown_setup_names_damon) {
     snprintf(r->prov.mm_state, sizeof r->prov.mm_state,
              "transparent huge pages madvise (defrag madvise); DAMON off");
     md = write_report_md(r, dir, sizeof dir);
-    cr_expect(strstr(md, "DAMON off.\n") != NULL && strstr(md, "DAMON samples") == NULL, "%s", md);
+    cr_expect(strstr(md, "DAMON off.\n") != NULL && strstr(md, "DAMON monitors") == NULL, "%s", md);
     free(md);
     tu_rm_flat(dir);
     free(r);

@@ -131,8 +131,7 @@ static void print_setup(const struct machine_args *a, const struct machine *m) {
     printf("| threads | %d, %s |\n", m->threads, m->binding);
     char mm[384];
     bool damon = mm_line(mm, sizeof mm);
-    printf("| memory management | %s%s |\n\n", mm,
-           damon ? " (its page sampling and pageout add page walks while measuring)" : "");
+    printf("| memory management | %s%s%s |\n\n", mm, damon ? "; " : "", damon ? mm_state_damon_note() : "");
     fflush(stdout);
 }
 

@@ -13,6 +13,7 @@
 
 #include "bench/report/report_write.h"
 #include "model/blocks.h"
+#include "roofline/mm_state.h"
 
 /* ---------- checks and pairing ---------- */
 
@@ -385,11 +386,8 @@ static void write_md(FILE *f, const struct cmp_all *c, const struct run_report *
     fputc('\n', f);
     if (mismatch) fprintf(f, "> **Warning:** compared with --force although %s.\n\n", mismatch);
     if (a->prov.damon_on != b->prov.damon_on)
-        fprintf(
-            f,
-            "> **Note:** %s ran with a DAMON kdamond on and %s without: its page sampling and pageout add "
-            "page walks that can make a run slower on their own (kv_append most).\n\n",
-            a->prov.damon_on ? "A" : "B", a->prov.damon_on ? "B" : "A");
+        fprintf(f, "> **Note:** %s ran with DAMON on and %s without: %s.\n\n", a->prov.damon_on ? "A" : "B",
+                a->prov.damon_on ? "B" : "A", mm_state_damon_note());
     if (n_a > 1 || n_b > 1)
         fputs("Pooled runs: a row's median is the median of the runs' medians, its spread runs from the "
               "smallest min to the largest max over the runs.\n\n",

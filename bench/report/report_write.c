@@ -9,6 +9,7 @@
 #include "bench/report/report_batch.h"
 #include "bench/report/report_counted.h"
 #include "bench/report/report_json.h"
+#include "roofline/mm_state.h"
 
 #include <errno.h>
 #include <math.h>
@@ -222,13 +223,8 @@ static void md_setup(FILE *f, const struct run_report *r) {
             p->quick ? ", quick run (fewer repetitions)" : "");
     if (p->gemv_threads[0]) fprintf(f, "Matvec threads: %s.\n\n", p->gemv_threads);
     if (p->mm_state[0])
-        fprintf(f, "Memory management: %s.%s\n\n", p->mm_state,
-                p->damon_on
-                    ? " DAMON samples pages by clearing their accessed bits and its pageout scheme splits "
-                      "idle huge pages, both while the benchmark runs: page walks that can move any "
-                      "figure here, kv_append's most (as root, `echo off > "
-                      "/sys/kernel/mm/damon/admin/kdamonds/N/state` stops a kdamond)."
-                    : "");
+        fprintf(f, "Memory management: %s.%s%s%s\n\n", p->mm_state, p->damon_on ? " " : "",
+                p->damon_on ? mm_state_damon_note() : "", p->damon_on ? "." : "");
     if (p->plan[0]) fprintf(f, "Repetitions%s: %s.\n\n", p->quick ? " (quick run)" : "", p->plan);
     const struct report_model *m = &r->model;
     char params[REPORT_FMT_LEN], wb[REPORT_FMT_LEN];
