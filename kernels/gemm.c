@@ -6,6 +6,7 @@
 #include <omp.h>
 #include <string.h>
 
+#include "kernels/col_panels.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_ops.h"
 
@@ -103,12 +104,13 @@ struct gemm_args {
     const void *w;
     int bf16;
     const float *x;
-    int batch, rows, cols, kc;
+    int batch, rows, cols, pw, kc; /* pw: the panel width (col_panels.h) */
     const struct gemm_ops *ops;
 };
 
-/* Work-shares the row chunks over the current team; within a chunk, column blocks outermost so the batch's
- * X rows of one block stay in L2 while the chunk's weight rows pass. */
+/* Work-shares the row chunks over the current team; within a chunk, the panels in turn and in each one the
+ * column blocks outermost, so the batch's X rows of one block stay in L2 while the chunk's weight rows pass.
+ */
 static void gemm_chunks(const struct gemm_args *a) {
     size_t row_bytes = (size_t)a->cols * (a->bf16 ? 2 : 4);
     size_t blocks = GEMM_CHUNK_BYTES / (row_bytes * GEMM_ROW_BLOCK);
@@ -117,15 +119,18 @@ static void gemm_chunks(const struct gemm_args *a) {
 #pragma omp for schedule(dynamic, 1)
     for (int c = 0; c < n_chunks; c++) {
         int r0 = c * chunk, n = a->rows - r0 < chunk ? a->rows - r0 : chunk;
-        for (int k0 = 0; k0 < a->cols; k0 += a->kc) {
-            int kc = a->cols - k0 < a->kc ? a->cols - k0 : a->kc;
-            size_t off = (size_t)r0 * (size_t)a->cols + (size_t)k0;
-            if (a->bf16)
-                a->ops->panel_bf16(a->y + r0, a->ldy, (const uint16_t *)a->w + off, (size_t)a->cols,
-                                   a->x + k0, a->ldx, n, a->batch, kc, k0 > 0);
-            else
-                a->ops->panel_f32(a->y + r0, a->ldy, (const float *)a->w + off, (size_t)a->cols, a->x + k0,
-                                  a->ldx, n, a->batch, kc, k0 > 0);
+        for (int p = 0; p < col_panel_count(a->cols, a->pw); p++) {
+            int np = col_panel_cols(a->cols, a->pw, p), c0 = p * a->pw;
+            size_t base = col_panel_start(a->rows, a->pw, p) + (size_t)r0 * (size_t)np;
+            for (int k0 = 0; k0 < np; k0 += a->kc) {
+                int kc = np - k0 < a->kc ? np - k0 : a->kc;
+                if (a->bf16)
+                    a->ops->panel_bf16(a->y + r0, a->ldy, (const uint16_t *)a->w + base + k0, (size_t)np,
+                                       a->x + c0 + k0, a->ldx, n, a->batch, kc, c0 + k0 > 0);
+                else
+                    a->ops->panel_f32(a->y + r0, a->ldy, (const float *)a->w + base + k0, (size_t)np,
+                                      a->x + c0 + k0, a->ldx, n, a->batch, kc, c0 + k0 > 0);
+            }
         }
     }
 }
@@ -134,6 +139,16 @@ static void gemm_chunks(const struct gemm_args *a) {
  * C[batch][chunk] = X W_chunk^T on the calling thread (OpenBLAS set to one thread meanwhile). Its own
  * pthreads pool would otherwise run beside the team on the same cores: its workers spin for a while after
  * every call, while the team's threads spin after every per-token block, and each steals the other's core. */
+/* Y[batch][n] of rows r0 .. r0 + n by OpenBLAS: one sgemm per panel, beta 1 after the first. */
+static void gemm_openblas_rows(const struct gemm_args *a, int r0, int n) {
+    for (int p = 0; p < col_panel_count(a->cols, a->pw); p++) {
+        int np = col_panel_cols(a->cols, a->pw, p);
+        const float *wp = (const float *)a->w + col_panel_start(a->rows, a->pw, p) + (size_t)r0 * (size_t)np;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, a->batch, n, np, 1.0f, a->x + (size_t)p * a->pw,
+                    (int)a->ldx, wp, np, p > 0 ? 1.0f : 0.0f, a->y + r0, (int)a->ldy);
+    }
+}
+
 static void gemm_openblas_chunks(const struct gemm_args *a) {
     size_t row_bytes = (size_t)a->cols * sizeof(float);
     int chunk = (int)(GEMM_OPENBLAS_CHUNK_BYTES / row_bytes);
@@ -142,9 +157,7 @@ static void gemm_openblas_chunks(const struct gemm_args *a) {
 #pragma omp for schedule(dynamic, 1)
     for (int c = 0; c < n_chunks; c++) {
         int r0 = c * chunk, n = a->rows - r0 < chunk ? a->rows - r0 : chunk;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, a->batch, n, a->cols, 1.0f, a->x, (int)a->ldx,
-                    (const float *)a->w + (size_t)r0 * (size_t)a->cols, a->cols, 0.0f, a->y + r0,
-                    (int)a->ldy);
+        gemm_openblas_rows(a, r0, n);
     }
 }
 
@@ -158,8 +171,13 @@ bool gemm_backend_available(enum matvec_backend backend, enum fr_dtype wtype, in
 }
 
 int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, int ldx, int batch, int rows,
-         int cols, const struct gemm_blocking *blk, enum matvec_backend backend, const char **why) {
-    if (batch == 1) return matvec(y, w, wtype, x, rows, cols, backend, why);
+         int cols, int panel_cols, const struct gemm_blocking *blk, enum matvec_backend backend,
+         const char **why) {
+    if (batch == 1) return matvec_panels(y, w, wtype, x, rows, cols, panel_cols, backend, why);
+    if (panel_cols < 1) {
+        if (why) *why = "column panels of fewer than one column";
+        return -1;
+    }
     if (!gemm_backend_available(backend, wtype, batch, why)) return -1;
     if (batch <= 0 || rows <= 0) return 0;
     if (cols <= 0) {
@@ -167,12 +185,6 @@ int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, 
         return 0;
     }
     if (backend == MATVEC_BACKEND_OPENBLAS) {
-        if (omp_in_parallel()) { /* the pool's setting is global: one call for the whole team */
-#pragma omp single
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch, rows, cols, 1.0f, x, ldx,
-                        (const float *)w, cols, 0.0f, y, ldy);
-            return 0;
-        }
         struct gemm_args a = {.y = y,
                               .ldy = (size_t)ldy,
                               .ldx = (size_t)ldx,
@@ -180,7 +192,13 @@ int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, 
                               .x = x,
                               .batch = batch,
                               .rows = rows,
-                              .cols = cols};
+                              .cols = cols,
+                              .pw = panel_cols};
+        if (omp_in_parallel()) { /* the pool's setting is global: one call for the whole team */
+#pragma omp single
+            gemm_openblas_rows(&a, 0, rows);
+            return 0;
+        }
         int pool = openblas_get_num_threads();
         openblas_set_num_threads(1);
 #pragma omp parallel
@@ -189,17 +207,19 @@ int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, 
         return 0;
     }
     const struct gemm_ops *ops = gemm_ops_active();
-    struct gemm_args a = {.y = y,
-                          .ldy = (size_t)ldy,
-                          .ldx = (size_t)ldx,
-                          .w = w,
-                          .bf16 = wtype == FR_DTYPE_BF16,
-                          .x = x,
-                          .batch = batch,
-                          .rows = rows,
-                          .cols = cols,
-                          .kc = gemm_plan_kc(ops, batch, cols, fr_dtype_size(wtype), blk),
-                          .ops = ops};
+    struct gemm_args a = {
+        .y = y,
+        .ldy = (size_t)ldy,
+        .ldx = (size_t)ldx,
+        .w = w,
+        .bf16 = wtype == FR_DTYPE_BF16,
+        .x = x,
+        .batch = batch,
+        .rows = rows,
+        .cols = cols,
+        .pw = panel_cols,
+        .kc = gemm_plan_kc(ops, batch, panel_cols < cols ? panel_cols : cols, fr_dtype_size(wtype), blk),
+        .ops = ops};
     if (omp_in_parallel()) {
         gemm_chunks(&a); /* ends with the work-share's barrier */
     } else {
@@ -210,7 +230,8 @@ int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, 
 }
 
 void gemm_ref(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, int ldx, int batch,
-              int rows, int cols) {
+              int rows, int cols, int panel_cols) {
     for (int b = 0; b < batch; b++)
-        matvec_ref(y + (size_t)b * (size_t)ldy, w, wtype, x + (size_t)b * (size_t)ldx, rows, cols);
+        matvec_ref_panels(y + (size_t)b * (size_t)ldy, w, wtype, x + (size_t)b * (size_t)ldx, rows, cols,
+                          panel_cols);
 }

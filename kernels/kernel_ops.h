@@ -30,11 +30,11 @@ struct attn_rows {
 };
 
 struct kernel_ops {
-    /* y[r] = W[r][:] . x for r in [0, rows); W row-major with row stride `cols`. */
-    void (*matvec_bf16)(float *y, const uint16_t *w, const float *x, int rows, int cols);
+    /* y[r] = W[r][:] . x for r in [0, rows), or y[r] += it with `add`; W row-major with row stride `cols`. */
+    void (*matvec_bf16)(float *y, const uint16_t *w, const float *x, int rows, int cols, int add);
     /* The same product by the loop of the CPUs that stream faster through L2 (kernel_prefetch_active()) */
-    void (*matvec_bf16_l2)(float *y, const uint16_t *w, const float *x, int rows, int cols);
-    void (*matvec_f32)(float *y, const float *w, const float *x, int rows, int cols);
+    void (*matvec_bf16_l2)(float *y, const uint16_t *w, const float *x, int rows, int cols, int add);
+    void (*matvec_f32)(float *y, const float *w, const float *x, int rows, int cols, int add);
     /* sum of x[i]^2, f32 lanes added at the end */
     float (*sum_squares)(const float *x, int n);
     /* out[i] = x[i] * s * w[i] */

@@ -16,6 +16,7 @@
 
 #include "kernels/kernel_ops.h"
 #include "kernels/kernels.h"
+#include "kernels/col_panels.h"
 #include "kernels/team.h"
 
 /* ---- instruction-set dispatch ---- */
@@ -153,7 +154,7 @@ void matvec_plan_chunk(const struct matvec_plan *p, int c, int *first, int *n) {
 #define MATVEC_PARALLEL_MIN ((size_t)1 << 16)
 
 int matvec_openblas(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
-                    const char **why);
+                    int panel_cols, const char **why);
 
 /* -1 until first use; then an enum kernel_prefetch. Relaxed atomics, as the ISA's. */
 static int kernel_prefetch_cpu = -1;
@@ -201,46 +202,62 @@ const char *kernel_prefetch_describe(void) {
     return buf;
 }
 
-/* Chunk c of the plan. */
+typedef void (*matvec_bf16_loop)(float *, const uint16_t *, const float *, int, int, int);
+
+/* Chunk c of the plan over one panel: the panel's block of rows (row stride `cols`, its width) starts at w
+ * and meets x's slice at x; with `add` the products are added to y. */
 static void matvec_chunk(const struct matvec_plan *plan, int c, float *y, const void *w, enum fr_dtype wtype,
-                         const float *x, int cols, const struct kernel_ops *ops,
-                         void (*bf16_loop)(float *, const uint16_t *, const float *, int, int)) {
+                         const float *x, int cols, int add, const struct kernel_ops *ops,
+                         matvec_bf16_loop bf16_loop) {
     int r0, n;
     matvec_plan_chunk(plan, c, &r0, &n);
     size_t off = (size_t)r0 * (size_t)cols;
     if (wtype == FR_DTYPE_BF16)
-        bf16_loop(y + r0, (const uint16_t *)w + off, x, n, cols);
+        bf16_loop(y + r0, (const uint16_t *)w + off, x, n, cols, add);
     else
-        ops->matvec_f32(y + r0, (const float *)w + off, x, n, cols);
+        ops->matvec_f32(y + r0, (const float *)w + off, x, n, cols, add);
 }
 
-/* Work-shares the row chunks over the current team: a kernel team's (team.h), else the OpenMP team (a team
- * of one outside any parallel region). Either way it ends at the team's barrier. */
+/* Work-shares the row chunks of each panel in turn over the current team: a kernel team's (team.h), else the
+ * OpenMP team (a team of one outside any parallel region). Each panel ends at the team's barrier, so the next
+ * one adds to finished sums. */
 static void matvec_chunks(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
-                          const struct kernel_ops *ops) {
-    void (*bf16_loop)(float *, const uint16_t *, const float *, int, int) =
+                          int pw, const struct kernel_ops *ops) {
+    matvec_bf16_loop bf16_loop =
         kernel_prefetch_active() == KERNEL_PREFETCH_L2 ? ops->matvec_bf16_l2 : ops->matvec_bf16;
-    struct matvec_plan plan;
-    matvec_plan_make(&plan, rows, (size_t)cols * fr_dtype_size(wtype), omp_get_num_threads());
-    if (kernel_team_active()) {
-        struct kernel_share share;
-        kernel_share_begin(&share, plan.n_chunks);
-        for (int c; (c = kernel_share_next(&share)) >= 0;)
-            matvec_chunk(&plan, c, y, w, wtype, x, cols, ops, bf16_loop);
-        kernel_share_end(&share);
-        return;
-    }
+    size_t el = fr_dtype_size(wtype);
+    for (int p = 0; p < col_panel_count(cols, pw); p++) {
+        int n = col_panel_cols(cols, pw, p);
+        const void *wp = (const unsigned char *)w + col_panel_start(rows, pw, p) * el;
+        const float *xp = x + (size_t)p * (size_t)pw;
+        struct matvec_plan plan;
+        matvec_plan_make(&plan, rows, (size_t)n * el, omp_get_num_threads());
+        if (kernel_team_active()) {
+            struct kernel_share share;
+            kernel_share_begin(&share, plan.n_chunks);
+            for (int c; (c = kernel_share_next(&share)) >= 0;)
+                matvec_chunk(&plan, c, y, wp, wtype, xp, n, p > 0, ops, bf16_loop);
+            kernel_share_end(&share);
+            continue;
+        }
 #pragma omp for schedule(dynamic, 1)
-    for (int c = 0; c < plan.n_chunks; c++) matvec_chunk(&plan, c, y, w, wtype, x, cols, ops, bf16_loop);
+        for (int c = 0; c < plan.n_chunks; c++)
+            matvec_chunk(&plan, c, y, wp, wtype, xp, n, p > 0, ops, bf16_loop);
+    }
 }
 
 bool matvec_opens_team(int rows, int cols) {
     return rows > 0 && cols > 0 && (size_t)rows * (size_t)cols >= MATVEC_PARALLEL_MIN;
 }
 
-int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
-           enum matvec_backend backend, const char **why) {
-    if (backend == MATVEC_BACKEND_OPENBLAS) return matvec_openblas(y, w, wtype, x, rows, cols, why);
+int matvec_panels(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
+                  int panel_cols, enum matvec_backend backend, const char **why) {
+    if (panel_cols < 1) {
+        if (why) *why = "column panels of fewer than one column";
+        return -1;
+    }
+    if (backend == MATVEC_BACKEND_OPENBLAS)
+        return matvec_openblas(y, w, wtype, x, rows, cols, panel_cols, why);
     if (rows <= 0) return 0;
     if (cols <= 0) {
         memset(y, 0, (size_t)rows * sizeof *y);
@@ -248,12 +265,17 @@ int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int row
     }
     const struct kernel_ops *ops = kernel_ops_active();
     if (kernel_team_shares()) {
-        matvec_chunks(y, w, wtype, x, rows, cols, ops); /* ends with the team's barrier */
+        matvec_chunks(y, w, wtype, x, rows, cols, panel_cols, ops); /* ends with the team's barrier */
     } else {
 #pragma omp parallel if (matvec_opens_team(rows, cols) && omp_get_max_threads() > 1)
-        matvec_chunks(y, w, wtype, x, rows, cols, ops);
+        matvec_chunks(y, w, wtype, x, rows, cols, panel_cols, ops);
     }
     return 0;
+}
+
+int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
+           enum matvec_backend backend, const char **why) {
+    return matvec_panels(y, w, wtype, x, rows, cols, cols > 0 ? cols : 1, backend, why);
 }
 
 /* ---- elementwise and norms ---- */

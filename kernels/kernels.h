@@ -3,7 +3,8 @@
  * Contract: kernels never allocate, print or read files; callers pass every buffer. Each optimized kernel
  * has a plain scalar `_ref` twin that tests compare against. SIMD paths (AVX-512, AVX2+FMA, scalar) are
  * chosen at run time from the CPU's features; kernel_isa_force() pins one for tests and benchmarks.
- * Layouts: matrices row-major [rows][cols]; KV cache per layer head-major [n_kv_heads][positions][head_dim].
+ * Layouts: matrices row-major [rows][cols] (matvec_panels and gemm also read them as column panels,
+ * kernels/col_panels.h); KV cache per layer head-major [n_kv_heads][positions][head_dim].
  */
 #ifndef FR_KERNELS_H
 #define FR_KERNELS_H
@@ -48,6 +49,11 @@ enum matvec_backend { MATVEC_BACKEND_FORGE, MATVEC_BACKEND_OPENBLAS };
  * this weight type here (e.g. an OpenBLAS build without cblas_sbgemv). */
 int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
            enum matvec_backend backend, const char **why);
+/* matvec of W stored as column panels of panel_cols columns (kernels/col_panels.h; panel_cols >= cols is
+ * matvec itself): the forge backend work-shares each panel's rows in turn, adding every panel after the
+ * first to y; OpenBLAS makes one call per panel (beta 1 after the first). panel_cols < 1 is refused. */
+int matvec_panels(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
+                  int panel_cols, enum matvec_backend backend, const char **why);
 bool matvec_backend_available(enum matvec_backend backend, enum fr_dtype wtype, const char **why);
 /* Whether matvec (forge backend, called from one thread outside a parallel region, with more than one
  * OpenMP thread) opens an OpenMP team for this shape: small products run on the calling thread alone. The
@@ -74,6 +80,9 @@ void matvec_plan_make(struct matvec_plan *p, int rows, size_t row_bytes, int thr
 /* Chunk c (< p->n_chunks): its first row and number of rows. */
 void matvec_plan_chunk(const struct matvec_plan *p, int c, int *first, int *n);
 void matvec_ref(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols);
+/* matvec_ref of W stored as column panels (col_panels.h): each weight found by col_panel_index. */
+void matvec_ref_panels(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
+                       int panel_cols);
 
 /* ---- elementwise and norms (x, y, out f32; norm weights f32, widened at load) ---- */
 /* out[i] = x[i] / sqrt(mean(x^2) + eps) * w[i]; out may alias x. */

@@ -100,20 +100,21 @@ static inline vf vf_scale_exp2(vf p, vf n, vf x) {
  * thread, Zen 4 VM, four runs of 5: 1024 / 3072 columns 0.93-0.99 / 0.90-0.92 of the read against
  * 0.86-0.92 / 0.85-0.86 for this file's loop (which with an L2 prefetch 8-24 KiB on read 0.75-0.83, two rows
  * at a time 0.67-0.83); 9728 columns 0.83 against 0.74. Teams keep the 512-bit loop (0.98-0.99 on two). */
-static void matvec_bf16_avx512(float *y, const uint16_t *w, const float *x, int rows, int cols);
-static void matvec_bf16_avx512_or_solo(float *y, const uint16_t *w, const float *x, int rows, int cols) {
+static void matvec_bf16_avx512(float *y, const uint16_t *w, const float *x, int rows, int cols, int add);
+static void matvec_bf16_avx512_or_solo(float *y, const uint16_t *w, const float *x, int rows, int cols,
+                                       int add) {
     if (omp_get_num_threads() == 1)
-        kernel_ops_avx2.matvec_bf16(y, w, x, rows, cols);
+        kernel_ops_avx2.matvec_bf16(y, w, x, rows, cols, add);
     else
-        matvec_bf16_avx512(y, w, x, rows, cols);
+        matvec_bf16_avx512(y, w, x, rows, cols, add);
 }
 
 /* On the CPUs that stream through L2 (Zen 5) every team runs the AVX2 loop: public matvec alternated with the
  * read (Zen 5 VM, two threads, medians of 5, two runs), 1024 x 2048 / 4096 x 1024 / 4096 x 2048: the AVX2
  * L2 loop 0.86-0.92 / 0.87-0.93 / 0.90-0.92 of the AVX-512 read, this file's loop 0.79-0.81 / 0.82-0.83 / -
  * with the L1 prefetch and 0.74-0.75 / 0.79-0.81 / 0.79-0.80 as the L2 loop (128 bytes an iteration). */
-static void matvec_bf16_l2_avx512(float *y, const uint16_t *w, const float *x, int rows, int cols) {
-    kernel_ops_avx2.matvec_bf16_l2(y, w, x, rows, cols);
+static void matvec_bf16_l2_avx512(float *y, const uint16_t *w, const float *x, int rows, int cols, int add) {
+    kernel_ops_avx2.matvec_bf16_l2(y, w, x, rows, cols, add);
 }
 
 #define KFN(name)           name##_avx512

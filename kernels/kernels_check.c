@@ -6,6 +6,7 @@
 
 #include "kernels/gemm.h"
 #include "kernels/kernels.h"
+#include "kernels/col_panels.h"
 #include "kernels/kernels_check.h"
 
 #define U32 0x1.0p-24
@@ -52,25 +53,32 @@ static double chk_rel(float got, float ref, double scale) {
     return fabs((double)got - (double)ref) / scale;
 }
 
-static int chk_matvec(double *max_err, enum fr_dtype t) {
+/* Column panels of the panelled checks: 384 + 384 + 232 of MV_COLS (col_panels.h) */
+#define MV_PANEL 384
+
+/* sum over c of |W[r][c] x[c]|, W stored at panel width pw */
+static double chk_mag(enum fr_dtype t, int pw, int r, const float *x) {
+    double mag = 1e-30;
+    for (int c = 0; c < MV_COLS; c++) {
+        size_t i = col_panel_index(MV_ROWS, MV_COLS, pw, r, c);
+        double wv = t == FR_DTYPE_BF16 ? bf16_to_f32(chk_w16[i]) : chk_w32[i];
+        mag += fabs(wv * x[c]);
+    }
+    return mag;
+}
+
+static int chk_matvec(double *max_err, enum fr_dtype t, int pw) {
     chk_fill(chk_w32, MV_ROWS * MV_COLS, 1, -1.0f, 1.0f);
     chk_fill(chk_x, MV_COLS, 2, -2.0f, 2.0f);
     if (t == FR_DTYPE_BF16)
         for (size_t i = 0; i < MV_ROWS * MV_COLS; i++) chk_w16[i] = bf16_from_f32(chk_w32[i]);
     const void *w = t == FR_DTYPE_BF16 ? (const void *)chk_w16 : (const void *)chk_w32;
-    if (matvec(chk_y, w, t, chk_x, MV_ROWS, MV_COLS, MATVEC_BACKEND_FORGE, NULL) != 0)
+    if (matvec_panels(chk_y, w, t, chk_x, MV_ROWS, MV_COLS, pw, MATVEC_BACKEND_FORGE, NULL) != 0)
         return *max_err = INFINITY, 1;
-    matvec_ref(chk_ref, w, t, chk_x, MV_ROWS, MV_COLS);
+    matvec_ref_panels(chk_ref, w, t, chk_x, MV_ROWS, MV_COLS, pw);
     *max_err = 0.0;
-    for (int r = 0; r < MV_ROWS; r++) {
-        double mag = 1e-30;
-        for (int c = 0; c < MV_COLS; c++) {
-            size_t i = (size_t)r * MV_COLS + (size_t)c;
-            double wv = t == FR_DTYPE_BF16 ? bf16_to_f32(chk_w16[i]) : chk_w32[i];
-            mag += fabs(wv * chk_x[c]);
-        }
-        *max_err = fmax(*max_err, chk_rel(chk_y[r], chk_ref[r], mag));
-    }
+    for (int r = 0; r < MV_ROWS; r++)
+        *max_err = fmax(*max_err, chk_rel(chk_y[r], chk_ref[r], chk_mag(t, pw, r, chk_x)));
     return !(*max_err <= TOL_MATVEC);
 }
 
@@ -78,43 +86,44 @@ static int chk_matvec(double *max_err, enum fr_dtype t) {
 #define GM_BATCH 7
 static float chk_gx[GM_BATCH * MV_COLS], chk_gy[GM_BATCH * MV_ROWS], chk_gref[GM_BATCH * MV_ROWS];
 
-static int chk_gemm(double *max_err, enum fr_dtype t) {
+static int chk_gemm(double *max_err, enum fr_dtype t, int pw) {
     chk_fill(chk_w32, MV_ROWS * MV_COLS, 3, -1.0f, 1.0f);
     chk_fill(chk_gx, GM_BATCH * MV_COLS, 4, -2.0f, 2.0f);
     if (t == FR_DTYPE_BF16)
         for (size_t i = 0; i < MV_ROWS * MV_COLS; i++) chk_w16[i] = bf16_from_f32(chk_w32[i]);
     const void *w = t == FR_DTYPE_BF16 ? (const void *)chk_w16 : (const void *)chk_w32;
-    if (gemm(chk_gy, MV_ROWS, w, t, chk_gx, MV_COLS, GM_BATCH, MV_ROWS, MV_COLS, NULL, MATVEC_BACKEND_FORGE,
-             NULL) != 0)
+    if (gemm(chk_gy, MV_ROWS, w, t, chk_gx, MV_COLS, GM_BATCH, MV_ROWS, MV_COLS, pw, NULL,
+             MATVEC_BACKEND_FORGE, NULL) != 0)
         return *max_err = INFINITY, 1;
-    gemm_ref(chk_gref, MV_ROWS, w, t, chk_gx, MV_COLS, GM_BATCH, MV_ROWS, MV_COLS);
+    gemm_ref(chk_gref, MV_ROWS, w, t, chk_gx, MV_COLS, GM_BATCH, MV_ROWS, MV_COLS, pw);
     *max_err = 0.0;
     for (int b = 0; b < GM_BATCH; b++)
         for (int r = 0; r < MV_ROWS; r++) {
-            double mag = 1e-30;
-            for (int c = 0; c < MV_COLS; c++) {
-                size_t i = (size_t)r * MV_COLS + (size_t)c;
-                double wv = t == FR_DTYPE_BF16 ? bf16_to_f32(chk_w16[i]) : chk_w32[i];
-                mag += fabs(wv * chk_gx[b * MV_COLS + c]);
-            }
             size_t o = (size_t)b * MV_ROWS + (size_t)r;
-            *max_err = fmax(*max_err, chk_rel(chk_gy[o], chk_gref[o], mag));
+            *max_err =
+                fmax(*max_err, chk_rel(chk_gy[o], chk_gref[o], chk_mag(t, pw, r, chk_gx + b * MV_COLS)));
         }
     return !(*max_err <= TOL_MATVEC);
 }
 
 static int chk_gemm_bf16(double *e) {
-    return chk_gemm(e, FR_DTYPE_BF16);
+    return chk_gemm(e, FR_DTYPE_BF16, MV_COLS);
 }
 static int chk_gemm_f32(double *e) {
-    return chk_gemm(e, FR_DTYPE_F32);
+    return chk_gemm(e, FR_DTYPE_F32, MV_COLS);
+}
+static int chk_gemm_bf16_panels(double *e) {
+    return chk_gemm(e, FR_DTYPE_BF16, MV_PANEL);
 }
 
 static int chk_matvec_bf16(double *e) {
-    return chk_matvec(e, FR_DTYPE_BF16);
+    return chk_matvec(e, FR_DTYPE_BF16, MV_COLS);
 }
 static int chk_matvec_f32(double *e) {
-    return chk_matvec(e, FR_DTYPE_F32);
+    return chk_matvec(e, FR_DTYPE_F32, MV_COLS);
+}
+static int chk_matvec_bf16_panels(double *e) {
+    return chk_matvec(e, FR_DTYPE_BF16, MV_PANEL);
 }
 
 static int chk_rmsnorm(double *max_err) {
@@ -222,6 +231,9 @@ static int chk_exact(double *max_err) {
 static const struct kernels_check checks[] = {
     {"matvec_bf16", "203x1000 bf16 weights vs matvec_ref; error / sum|w x|", chk_matvec_bf16, TOL_MATVEC},
     {"matvec_f32", "203x1000 f32 weights vs matvec_ref; error / sum|w x|", chk_matvec_f32, TOL_MATVEC},
+    {"matvec_bf16_panels",
+     "203x1000 bf16 weights in column panels of 384 vs matvec_ref_panels; error / sum|w x|",
+     chk_matvec_bf16_panels, TOL_MATVEC},
     {"rmsnorm", "n 1027 vs rmsnorm_ref; relative", chk_rmsnorm, TOL_RMSNORM},
     {"rmsnorm_heads", "8 heads x 128 vs rmsnorm_heads_ref; relative", chk_rmsnorm_heads, TOL_HEADS},
     {"swiglu", "n 3072, gate in [-20, 20] vs swiglu_ref; relative", chk_swiglu, TOL_SWIGLU},
@@ -233,6 +245,9 @@ static const struct kernels_check checks[] = {
     {"exact", "vec_add, kv_store bf16, embed_gather bit-exact (error 0 or 1)", chk_exact, 0.0},
     {"gemm_bf16", "batch 7 x 203x1000 bf16 weights vs gemm_ref; error / sum|w x|", chk_gemm_bf16, TOL_MATVEC},
     {"gemm_f32", "batch 7 x 203x1000 f32 weights vs gemm_ref; error / sum|w x|", chk_gemm_f32, TOL_MATVEC},
+    {"gemm_bf16_panels",
+     "batch 7 x 203x1000 bf16 weights in column panels of 384 vs gemm_ref; error / sum|w x|",
+     chk_gemm_bf16_panels, TOL_MATVEC},
 };
 
 const struct kernels_check *kernels_checks(int *count) {

@@ -3,6 +3,7 @@
  * double-precision formulas written in the tests (RoPE, attention) and hand-computed values. */
 #include <math.h>
 
+#include "kernels/col_panels.h"
 #include "kernels/kernels.h"
 
 static double ref_load(const void *base, enum fr_dtype t, size_t i) {
@@ -10,12 +11,18 @@ static double ref_load(const void *base, enum fr_dtype t, size_t i) {
                               : (double)((const float *)base)[i];
 }
 
-void matvec_ref(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols) {
+void matvec_ref_panels(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
+                       int panel_cols) {
     for (int r = 0; r < rows; r++) {
         double acc = 0.0;
-        for (int c = 0; c < cols; c++) acc += ref_load(w, wtype, (size_t)r * (size_t)cols + (size_t)c) * x[c];
+        for (int c = 0; c < cols; c++)
+            acc += ref_load(w, wtype, col_panel_index(rows, cols, panel_cols, r, c)) * x[c];
         y[r] = (float)acc;
     }
+}
+
+void matvec_ref(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols) {
+    matvec_ref_panels(y, w, wtype, x, rows, cols, cols > 0 ? cols : 1);
 }
 
 void rmsnorm_ref(float *out, const float *x, const float *w, int n, float eps) {

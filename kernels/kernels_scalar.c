@@ -6,7 +6,7 @@
 #include "kernels/kernel_ops.h"
 
 /* Four independent f32 sums per row so the loop is not one long chain of dependent adds. */
-static void matvec_bf16_scalar(float *y, const uint16_t *w, const float *x, int rows, int cols) {
+static void matvec_bf16_scalar(float *y, const uint16_t *w, const float *x, int rows, int cols, int add) {
     for (int r = 0; r < rows; r++) {
         const uint16_t *row = w + (size_t)r * (size_t)cols;
         float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
@@ -18,11 +18,11 @@ static void matvec_bf16_scalar(float *y, const uint16_t *w, const float *x, int 
             a3 += bf16_to_f32(row[c + 3]) * x[c + 3];
         }
         for (; c < cols; c++) a0 += bf16_to_f32(row[c]) * x[c];
-        y[r] = (a0 + a1) + (a2 + a3);
+        y[r] = add ? y[r] + ((a0 + a1) + (a2 + a3)) : (a0 + a1) + (a2 + a3);
     }
 }
 
-static void matvec_f32_scalar(float *y, const float *w, const float *x, int rows, int cols) {
+static void matvec_f32_scalar(float *y, const float *w, const float *x, int rows, int cols, int add) {
     for (int r = 0; r < rows; r++) {
         const float *row = w + (size_t)r * (size_t)cols;
         float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
@@ -34,7 +34,7 @@ static void matvec_f32_scalar(float *y, const float *w, const float *x, int rows
             a3 += row[c + 3] * x[c + 3];
         }
         for (; c < cols; c++) a0 += row[c] * x[c];
-        y[r] = (a0 + a1) + (a2 + a3);
+        y[r] = add ? y[r] + ((a0 + a1) + (a2 + a3)) : (a0 + a1) + (a2 + a3);
     }
 }
 

@@ -55,7 +55,7 @@ KF_ALWAYS_INLINE vf vf_exp(vf x) {
  * measured lower; the pairs matter on one thread (AVX-512 0.86 / 0.77 with widening loads). */
 #define MV_PF_BYTES 4096
 /* Columns split per pass (mv_split_x's stack buffer: 64 KiB); wider matrices go in several passes. */
-#define MV_PANEL_COLS 16384
+#define MV_SPLIT_COLS 16384
 
 KF_ALWAYS_INLINE vf mv_load_w(const void *w, size_t i, int bf16) {
     return bf16 ? vf_load_bf16((const uint16_t *)w + i) : vf_loadu((const float *)w + i);
@@ -99,8 +99,9 @@ KF_ALWAYS_INLINE void mv_split_x(float *xe, float *xo, const float *x, int n) {
  * KiB of weights, one thread) this wide path runs at 26-29 GB/s at 6144 and 9728 columns (its one pair of
  * sums is a chain) and mv_dot_row_bf16_l2 at 46-51, but from DRAM, alternated in one process through the
  * public matvec (two threads, medians of 7-9), the L2 loop read 0.72-0.77 / 0.57-0.59 of the read at 6144 /
- * 9728 columns against this path's 0.69-0.74 / 0.65-0.66. Left to try: wide matrices stored as column panels,
- * each one contiguous stream (a layout change for every reader of the weights). */
+ * 9728 columns against this path's 0.69-0.74 / 0.65-0.66. So the model's layer matrices wider than 2048
+ * columns are stored as column panels (col_panels.h) and never reach this path; it serves row-major callers.
+ */
 #define MV_WIDE_COLS     4096
 #define MV_WIDE_PF_BYTES 8192
 
@@ -235,30 +236,34 @@ KF_ALWAYS_INLINE void mv_rows_bf16(float *y, const uint16_t *w, size_t cols, con
     }
 }
 
-KF_ALWAYS_INLINE void mv_bf16(float *y, const uint16_t *w, const float *x, int rows, int cols, const int l2) {
-    float xe[MV_PANEL_COLS / 2], xo[MV_PANEL_COLS / 2];
-    for (int c0 = 0; c0 < cols; c0 += MV_PANEL_COLS) {
-        int n = cols - c0 < MV_PANEL_COLS ? cols - c0 : MV_PANEL_COLS;
+KF_ALWAYS_INLINE void mv_bf16(float *y, const uint16_t *w, const float *x, int rows, int cols, int add,
+                              const int l2) {
+    float xe[MV_SPLIT_COLS / 2], xo[MV_SPLIT_COLS / 2];
+    for (int c0 = 0; c0 < cols; c0 += MV_SPLIT_COLS) {
+        int n = cols - c0 < MV_SPLIT_COLS ? cols - c0 : MV_SPLIT_COLS;
         mv_split_x(xe, xo, x + c0, n);
-        mv_rows_bf16(y, w + c0, (size_t)cols, x + c0, xe, xo, rows, n, c0 > 0, l2);
+        mv_rows_bf16(y, w + c0, (size_t)cols, x + c0, xe, xo, rows, n, add || c0 > 0, l2);
     }
 }
 
-static void KFN(matvec_bf16)(float *y, const uint16_t *w, const float *x, int rows, int cols) {
-    mv_bf16(y, w, x, rows, cols, 0);
+static void KFN(matvec_bf16)(float *y, const uint16_t *w, const float *x, int rows, int cols, int add) {
+    mv_bf16(y, w, x, rows, cols, add, 0);
 }
 
 /* The table's bf16 matvec of the CPUs that stream through L2: this file's loop unless the including file
  * names another (KOPS_MATVEC_BF16_L2). */
 #ifndef KOPS_MATVEC_BF16_L2
-static void KFN(matvec_bf16_l2)(float *y, const uint16_t *w, const float *x, int rows, int cols) {
-    mv_bf16(y, w, x, rows, cols, 1);
+static void KFN(matvec_bf16_l2)(float *y, const uint16_t *w, const float *x, int rows, int cols, int add) {
+    mv_bf16(y, w, x, rows, cols, add, 1);
 }
 #define KOPS_MATVEC_BF16_L2 KFN(matvec_bf16_l2)
 #endif
 
-static void KFN(matvec_f32)(float *y, const float *w, const float *x, int rows, int cols) {
-    for (int r = 0; r < rows; r++) y[r] = mv_dot_f32(w + (size_t)r * (size_t)cols, x, cols);
+static void KFN(matvec_f32)(float *y, const float *w, const float *x, int rows, int cols, int add) {
+    for (int r = 0; r < rows; r++) {
+        float d = mv_dot_f32(w + (size_t)r * (size_t)cols, x, cols);
+        y[r] = add ? y[r] + d : d;
+    }
 }
 
 /* ---- norms and elementwise ---- */

@@ -12,12 +12,14 @@
  * kernels never allocate, so x is rounded (to nearest even) into one fixed static buffer of
  * MATVEC_SBGEMV_MAX_COLS elements; wider matrices are reported unavailable. The buffer is shared, so the
  * conversion and the call run inside a named critical section: correct from any thread, serial between
- * threads. Rounding x to bf16 makes this path less accurate than the forge one, which keeps x in f32. */
+ * threads. A matrix stored as column panels (col_panels.h) takes one call per panel, beta 1 after the
+ * first. Rounding x to bf16 makes this path less accurate than the forge one, which keeps x in f32. */
 #include <cblas.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
 
+#include "kernels/col_panels.h"
 #include "kernels/kernels.h"
 
 #define MATVEC_SBGEMV_MAX_COLS 65536
@@ -27,7 +29,7 @@ typedef void (*sbgemv_fn)(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans, bl
                           float beta, float *y, blasint incy);
 
 int matvec_openblas(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
-                    const char **why);
+                    int panel_cols, const char **why);
 
 static sbgemv_fn sbgemv_found;
 static pthread_once_t sbgemv_once = PTHREAD_ONCE_INIT;
@@ -53,15 +55,21 @@ bool matvec_backend_available(enum matvec_backend backend, enum fr_dtype wtype, 
 }
 
 int matvec_openblas(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
-                    const char **why) {
+                    int panel_cols, const char **why) {
     if (!matvec_backend_available(MATVEC_BACKEND_OPENBLAS, wtype, why)) return -1;
     if (rows <= 0) return 0;
     if (cols <= 0) {
         for (int r = 0; r < rows; r++) y[r] = 0.0f;
         return 0;
     }
+    int panels = col_panel_count(cols, panel_cols);
     if (wtype == FR_DTYPE_F32) {
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, rows, cols, 1.0f, (const float *)w, cols, x, 1, 0.0f, y, 1);
+        for (int p = 0; p < panels; p++) {
+            int n = col_panel_cols(cols, panel_cols, p);
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, rows, n, 1.0f,
+                        (const float *)w + col_panel_start(rows, panel_cols, p), n,
+                        x + (size_t)p * panel_cols, 1, p > 0 ? 1.0f : 0.0f, y, 1);
+        }
         return 0;
     }
     if (cols > MATVEC_SBGEMV_MAX_COLS) {
@@ -73,7 +81,12 @@ int matvec_openblas(float *y, const void *w, enum fr_dtype wtype, const float *x
 #pragma omp critical(fr_matvec_sbgemv)
     {
         for (int c = 0; c < cols; c++) xb[c] = bf16_from_f32(x[c]);
-        fn(CblasRowMajor, CblasNoTrans, rows, cols, 1.0f, (const uint16_t *)w, cols, xb, 1, 0.0f, y, 1);
+        for (int p = 0; p < panels; p++) {
+            int n = col_panel_cols(cols, panel_cols, p);
+            fn(CblasRowMajor, CblasNoTrans, rows, n, 1.0f,
+               (const uint16_t *)w + col_panel_start(rows, panel_cols, p), n, xb + (size_t)p * panel_cols, 1,
+               p > 0 ? 1.0f : 0.0f, y, 1);
+        }
     }
     return 0;
 }

@@ -17,7 +17,8 @@
  *   alternates between the logits row and its probabilities row).
  * - exps: one per score (attention), per gate value (swiglu), per logit (sampler chain); the softmax
  *   rescales between position blocks are left out (a lower-order term; the prediction stays a bound).
- * - kernel calls and forks: as model/decode.c makes them (matvec forks when kernels say it opens a team).
+ * - kernel calls and forks: as model/decode.c makes them (matvec forks when kernels say it opens a team;
+ *   each column panel of a layer matrix after the first is one more call).
  * Pinned by tests/test_cost.c to figures computed by hand from Qwen3-0.6B's config and, per level, for a
  * small config. */
 #include "model/cost.h"
@@ -25,6 +26,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/col_panels.h"
 #include "kernels/kernels.h"
 #include "kernels/sampler.h" /* SAMPLER_SOFTMAX_SPLIT_MIN */
 
@@ -97,6 +99,11 @@ void cost_block(const struct qwen3_config *c, const struct cost_opts *o, enum bl
     cost_block_on(c, o, NULL, id, context, sampler, out);
 }
 
+/* Column panels a layer's matrix of `cols` columns is stored in (kernels/col_panels.h). */
+static int layer_panels(double cols) {
+    return col_panel_count((int)cols, col_panel_width((int)cols));
+}
+
 void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, const struct cost_caches *m,
                    enum block_id id, long context, enum sampler_variant sampler, struct block_cost *out) {
     memset(out, 0, sizeof *out);
@@ -108,7 +115,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     struct block_cost b = {0};
     /* per call: the activations' working set, kernel calls, forks, exps, whether it runs on the team */
     double act_ws = 0, kcalls = 0, forks = 0, exps = 0;
-    int parallel = 0, exps_parallel = 0;
+    int parallel = 0, exps_parallel = 0, panels = 1; /* panels: of a layer's matrix (model/weights.h) */
     switch (id) {
     case BLOCK_EMBED: /* one row, widened to f32 */
         b.weight_bytes = h * ws;
@@ -123,7 +130,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
         break;
     case BLOCK_QKV_PROJ:
         matvec_cost(&b, q + 2 * kv, h, ws);
-        act_ws = 4 * (h + q + 2 * kv);
+        act_ws = 4 * (h + q + 2 * kv), panels = layer_panels(h);
         parallel = matvec_opens_team((int)(q + 2 * kv), (int)h);
         break;
     case BLOCK_QK_NORM: /* every q and k head normed over head_dim, two f32 weight vectors */
@@ -156,12 +163,13 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
         b.flops += h;
         b.act_bytes += 4 * 3 * h;
         act_ws = 4 * (cols + 2 * h), kcalls = 1; /* the residual add is a call of its own */
+        panels = layer_panels(cols);
         parallel = matvec_opens_team((int)h, (int)cols);
         break;
     }
     case BLOCK_GATE_UP_PROJ:
         matvec_cost(&b, 2 * I, h, ws);
-        act_ws = 4 * (h + 2 * I);
+        act_ws = 4 * (h + 2 * I), panels = layer_panels(h);
         parallel = matvec_opens_team((int)(2 * I), (int)h);
         break;
     case BLOCK_SWIGLU: /* silu(g) * u = g / (1 + exp(-g)) * u: neg-exp, add, divide, multiply */
@@ -188,12 +196,14 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     }
     /* Every weight-reading block is one matvec, attention one call too: a fork when it opens a region of its
      * own, else a plain call (a team of one opens none; on the step's kernel team a call meets the team at
-     * its barrier). */
+     * its barrier). A matrix stored as column panels is read one panel at a time, each panel after the
+     * first one more work-share that ends at the team's barrier: a plain call. */
     if (d->reads_weights || id == BLOCK_ATTENTION) {
         if (parallel && !(m && (m->step_team || m->threads <= 1)))
             forks += 1;
         else
             kcalls += 1;
+        kcalls += panels - 1;
     }
     const double calls = d->scope == BLOCK_SCOPE_LAYER ? c->n_layers : 1;
     out->id = id;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/col_panels.h"
 #include "kernels/team.h"
 
 /* Zeroed, 64-byte aligned so SIMD loads of activation rows never split a cache line. */
@@ -102,23 +103,25 @@ int decode_projection_of(const struct decode_state *st, enum block_id b, int lay
     int hidden = st->cfg.hidden, inter = st->cfg.intermediate;
     switch (b) {
     case BLOCK_QKV_PROJ:
-        *p = (struct decode_projection){L->qkv, st->xb, st->qkv, st->q_dim + 2 * st->kv_dim, hidden, 0};
-        return 0;
+        *p = (struct decode_projection){L->qkv, st->xb, st->qkv, st->q_dim + 2 * st->kv_dim, hidden, 0, 0};
+        break;
     case BLOCK_O_PROJ: /* back into the residual stream */
-        *p = (struct decode_projection){L->o, st->att, st->proj, hidden, st->q_dim, 1};
-        return 0;
+        *p = (struct decode_projection){L->o, st->att, st->proj, hidden, st->q_dim, 0, 1};
+        break;
     case BLOCK_GATE_UP_PROJ:
-        *p = (struct decode_projection){L->gate_up, st->xb, st->gate_up, 2 * inter, hidden, 0};
-        return 0;
+        *p = (struct decode_projection){L->gate_up, st->xb, st->gate_up, 2 * inter, hidden, 0, 0};
+        break;
     case BLOCK_DOWN_PROJ: /* back into the residual stream */
-        *p = (struct decode_projection){L->down, st->hb, st->proj, hidden, inter, 1};
-        return 0;
+        *p = (struct decode_projection){L->down, st->hb, st->proj, hidden, inter, 0, 1};
+        break;
     case BLOCK_LM_HEAD:
-        *p = (struct decode_projection){w->lm_head, st->xb, st->logits, st->cfg.vocab, hidden, 0};
+        *p = (struct decode_projection){w->lm_head, st->xb, st->logits, st->cfg.vocab, hidden, hidden, 0};
         return 0;
     default:
         return -1;
     }
+    p->panel_cols = col_panel_width(p->cols); /* the layers' matrices: see model/weights.h */
+    return 0;
 }
 
 /* Batch rows are consecutive: the input rows are `cols` apart, the output rows `rows` apart (the buffers'
@@ -128,8 +131,8 @@ int decode_projection_run(struct decode_state *st, enum block_id b, int layer, i
     const char *why = NULL;
     if (decode_projection_of(st, b, layer, &p) != 0)
         return fr_err_set(&st->err, "%s is not a projection block", block_name(b));
-    if (gemm(p.out, p.rows, p.w, st->w->wtype, p.in, p.cols, batch, p.rows, p.cols, &st->blocking,
-             st->backend, &why) != 0)
+    if (gemm(p.out, p.rows, p.w, st->w->wtype, p.in, p.cols, batch, p.rows, p.cols, p.panel_cols,
+             &st->blocking, st->backend, &why) != 0)
         return fr_err_set(&st->err, "%s: the matvec backend failed: %s", block_name(b), why ? why : "?");
     /* the residual add is the caller's thread's alone (thread 0 of a kernel team, see decode_step) */
     if (p.residual && (!kernel_team_active() || omp_get_thread_num() == 0))

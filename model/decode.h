@@ -87,6 +87,7 @@ struct decode_projection {
     const float *in;
     float *out;
     int rows, cols;
+    int panel_cols; /* w's column panels (kernels/col_panels.h): cols for the row-major LM head */
     int residual;
 };
 /* Fills p for block b at `layer`; returns -1 when b is not a projection block. */

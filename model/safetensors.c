@@ -7,6 +7,7 @@
 #include "model/safetensors.h"
 
 #include <cJSON.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -16,6 +17,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "kernels/col_panels.h"
 
 /* The safetensors format caps its header at 100 MB; a larger length is a corrupt file, not a big model. */
 #define ST_MAX_HEADER_BYTES (100u * 1000u * 1000u)
@@ -280,10 +283,10 @@ static float read_src(const unsigned char *src, enum st_dtype t, size_t i) {
     return f;
 }
 
-/* Copies n elements from the file into dst of type dt, converting. round_bf16 rounds f32 destinations to
- * bf16 values: a bf16 model's norms, stored widened. */
-static void copy_convert(void *dst, enum fr_dtype dt, const unsigned char *src, enum st_dtype st, size_t n,
-                         int round_bf16) {
+/* Converts a run of n elements from the file into dst of type dt. round_bf16 rounds f32 destinations to bf16
+ * values: a bf16 model's norms, stored widened. */
+static void convert_run(void *dst, enum fr_dtype dt, const unsigned char *src, enum st_dtype st, size_t n,
+                        int round_bf16) {
     if (round_bf16 && st == ST_F32 && dt == FR_DTYPE_F32) {
         float *d = dst;
         for (size_t i = 0; i < n; i++) d[i] = bf16_to_f32(bf16_from_f32(read_src(src, st, i)));
@@ -293,59 +296,80 @@ static void copy_convert(void *dst, enum fr_dtype dt, const unsigned char *src, 
         memcpy(dst, src, 4 * n);
     } else if (dt == FR_DTYPE_BF16) {
         uint16_t *d = dst;
-#pragma omp parallel for schedule(static)
         for (size_t i = 0; i < n; i++) d[i] = bf16_from_f32(read_src(src, st, i));
     } else {
         float *d = dst;
-#pragma omp parallel for schedule(static)
         for (size_t i = 0; i < n; i++) d[i] = read_src(src, st, i);
     }
 }
 
-/* Where a slot's data goes in w, and in which dtype; NULL for a tied model's lm_head.weight. */
-static void *slot_dest(const struct st_slot *s, struct qwen3_weights *w, enum fr_dtype *dt) {
+/* Where a tensor goes: its row r is row row0 + r of a [rows][cols] matrix of type dt at base, stored as
+ * column panels of pw columns (kernels/col_panels.h; pw = cols: row-major). A one-dimensional tensor is one
+ * row. */
+struct st_dest {
+    void *base;
+    enum fr_dtype dt;
+    int rows, cols, row0, pw;
+};
+
+/* Copies the tensor's n_rows rows from the file into its destination, converting. */
+static void copy_tensor(const struct st_dest *d, const unsigned char *src, enum st_dtype st, int n_rows,
+                        int round_bf16) {
+    size_t src_el = st == ST_BF16 ? 2 : 4, dst_el = fr_dtype_size(d->dt);
+    int panels = col_panel_count(d->cols, d->pw);
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < n_rows; r++)
+        for (int p = 0; p < panels; p++) {
+            int c0 = p * d->pw;
+            size_t at = col_panel_index(d->rows, d->cols, d->pw, d->row0 + r, c0);
+            convert_run((unsigned char *)d->base + at * dst_el, d->dt,
+                        src + ((size_t)r * (size_t)d->cols + (size_t)c0) * src_el, st,
+                        (size_t)col_panel_cols(d->cols, d->pw, p), round_bf16);
+        }
+}
+
+/* Where a slot's data goes in w (a layer's projection matrices in column panels, see model/weights.h); false
+ * for a tied model's lm_head.weight. */
+static bool slot_dest(const struct st_slot *s, struct qwen3_weights *w, struct st_dest *d) {
     const struct qwen3_config *cfg = &w->cfg;
-    size_t el = fr_dtype_size(w->wtype), hidden = (size_t)cfg->hidden;
-    size_t q_dim = (size_t)cfg->n_heads * (size_t)cfg->head_dim;
-    size_t kv_dim = (size_t)cfg->n_kv_heads * (size_t)cfg->head_dim;
-    *dt = w->wtype;
-    if (s->part == PART_EMBED) return w->embed;
-    if (s->part == PART_LM_HEAD) return w->lm_head_own;
+    int inter = cfg->intermediate;
+    int q_dim = cfg->n_heads * cfg->head_dim, kv_dim = cfg->n_kv_heads * cfg->head_dim;
+    int n = (int)s->dims[0], cols = s->ndim == 2 ? (int)s->dims[1] : n;
+    *d = (struct st_dest){.dt = w->wtype, .rows = s->ndim == 2 ? n : 1, .cols = cols, .pw = cols};
+    if (s->part == PART_EMBED) return (d->base = w->embed) != NULL;
+    if (s->part == PART_LM_HEAD) return (d->base = w->lm_head_own) != NULL;
     if (s->part == PART_FINAL_NORM) {
-        *dt = FR_DTYPE_F32;
-        return w->final_norm;
+        d->dt = FR_DTYPE_F32;
+        return (d->base = w->final_norm) != NULL;
     }
     struct qwen3_layer_weights *L = &w->layers[s->layer];
-    unsigned char *qkv = L->qkv, *gate_up = L->gate_up;
     switch (s->part) {
     case PART_Q:
-        return qkv;
     case PART_K:
-        return qkv + q_dim * hidden * el;
     case PART_V:
-        return qkv + (q_dim + kv_dim) * hidden * el;
-    case PART_O:
-        return L->o;
-    case PART_GATE:
-        return gate_up;
-    case PART_UP:
-        return gate_up + (size_t)cfg->intermediate * hidden * el;
-    case PART_DOWN:
-        return L->down;
-    default:
+        d->base = L->qkv, d->rows = q_dim + 2 * kv_dim;
+        d->row0 = s->part == PART_Q ? 0 : s->part == PART_K ? q_dim : q_dim + kv_dim;
         break;
-    }
-    *dt = FR_DTYPE_F32;
-    switch (s->part) {
-    case PART_Q_NORM:
-        return L->q_norm;
-    case PART_K_NORM:
-        return L->k_norm;
-    case PART_ATTN_NORM:
-        return L->attn_norm;
+    case PART_O:
+        d->base = L->o;
+        break;
+    case PART_GATE:
+    case PART_UP:
+        d->base = L->gate_up, d->rows = 2 * inter, d->row0 = s->part == PART_GATE ? 0 : inter;
+        break;
+    case PART_DOWN:
+        d->base = L->down;
+        break;
     default:
-        return L->mlp_norm;
+        d->dt = FR_DTYPE_F32;
+        d->base = s->part == PART_Q_NORM      ? L->q_norm
+                  : s->part == PART_K_NORM    ? L->k_norm
+                  : s->part == PART_ATTN_NORM ? L->attn_norm
+                                              : L->mlp_norm;
+        return true;
     }
+    d->pw = col_panel_width(cols);
+    return true;
 }
 
 int safetensors_load_buffer(const void *data, size_t len, const char *name, const struct qwen3_config *cfg,
@@ -385,10 +409,10 @@ int safetensors_load_buffer(const void *data, size_t len, const char *name, cons
         const unsigned char *base = bytes + 8 + hlen;
         for (int i = 0; i < c.n_slots; i++) {
             const struct st_slot *s = &c.slots[i];
-            enum fr_dtype dt;
-            void *dst = s->seen ? slot_dest(s, w, &dt) : NULL;
-            size_t n = (size_t)(s->dims[0] * (s->ndim == 2 ? s->dims[1] : 1));
-            if (dst) copy_convert(dst, dt, base + s->begin, s->dtype, n, w->wtype == FR_DTYPE_BF16);
+            struct st_dest d;
+            if (s->seen && slot_dest(s, w, &d))
+                copy_tensor(&d, base + s->begin, s->dtype, s->ndim == 2 ? (int)s->dims[0] : 1,
+                            w->wtype == FR_DTYPE_BF16);
         }
     }
     free(c.slots);

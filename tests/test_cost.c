@@ -179,7 +179,8 @@ Test(cost, per_level_bytes_tiny_by_hand) {
 }
 
 /* At Qwen3-0.6B's size the matvecs open a team: one fork per call; o_proj and down_proj add the residual
- * add as a plain call; a working set above the L3 (none here at 32 MiB) would go to DRAM. */
+ * add as a plain call, and down_proj (3072 columns, two column panels) its second panel's work-share; a
+ * working set above the L3 (none here at 32 MiB) would go to DRAM. */
 Test(cost, forks_and_calls_06b) {
     struct qwen3_config c = fixture_qwen3_06b_config();
     struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
@@ -189,6 +190,8 @@ Test(cost, forks_and_calls_06b) {
     cr_expect(b.forks == 28 && b.kernel_calls == 0 && b.parallel);
     cost_block_on(&c, &o, &m, BLOCK_O_PROJ, 0, SAMPLER_VARIANT_CHAIN, &b);
     cr_expect(b.forks == 28 && b.kernel_calls == 28);
+    cost_block_on(&c, &o, &m, BLOCK_DOWN_PROJ, 0, SAMPLER_VARIANT_CHAIN, &b);
+    cr_expect(b.forks == 28 && b.kernel_calls == 2 * 28, "forks %.0f calls %.0f", b.forks, b.kernel_calls);
     cost_block_on(&c, &o, &m, BLOCK_QK_NORM, 0, SAMPLER_VARIANT_CHAIN, &b);
     cr_expect_eq(b.kernel_calls, 28 * (16 + 8), "one rmsnorm per head");
     /* the sampler's two rows of 151,936 f32 (1.2 MB) do not fit the 1 MiB L2: L3 */
@@ -234,6 +237,9 @@ Test(cost, team_step_and_one_thread_fork_nothing) {
         cr_expect(b.forks == 0 && b.kernel_calls == 28, "qkv_proj, machine %zu", i);
         cost_block_on(&c, &o, &machines[i], BLOCK_O_PROJ, 0, SAMPLER_VARIANT_CHAIN, &b);
         cr_expect(b.forks == 0 && b.kernel_calls == 2 * 28, "o_proj and its residual add, machine %zu", i);
+        cost_block_on(&c, &o, &machines[i], BLOCK_DOWN_PROJ, 0, SAMPLER_VARIANT_CHAIN, &b);
+        cr_expect(b.forks == 0 && b.kernel_calls == 3 * 28, "down_proj's two panels and its add, machine %zu",
+                  i);
         cost_block_on(&c, &o, &machines[i], BLOCK_ATTENTION, 1024, SAMPLER_VARIANT_CHAIN, &b);
         cr_expect(b.forks == 0 && b.kernel_calls == 28, "attention, machine %zu", i);
         cost_block_on(&c, &o, &machines[i], BLOCK_LM_HEAD, 0, SAMPLER_VARIANT_CHAIN, &b);

@@ -9,10 +9,13 @@
 #include <string.h>
 
 #include "bench/decode_bench.h"
+#include "kernels/col_panels.h"
 #include "model/decode.h"
 #include "tests/model_fixtures.h"
 
 #define REF_MAX_POS 8
+/* The widest intermediate the reference takes: room for a down_proj stored as two column panels */
+#define REF_MAX_I 2304
 
 /* How far the engine's f32 K and V may lie from the reference's double ones before they are stored, as a
  * fraction of the largest element of the vector (one layer, one position, all KV heads). Estimate: each
@@ -46,14 +49,21 @@ static double wval(const void *m, enum fr_dtype t, size_t i) {
     return t == FR_DTYPE_BF16 ? (double)bf16_to_f32(((const uint16_t *)m)[i]) : (double)((const float *)m)[i];
 }
 
-/* y[r] = sum_c M[row0 + r][c] x[c] */
-static void ref_matvec(double *y, const void *m, enum fr_dtype t, size_t row0, int rows, int cols,
-                       const double *x) {
+/* y[r] = sum_c M[row0 + r][c] x[c] for M [m_rows][cols] stored as column panels of pw columns (as
+ * model/weights.h says: col_panel_width(cols) for the layers' matrices, row-major for the LM head) */
+static void ref_matvec(double *y, const void *m, enum fr_dtype t, int m_rows, int pw, int row0, int rows,
+                       int cols, const double *x) {
     for (int r = 0; r < rows; r++) {
         double s = 0;
-        for (int j = 0; j < cols; j++) s += wval(m, t, (row0 + (size_t)r) * (size_t)cols + (size_t)j) * x[j];
+        for (int j = 0; j < cols; j++) s += wval(m, t, col_panel_index(m_rows, cols, pw, row0 + r, j)) * x[j];
         y[r] = s;
     }
+}
+
+/* ref_matvec of a layer's matrix */
+static void ref_layer_matvec(double *y, const void *m, enum fr_dtype t, int m_rows, int row0, int rows,
+                             int cols, const double *x) {
+    ref_matvec(y, m, t, m_rows, col_panel_width(cols), row0, rows, cols, x);
 }
 
 static void ref_rmsnorm(double *out, const double *x, const float *g, int n, double eps) {
@@ -104,15 +114,16 @@ static void ref_step(struct ref_model *m, int token, int pos, double *logits) {
     const struct qwen3_weights *w = m->w;
     int H = c->hidden, I = c->intermediate, hd = c->head_dim, nh = c->n_heads, nkv = c->n_kv_heads;
     int qd = nh * hd, kvd = nkv * hd;
-    double x[64], xb[64], q[128], k[64], v[64], att[128], o[64], g[96], u[96], hmid[96], sc[REF_MAX_POS];
-    cr_assert(H <= 64 && I <= 96 && qd <= 128 && kvd <= 64 && pos < REF_MAX_POS);
+    double x[64], xb[64], q[128], k[64], v[64], att[128], o[64], g[REF_MAX_I], u[REF_MAX_I], hmid[REF_MAX_I],
+        sc[REF_MAX_POS];
+    cr_assert(H <= 64 && I <= REF_MAX_I && qd <= 128 && kvd <= 64 && pos < REF_MAX_POS);
     for (int i = 0; i < H; i++) x[i] = wval(w->embed, w->wtype, (size_t)token * (size_t)H + (size_t)i);
     for (int l = 0; l < c->n_layers; l++) {
         const struct qwen3_layer_weights *L = &w->layers[l];
         ref_rmsnorm(xb, x, L->attn_norm, H, c->rms_eps);
-        ref_matvec(q, L->qkv, w->wtype, 0, qd, H, xb);
-        ref_matvec(k, L->qkv, w->wtype, (size_t)qd, kvd, H, xb);
-        ref_matvec(v, L->qkv, w->wtype, (size_t)(qd + kvd), kvd, H, xb);
+        ref_layer_matvec(q, L->qkv, w->wtype, qd + 2 * kvd, 0, qd, H, xb);
+        ref_layer_matvec(k, L->qkv, w->wtype, qd + 2 * kvd, qd, kvd, H, xb);
+        ref_layer_matvec(v, L->qkv, w->wtype, qd + 2 * kvd, qd + kvd, kvd, H, xb);
         for (int h = 0; h < nh; h++) {
             ref_rmsnorm(q + h * hd, q + h * hd, L->q_norm, hd, c->rms_eps);
             ref_rope(q + h * hd, hd, pos, c->rope_theta);
@@ -144,17 +155,17 @@ static void ref_step(struct ref_model *m, int token, int pos, double *logits) {
                 att[h * hd + i] = a;
             }
         }
-        ref_matvec(o, L->o, w->wtype, 0, H, qd, att);
+        ref_layer_matvec(o, L->o, w->wtype, H, 0, H, qd, att);
         for (int i = 0; i < H; i++) x[i] += o[i];
         ref_rmsnorm(xb, x, L->mlp_norm, H, c->rms_eps);
-        ref_matvec(g, L->gate_up, w->wtype, 0, I, H, xb);
-        ref_matvec(u, L->gate_up, w->wtype, (size_t)I, I, H, xb);
+        ref_layer_matvec(g, L->gate_up, w->wtype, 2 * I, 0, I, H, xb);
+        ref_layer_matvec(u, L->gate_up, w->wtype, 2 * I, I, I, H, xb);
         for (int i = 0; i < I; i++) hmid[i] = g[i] / (1.0 + exp(-g[i])) * u[i];
-        ref_matvec(o, L->down, w->wtype, 0, H, I, hmid);
+        ref_layer_matvec(o, L->down, w->wtype, H, 0, H, I, hmid);
         for (int i = 0; i < H; i++) x[i] += o[i];
     }
     ref_rmsnorm(xb, x, w->final_norm, H, c->rms_eps);
-    ref_matvec(logits, w->lm_head, w->wtype, 0, c->vocab, H, xb);
+    ref_matvec(logits, w->lm_head, w->wtype, c->vocab, H, 0, c->vocab, H, xb);
 }
 
 static void setup(struct qwen3_weights *w, struct decode_state *st, const struct qwen3_config *c,
@@ -240,6 +251,18 @@ Test(decode, matches_reference_openblas_backend) {
     if (!matvec_backend_available(MATVEC_BACKEND_OPENBLAS, FR_DTYPE_F32, &why))
         cr_skip_test("openblas backend unavailable: %s", why ? why : "?");
     check_against_reference(&c, FR_DTYPE_F32, FR_DTYPE_BF16, MATVEC_BACKEND_OPENBLAS);
+}
+
+/* An intermediate of 2112 columns stores down_proj as two column panels (1088 + 1024): the forge kernels and
+ * OpenBLAS read it as the reference does. */
+Test(decode, matches_reference_down_proj_in_column_panels) {
+    struct qwen3_config c = fixture_tiny_config();
+    c.intermediate = 2112;
+    cr_assert_eq(col_panel_count(c.intermediate, col_panel_width(c.intermediate)), 2);
+    check_against_reference(&c, FR_DTYPE_BF16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE);
+    check_against_reference(&c, FR_DTYPE_F32, FR_DTYPE_F32, MATVEC_BACKEND_FORGE);
+    if (matvec_backend_available(MATVEC_BACKEND_OPENBLAS, FR_DTYPE_F32, NULL))
+        check_against_reference(&c, FR_DTYPE_F32, FR_DTYPE_F32, MATVEC_BACKEND_OPENBLAS);
 }
 
 /* The observer sees every block, in table order, each begin matched by its end. */

@@ -1,6 +1,7 @@
 /* matvec for every ISA the CPU supports against matvec_ref (double accumulation), bf16 and f32 weights, odd
- * shapes, each in a team of one and of two, with either prefetch loop (kernel_prefetch_force); the OpenBLAS
- * backend against the same reference; the team (in-parallel-region) calling mode.
+ * shapes, row-major and as column panels (kernels/col_panels.h), each in a team of one and of two, with
+ * either prefetch loop (kernel_prefetch_force); the OpenBLAS backend against the same reference; the team
+ * (in-parallel-region) calling mode.
  *
  * Tolerance: each product w*x of a bf16 or f32 weight and an f32 activation is summed in f32, so the error
  * of any summation order is bounded by gamma_n * sum |w x| with gamma_n ~ n * u (u = 2^-24, n = cols): the
@@ -8,26 +9,32 @@
  * magnitude sum, which the scalar, vector and OpenBLAS paths all meet with a wide margin in practice. */
 #include <omp.h>
 
+#include "kernels/col_panels.h"
 #include "tests/kernels_test_util.h"
 
+/* pw: the weights' column panel width; 0 stores them row-major */
 struct mv_case {
-    int rows, cols;
+    int rows, cols, pw;
 };
 
 /* {9, 4097} and {7, 5000}: wider than MV_WIDE_COLS (4096), rows in fours on AVX-512 then one at a time,
  * with a partial vector at the end; {3, 16484} and {2, 33000} are wider than one pass of the SIMD loops
- * (MV_PANEL_COLS, 16384 columns); {1040, 1024} (2 MiB of bf16) is handed out in several chunks of rows that
- * shrink, the last one a single block (matvec_plan_make) */
+ * (MV_SPLIT_COLS, 16384 columns); {1040, 1024} (2 MiB of bf16) is handed out in several chunks of rows that
+ * shrink, the last one a single block (matvec_plan_make); the last five are stored as column panels, the last
+ * panel 1 column wide in two of them, and {520, 3072, 1536} hands out each panel's rows in chunks */
 static const struct mv_case mv_cases[] = {
-    {1, 1},    {1, 16},     {3, 7},    {4, 33},   {5, 64},   {17, 100},  {31, 129},  {67, 17},
-    {64, 256}, {130, 1027}, {257, 48}, {9, 4097}, {7, 5000}, {3, 16484}, {2, 33000}, {1040, 1024}};
+    {1, 1, 0},       {1, 16, 0},    {3, 7, 0},        {4, 33, 0},      {5, 64, 0},    {17, 100, 0},
+    {31, 129, 0},    {67, 17, 0},   {64, 256, 0},     {130, 1027, 0},  {257, 48, 0},  {9, 4097, 0},
+    {7, 5000, 0},    {3, 16484, 0}, {2, 33000, 0},    {1040, 1024, 0}, {31, 129, 64}, {130, 1027, 384},
+    {9, 4097, 2048}, {1, 100, 64},  {520, 3072, 1536}};
 
-/* tol[r] = cols * u * sum_c |w[r][c] x[c]| */
-static void mv_tol(double *tol, const void *w, enum fr_dtype t, const float *x, int rows, int cols) {
+/* tol[r] = cols * u * sum_c |w[r][c] x[c]|, w stored in column panels of pw columns */
+static void mv_tol_panels(double *tol, const void *w, enum fr_dtype t, const float *x, int rows, int cols,
+                          int pw) {
     for (int r = 0; r < rows; r++) {
         double s = 0.0;
         for (int c = 0; c < cols; c++) {
-            size_t i = (size_t)r * (size_t)cols + (size_t)c;
+            size_t i = col_panel_index(rows, cols, pw, r, c);
             double wv = t == FR_DTYPE_BF16 ? bf16_to_f32(((const uint16_t *)w)[i]) : ((const float *)w)[i];
             s += fabs(wv * x[c]);
         }
@@ -35,10 +42,14 @@ static void mv_tol(double *tol, const void *w, enum fr_dtype t, const float *x, 
     }
 }
 
+static void mv_tol(double *tol, const void *w, enum fr_dtype t, const float *x, int rows, int cols) {
+    mv_tol_panels(tol, w, t, x, rows, cols, cols);
+}
+
 static void mv_check_all_isas(enum fr_dtype t) {
     struct test_rng rng = {42 + (uint64_t)t};
     for (size_t k = 0; k < sizeof mv_cases / sizeof mv_cases[0]; k++) {
-        int rows = mv_cases[k].rows, cols = mv_cases[k].cols;
+        int rows = mv_cases[k].rows, cols = mv_cases[k].cols, pw = mv_cases[k].pw ? mv_cases[k].pw : cols;
         size_t n = (size_t)rows * (size_t)cols;
         void *w = test_alloc(n * fr_dtype_size(t));
         float *x = test_alloc((size_t)cols * sizeof *x);
@@ -49,8 +60,8 @@ static void mv_check_all_isas(enum fr_dtype t) {
         else
             test_fill(&rng, w, n, -1.0f, 1.0f);
         test_fill(&rng, x, (size_t)cols, -2.0f, 2.0f);
-        matvec_ref(ref, w, t, x, rows, cols);
-        mv_tol(tol, w, t, x, rows, cols);
+        matvec_ref_panels(ref, w, t, x, rows, cols, pw);
+        mv_tol_panels(tol, w, t, x, rows, cols, pw);
         FOR_EACH_ISA(isa) {
             /* a team of one and a team of two (the AVX-512 table runs another loop for a team of one), with
              * the rows prefetched into L1 and into L2 (two other loops), whichever this CPU would pick */
@@ -60,12 +71,13 @@ static void mv_check_all_isas(enum fr_dtype t) {
                     for (int r = 0; r < rows; r++) y[r] = NAN;
                     int rc = 0;
 #pragma omp parallel num_threads(nt) reduction(| : rc)
-                    rc |= matvec(y, w, t, x, rows, cols, MATVEC_BACKEND_FORGE, NULL);
+                    rc |= matvec_panels(y, w, t, x, rows, cols, pw, MATVEC_BACKEND_FORGE, NULL);
                     kernel_prefetch_force(KERNEL_PREFETCH_COUNT);
                     cr_assert_eq(rc, 0);
-                    char what[96];
-                    snprintf(what, sizeof what, "matvec %s %s %dx%d, team of %d, prefetch into L%d",
-                             fr_dtype_name(t), kernel_isa_name(isa), rows, cols, nt, pf + 1);
+                    char what[128];
+                    snprintf(what, sizeof what,
+                             "matvec %s %s %dx%d in panels of %d, team of %d, prefetch into L%d",
+                             fr_dtype_name(t), kernel_isa_name(isa), rows, cols, pw, nt, pf + 1);
                     cr_expect(test_close(what, y, ref, (size_t)rows, 0.0, 0.0, tol), "%s", what);
                 }
         }
@@ -95,9 +107,10 @@ Test(kernels_matvec, ref_hand_computed) {
 /* Forge and OpenBLAS sgemv on the same f32 weights, both against the reference. */
 Test(kernels_matvec, forge_vs_openblas_f32) {
     struct test_rng rng = {7};
-    const struct mv_case cases[] = {{3, 7}, {67, 129}, {256, 1024}, {1024, 3072}};
+    const struct mv_case cases[] = {{3, 7, 0},       {67, 129, 0},       {256, 1024, 0},
+                                    {1024, 3072, 0}, {1024, 3072, 1536}, {67, 129, 64}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        int rows = cases[k].rows, cols = cases[k].cols;
+        int rows = cases[k].rows, cols = cases[k].cols, pw = cases[k].pw ? cases[k].pw : cols;
         size_t n = (size_t)rows * (size_t)cols;
         float *w = test_alloc(n * sizeof *w), *x = test_alloc((size_t)cols * sizeof *x);
         float *yf = test_alloc((size_t)rows * sizeof *yf), *yb = test_alloc((size_t)rows * sizeof *yb);
@@ -105,12 +118,12 @@ Test(kernels_matvec, forge_vs_openblas_f32) {
         double *tol = test_alloc((size_t)rows * sizeof *tol);
         test_fill(&rng, w, n, -1.0f, 1.0f);
         test_fill(&rng, x, (size_t)cols, -1.0f, 1.0f);
-        matvec_ref(ref, w, FR_DTYPE_F32, x, rows, cols);
-        mv_tol(tol, w, FR_DTYPE_F32, x, rows, cols);
+        matvec_ref_panels(ref, w, FR_DTYPE_F32, x, rows, cols, pw);
+        mv_tol_panels(tol, w, FR_DTYPE_F32, x, rows, cols, pw);
         const char *why = NULL;
         cr_assert(matvec_backend_available(MATVEC_BACKEND_OPENBLAS, FR_DTYPE_F32, &why));
-        cr_assert_eq(matvec(yf, w, FR_DTYPE_F32, x, rows, cols, MATVEC_BACKEND_FORGE, &why), 0);
-        cr_assert_eq(matvec(yb, w, FR_DTYPE_F32, x, rows, cols, MATVEC_BACKEND_OPENBLAS, &why), 0);
+        cr_assert_eq(matvec_panels(yf, w, FR_DTYPE_F32, x, rows, cols, pw, MATVEC_BACKEND_FORGE, &why), 0);
+        cr_assert_eq(matvec_panels(yb, w, FR_DTYPE_F32, x, rows, cols, pw, MATVEC_BACKEND_OPENBLAS, &why), 0);
         cr_expect(test_close("forge f32", yf, ref, (size_t)rows, 0.0, 0.0, tol));
         cr_expect(test_close("openblas sgemv", yb, ref, (size_t)rows, 0.0, 0.0, tol));
         free(w), free(x), free(yf), free(yb), free(ref), free(tol);
@@ -134,6 +147,12 @@ Test(kernels_matvec, openblas_bf16_available_or_says_why) {
         mv_tol(tol, w, FR_DTYPE_BF16, x, R, C);
         for (int r = 0; r < R; r++) tol[r] *= 1.0 + 0x1.0p15 / C; /* 2^-9 of the magnitude sum */
         cr_expect(test_close("openblas sbgemv", y, ref, R, 0.0, 0.0, tol));
+        /* the same weights read as column panels of 32 (32 + 32 + 11): one call per panel */
+        cr_assert_eq(matvec_panels(y, w, FR_DTYPE_BF16, x, R, C, 32, MATVEC_BACKEND_OPENBLAS, &why), 0);
+        matvec_ref_panels(ref, w, FR_DTYPE_BF16, x, R, C, 32);
+        mv_tol_panels(tol, w, FR_DTYPE_BF16, x, R, C, 32);
+        for (int r = 0; r < R; r++) tol[r] *= 1.0 + 0x1.0p15 / C;
+        cr_expect(test_close("openblas sbgemv, column panels", y, ref, R, 0.0, 0.0, tol));
     } else {
         cr_assert_not_null(why);
         cr_expect_str_eq(why, "cblas_sbgemv not exported by this OpenBLAS build");

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kernels/col_panels.h"
 #include "model/decode.h"
 #include "model/safetensors.h"
 #include "tests/cli_run.h"
@@ -22,9 +23,10 @@ struct entry {
     int ndim;
     long dims[2];
     uint64_t begin, end; /* filled by the writer unless fixed_offsets */
-    const void *src;     /* first element in the weights */
+    const void *src;     /* first element in the weights, or its matrix's when pw > 0 */
     enum fr_dtype src_type;
-    size_t n; /* elements */
+    size_t n;             /* elements */
+    int m_rows, row0, pw; /* pw > 0: rows row0 .. of src's [m_rows][dims[1]] matrix in column panels of pw */
 };
 
 struct file_spec {
@@ -50,11 +52,19 @@ static void add(struct file_spec *f, const char *name, const char *dtype, long r
     e->n = (size_t)rows * (size_t)(cols ? cols : 1);
 }
 
+/* Rows row0 .. row0 + rows of a layer's [m_rows][cols] matrix at base, stored as column panels of
+ * col_panel_width(cols) (model/weights.h); the file holds them row-major. */
+static void add_layer_matrix(struct file_spec *f, const char *name, const char *dtype, const void *base,
+                             enum fr_dtype st, int m_rows, int row0, long rows, long cols) {
+    add(f, name, dtype, rows, cols, base, st);
+    struct entry *e = &f->e[f->n - 1];
+    e->m_rows = m_rows, e->row0 = row0, e->pw = col_panel_width((int)cols);
+}
+
 /* Every tensor of w, named as a Qwen3 checkpoint names them, in file dtype `dtype` ("BF16" or "F32"). */
 static void spec_from_weights(struct file_spec *f, const struct qwen3_weights *w, const char *dtype) {
     memset(f, 0, sizeof *f);
     const struct qwen3_config *c = &w->cfg;
-    size_t el = fr_dtype_size(w->wtype);
     long H = c->hidden, I = c->intermediate, qd = (long)c->n_heads * c->head_dim;
     long kvd = (long)c->n_kv_heads * c->head_dim;
     char name[96];
@@ -63,23 +73,28 @@ static void spec_from_weights(struct file_spec *f, const struct qwen3_weights *w
     add(f, "model.norm.weight", dtype, H, 0, w->final_norm, FR_DTYPE_F32);
     for (int l = 0; l < c->n_layers; l++) {
         const struct qwen3_layer_weights *L = &w->layers[l];
-        const unsigned char *qkv = L->qkv, *gu = L->gate_up;
 #define LAYER(suffix, rows, cols, src, st)                                                                   \
     do {                                                                                                     \
         snprintf(name, sizeof name, "model.layers.%d.%s", l, suffix);                                        \
         add(f, name, dtype, rows, cols, src, st);                                                            \
     } while (0)
-        LAYER("self_attn.q_proj.weight", qd, H, qkv, w->wtype);
-        LAYER("self_attn.k_proj.weight", kvd, H, qkv + (size_t)(qd * H) * el, w->wtype);
-        LAYER("self_attn.v_proj.weight", kvd, H, qkv + (size_t)((qd + kvd) * H) * el, w->wtype);
-        LAYER("self_attn.o_proj.weight", H, qd, L->o, w->wtype);
+#define MATRIX(suffix, base, m_rows, row0, rows, cols)                                                       \
+    do {                                                                                                     \
+        snprintf(name, sizeof name, "model.layers.%d.%s", l, suffix);                                        \
+        add_layer_matrix(f, name, dtype, base, w->wtype, (int)(m_rows), (int)(row0), rows, cols);            \
+    } while (0)
+        MATRIX("self_attn.q_proj.weight", L->qkv, qd + 2 * kvd, 0, qd, H);
+        MATRIX("self_attn.k_proj.weight", L->qkv, qd + 2 * kvd, qd, kvd, H);
+        MATRIX("self_attn.v_proj.weight", L->qkv, qd + 2 * kvd, qd + kvd, kvd, H);
+        MATRIX("self_attn.o_proj.weight", L->o, H, 0, H, qd);
         LAYER("self_attn.q_norm.weight", c->head_dim, 0, L->q_norm, FR_DTYPE_F32);
         LAYER("self_attn.k_norm.weight", c->head_dim, 0, L->k_norm, FR_DTYPE_F32);
-        LAYER("mlp.gate_proj.weight", I, H, gu, w->wtype);
-        LAYER("mlp.up_proj.weight", I, H, gu + (size_t)(I * H) * el, w->wtype);
-        LAYER("mlp.down_proj.weight", H, I, L->down, w->wtype);
+        MATRIX("mlp.gate_proj.weight", L->gate_up, 2 * I, 0, I, H);
+        MATRIX("mlp.up_proj.weight", L->gate_up, 2 * I, I, I, H);
+        MATRIX("mlp.down_proj.weight", L->down, H, 0, H, I);
         LAYER("input_layernorm.weight", H, 0, L->attn_norm, FR_DTYPE_F32);
         LAYER("post_attention_layernorm.weight", H, 0, L->mlp_norm, FR_DTYPE_F32);
+#undef MATRIX
 #undef LAYER
     }
 }
@@ -129,8 +144,14 @@ static unsigned char *serialize(struct file_spec *f, size_t *len) {
         if (!e->src || f->fixed_offsets) continue;
         int f32 = file_elem_bytes(e->dtype) == 4;
         for (size_t k = 0; k < e->n; k++) {
-            float v = e->src_type == FR_DTYPE_BF16 ? bf16_to_f32(((const uint16_t *)e->src)[k])
-                                                   : ((const float *)e->src)[k];
+            size_t at = k;
+            if (e->pw > 0) {
+                int cols = (int)e->dims[1];
+                at = col_panel_index(e->m_rows, cols, e->pw, e->row0 + (int)(k / (size_t)cols),
+                                     (int)(k % (size_t)cols));
+            }
+            float v = e->src_type == FR_DTYPE_BF16 ? bf16_to_f32(((const uint16_t *)e->src)[at])
+                                                   : ((const float *)e->src)[at];
             if (f32)
                 memcpy(base + e->begin + 4 * k, &v, 4);
             else {
@@ -234,6 +255,14 @@ Test(safetensors, f32_file_into_bf16_weights_rounds_like_synthetic) {
     qwen3_weights_free(&w32);
     qwen3_weights_free(&w16);
     qwen3_weights_free(&got);
+}
+
+/* An intermediate of 2112 columns: down_proj is stored as two column panels, the file holds it row-major. */
+Test(safetensors, down_proj_loads_into_column_panels) {
+    struct qwen3_config c = fixture_tiny_config();
+    c.intermediate = 2112;
+    round_trip(&c, FR_DTYPE_BF16, "BF16", FR_DTYPE_BF16, NULL, 0);
+    round_trip(&c, FR_DTYPE_BF16, "BF16", FR_DTYPE_F32, NULL, 0);
 }
 
 Test(safetensors, bf16_file_into_f32_weights) {
