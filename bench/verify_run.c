@@ -15,7 +15,7 @@ static int matches(const char *name, const char *only) {
 
 static void print_line(FILE *out, const char *name, const char *detail, double seconds,
                        enum verify_status s) {
-    fprintf(out, "%-22s %s (%.1f s)  %s\n", name, detail, seconds, verify_status_name(s));
+    fprintf(out, "%-24s %s (%.1f s)  %s\n", name, detail, seconds, verify_status_name(s));
     fflush(out);
 }
 

@@ -43,7 +43,8 @@ static inline size_t col_panel_start(int rows, int pw, int p) {
 /* Element offset of W[r][c] in the stored layout. */
 static inline size_t col_panel_index(int rows, int cols, int pw, int r, int c) {
     int p = c / pw;
-    return col_panel_start(rows, pw, p) + (size_t)r * (size_t)col_panel_cols(cols, pw, p) + (size_t)(c - p * pw);
+    return col_panel_start(rows, pw, p) + (size_t)r * (size_t)col_panel_cols(cols, pw, p) +
+           (size_t)(c - p * pw);
 }
 
 #endif

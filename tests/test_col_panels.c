@@ -11,12 +11,12 @@ Test(col_panels, widths_of_the_models_matrices) {
     cr_expect_eq(col_panel_width(1024), 1024);
     cr_expect_eq(col_panel_width(2048), 2048);
     /* the fewest panels of at most 2048, equal to a multiple of 64 */
-    cr_expect_eq(col_panel_width(2049), 1088);  /* 1088 + 961 */
-    cr_expect_eq(col_panel_width(2560), 1280);  /* Qwen3-4B qkv, gate_up: 2 x 1280 */
-    cr_expect_eq(col_panel_width(3072), 1536);  /* Qwen3-0.6B down_proj: 2 x 1536 */
-    cr_expect_eq(col_panel_width(4096), 2048);  /* Qwen3-4B o_proj */
-    cr_expect_eq(col_panel_width(6144), 2048);  /* Qwen3-1.7B down_proj: 3 x 2048 */
-    cr_expect_eq(col_panel_width(9728), 1984);  /* Qwen3-4B down_proj: 4 x 1984 + 1792 */
+    cr_expect_eq(col_panel_width(2049), 1088); /* 1088 + 961 */
+    cr_expect_eq(col_panel_width(2560), 1280); /* Qwen3-4B qkv, gate_up: 2 x 1280 */
+    cr_expect_eq(col_panel_width(3072), 1536); /* Qwen3-0.6B down_proj: 2 x 1536 */
+    cr_expect_eq(col_panel_width(4096), 2048); /* Qwen3-4B o_proj */
+    cr_expect_eq(col_panel_width(6144), 2048); /* Qwen3-1.7B down_proj: 3 x 2048 */
+    cr_expect_eq(col_panel_width(9728), 1984); /* Qwen3-4B down_proj: 4 x 1984 + 1792 */
     cr_expect_eq(col_panel_count(9728, 1984), 5);
     cr_expect_eq(col_panel_cols(9728, 1984, 4), 1792);
     for (int cols = 2049; cols <= 20000; cols += 97) {
@@ -36,7 +36,8 @@ static void check_layout(int rows, int cols, int pw) {
         for (int c = 0; c < cols; c++) {
             size_t i = col_panel_index(rows, cols, pw, r, c);
             cr_assert_lt(i, n, "%dx%d in panels of %d: W[%d][%d] at %zu", rows, cols, pw, r, c, i);
-            cr_expect_eq(hit[i], 0, "%dx%d in panels of %d: W[%d][%d] lands on a used slot", rows, cols, pw, r, c);
+            cr_expect_eq(hit[i], 0, "%dx%d in panels of %d: W[%d][%d] lands on a used slot", rows, cols, pw,
+                         r, c);
             hit[i] = 1;
             int p = c / pw;
             cr_expect_eq(i, col_panel_start(rows, pw, p) + (size_t)r * (size_t)col_panel_cols(cols, pw, p) +
