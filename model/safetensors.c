@@ -7,9 +7,9 @@
 #include "model/safetensors.h"
 
 #include <cJSON.h>
-#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
