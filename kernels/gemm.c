@@ -135,10 +135,6 @@ static void gemm_chunks(const struct gemm_args *a) {
     }
 }
 
-/* OpenBLAS on the caller's OpenMP team: the rows in chunks handed out dynamically, each one sgemm call
- * C[batch][chunk] = X W_chunk^T on the calling thread (OpenBLAS set to one thread meanwhile). Its own
- * pthreads pool would otherwise run beside the team on the same cores: its workers spin for a while after
- * every call, while the team's threads spin after every per-token block, and each steals the other's core. */
 /* Y[batch][n] of rows r0 .. r0 + n by OpenBLAS: one sgemm per panel, beta 1 after the first. */
 static void gemm_openblas_rows(const struct gemm_args *a, int r0, int n) {
     for (int p = 0; p < col_panel_count(a->cols, a->pw); p++) {
@@ -149,6 +145,11 @@ static void gemm_openblas_rows(const struct gemm_args *a, int r0, int n) {
     }
 }
 
+/* OpenBLAS on the caller's OpenMP team: the rows in chunks handed out dynamically, each C[batch][chunk] =
+ * X W_chunk^T by sgemm calls (one per panel) on the calling thread (OpenBLAS set to one thread meanwhile).
+ * Its own pthreads pool would otherwise run beside the team on the same cores: its workers spin for a while
+ * after every call, while the team's threads spin after every per-token block, and each steals the other's
+ * core. */
 static void gemm_openblas_chunks(const struct gemm_args *a) {
     size_t row_bytes = (size_t)a->cols * sizeof(float);
     int chunk = (int)(GEMM_OPENBLAS_CHUNK_BYTES / row_bytes);

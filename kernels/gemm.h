@@ -22,8 +22,8 @@ struct gemm_blocking {
     size_t l2_bytes;
 };
 
-/* Columns per block for this shape, weight type and blocking on the active ISA (exposed for tests and the
- * report). */
+/* Columns per block for this shape, weight type and blocking on the active ISA (exposed for the tests); a
+ * matrix in column panels is planned with its panel width as cols. */
 int gemm_block_cols(int batch, int cols, enum fr_dtype wtype, const struct gemm_blocking *blk);
 
 /* Y = X W^T as above, W stored as column panels of panel_cols columns (kernels/col_panels.h; panel_cols >=

@@ -80,7 +80,8 @@ void matvec_plan_make(struct matvec_plan *p, int rows, size_t row_bytes, int thr
 /* Chunk c (< p->n_chunks): its first row and number of rows. */
 void matvec_plan_chunk(const struct matvec_plan *p, int c, int *first, int *n);
 void matvec_ref(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols);
-/* matvec_ref of W stored as column panels (col_panels.h): each weight found by col_panel_index. */
+/* matvec_ref of W stored as column panels of panel_cols >= 1 columns (col_panels.h): each weight found by
+ * col_panel_index. */
 void matvec_ref_panels(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
                        int panel_cols);
 

@@ -99,9 +99,25 @@ void cost_block(const struct qwen3_config *c, const struct cost_opts *o, enum bl
     cost_block_on(c, o, NULL, id, context, sampler, out);
 }
 
-/* Column panels a layer's matrix of `cols` columns is stored in (kernels/col_panels.h). */
-static int layer_panels(double cols) {
-    return col_panel_count((int)cols, col_panel_width((int)cols));
+/* Column panels block id's matrix is stored in (model/weights.h, kernels/col_panels.h): the layers'
+ * projections by their width, the LM head and every other block 1. */
+static int block_panels(const struct qwen3_config *c, enum block_id id) {
+    int cols = 0;
+    switch (id) {
+    case BLOCK_QKV_PROJ:
+    case BLOCK_GATE_UP_PROJ:
+        cols = c->hidden;
+        break;
+    case BLOCK_O_PROJ:
+        cols = c->n_heads * c->head_dim;
+        break;
+    case BLOCK_DOWN_PROJ:
+        cols = c->intermediate;
+        break;
+    default:
+        return 1;
+    }
+    return col_panel_count(cols, col_panel_width(cols));
 }
 
 void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, const struct cost_caches *m,
@@ -115,7 +131,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     struct block_cost b = {0};
     /* per call: the activations' working set, kernel calls, forks, exps, whether it runs on the team */
     double act_ws = 0, kcalls = 0, forks = 0, exps = 0;
-    int parallel = 0, exps_parallel = 0, panels = 1; /* panels: of a layer's matrix (model/weights.h) */
+    int parallel = 0, exps_parallel = 0;
     switch (id) {
     case BLOCK_EMBED: /* one row, widened to f32 */
         b.weight_bytes = h * ws;
@@ -130,7 +146,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
         break;
     case BLOCK_QKV_PROJ:
         matvec_cost(&b, q + 2 * kv, h, ws);
-        act_ws = 4 * (h + q + 2 * kv), panels = layer_panels(h);
+        act_ws = 4 * (h + q + 2 * kv);
         parallel = matvec_opens_team((int)(q + 2 * kv), (int)h);
         break;
     case BLOCK_QK_NORM: /* every q and k head normed over head_dim, two f32 weight vectors */
@@ -163,13 +179,12 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
         b.flops += h;
         b.act_bytes += 4 * 3 * h;
         act_ws = 4 * (cols + 2 * h), kcalls = 1; /* the residual add is a call of its own */
-        panels = layer_panels(cols);
         parallel = matvec_opens_team((int)h, (int)cols);
         break;
     }
     case BLOCK_GATE_UP_PROJ:
         matvec_cost(&b, 2 * I, h, ws);
-        act_ws = 4 * (h + 2 * I), panels = layer_panels(h);
+        act_ws = 4 * (h + 2 * I);
         parallel = matvec_opens_team((int)(2 * I), (int)h);
         break;
     case BLOCK_SWIGLU: /* silu(g) * u = g / (1 + exp(-g)) * u: neg-exp, add, divide, multiply */
@@ -203,7 +218,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
             forks += 1;
         else
             kcalls += 1;
-        kcalls += panels - 1;
+        kcalls += block_panels(c, id) - 1;
     }
     const double calls = d->scope == BLOCK_SCOPE_LAYER ? c->n_layers : 1;
     out->id = id;
@@ -289,6 +304,8 @@ void cost_step_batch_on(const struct qwen3_config *c, const struct cost_opts *o,
         b->level_bytes[COST_LEVEL_DRAM] -= w * (nb - 1);
         b->exps *= nb;
         if (!shared) b->kernel_calls *= nb, b->forks *= nb; /* one GEMM call for the batch */
+        /* a GEMM (B > 1) walks the panels inside each row chunk: no work-share a panel */
+        if (shared && nb > 1) b->kernel_calls -= (block_panels(c, (enum block_id)i) - 1) * b->calls;
         cost_add(&out->total, b);
     }
 }

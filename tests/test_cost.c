@@ -194,6 +194,13 @@ Test(cost, forks_and_calls_06b) {
     cr_expect(b.forks == 28 && b.kernel_calls == 2 * 28, "forks %.0f calls %.0f", b.forks, b.kernel_calls);
     cost_block_on(&c, &o, &m, BLOCK_QK_NORM, 0, SAMPLER_VARIANT_CHAIN, &b);
     cr_expect_eq(b.kernel_calls, 28 * (16 + 8), "one rmsnorm per head");
+    /* a batch's GEMM walks the panels inside each row chunk: only the fork and the residual add remain */
+    struct step_cost batched;
+    cost_step_batch_on(&c, &o, &m, 0, 4, SAMPLER_VARIANT_CHAIN, &batched);
+    cr_expect(batched.blocks[BLOCK_DOWN_PROJ].forks == 28 &&
+                  batched.blocks[BLOCK_DOWN_PROJ].kernel_calls == 28,
+              "batch 4: forks %.0f calls %.0f", batched.blocks[BLOCK_DOWN_PROJ].forks,
+              batched.blocks[BLOCK_DOWN_PROJ].kernel_calls);
     /* the sampler's two rows of 151,936 f32 (1.2 MB) do not fit the 1 MiB L2: L3 */
     cost_block_on(&c, &o, &m, BLOCK_SAMPLER, 0, SAMPLER_VARIANT_CHAIN, &b);
     cr_expect_eq(b.level_bytes[COST_LEVEL_L3], 4.0 * 151936 * 7);
