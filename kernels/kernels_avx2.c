@@ -55,15 +55,15 @@ static inline vf vf_load_bf16(const uint16_t *p) {
 
 /* 16 bf16 as the 8 even elements (shifted up) and the 8 odd ones (already in the high halves, masked). The
  * 32 bytes are loaded once: left to itself gcc loads them again as the mask's memory operand, and the loads,
- * not the arithmetic, bound the matvec from cache (kf_one_load). AVX-512 keeps gcc's two loads: attention
- * alone at 16384 positions on one thread (Zen 5 VM, alternated runs) read 0.75-0.77 of the read with one
- * load against 0.82-0.88 with two, where AVX2's attention measured the same either way (0.77-0.86). */
+ * not the arithmetic, bound the matvec from cache (kf_one_load). Attention's loads are the same (see
+ * kernels_avx512.c's vf_load_bf16_pairs_once). */
 static inline void vf_load_bf16_pairs(const uint16_t *p, vf *even, vf *odd) {
     __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)p);
     kf_one_load(x);
     *even = _mm256_castsi256_ps(_mm256_slli_epi32(x, 16));
     *odd = _mm256_castsi256_ps(_mm256_and_si256(x, _mm256_set1_epi32((int)0xffff0000u)));
 }
+#define vf_load_bf16_pairs_once vf_load_bf16_pairs
 
 static inline vf vf_load_part(const float *p, int n) {
     float b[VW] = {0};

@@ -53,6 +53,25 @@ static inline void vf_load_bf16_pairs(const uint16_t *p, vf *even, vf *odd) {
     *odd = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32((int)0xffff0000u)));
 }
 
+/* The same with the 64 bytes loaded once (kf_one_load's barrier; "v": any of the 32 registers), for the
+ * attention loops. The matvec's loops keep gcc's second load (the mask's memory operand): they run on the L1
+ * prefetch profile (Zen 4; Zen 5 takes the AVX2 loop), where one load was not measured. An earlier run of
+ * attention alone at 16384 positions, one thread, read 0.75-0.77 of the read with one load against 0.82-0.88
+ * with two (Qwen3-0.6B's heads); one load against two, alternated in one process this time (Zen 5
+ * VM, medians of 5-7, fraction of the read at 1024 / 4096 / 16384 positions, with head_dim 128 a constant,
+ * attn_partial): Qwen3-4B's heads (32 / 8) two threads 0.63 / 0.69 / 0.75 -> 0.73 / 0.80 / 0.87, one
+ * thread 0.81 / 0.87 / 0.84 -> 0.98 / 0.97 / 0.98; Qwen3-0.6B's heads (16 / 8) two threads 0.87 / 0.86 /
+ * 0.82 -> 0.89 / 0.93 / 0.85, one thread 1.06 / 1.05 / 0.93 -> 1.08 / 1.03 / 0.91. From L2 (1024 positions
+ * of one KV head, one thread, best of 9): group 4 25.0 -> 30.7 GB/s with one load, 34.3 with the constant
+ * head_dim as well; group 2 42.0 -> 47.8: the score loop's step of 4 rows held 16 FMAs and 12 loads of 64
+ * bytes, and the loads, not the FMAs, bounded it. */
+static inline void vf_load_bf16_pairs_once(const uint16_t *p, vf *even, vf *odd) {
+    __m512i x = _mm512_loadu_si512((const void *)p);
+    __asm__("" : "+v"(x));
+    *even = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));
+    *odd = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32((int)0xffff0000u)));
+}
+
 static inline vf vf_load_part(const float *p, int n) {
     return _mm512_maskz_loadu_ps(tail_mask(n), p);
 }

@@ -3,12 +3,12 @@
  *   VW (f32 lanes), vf (vector type), vf_zero/set1/loadu/storeu/add/sub/mul/div/max/fmadd/fmsub,
  *   vf_hsum/vf_hmax (horizontal), vf_any_gt (whether any lane is greater, or unordered), vf_load_bf16 (VW
  *   bf16 widened exactly), vf_load_bf16_pairs (2 * VW bf16 as two vectors, the even elements and the odd
- *   ones, widened exactly), vf_store_bf16 (round to nearest even), vf_load_part/vf_load_bf16_part (first
- *   n < VW elements, rest 0), vf_store_part/vf_store_bf16_part, vf_min/fnmadd/round (to nearest),
- *   vf_scale_exp2 (p * 2^n, NaN x passed through), KFN(name)
- *   (ISA-suffixed name) and KOPS_TABLE (the kernel_ops table to define); optionally KOPS_MATVEC_BF16 (the
- *   table's bf16 matvec, when it is not this file's loop).
- * Not a header of its own: it defines static functions and one table in the including file. */
+ *   ones, widened exactly; vf_load_bf16_pairs_once the same from a single load, for attention), vf_store_bf16
+ * (round to nearest even), vf_load_part/vf_load_bf16_part (first n < VW elements, rest 0),
+ * vf_store_part/vf_store_bf16_part, vf_min/fnmadd/round (to nearest), vf_scale_exp2 (p * 2^n, NaN x passed
+ * through), KFN(name) (ISA-suffixed name) and KOPS_TABLE (the kernel_ops table to define); optionally
+ * KOPS_MATVEC_BF16 (the table's bf16 matvec, when it is not this file's loop). Not a header of its own: it
+ * defines static functions and one table in the including file. */
 #include <immintrin.h>
 #include <math.h>
 #include <omp.h>
@@ -424,7 +424,7 @@ KF_ALWAYS_INLINE void score_tile(float *s0, float *s1, const float *q0, const fl
 #define KPAIR(r, A, B)                                                                                       \
     do {                                                                                                     \
         vf e, o;                                                                                             \
-        vf_load_bf16_pairs(kr + (r)*ks, &e, &o);                                                             \
+        vf_load_bf16_pairs_once(kr + (r)*ks, &e, &o);                                                        \
         A = vf_fmadd(qo, o, vf_fmadd(qe, e, A));                                                             \
         if (nh == 2) B = vf_fmadd(qo1, o, vf_fmadd(qe1, e, B));                                              \
     } while (0)
@@ -462,7 +462,7 @@ KF_ALWAYS_INLINE float dot1_kv(const float *q0, const void *k, size_t kb, int d,
     int i = 0;
     for (; bf16 == ATT_PAIRS && i < d; i += 2 * VW) {
         vf e, o;
-        vf_load_bf16_pairs((const uint16_t *)k + kb + (size_t)i, &e, &o);
+        vf_load_bf16_pairs_once((const uint16_t *)k + kb + (size_t)i, &e, &o);
         a0 = vf_fmadd(vf_loadu(q0 + d / 2 + i / 2), o, vf_fmadd(vf_loadu(q0 + i / 2), e, a0));
     }
     for (; i + VW <= d; i += VW) a0 = vf_fmadd(vf_loadu(q0 + i), mv_load_w(k, kb + (size_t)i, bf16), a0);
@@ -596,7 +596,7 @@ KF_ALWAYS_INLINE void values_tile(float *o0, float *o1, const float *pr0, const 
         FETCH;                                                                                               \
         _Pragma("GCC unroll 8") for (int j = 0; j < nv; j++) {                                               \
             vf e, o;                                                                                         \
-            vf_load_bf16_pairs(vr + (size_t)j * 2 * VW, &e, &o);                                             \
+            vf_load_bf16_pairs_once(vr + (size_t)j * 2 * VW, &e, &o);                                        \
             a[j] = vf_fmadd(w0, e, a[j]), ao[j] = vf_fmadd(w0, o, ao[j]);                                    \
             if (nh == 2) c[j] = vf_fmadd(w1, e, c[j]), co[j] = vf_fmadd(w1, o, co[j]);                       \
         }                                                                                                    \
@@ -758,7 +758,10 @@ KF_ALWAYS_INLINE void attn_partial_t(float *o, float *m, float *l, float *sbuf, 
 static void KFN(attn_partial)(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
                               const struct attn_rows *cur, const struct attn_rows *next, int kv_bf16,
                               int group, int head_dim, float scale, int fetched, int pf_blocks) {
-    if (kv_bf16 && head_dim % (2 * VW) == 0)
+    if (kv_bf16 &&
+        head_dim == 128) /* every Qwen3 model: a constant for the loops (vf_load_bf16_pairs_once) */
+        attn_partial_t(o, m, l, sbuf, pb, q, cur, next, ATT_PAIRS, group, 128, scale, fetched, pf_blocks);
+    else if (kv_bf16 && head_dim % (2 * VW) == 0)
         attn_partial_t(o, m, l, sbuf, pb, q, cur, next, ATT_PAIRS, group, head_dim, scale, fetched,
                        pf_blocks);
     else if (kv_bf16)

@@ -130,6 +130,7 @@ Test(kernels_attention, gqa_shapes_d128_and_odd) {
         att_check((enum fr_dtype)t, 300, 0, 16, 8, 128, 1);   /* Qwen3-0.6B's heads, split by head */
         att_check((enum fr_dtype)t, 1000, 24, 16, 8, 128, 5); /* Qwen3-0.6B's heads, a cache with room */
         att_check((enum fr_dtype)t, 700, 5, 6, 1, 128, 2);    /* one KV head, positions split */
+        att_check((enum fr_dtype)t, 400, 3, 32, 8, 128, 7);   /* Qwen3-4B's heads: group of 4 */
         att_check((enum fr_dtype)t, 70, 2, 4, 4, 36, 3);      /* no grouping, head_dim not a multiple of 16 */
         att_check((enum fr_dtype)t, 65, 1, 8, 2, 64, 4);      /* group of 4 */
         att_check((enum fr_dtype)t, 170, 3, 6, 2, 64, 6);     /* group of 3: an odd head pair */
