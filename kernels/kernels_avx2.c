@@ -63,6 +63,7 @@ static inline void vf_load_bf16_pairs(const uint16_t *p, vf *even, vf *odd) {
     *even = _mm256_castsi256_ps(_mm256_slli_epi32(x, 16));
     *odd = _mm256_castsi256_ps(_mm256_and_si256(x, _mm256_set1_epi32((int)0xffff0000u)));
 }
+/* attention's single-load pairs: these already are */
 #define vf_load_bf16_pairs_once vf_load_bf16_pairs
 
 static inline vf vf_load_part(const float *p, int n) {

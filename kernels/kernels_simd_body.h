@@ -3,12 +3,12 @@
  *   VW (f32 lanes), vf (vector type), vf_zero/set1/loadu/storeu/add/sub/mul/div/max/fmadd/fmsub,
  *   vf_hsum/vf_hmax (horizontal), vf_any_gt (whether any lane is greater, or unordered), vf_load_bf16 (VW
  *   bf16 widened exactly), vf_load_bf16_pairs (2 * VW bf16 as two vectors, the even elements and the odd
- *   ones, widened exactly; vf_load_bf16_pairs_once the same from a single load, for attention), vf_store_bf16
- * (round to nearest even), vf_load_part/vf_load_bf16_part (first n < VW elements, rest 0),
- * vf_store_part/vf_store_bf16_part, vf_min/fnmadd/round (to nearest), vf_scale_exp2 (p * 2^n, NaN x passed
- * through), KFN(name) (ISA-suffixed name) and KOPS_TABLE (the kernel_ops table to define); optionally
- * KOPS_MATVEC_BF16 (the table's bf16 matvec, when it is not this file's loop). Not a header of its own: it
- * defines static functions and one table in the including file. */
+ *   ones, widened exactly), vf_load_bf16_pairs_once (the same from one load, for attention),
+ *   vf_store_bf16 (round to nearest even), vf_load_part/vf_load_bf16_part (first n < VW elements, rest 0),
+ *   vf_store_part/vf_store_bf16_part, vf_min/fnmadd/round (to nearest), vf_scale_exp2 (p * 2^n, NaN x
+ *   passed through), KFN(name) (ISA-suffixed name) and KOPS_TABLE (the kernel_ops table to define);
+ *   optionally KOPS_MATVEC_BF16 (the table's bf16 matvec, when it is not this file's loop).
+ * Not a header of its own: it defines static functions and one table in the including file. */
 #include <immintrin.h>
 #include <math.h>
 #include <omp.h>
@@ -758,8 +758,9 @@ KF_ALWAYS_INLINE void attn_partial_t(float *o, float *m, float *l, float *sbuf, 
 static void KFN(attn_partial)(float *o, float *m, float *l, float *sbuf, int pb, const float *q,
                               const struct attn_rows *cur, const struct attn_rows *next, int kv_bf16,
                               int group, int head_dim, float scale, int fetched, int pf_blocks) {
-    if (kv_bf16 &&
-        head_dim == 128) /* every Qwen3 model: a constant for the loops (vf_load_bf16_pairs_once) */
+    /* head_dim 128, every Qwen3 model's, as a constant for the loops: figures at kernels_avx512.c's
+     * vf_load_bf16_pairs_once */
+    if (kv_bf16 && head_dim == 128)
         attn_partial_t(o, m, l, sbuf, pb, q, cur, next, ATT_PAIRS, group, 128, scale, fetched, pf_blocks);
     else if (kv_bf16 && head_dim % (2 * VW) == 0)
         attn_partial_t(o, m, l, sbuf, pb, q, cur, next, ATT_PAIRS, group, head_dim, scale, fetched,
