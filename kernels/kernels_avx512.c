@@ -46,11 +46,16 @@ static inline vf vf_load_bf16(const uint16_t *p) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(h, 16));
 }
 
-/* 32 bf16 as the 16 even elements (shifted up) and the 16 odd ones (already in the high halves, masked). */
-static inline void vf_load_bf16_pairs(const uint16_t *p, vf *even, vf *odd) {
-    __m512i x = _mm512_loadu_si512((const void *)p);
+/* The 32 bf16 in x as the 16 even elements (shifted up) and the 16 odd ones (already in the high halves,
+ * masked). */
+static inline void vf_split_bf16_pairs(__m512i x, vf *even, vf *odd) {
     *even = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));
     *odd = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32((int)0xffff0000u)));
+}
+
+/* 32 bf16 from p, split so (gcc loads them again as the mask's memory operand). */
+static inline void vf_load_bf16_pairs(const uint16_t *p, vf *even, vf *odd) {
+    vf_split_bf16_pairs(_mm512_loadu_si512((const void *)p), even, odd);
 }
 
 /* The same with the 64 bytes loaded once (kf_one_load's barrier; "v": any of the 32 registers), for the
@@ -68,8 +73,7 @@ static inline void vf_load_bf16_pairs(const uint16_t *p, vf *even, vf *odd) {
 static inline void vf_load_bf16_pairs_once(const uint16_t *p, vf *even, vf *odd) {
     __m512i x = _mm512_loadu_si512((const void *)p);
     __asm__("" : "+v"(x));
-    *even = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));
-    *odd = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32((int)0xffff0000u)));
+    vf_split_bf16_pairs(x, even, odd);
 }
 
 static inline vf vf_load_part(const float *p, int n) {
