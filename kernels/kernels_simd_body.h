@@ -384,11 +384,12 @@ KF_ALWAYS_INLINE void pf_l1(uintptr_t at, size_t bytes) {
  * head (its even elements, then its odd ones) and the outputs accumulate split the same way; attn_partial_t
  * splits q and puts the outputs back in order. Needs head_dim a multiple of 2 * VW.
  * The split costs no FMA slot: on the Zen 5 VM (one core), 6 to 12 shifts, ands or unpacks beside 20
- * independent ymm FMAs took 3.05-3.11 ns against 3.09 for the FMAs alone. An FMA there takes 4 cycles, and
- * 8 independent sums (the AVX2 score and values tiles) kept the pipes about 90 % busy: 0.162-0.171 ns an FMA
- * against 0.146-0.155 with 10 to 24 sums, ymm and zmm alike. So the floor of a group of 4 at head_dim 128 is
- * its FMAs: 128 a position on AVX2 (64 cycles), 64 on AVX-512. From L2 the two ran at 19.7 and 35.0 GB/s
- * (one KV head, 1024 positions, one thread), the AVX2 rate below one core's DRAM read (about 27 GB/s). */
+ * ymm FMAs into 10 independent sums took 3.05-3.11 ns against 3.09 for the FMAs alone. An FMA there takes 4
+ * cycles, and 8 independent sums (the AVX2 score and values tiles) kept the pipes about 90 % busy:
+ * 0.162-0.171 ns an FMA against 0.146-0.155 with 10 to 24 sums, ymm and zmm alike. So the floor of a group of
+ * 4 at head_dim 128 is its FMAs: 128 a position on AVX2 (64 cycles), 64 on AVX-512. From L2 the two ran
+ * at 19.7 and 35.0 GB/s (one KV head, 1024 positions, one thread), the AVX2 rate below one core's DRAM read
+ * (about 27 GB/s). */
 #define ATT_PAIRS 2
 
 /* What a four-row tile of K or V prefetches along with its arithmetic: the same tile of the far block into L2
