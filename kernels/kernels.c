@@ -551,14 +551,16 @@ static void attention_team(const struct attn_args *a, int cuts) {
     }
 }
 
-void attention(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
-               int n_pos, size_t head_stride, int n_heads, int n_kv_heads, int head_dim, float *scratch) {
-    if (n_heads <= 0 || head_dim <= 0) return;
+/* attention()'s arguments; false (out zeroed where it has rows) when there is nothing to attend to. */
+static bool attn_args_make(struct attn_args *a, float *out, const float *q, const void *k_cache,
+                           const void *v_cache, enum fr_dtype kvtype, int n_pos, size_t head_stride,
+                           int n_heads, int n_kv_heads, int head_dim, float *scratch) {
+    if (n_heads <= 0 || head_dim <= 0) return false;
     if (n_pos <= 0) {
         memset(out, 0, (size_t)n_heads * (size_t)head_dim * sizeof *out);
-        return;
+        return false;
     }
-    struct attn_args a = {
+    *a = (struct attn_args){
         .out = out,
         .q = q,
         .k = k_cache,
@@ -572,6 +574,24 @@ void attention(float *out, const float *q, const void *k_cache, const void *v_ca
         .scratch = scratch,
         .ops = kernel_ops_active(),
     };
+    return true;
+}
+
+void attention_serial(float *out, const float *q, const void *k_cache, const void *v_cache,
+                      enum fr_dtype kvtype, int n_pos, size_t head_stride, int n_heads, int n_kv_heads,
+                      int head_dim, float *scratch) {
+    struct attn_args a;
+    if (attn_args_make(&a, out, q, k_cache, v_cache, kvtype, n_pos, head_stride, n_heads, n_kv_heads,
+                       head_dim, scratch))
+        attention_single(&a);
+}
+
+void attention(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
+               int n_pos, size_t head_stride, int n_heads, int n_kv_heads, int head_dim, float *scratch) {
+    struct attn_args a;
+    if (!attn_args_make(&a, out, q, k_cache, v_cache, kvtype, n_pos, head_stride, n_heads, n_kv_heads,
+                        head_dim, scratch))
+        return;
     /* inside a team (a kernel team's or OpenMP's): pieces, or whole heads where the positions are too few
      * to cut, else thread 0 does what one thread does and the team's barrier (kernel_team_sync) keeps the
      * others from going on before */

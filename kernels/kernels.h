@@ -129,6 +129,11 @@ void kv_store(void *dst, enum fr_dtype kvtype, const float *src, int n);
  * than one block (kernel_ops.h KERNEL_ATT_BLOCK). */
 void attention(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
                int n_pos, size_t head_stride, int n_heads, int n_kv_heads, int head_dim, float *scratch);
+/* The same on the calling thread alone, in or out of any team (roofline/core_speed.c times it on one core
+ * at a time while the others wait). */
+void attention_serial(float *out, const float *q, const void *k_cache, const void *v_cache,
+                      enum fr_dtype kvtype, int n_pos, size_t head_stride, int n_heads, int n_kv_heads,
+                      int head_dim, float *scratch);
 void attention_ref(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
                    int n_pos, size_t head_stride, int n_heads, int n_kv_heads, int head_dim, float *scratch);
 

@@ -249,3 +249,27 @@ Test(kernels_attention, single_position_copies_v) {
     }
     att_free(&b);
 }
+
+/* attention_serial runs on the calling thread alone: called by one thread of a team while the others wait
+ * (as roofline/core_speed.c calls it), it matches the reference on every ISA, a cut shape included. */
+Test(kernels_attention, serial_on_one_thread_of_a_team) {
+    struct test_rng rng = {77};
+    const int n_pos = 300, n_heads = 16, n_kv = 8, hd = 128;
+    struct att_buf b = att_make(&rng, FR_DTYPE_BF16, n_pos, 3, n_heads, n_kv, hd);
+    size_t nq = (size_t)n_heads * hd;
+    attention_ref(b.ref, b.q, b.k, b.v, FR_DTYPE_BF16, n_pos, b.stride, n_heads, n_kv, hd, b.scratch);
+    FOR_EACH_ISA(isa) {
+        for (size_t i = 0; i < nq; i++) b.out[i] = NAN;
+#pragma omp parallel num_threads(2)
+        {
+            if (omp_get_thread_num() == omp_get_num_threads() - 1)
+                attention_serial(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, n_pos, b.stride, n_heads, n_kv, hd,
+                                 b.scratch);
+#pragma omp barrier
+        }
+        char what[96];
+        snprintf(what, sizeof what, "attention_serial %s on one thread of a team", kernel_isa_name(isa));
+        cr_expect(test_close(what, b.out, b.ref, nq, ATT_ATOL, ATT_RTOL, NULL), "%s", what);
+    }
+    att_free(&b);
+}

@@ -160,8 +160,9 @@ static void tweak_b(struct run_report *r) {
     r->blocks[BLOCK_ATTENTION].measured.median_s /= 0.9 * 0.99;
     r->blocks[BLOCK_ATTENTION].measured.min_s /= 0.9;
     r->blocks[BLOCK_ATTENTION].measured.max_s /= 0.9;
-    r->n_steps = 4;          /* context 16384 only in A */
-    r->prov.damon_on = true; /* B ran with a kdamond on, A without */
+    r->n_steps = 4;                /* context 16384 only in A */
+    r->prov.damon_on = true;       /* B ran with a kdamond on, A without */
+    r->prov.core_speed_low = 0.77; /* and with one core's arithmetic slow */
 }
 
 static void tweak_threads(struct run_report *r) {
@@ -192,7 +193,12 @@ Test(compare, cli_writes_ratios_and_spread, .timeout = 120) {
     cr_expect(strstr(md, "Only in A: step at context 16384.") != NULL);
     cr_expect(strstr(md, "| topp_fast | flat | 151936 |") != NULL);
     cr_expect(strstr(md, "> **Note:** B ran with DAMON on and A without: DAMON monitors") != NULL, "%s", md);
-    cr_expect(strstr(md, ", DAMON on\n") != NULL, "B's run line says so: %s", md);
+    cr_expect(strstr(md, ", DAMON on, uneven core speed (the slowest core at 77 % of the fastest)\n") != NULL,
+              "B's run line says so, through its run.json: %s", md);
+    cr_expect(
+        strstr(md, "> **Note:** a run marked with uneven core speed had a core whose arithmetic ran slow") !=
+            NULL,
+        "%s", md);
     cr_expect(strcmp(res.out, md) == 0, "compare.md is printed to stdout");
     free(md);
     if (system("command -v gnuplot >/dev/null 2>&1") == 0) {

@@ -302,6 +302,34 @@ Test(report_write, markdown_setup_names_damon) {
     free(r);
 }
 
+/* The setup gives each core's speed at the run's start and end, and the slowest over the fastest; the
+ * findings say what a slow core moves. */
+Test(report_write, markdown_setup_names_core_speed) {
+    struct run_report *r = fixture();
+    snprintf(r->prov.core_speed, sizeof r->prov.core_speed,
+             "cores 0 / 1: 29.9 / 21.0 GB/s at the start, 29.5 / 29.8 at the end (attention from L2 on one "
+             "core at "
+             "a time, avx2: one KV head, 2 query heads of 128, 256 bf16 positions; median of 15 runs)");
+    r->prov.core_speed_low = 21.0 / 29.9;
+    char dir[256];
+    char *md = write_report_md(r, dir, sizeof dir);
+    cr_expect(
+        strstr(
+            md,
+            "Core speed: cores 0 / 1: 29.9 / 21.0 GB/s at the start, 29.5 / 29.8 at the end "
+            "(attention from L2 on one core at a time, avx2: one KV head, 2 query heads of 128, 256 "
+            "bf16 positions; median of 15 runs); the slowest core at 70 % of the fastest in one probe.\n") !=
+            NULL,
+        "%s", md);
+    cr_expect(
+        strstr(md, "Uneven core speed: the slowest core ran attention from L2 at 70 % of the fastest") !=
+            NULL,
+        "%s", md);
+    free(md);
+    tu_rm_flat(dir);
+    free(r);
+}
+
 /* A block that streams from DRAM shows its paired read and its share of it; a block to fix whose own paired
  * read it nearly reaches says so, since then the roof, not the kernel, is what moved. */
 Test(report_write, markdown_blocks_against_their_paired_read) {

@@ -3,6 +3,7 @@
  * the read kernel with an independent plain loop, and a validation line last; the exit status follows
  * validation. Checked end to end in tests/test_cmd_machine.c (bad options exit 2, JSON keys). */
 #include <cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "bench/cli/cli.h"
 #include "kernels/kernels.h"
 #include "roofline/counters.h"
+#include "roofline/core_speed.h"
 #include "roofline/mm_state.h"
 #include "roofline/timing.h"
 #include "roofline/ceilings.h"
@@ -230,9 +232,22 @@ static void machine_calibrate(struct counters *cn, size_t bytes, double line_byt
     free(a);
 }
 
+/* Each core's speed before and after the ceilings (roofline/core_speed.h), in words and as the slowest
+ * over the fastest. */
+struct machine_speed {
+    char text[384];
+    double low;
+};
+
+static void machine_speed_fill(struct machine_speed *s, const struct core_speed *start,
+                               const struct core_speed *end) {
+    core_speed_describe(start, end, kernel_isa_name(kernel_isa_active()), s->text, sizeof s->text);
+    s->low = core_speed_low(start, end);
+}
+
 static int machine_json(const struct machine_args *a, const struct machine *m, const struct ceilings *c,
-                        const struct counters *cn, const struct counters_calibration *cal, bool passed,
-                        const char *message) {
+                        const struct counters *cn, const struct counters_calibration *cal,
+                        const struct machine_speed *speed, bool passed, const char *message) {
     cJSON *root = cJSON_CreateObject(), *setup = NULL, *val = NULL, *cj = NULL, *nj = NULL;
     char mm[384];
     bool damon = mm_line(mm, sizeof mm);
@@ -241,6 +256,9 @@ static int machine_json(const struct machine_args *a, const struct machine *m, c
               cJSON_AddBoolToObject(setup, "damon_on", damon) &&
               cJSON_AddNumberToObject(setup, "timer_resolution_s", timing_resolution_s()) &&
               cJSON_AddNumberToObject(setup, "threads", m->threads) &&
+              cJSON_AddStringToObject(setup, "core_speed", speed->text) &&
+              (isfinite(speed->low) ? cJSON_AddNumberToObject(setup, "core_speed_low", speed->low)
+                                    : cJSON_AddNullToObject(setup, "core_speed_low")) &&
               cJSON_AddStringToObject(setup, "binding", m->binding) &&
               cJSON_AddStringToObject(setup, "isa", kernel_isa_name(kernel_isa_active())) &&
               cJSON_AddStringToObject(setup, "mode",
@@ -295,7 +313,19 @@ int cmd_machine(int argc, char **argv) {
                                    .sgemm_n = 64,
                                    .fma_iters = 1000};
     struct ceilings c;
-    bool passed = ceilings_measure(&m, &o, &c, &err) == 0;
+    struct core_speed speed_start, speed_end;
+    bool passed = core_speed_probe(&speed_start, m.threads) == 0;
+    if (!passed)
+        snprintf(err.msg, sizeof err.msg,
+                 "core speed probe: out of memory, or its attention output was not finite");
+    passed = passed && ceilings_measure(&m, &o, &c, &err) == 0;
+    if (passed && core_speed_probe(&speed_end, m.threads) != 0) {
+        snprintf(err.msg, sizeof err.msg,
+                 "core speed probe: out of memory, or its attention output was not finite");
+        passed = false;
+    }
+    struct machine_speed speed = {"", NAN};
+    if (passed) machine_speed_fill(&speed, &speed_start, &speed_end);
     char message[600];
     if (passed)
         snprintf(message, sizeof message,
@@ -307,9 +337,18 @@ int cmd_machine(int argc, char **argv) {
     machine_calibrate(&cn, passed ? c.dram_array_bytes : (size_t)64 << 20, m.llc_line_bytes, &cal);
 
     if (a.json) {
-        rc = machine_json(&a, &m, &c, &cn, &cal, passed, message);
+        rc = machine_json(&a, &m, &c, &cn, &cal, &speed, passed, message);
     } else {
         if (passed) print_ceilings(&c);
+        char low[96];
+        core_speed_low_words(speed.low, low, sizeof low);
+        if (passed)
+            printf(
+                "## Core speed\n\n%s%s%s.\n\n", speed.text, low,
+                speed.low < CORE_SPEED_UNEVEN
+                    ? ": uneven, so compute-bound figures from the slower core read low (a VM's busy sibling "
+                      "hyperthread on the host, most likely), which the read ceilings do not show"
+                    : "");
         print_counters(&cn, &cal);
         if (passed) print_agreement(&c);
         printf("validation: %s\n", message);

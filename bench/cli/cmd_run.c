@@ -30,6 +30,7 @@
 #include "model/weights.h"
 #include "roofline/blas_pool.h"
 #include "roofline/ceilings.h"
+#include "roofline/core_speed.h"
 #include "roofline/mm_state.h"
 #include "roofline/roofline.h"
 #include "roofline/roofs.h"
@@ -335,7 +336,8 @@ struct run {
     int verify_passed, verify_skipped;
     float *read_buf; /* [read_n] the read-only kernel's array, paired with the decode steps */
     size_t read_n;
-    double read_huge, weights_huge; /* shares of the read array and of the weights on huge pages */
+    double read_huge, weights_huge;           /* shares of the read array and of the weights on huge pages */
+    struct core_speed speed_start, speed_end; /* each core's compute speed as the run starts and ends */
 };
 
 static void read_region(void *p) {
@@ -736,6 +738,8 @@ static int run_main(struct run *r, int argc, char **argv) {
     progress_phase(&pr, "machine and ceilings");
     if (machine_detect(&r->machine, a->threads, &err) != 0) return cli_usage_error("%s", err.msg);
     if (machine_bind_threads(&r->machine, &err) != 0) return cli_fail("%s", err.msg);
+    if (core_speed_probe(&r->speed_start, r->machine.threads) != 0)
+        return cli_fail("core speed probe: out of memory, or its attention output was not finite");
     /* after binding: one event set per thread of the bound team */
     int crc = counters_open(&r->counters, counters_source_papi(), NULL, a->events, &err);
     r->have_counters = 1;
@@ -849,6 +853,13 @@ static int run_main(struct run *r, int argc, char **argv) {
     }
 
     progress_phase(&pr, "report");
+    /* the cores again: a failed check here is said and the run's results are still written */
+    if (core_speed_probe(&r->speed_end, r->machine.threads) != 0)
+        fprintf(stderr, "forge-roofline: warning: the core speed probe at the end failed (out of memory, or "
+                        "a non-finite attention output)\n");
+    core_speed_describe(&r->speed_start, &r->speed_end, r->report->prov.isa, r->report->prov.core_speed,
+                        sizeof r->report->prov.core_speed);
+    r->report->prov.core_speed_low = core_speed_low(&r->speed_start, &r->speed_end);
     enum report_plots_result plots = REPORT_PLOTS_NO_GNUPLOT;
     struct fr_err plots_err = {{0}};
     if (a->no_plots) {

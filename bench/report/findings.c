@@ -9,6 +9,8 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "roofline/core_speed.h"
+
 void report_findings_add(struct report_findings *f, const char *fmt, ...) {
     if (f->n >= REPORT_FINDINGS_MAX) return;
     va_list ap;
@@ -252,6 +254,20 @@ static void line_disturbed(const struct run_report *r, struct report_findings *o
                             r->counters.reason[0] ? r->counters.reason : "no reason given");
 }
 
+/* Cores whose arithmetic ran unevenly (core_speed.h): said with what it moves, since no other figure of the
+ * run shows it. */
+static void line_core_speed(const struct run_report *r, struct report_findings *out) {
+    double low = r->prov.core_speed_low;
+    if (!(low < CORE_SPEED_UNEVEN)) return; /* even, or not probed */
+    report_findings_add(
+        out,
+        "Uneven core speed: the slowest core ran attention from L2 at %.0f %% of the fastest (setup "
+        "line). Compute-bound rows (bound FMA or exp, the sampler) and figures from that core "
+        "read low by up to as much; the paired read does not show it, memory reads do not slow "
+        "so. On a VM: most likely another guest on the host's sibling hyperthread.",
+        100 * low);
+}
+
 void report_findings_run(const struct run_report *r, struct report_findings *out) {
     memset(out, 0, sizeof *out);
     const struct report_step *head = report_headline_step(r);
@@ -261,4 +277,5 @@ void report_findings_run(const struct run_report *r, struct report_findings *out
     line_accounting(r, out);
     line_noise(r, out);
     line_disturbed(r, out);
+    line_core_speed(r, out);
 }

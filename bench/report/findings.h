@@ -14,7 +14,7 @@
 
 #include "bench/report/report.h"
 
-#define REPORT_FINDINGS_MAX 8
+#define REPORT_FINDINGS_MAX 9 /* a run's: steps, 3 lost, sampler, accounting, noise, disturbed, cores */
 #define REPORT_FINDING_LEN  768
 
 struct report_findings {
@@ -22,7 +22,7 @@ struct report_findings {
     char line[REPORT_FINDINGS_MAX][REPORT_FINDING_LEN]; /* one finding each, no line end */
 };
 
-/* Appends one line (printf-style); a ninth line is dropped. */
+/* Appends one line (printf-style); a line past REPORT_FINDINGS_MAX is dropped. */
 __attribute__((format(printf, 2, 3))) void report_findings_add(struct report_findings *f, const char *fmt,
                                                                ...);
 

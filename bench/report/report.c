@@ -21,6 +21,7 @@ static void stats_init(struct timing_stats *t) {
 void report_init(struct run_report *r) {
     memset(r, 0, sizeof *r);
     r->prov.timer_resolution_s = NAN;
+    r->prov.core_speed_low = NAN;
     r->model.params = r->model.weight_bytes = NAN;
     r->blocks_context = -1;
     for (int i = 0; i < REPORT_MAX_CEILINGS; i++) {
@@ -234,6 +235,8 @@ static const struct report_field prov_fields[] = {
     F_STR_OPT(P, "gemv_threads", gemv_threads),
     F_STR_OPT(P, "mm_state", mm_state),
     F_NUM_OPT(P, "damon_on", REPORT_F_BOOL, damon_on),
+    F_STR_OPT(P, "core_speed", core_speed),
+    F_NUM_OPT(P, "core_speed_low", REPORT_F_DOUBLE, core_speed_low),
 };
 #undef P
 

@@ -9,6 +9,7 @@
 #include "bench/report/report_batch.h"
 #include "bench/report/report_counted.h"
 #include "bench/report/report_json.h"
+#include "roofline/core_speed.h"
 #include "roofline/mm_state.h"
 
 #include <errno.h>
@@ -225,6 +226,11 @@ static void md_setup(FILE *f, const struct run_report *r) {
     if (p->mm_state[0])
         fprintf(f, "Memory management: %s.%s%s%s\n\n", p->mm_state, p->damon_on ? " " : "",
                 p->damon_on ? mm_state_damon_note() : "", p->damon_on ? "." : "");
+    if (p->core_speed[0]) {
+        char low[96];
+        core_speed_low_words(p->core_speed_low, low, sizeof low);
+        fprintf(f, "Core speed: %s%s.\n\n", p->core_speed, low);
+    }
     if (p->plan[0]) fprintf(f, "Repetitions%s: %s.\n\n", p->quick ? " (quick run)" : "", p->plan);
     const struct report_model *m = &r->model;
     char params[REPORT_FMT_LEN], wb[REPORT_FMT_LEN];

@@ -1,0 +1,139 @@
+/* Each core's compute speed at one moment (core_speed.h). */
+#include "roofline/core_speed.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+#include "roofline/timing.h"
+
+#define PROBE_DIM   128
+#define PROBE_GROUP 2
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The calling thread's attention rate from L2 in GB/s of K and V; -1 on allocation failure or a non-finite
+ * output. Its own buffers, so that they live in this core's caches. */
+static double probe_here(void) {
+    const size_t rows = (size_t)CORE_SPEED_POS * PROBE_DIM;
+    uint16_t *kv = malloc(2 * rows * sizeof *kv);
+    float *q = malloc(sizeof(float) * PROBE_GROUP * PROBE_DIM),
+          *out = malloc(sizeof(float) * PROBE_GROUP * PROBE_DIM),
+          *scratch = malloc(sizeof(float) * PROBE_GROUP * CORE_SPEED_POS);
+    double rate = -1;
+    if (kv && q && out && scratch) {
+        /* small values of both signs, as bf16 (the top half of an f32's bits) */
+        for (size_t i = 0; i < 2 * rows; i++) {
+            float f = (float)((int)(i * 2654435761u % 2001u) - 1000) / 1000.0f;
+            uint32_t u;
+            memcpy(&u, &f, sizeof u);
+            kv[i] = (uint16_t)(u >> 16);
+        }
+        for (int i = 0; i < PROBE_GROUP * PROBE_DIM; i++) q[i] = (float)(i % 17 - 8) / 8.0f;
+        double runs[CORE_SPEED_RUNS];
+        int finite = 1;
+        for (int r = 0; r < CORE_SPEED_RUNS; r++) {
+            double t0 = timing_now_s();
+            for (int c = 0; c < CORE_SPEED_CALLS; c++)
+                attention_serial(out, q, kv, kv + rows, FR_DTYPE_BF16, CORE_SPEED_POS, rows, PROBE_GROUP, 1,
+                                 PROBE_DIM, scratch);
+            double t = timing_now_s() - t0;
+            runs[r] = t > 0 ? (double)CORE_SPEED_CALLS * 2.0 * (double)rows * sizeof *kv / t / 1e9 : 0;
+            finite &= isfinite(out[0]) && isfinite(out[PROBE_GROUP * PROBE_DIM - 1]);
+        }
+        qsort(runs, CORE_SPEED_RUNS, sizeof runs[0], cmp_double);
+        rate = finite ? runs[CORE_SPEED_RUNS / 2] : -1;
+    }
+    free(kv);
+    free(q);
+    free(out);
+    free(scratch);
+    return rate;
+}
+
+/* The team the probe asks for: 1 to CORE_SPEED_MAX_CORES threads. */
+static int probe_team(int threads) {
+    return threads < 1 ? 1 : threads > CORE_SPEED_MAX_CORES ? CORE_SPEED_MAX_CORES : threads;
+}
+
+int core_speed_probe(struct core_speed *s, int threads) {
+    memset(s, 0, sizeof *s);
+    int bad = 0, probed = 0;
+#pragma omp parallel num_threads(probe_team(threads)) reduction(+ : bad)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        if (t == 0) probed = nt;
+        for (int c = 0; c < nt; c++) {
+            if (t == c) {
+                s->gbs[c] = probe_here();
+                bad += s->gbs[c] < 0;
+            }
+#pragma omp barrier
+        }
+    }
+    s->cores = bad ? 0 : probed;
+    return bad ? -1 : 0;
+}
+
+double core_speed_low(const struct core_speed *start, const struct core_speed *end) {
+    double low = NAN;
+    const struct core_speed *probes[2] = {start, end};
+    for (int k = 0; k < 2; k++) {
+        if (!probes[k] || probes[k]->cores < 2) continue;
+        double lo = INFINITY, hi = 0;
+        for (int c = 0; c < probes[k]->cores; c++) {
+            double g = probes[k]->gbs[c];
+            lo = g < lo ? g : lo;
+            hi = g > hi ? g : hi;
+        }
+        if (hi > 0 && !(lo / hi >= low)) low = lo / hi; /* NaN >= x is false: the first one is taken */
+    }
+    return low;
+}
+
+void core_speed_low_words(double low, char *buf, size_t len) {
+    if (!len) return;
+    buf[0] = '\0';
+    if (isfinite(low))
+        snprintf(buf, len, "; the slowest core at %.0f %% of the fastest in one probe", 100 * low);
+}
+
+/* Appends "v0 / v1 / ..." of one probe to buf at *used. */
+static void append_rates(const struct core_speed *s, char *buf, size_t len, size_t *used) {
+    for (int c = 0; c < s->cores && *used < len; c++)
+        *used += (size_t)snprintf(buf + *used, len - *used, "%s%.1f", c ? " / " : "", s->gbs[c]);
+}
+
+void core_speed_describe(const struct core_speed *start, const struct core_speed *end, const char *isa,
+                         char *buf, size_t len) {
+    if (!len) return;
+    buf[0] = '\0';
+    const struct core_speed *any = start && start->cores ? start : end && end->cores ? end : NULL;
+    if (!any) return;
+    size_t used = (size_t)snprintf(buf, len, "core%s ", any->cores > 1 ? "s" : "");
+    for (int c = 0; c < any->cores && used < len; c++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%d", c ? " / " : "", c);
+    const struct core_speed *probes[2] = {start, end};
+    const char *when[2] = {"at the start", "at the end"};
+    int shown = 0;
+    for (int k = 0; k < 2; k++) {
+        if (!probes[k] || !probes[k]->cores || used >= len) continue;
+        used += (size_t)snprintf(buf + used, len - used, "%s", shown ? ", " : ": ");
+        append_rates(probes[k], buf, len, &used);
+        if (used < len)
+            used += (size_t)snprintf(buf + used, len - used, "%s %s", shown ? "" : " GB/s", when[k]);
+        shown++;
+    }
+    if (used < len)
+        snprintf(buf + used, len - used,
+                 " (attention from L2 on one core at a time, %s: one KV head, %d query heads of %d, %d bf16 "
+                 "positions; median of %d runs)",
+                 isa ? isa : "?", PROBE_GROUP, PROBE_DIM, CORE_SPEED_POS, CORE_SPEED_RUNS);
+}
