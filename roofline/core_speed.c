@@ -63,73 +63,75 @@ static int probe_team(int threads) {
     return threads < 1 ? 1 : threads > CORE_SPEED_MAX_CORES ? CORE_SPEED_MAX_CORES : threads;
 }
 
-int core_speed_probe(struct core_speed *s, int threads) {
-    memset(s, 0, sizeof *s);
-    int bad = 0, probed = 0;
+int core_speed_probe(struct core_speed_log *log, const char *when, int threads) {
+    struct core_speed s = {.when = when};
+    int bad = 0;
 #pragma omp parallel num_threads(probe_team(threads)) reduction(+ : bad)
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        if (t == 0) probed = nt;
+        if (t == 0) s.cores = nt;
         for (int c = 0; c < nt; c++) {
             if (t == c) {
-                s->gbs[c] = probe_here();
-                bad += s->gbs[c] < 0;
+                s.gbs[c] = probe_here();
+                bad += s.gbs[c] < 0;
             }
 #pragma omp barrier
         }
     }
-    s->cores = bad ? 0 : probed;
-    return bad ? -1 : 0;
+    if (bad) return -1;
+    if (log->n < CORE_SPEED_MAX_PROBES) log->probe[log->n++] = s;
+    return 0;
 }
 
-double core_speed_low(const struct core_speed *start, const struct core_speed *end) {
-    double low = NAN;
-    const struct core_speed *probes[2] = {start, end};
-    for (int k = 0; k < 2; k++) {
-        if (!probes[k] || probes[k]->cores < 2) continue;
-        double lo = INFINITY, hi = 0;
-        for (int c = 0; c < probes[k]->cores; c++) {
-            double g = probes[k]->gbs[c];
+double core_speed_low(const struct core_speed_log *log) {
+    double lo = INFINITY, hi = 0;
+    for (int k = 0; k < log->n; k++)
+        for (int c = 0; c < log->probe[k].cores; c++) {
+            double g = log->probe[k].gbs[c];
             lo = g < lo ? g : lo;
             hi = g > hi ? g : hi;
         }
-        if (hi > 0 && !(lo / hi >= low)) low = lo / hi; /* NaN >= x is false: the first one is taken */
-    }
-    return low;
+    return hi > 0 ? lo / hi : NAN;
 }
 
 void core_speed_low_words(double low, char *buf, size_t len) {
     if (!len) return;
     buf[0] = '\0';
-    if (isfinite(low))
-        snprintf(buf, len, "; the slowest core at %.0f %% of the fastest in one probe", 100 * low);
+    if (isfinite(low)) snprintf(buf, len, "; the slowest probe at %.0f %% of the fastest", 100 * low);
 }
 
-/* Appends "v0 / v1 / ..." of one probe to buf at *used. */
+/* Appends one moment's rates to buf at *used: "v0 / v1 / ..." up to 4 cores, else "lo-hi". */
 static void append_rates(const struct core_speed *s, char *buf, size_t len, size_t *used) {
+    if (s->cores > 4) {
+        double lo = INFINITY, hi = 0;
+        for (int c = 0; c < s->cores; c++)
+            lo = s->gbs[c] < lo ? s->gbs[c] : lo, hi = s->gbs[c] > hi ? s->gbs[c] : hi;
+        *used += (size_t)snprintf(buf + *used, len - *used, "%.1f-%.1f", lo, hi);
+        return;
+    }
     for (int c = 0; c < s->cores && *used < len; c++)
         *used += (size_t)snprintf(buf + *used, len - *used, "%s%.1f", c ? " / " : "", s->gbs[c]);
 }
 
-void core_speed_describe(const struct core_speed *start, const struct core_speed *end, const char *isa,
-                         char *buf, size_t len) {
+void core_speed_describe(const struct core_speed_log *log, const char *isa, char *buf, size_t len) {
     if (!len) return;
     buf[0] = '\0';
-    const struct core_speed *any = start && start->cores ? start : end && end->cores ? end : NULL;
-    if (!any) return;
-    size_t used = (size_t)snprintf(buf, len, "core%s ", any->cores > 1 ? "s" : "");
-    for (int c = 0; c < any->cores && used < len; c++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%d", c ? " / " : "", c);
-    const struct core_speed *probes[2] = {start, end};
-    const char *when[2] = {"at the start", "at the end"};
-    int shown = 0;
-    for (int k = 0; k < 2; k++) {
-        if (!probes[k] || !probes[k]->cores || used >= len) continue;
-        used += (size_t)snprintf(buf + used, len - used, "%s", shown ? ", " : ": ");
-        append_rates(probes[k], buf, len, &used);
+    if (log->n < 1) return;
+    int cores = log->probe[0].cores;
+    size_t used;
+    if (cores > 4)
+        used = (size_t)snprintf(buf, len, "cores 0-%d", cores - 1);
+    else {
+        used = (size_t)snprintf(buf, len, "core%s ", cores > 1 ? "s" : "");
+        for (int c = 0; c < cores && used < len; c++)
+            used += (size_t)snprintf(buf + used, len - used, "%s%d", c ? " / " : "", c);
+    }
+    for (int k = 0; k < log->n && used < len; k++) {
+        used += (size_t)snprintf(buf + used, len - used, "%s", k ? ", " : ": ");
+        if (used < len) append_rates(&log->probe[k], buf, len, &used);
         if (used < len)
-            used += (size_t)snprintf(buf + used, len - used, "%s %s", shown ? "" : " GB/s", when[k]);
-        shown++;
+            used += (size_t)snprintf(buf + used, len - used, "%s %s", k ? "" : " GB/s",
+                                     log->probe[k].when ? log->probe[k].when : "");
     }
     if (used < len)
         snprintf(buf + used, len - used,

@@ -235,14 +235,13 @@ static void machine_calibrate(struct counters *cn, size_t bytes, double line_byt
 /* Each core's speed before and after the ceilings (roofline/core_speed.h), in words and as the slowest
  * over the fastest. */
 struct machine_speed {
-    char text[384];
+    char text[640];
     double low;
 };
 
-static void machine_speed_fill(struct machine_speed *s, const struct core_speed *start,
-                               const struct core_speed *end) {
-    core_speed_describe(start, end, kernel_isa_name(kernel_isa_active()), s->text, sizeof s->text);
-    s->low = core_speed_low(start, end);
+static void machine_speed_fill(struct machine_speed *s, const struct core_speed_log *log) {
+    core_speed_describe(log, kernel_isa_name(kernel_isa_active()), s->text, sizeof s->text);
+    s->low = core_speed_low(log);
 }
 
 static int machine_json(const struct machine_args *a, const struct machine *m, const struct ceilings *c,
@@ -313,19 +312,19 @@ int cmd_machine(int argc, char **argv) {
                                    .sgemm_n = 64,
                                    .fma_iters = 1000};
     struct ceilings c;
-    struct core_speed speed_start, speed_end;
-    bool passed = core_speed_probe(&speed_start, m.threads) == 0;
+    struct core_speed_log log = {0};
+    bool passed = core_speed_probe(&log, "before the ceilings", m.threads) == 0;
     if (!passed)
         snprintf(err.msg, sizeof err.msg,
                  "core speed probe: out of memory, or its attention output was not finite");
     passed = passed && ceilings_measure(&m, &o, &c, &err) == 0;
-    if (passed && core_speed_probe(&speed_end, m.threads) != 0) {
+    if (passed && core_speed_probe(&log, "after them", m.threads) != 0) {
         snprintf(err.msg, sizeof err.msg,
                  "core speed probe: out of memory, or its attention output was not finite");
         passed = false;
     }
     struct machine_speed speed = {"", NAN};
-    if (passed) machine_speed_fill(&speed, &speed_start, &speed_end);
+    if (passed) machine_speed_fill(&speed, &log);
     char message[600];
     if (passed)
         snprintf(message, sizeof message,
@@ -343,12 +342,12 @@ int cmd_machine(int argc, char **argv) {
         char low[96];
         core_speed_low_words(speed.low, low, sizeof low);
         if (passed)
-            printf(
-                "## Core speed\n\n%s%s%s.\n\n", speed.text, low,
-                speed.low < CORE_SPEED_UNEVEN
-                    ? ": uneven, so compute-bound figures from the slower core read low (a VM's busy sibling "
-                      "hyperthread on the host, most likely), which the read ceilings do not show"
-                    : "");
+            printf("## Core speed\n\n%s%s%s.\n\n", speed.text, low,
+                   speed.low < CORE_SPEED_UNEVEN
+                       ? ": compute-bound figures measured in a slow spell read low (on a VM, most likely a "
+                         "busy "
+                         "sibling hyperthread on the host), which the read ceilings do not show"
+                       : "");
         print_counters(&cn, &cal);
         if (passed) print_agreement(&c);
         printf("validation: %s\n", message);

@@ -336,9 +336,18 @@ struct run {
     int verify_passed, verify_skipped;
     float *read_buf; /* [read_n] the read-only kernel's array, paired with the decode steps */
     size_t read_n;
-    double read_huge, weights_huge;           /* shares of the read array and of the weights on huge pages */
-    struct core_speed speed_start, speed_end; /* each core's compute speed as the run starts and ends */
+    double read_huge, weights_huge; /* shares of the read array and of the weights on huge pages */
+    struct core_speed_log speed; /* each core's compute speed at the start, between the phases, at the end */
 };
+
+/* The cores' speed between phases (core_speed.h): a failure here is said, and the run goes on. */
+static void probe_cores(struct run *r, const char *when) {
+    if (core_speed_probe(&r->speed, when, r->machine.threads) != 0)
+        fprintf(stderr,
+                "forge-roofline: warning: the core speed probe %s failed (out of memory, or a non-finite "
+                "attention output)\n",
+                when);
+}
 
 static void read_region(void *p) {
     const struct run *r = p;
@@ -738,7 +747,7 @@ static int run_main(struct run *r, int argc, char **argv) {
     progress_phase(&pr, "machine and ceilings");
     if (machine_detect(&r->machine, a->threads, &err) != 0) return cli_usage_error("%s", err.msg);
     if (machine_bind_threads(&r->machine, &err) != 0) return cli_fail("%s", err.msg);
-    if (core_speed_probe(&r->speed_start, r->machine.threads) != 0)
+    if (core_speed_probe(&r->speed, "at the start", r->machine.threads) != 0)
         return cli_fail("core speed probe: out of memory, or its attention output was not finite");
     /* after binding: one event set per thread of the bound team */
     int crc = counters_open(&r->counters, counters_source_papi(), NULL, a->events, &err);
@@ -778,6 +787,7 @@ static int run_main(struct run *r, int argc, char **argv) {
     else /* attention still runs forge's kernels */
         snprintf(gt + strlen(gt), gt_len - strlen(gt), "; attention: %s", kernel_prefetch_describe());
 
+    probe_cores(r, "after the ceilings");
     progress_phase(&pr, "verify");
     int counts[3];
     verify_run(stderr, NULL, counts);
@@ -823,9 +833,11 @@ static int run_main(struct run *r, int argc, char **argv) {
     r->report->blocks_context = a->block_context;
     if ((rc = measure_blocks(r, &bo.block_timing))) return rc;
 
+    probe_cores(r, "after the blocks");
     progress_phase(&pr, "decode steps");
     if ((rc = measure_steps(r, &bo))) return rc;
 
+    probe_cores(r, "after the steps");
     progress_phase(&pr, "sampler sweep");
     if ((rc = measure_sampler(r->report, a->quick))) return rc;
 
@@ -853,13 +865,10 @@ static int run_main(struct run *r, int argc, char **argv) {
     }
 
     progress_phase(&pr, "report");
-    /* the cores again: a failed check here is said and the run's results are still written */
-    if (core_speed_probe(&r->speed_end, r->machine.threads) != 0)
-        fprintf(stderr, "forge-roofline: warning: the core speed probe at the end failed (out of memory, or "
-                        "a non-finite attention output)\n");
-    core_speed_describe(&r->speed_start, &r->speed_end, r->report->prov.isa, r->report->prov.core_speed,
+    probe_cores(r, "at the end");
+    core_speed_describe(&r->speed, r->report->prov.isa, r->report->prov.core_speed,
                         sizeof r->report->prov.core_speed);
-    r->report->prov.core_speed_low = core_speed_low(&r->speed_start, &r->speed_end);
+    r->report->prov.core_speed_low = core_speed_low(&r->speed);
     enum report_plots_result plots = REPORT_PLOTS_NO_GNUPLOT;
     struct fr_err plots_err = {{0}};
     if (a->no_plots) {

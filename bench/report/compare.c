@@ -64,7 +64,7 @@ static void md_run_line(FILE *f, const char *tag, const char *label, const struc
             r->prov.git_commit[0] ? r->prov.git_commit : "unknown", r->prov.utc_stamp);
     if (r->prov.damon_on) fputs(", DAMON on", f);
     if (r->prov.core_speed_low < CORE_SPEED_UNEVEN)
-        fprintf(f, ", uneven core speed (the slowest core at %.0f %% of the fastest)",
+        fprintf(f, ", core speed moved (the slowest probe at %.0f %% of the fastest)",
                 100 * r->prov.core_speed_low);
     if (n_runs > 1) fprintf(f, " (%d runs pooled)", n_runs);
     fputc('\n', f);
@@ -393,10 +393,12 @@ static void write_md(FILE *f, const struct cmp_all *c, const struct run_report *
         fprintf(f, "> **Note:** %s ran with DAMON on and %s without: %s.\n\n", a->prov.damon_on ? "A" : "B",
                 a->prov.damon_on ? "B" : "A", mm_state_damon_note());
     if (a->prov.core_speed_low < CORE_SPEED_UNEVEN || b->prov.core_speed_low < CORE_SPEED_UNEVEN)
-        fputs("> **Note:** a run marked with uneven core speed had a core whose arithmetic ran slow (its "
-              "report's "
-              "setup line): its compute-bound rows read low, which the paired read does not correct.\n\n",
-              f);
+        fputs(
+            "> **Note:** a run marked \"core speed moved\" had a core whose arithmetic ran slow at some "
+            "probe "
+            "(its report's setup line): its compute-bound rows may read low, which the paired read does not "
+            "correct.\n\n",
+            f);
     if (n_a > 1 || n_b > 1)
         fputs("Pooled runs: a row's median is the median of the runs' medians, its spread runs from the "
               "smallest min to the largest max over the runs.\n\n",

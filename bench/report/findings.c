@@ -254,17 +254,17 @@ static void line_disturbed(const struct run_report *r, struct report_findings *o
                             r->counters.reason[0] ? r->counters.reason : "no reason given");
 }
 
-/* Cores whose arithmetic ran unevenly (core_speed.h): said with what it moves, since no other figure of the
- * run shows it. */
+/* A core whose arithmetic ran slow at some probe (core_speed.h): said with what it moves, since no other
+ * figure of the run shows it. */
 static void line_core_speed(const struct run_report *r, struct report_findings *out) {
     double low = r->prov.core_speed_low;
     if (!(low < CORE_SPEED_UNEVEN)) return; /* even, or not probed */
     report_findings_add(
         out,
-        "Uneven core speed: the slowest core ran attention from L2 at %.0f %% of the fastest (setup "
-        "line). Compute-bound rows (bound FMA or exp, the sampler) and figures from that core "
-        "read low by up to as much; the paired read does not show it, memory reads do not slow "
-        "so. On a VM: most likely another guest on the host's sibling hyperthread.",
+        "Core speed moved: the slowest probe of a core ran attention from L2 at %.0f %% of the fastest "
+        "(setup line: which core, and when). Compute-bound rows (bound FMA or exp, the sampler) "
+        "measured in such a spell read low by up to as much; the paired read does not show it, memory "
+        "reads do not slow so. On a VM: most likely another guest on the host's sibling hyperthread.",
         100 * low);
 }
 

@@ -52,8 +52,8 @@ struct report_provenance {
     char gemv_threads[256]; /* the threads the matvecs run on: OpenBLAS's pool and its binding, or the team */
     char mm_state[384];     /* transparent huge pages and DAMON (roofline/mm_state.h); "" when not recorded */
     bool damon_on;        /* a DAMON kdamond was on as the run started: the page walks it adds move figures */
-    char core_speed[384]; /* each core's speed as the run started and ended (roofline/core_speed.h); "" */
-    double core_speed_low; /* the slowest core over the fastest at one probe (core_speed_low); NaN: none */
+    char core_speed[640]; /* each core's speed at the start, between phases, at the end (core_speed.h); "" */
+    double core_speed_low; /* the slowest probe over the fastest (core_speed_low); NaN when not probed */
 };
 
 struct report_event {
