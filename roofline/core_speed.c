@@ -1,4 +1,4 @@
-/* Each core's compute speed at one moment (core_speed.h). */
+/* Each core's compute speed at a few moments of a run (core_speed.h). */
 #include "roofline/core_speed.h"
 
 #include <math.h>
@@ -83,14 +83,17 @@ int core_speed_probe(struct core_speed_log *log, const char *when, int threads) 
     return 0;
 }
 
+/* Widens [*lo, *hi] to one moment's rates. */
+static void widen_range(const struct core_speed *s, double *lo, double *hi) {
+    for (int c = 0; c < s->cores; c++) {
+        *lo = s->gbs[c] < *lo ? s->gbs[c] : *lo;
+        *hi = s->gbs[c] > *hi ? s->gbs[c] : *hi;
+    }
+}
+
 double core_speed_low(const struct core_speed_log *log) {
     double lo = INFINITY, hi = 0;
-    for (int k = 0; k < log->n; k++)
-        for (int c = 0; c < log->probe[k].cores; c++) {
-            double g = log->probe[k].gbs[c];
-            lo = g < lo ? g : lo;
-            hi = g > hi ? g : hi;
-        }
+    for (int k = 0; k < log->n; k++) widen_range(&log->probe[k], &lo, &hi);
     return hi > 0 ? lo / hi : NAN;
 }
 
@@ -104,8 +107,7 @@ void core_speed_low_words(double low, char *buf, size_t len) {
 static void append_rates(const struct core_speed *s, char *buf, size_t len, size_t *used) {
     if (s->cores > 4) {
         double lo = INFINITY, hi = 0;
-        for (int c = 0; c < s->cores; c++)
-            lo = s->gbs[c] < lo ? s->gbs[c] : lo, hi = s->gbs[c] > hi ? s->gbs[c] : hi;
+        widen_range(s, &lo, &hi);
         *used += (size_t)snprintf(buf + *used, len - *used, "%.1f-%.1f", lo, hi);
         return;
     }

@@ -25,7 +25,7 @@
 /* Reported when the slowest probe of any core ran below this fraction of the fastest: on the Zen 5 VM, the
  * probes of one quiet run read 0.87-0.99 of each other (cores and moments alike), the slow spells 0.64-0.77.
  */
-#define CORE_SPEED_UNEVEN 0.85
+#define CORE_SPEED_MOVED 0.85
 
 /* One moment: each core's GB/s of K and V, the median run. */
 struct core_speed {

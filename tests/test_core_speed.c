@@ -73,7 +73,7 @@ Test(core_speed, describe_names_the_cores_and_every_moment) {
     cr_expect_eq(strlen(small), sizeof small - 1);
 }
 
-/* The findings say so only below CORE_SPEED_UNEVEN, never for a run that was not probed. */
+/* The findings say so only below CORE_SPEED_MOVED, never for a run that was not probed. */
 Test(core_speed, findings_name_uneven_cores_only) {
     struct run_report *r = calloc(1, sizeof *r);
     cr_assert_not_null(r);

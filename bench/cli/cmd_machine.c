@@ -343,10 +343,9 @@ int cmd_machine(int argc, char **argv) {
         core_speed_low_words(speed.low, low, sizeof low);
         if (passed)
             printf("## Core speed\n\n%s%s%s.\n\n", speed.text, low,
-                   speed.low < CORE_SPEED_UNEVEN
-                       ? ": compute-bound figures measured in a slow spell read low (on a VM, most likely a "
-                         "busy "
-                         "sibling hyperthread on the host), which the read ceilings do not show"
+                   speed.low < CORE_SPEED_MOVED
+                       ? ": compute-bound figures measured in a slow spell read low (on a VM, most likely "
+                         "a busy sibling hyperthread on the host), which the read ceilings do not show"
                        : "");
         print_counters(&cn, &cal);
         if (passed) print_agreement(&c);

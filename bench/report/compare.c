@@ -63,7 +63,7 @@ static void md_run_line(FILE *f, const char *tag, const char *label, const struc
             r->prov.dtype, r->prov.threads, r->prov.threads == 1 ? "" : "s", r->prov.cpu_model,
             r->prov.git_commit[0] ? r->prov.git_commit : "unknown", r->prov.utc_stamp);
     if (r->prov.damon_on) fputs(", DAMON on", f);
-    if (r->prov.core_speed_low < CORE_SPEED_UNEVEN)
+    if (r->prov.core_speed_low < CORE_SPEED_MOVED)
         fprintf(f, ", core speed moved (the slowest probe at %.0f %% of the fastest)",
                 100 * r->prov.core_speed_low);
     if (n_runs > 1) fprintf(f, " (%d runs pooled)", n_runs);
@@ -392,7 +392,7 @@ static void write_md(FILE *f, const struct cmp_all *c, const struct run_report *
     if (a->prov.damon_on != b->prov.damon_on)
         fprintf(f, "> **Note:** %s ran with DAMON on and %s without: %s.\n\n", a->prov.damon_on ? "A" : "B",
                 a->prov.damon_on ? "B" : "A", mm_state_damon_note());
-    if (a->prov.core_speed_low < CORE_SPEED_UNEVEN || b->prov.core_speed_low < CORE_SPEED_UNEVEN)
+    if (a->prov.core_speed_low < CORE_SPEED_MOVED || b->prov.core_speed_low < CORE_SPEED_MOVED)
         fputs(
             "> **Note:** a run marked \"core speed moved\" had a core whose arithmetic ran slow at some "
             "probe "

@@ -258,7 +258,7 @@ static void line_disturbed(const struct run_report *r, struct report_findings *o
  * figure of the run shows it. */
 static void line_core_speed(const struct run_report *r, struct report_findings *out) {
     double low = r->prov.core_speed_low;
-    if (!(low < CORE_SPEED_UNEVEN)) return; /* even, or not probed */
+    if (!(low < CORE_SPEED_MOVED)) return; /* even, or not probed */
     report_findings_add(
         out,
         "Core speed moved: the slowest probe of a core ran attention from L2 at %.0f %% of the fastest "
