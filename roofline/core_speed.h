@@ -23,8 +23,8 @@
 #define CORE_SPEED_CALLS 100
 #define CORE_SPEED_RUNS  15
 /* Reported when the slowest probe of any core ran below this fraction of the fastest: on the Zen 5 VM, the
- * probes of one quiet run read 0.87-0.99 of each other (cores and moments alike), the slow spells 0.64-0.77.
- */
+ * probes of quiet runs read 0.86-0.99 of each other (cores and moments alike), runs with slow spells
+ * 0.58-0.78. */
 #define CORE_SPEED_MOVED 0.85
 
 /* One moment: each core's GB/s of K and V, the median run. */
