@@ -64,7 +64,7 @@ static int probe_team(int threads) {
 }
 
 int core_speed_probe(struct core_speed_log *log, const char *when, int threads) {
-    struct core_speed s = {.when = when};
+    struct core_speed s = {.when = when, .asked = threads < 1 ? 1 : threads};
     int bad = 0;
 #pragma omp parallel num_threads(probe_team(threads)) reduction(+ : bad)
     {
@@ -138,6 +138,7 @@ void core_speed_describe(const struct core_speed_log *log, const char *isa, char
     if (used < len)
         snprintf(buf + used, len - used,
                  " (attention from L2 on one core at a time, %s: one KV head, %d query heads of %d, %d bf16 "
-                 "positions; median of %d runs)",
-                 isa ? isa : "?", PROBE_GROUP, PROBE_DIM, CORE_SPEED_POS, CORE_SPEED_RUNS);
+                 "positions; median of %d runs%s)",
+                 isa ? isa : "?", PROBE_GROUP, PROBE_DIM, CORE_SPEED_POS, CORE_SPEED_RUNS,
+                 log->probe[0].asked > cores ? "; the run's other cores not probed" : "");
 }

@@ -30,7 +30,8 @@
 /* One moment: each core's GB/s of K and V, the median run. */
 struct core_speed {
     const char *when; /* e.g. "at the start" (a string literal) */
-    int cores;        /* cores probed (the team's threads) */
+    int cores;        /* cores probed: the team's threads, at most CORE_SPEED_MAX_CORES */
+    int asked;        /* cores the caller's team has; more than `cores`: the rest were not probed */
     double gbs[CORE_SPEED_MAX_CORES];
 };
 
@@ -47,7 +48,8 @@ int core_speed_probe(struct core_speed_log *log, const char *when, int threads);
 /* The slowest probe of any core over the fastest of any, over every moment; NaN when nothing was probed. */
 double core_speed_low(const struct core_speed_log *log);
 /* The probes in words: "cores 0 / 1: 29.9 / 21.0 GB/s at the start, 29.5 / 29.8 at the end (attention
- * from L2 ...)" (above 4 cores each moment as its range); "" when nothing was probed. */
+ * from L2 ...)" (above 4 cores each moment as its range; cores left out named as such); "" when nothing was
+ * probed. */
 void core_speed_describe(const struct core_speed_log *log, const char *isa, char *buf, size_t len);
 /* core_speed_low in words, to follow core_speed_describe's: "; the slowest probe at 77 % of the fastest",
  * "" when NaN. */

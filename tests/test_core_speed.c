@@ -1,6 +1,6 @@
 /* Each core's speed (roofline/core_speed.h): the probe measures every core of the team, the slowest probe
  * is taken over every core and moment, the words name the cores and every moment, and a run's report says
- * so in its setup line and, when the cores were uneven, in its findings. */
+ * so in its setup line and, when a probe ran slow, in its findings. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <omp.h>
@@ -20,6 +20,7 @@ Test(core_speed, probe_measures_every_core_of_the_team) {
     cr_expect_str_eq(log.probe[0].when, "first");
     cr_expect_eq(log.probe[0].cores, 1);
     cr_expect_eq(log.probe[1].cores, threads);
+    cr_expect_eq(log.probe[1].asked, threads);
     for (int k = 0; k < 2; k++)
         for (int c = 0; c < log.probe[k].cores; c++)
             cr_expect_gt(log.probe[k].gbs[c], 0.1, "probe %d core %d: %g GB/s", k, c, log.probe[k].gbs[c]);
@@ -65,6 +66,10 @@ Test(core_speed, describe_names_the_cores_and_every_moment) {
                                   {{.when = "at the start", .cores = 6, .gbs = {30, 31, 22.5, 33, 30, 29}}}};
     core_speed_describe(&many, "avx2", buf, sizeof buf);
     cr_expect(strncmp(buf, "cores 0-5: 22.5-33.0 GB/s at the start (", 39) == 0, "%s", buf);
+    cr_expect(strstr(buf, "not probed") == NULL, "%s", buf);
+    many.probe[0].asked = 80; /* a team larger than the probe's room */
+    core_speed_describe(&many, "avx2", buf, sizeof buf);
+    cr_expect(strstr(buf, "median of 15 runs; the run's other cores not probed)") != NULL, "%s", buf);
     struct core_speed_log none = {0};
     core_speed_describe(&none, "avx2", buf, sizeof buf);
     cr_expect_str_eq(buf, "");
@@ -74,7 +79,7 @@ Test(core_speed, describe_names_the_cores_and_every_moment) {
 }
 
 /* The findings say so only below CORE_SPEED_MOVED, never for a run that was not probed. */
-Test(core_speed, findings_name_uneven_cores_only) {
+Test(core_speed, findings_name_slow_probes_only) {
     struct run_report *r = calloc(1, sizeof *r);
     cr_assert_not_null(r);
     report_fixture_fill(r, 1.0);

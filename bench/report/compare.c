@@ -393,12 +393,10 @@ static void write_md(FILE *f, const struct cmp_all *c, const struct run_report *
         fprintf(f, "> **Note:** %s ran with DAMON on and %s without: %s.\n\n", a->prov.damon_on ? "A" : "B",
                 a->prov.damon_on ? "B" : "A", mm_state_damon_note());
     if (a->prov.core_speed_low < CORE_SPEED_MOVED || b->prov.core_speed_low < CORE_SPEED_MOVED)
-        fputs(
-            "> **Note:** a run marked \"core speed moved\" had a core whose arithmetic ran slow at some "
-            "probe "
-            "(its report's setup line): its compute-bound rows may read low, which the paired read does not "
-            "correct.\n\n",
-            f);
+        fputs("> **Note:** a run marked \"core speed moved\" had a core whose arithmetic ran slow at some "
+              "probe (its report's setup line): its compute-bound rows may read low, which the paired read "
+              "does not correct.\n\n",
+              f);
     if (n_a > 1 || n_b > 1)
         fputs("Pooled runs: a row's median is the median of the runs' medians, its spread runs from the "
               "smallest min to the largest max over the runs.\n\n",

@@ -263,8 +263,8 @@ static void line_core_speed(const struct run_report *r, struct report_findings *
         out,
         "Core speed moved: the slowest probe of a core ran attention from L2 at %.0f %% of the fastest "
         "(setup line: which core, and when). Compute-bound rows (bound FMA or exp, the sampler) "
-        "measured in such a spell read low by up to as much; the paired read does not show it, memory "
-        "reads do not slow so. On a VM: most likely another guest on the host's sibling hyperthread.",
+        "measured in such a spell can read low; the paired read does not show it, memory reads do not "
+        "slow so. On a VM: most likely another guest on the host's sibling hyperthread.",
         100 * low);
 }
 
