@@ -31,6 +31,13 @@ typedef __m512 vf;
 
 /* attention: dims per register-accumulated chunk, in vectors (2 heads x 8 of the 32 zmm registers) */
 #define ATT_NV 8
+/* attention: the score tile's odd elements in sums of their own, 16 in all (kernels_simd_body.h score_tile).
+ * Two chained FMAs a step into 8 sums kept the FMA pipes waiting on their 4-cycle latency. Zen 5 VM, one
+ * thread, alternated in one process, best of 9 on each vCPU: from L2 (one KV head, 1024 positions), group
+ * of 4 32.0-32.9 -> 33.7-35.0 GB/s and group of 2 50.2 / 51.7 -> 53.5 / 55.4; from DRAM (Qwen3-4B's heads,
+ * 36 layers, medians of 5) 0.90 / 0.92 -> 0.98 / 0.95 of the read at 1024 / 4096 positions. On AVX2 the 16
+ * sums do not fit beside q and K in 16 registers: from L2 20.0 -> 17.0 GB/s (group of 4). */
+#define ATT_SPLIT_SUMS 1
 /* matvec rows wider than MV_WIDE_COLS: rows sharing each x load (see kernels_simd_body.h) */
 #define MV_WIDE_ROWS 4
 /* a team of one: L2 prefetch beyond the L1 one, in bytes (see kernels_simd_body.h) */

@@ -6,7 +6,8 @@
  *   ones, widened exactly), vf_load_bf16_pairs_once (the same from one load, for attention),
  *   vf_store_bf16 (round to nearest even), vf_load_part/vf_load_bf16_part (first n < VW elements, rest 0),
  *   vf_store_part/vf_store_bf16_part, vf_min/fnmadd/round (to nearest), vf_scale_exp2 (p * 2^n, NaN x
- *   passed through), KFN(name) (ISA-suffixed name) and KOPS_TABLE (the kernel_ops table to define);
+ *   passed through), KFN(name) (ISA-suffixed name), KOPS_TABLE (the kernel_ops table to define) and the
+ *   tuning constants ATT_NV, ATT_SPLIT_SUMS, MV_WIDE_ROWS and MV_SOLO_L2_BYTES;
  *   optionally KOPS_MATVEC_BF16 (the table's bf16 matvec, when it is not this file's loop).
  * Not a header of its own: it defines static functions and one table in the including file. */
 #include <immintrin.h>
@@ -412,33 +413,42 @@ KF_ALWAYS_INLINE void tile_pf(const struct att_tpf *pf, int i, int step, size_t 
 }
 
 /* Scores of one or two query heads (nh) against four consecutive positions. kb: element index of the first
- * K row; ks: elements between positions; pf: the prefetches to spread over its chunks (tile_pf). Each sum
- * takes two FMAs in a row an iteration; breaking that chain (a product and an FMA, then one add to the sum)
- * measured slower from L2 (Zen 5 VM, Qwen3-0.6B's heads at 256 positions, one thread: AVX2 33.0 -> 32.3
- * GB/s, AVX-512 44.4 -> 41.0), as did summing two positions a step in values_tile (30.5 on AVX2). */
+ * K row; ks: elements between positions; pf: the prefetches to spread over its chunks (tile_pf). In pairs
+ * mode each sum takes two FMAs in a row an iteration, the even elements' and the odd ones', unless
+ * ATT_SPLIT_SUMS gives the odd ones sums of their own (ao0-ao7), added in at the end. Breaking the chain
+ * otherwise (a product and an FMA, then one add to the sum) measured slower from L2 (Zen 5 VM, Qwen3-0.6B's
+ * heads at 256 positions, one thread: AVX2 33.0 -> 32.3 GB/s, AVX-512 44.4 -> 41.0), as did summing two
+ * positions a step in values_tile (30.5 on AVX2). */
 KF_ALWAYS_INLINE void score_tile(float *s0, float *s1, const float *q0, const float *q1, const void *k,
                                  size_t kb, size_t ks, int d, int bf16, float scale, const int nh,
                                  const struct att_tpf *pf) {
     const size_t es = bf16 ? 2 : 4;
     vf a0 = vf_zero(), a1 = vf_zero(), a2 = vf_zero(), a3 = vf_zero();
     vf a4 = vf_zero(), a5 = vf_zero(), a6 = vf_zero(), a7 = vf_zero();
+    vf ao0 = vf_zero(), ao1 = vf_zero(), ao2 = vf_zero(), ao3 = vf_zero();
+    vf ao4 = vf_zero(), ao5 = vf_zero(), ao6 = vf_zero(), ao7 = vf_zero();
     for (int i = 0; bf16 == ATT_PAIRS && i < d; i += 2 * VW) {
         const uint16_t *kr = (const uint16_t *)k + kb + (size_t)i;
         int j = i / 2, half = d / 2;
         vf qe = vf_loadu(q0 + j), qo = vf_loadu(q0 + half + j), qe1 = qe, qo1 = qo;
         if (nh == 2) qe1 = vf_loadu(q1 + j), qo1 = vf_loadu(q1 + half + j);
         tile_pf(pf, i, 2 * VW, es);
-#define KPAIR(r, A, B)                                                                                       \
+#define KPAIR(r, A, B, AO, BO)                                                                               \
     do {                                                                                                     \
         vf e, o;                                                                                             \
         vf_load_bf16_pairs_once(kr + (r)*ks, &e, &o);                                                        \
-        A = vf_fmadd(qo, o, vf_fmadd(qe, e, A));                                                             \
-        if (nh == 2) B = vf_fmadd(qo1, o, vf_fmadd(qe1, e, B));                                              \
+        if (ATT_SPLIT_SUMS) {                                                                                \
+            A = vf_fmadd(qe, e, A), AO = vf_fmadd(qo, o, AO);                                                \
+            if (nh == 2) B = vf_fmadd(qe1, e, B), BO = vf_fmadd(qo1, o, BO);                                 \
+        } else {                                                                                             \
+            A = vf_fmadd(qo, o, vf_fmadd(qe, e, A));                                                         \
+            if (nh == 2) B = vf_fmadd(qo1, o, vf_fmadd(qe1, e, B));                                          \
+        }                                                                                                    \
     } while (0)
-        KPAIR(0, a0, a4);
-        KPAIR(1, a1, a5);
-        KPAIR(2, a2, a6);
-        KPAIR(3, a3, a7);
+        KPAIR(0, a0, a4, ao0, ao4);
+        KPAIR(1, a1, a5, ao1, ao5);
+        KPAIR(2, a2, a6, ao2, ao6);
+        KPAIR(3, a3, a7, ao3, ao7);
 #undef KPAIR
     }
     for (int i = 0; bf16 != ATT_PAIRS && i < d; i += VW) {
@@ -457,6 +467,10 @@ KF_ALWAYS_INLINE void score_tile(float *s0, float *s1, const float *q0, const fl
             a4 = vf_fmadd(qb, k0, a4), a5 = vf_fmadd(qb, k1, a5);
             a6 = vf_fmadd(qb, k2, a6), a7 = vf_fmadd(qb, k3, a7);
         }
+    }
+    if (ATT_SPLIT_SUMS && bf16 == ATT_PAIRS) {
+        a0 = vf_add(a0, ao0), a1 = vf_add(a1, ao1), a2 = vf_add(a2, ao2), a3 = vf_add(a3, ao3);
+        a4 = vf_add(a4, ao4), a5 = vf_add(a5, ao5), a6 = vf_add(a6, ao6), a7 = vf_add(a7, ao7);
     }
     __m256 r = _mm256_mul_ps(hsum8(a0, a1, a2, a3, a4, a5, a6, a7), _mm256_set1_ps(scale));
     _mm_storeu_ps(s0, _mm256_castps256_ps128(r));
