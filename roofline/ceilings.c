@@ -112,6 +112,44 @@ static read_fn pick_read(const char **isa) {
                                   : read_generic;
 }
 
+/* The DRAM read kernels the ceilings choose from (ceilings_measure): those of the active ISA and, below
+ * AVX-512, AVX2's, each with software prefetch and without. Which one reads DRAM fastest moved from run to
+ * run on a Zen 5 VM by up to 17 % (ceilings_kernels.h), so each run measures them. */
+static const struct {
+    const char *name;
+    read_fn fn;
+    enum kernel_isa isa;
+} read_kernels[] = {
+    {"avx512", ceilings_read_avx512, KERNEL_ISA_AVX512},
+    {"avx512 without software prefetch", ceilings_read_avx512_hw, KERNEL_ISA_AVX512},
+    {"avx2", ceilings_read_avx2, KERNEL_ISA_AVX2},
+    {"avx2 without software prefetch", ceilings_read_avx2_hw, KERNEL_ISA_AVX2},
+    {"scalar", read_generic, KERNEL_ISA_SCALAR},
+};
+#define READ_KERNELS ((int)(sizeof read_kernels / sizeof read_kernels[0]))
+
+/* The indexes of read_kernels the active ISA runs, into idx[CEILINGS_READ_KERNELS_MAX]; returns how many. */
+static int read_candidates(int *idx) {
+    enum kernel_isa a = kernel_isa_active();
+    int n = 0;
+    for (int k = 0; k < READ_KERNELS && n < CEILINGS_READ_KERNELS_MAX; k++)
+        if (read_kernels[k].isa <= a &&
+            (a == KERNEL_ISA_SCALAR) == (read_kernels[k].isa == KERNEL_ISA_SCALAR))
+            idx[n++] = k;
+    return n;
+}
+
+/* The all-threads read kernel the last ceilings_measure chose, and the ISA it chose for (-1: none). */
+static int read_chosen = -1, read_chosen_isa = -1;
+
+static read_fn team_read(void) {
+    int k = __atomic_load_n(&read_chosen, __ATOMIC_RELAXED);
+    if (k >= 0 && __atomic_load_n(&read_chosen_isa, __ATOMIC_RELAXED) == (int)kernel_isa_active())
+        return read_kernels[k].fn;
+    const char *isa;
+    return pick_read(&isa);
+}
+
 static fma_fn pick_fma(const char **isa, double *flops_per_iter, bool *fused) {
     enum kernel_isa k = kernel_isa_active();
     *isa = kernel_isa_name(k);
@@ -162,8 +200,7 @@ static double read_dynamic(read_fn fn, const float *a, size_t n, int threads) {
 }
 
 double ceilings_read_team(const float *a, size_t n) {
-    const char *isa;
-    return read_dynamic(pick_read(&isa), a, n, omp_get_max_threads());
+    return read_dynamic(team_read(), a, n, omp_get_max_threads());
 }
 
 /* Sum of (i & 3) over i in [0, n): exact. */
@@ -409,8 +446,12 @@ static float *alloc_floats(size_t n) {
     return aligned_alloc(align, bytes ? bytes : align);
 }
 
+/* Rounds of the read kernels' selection (select_read): at most READ_ROUNDS_MAX. */
+#define READ_ROUNDS_MAX 7
+
 struct plan {
     struct timing_opts dram_read, dram_rw, cache, peak, sgemm, slices;
+    int read_rounds;
     size_t cache_rep_bytes;
     double exp_per_rep;                /* exps each thread computes in one timed run */
     long calls_per_rep, forks_per_rep; /* calls and parallel regions in one timed run */
@@ -424,6 +465,7 @@ static struct plan plan_for(bool quick) {
                              .peak = {.warmup = 1, .min_reps = 5, .max_reps = 5},
                              .sgemm = {.warmup = 1, .min_reps = 3, .max_reps = 3},
                              .slices = {.warmup = 1, .min_reps = 24, .max_reps = 24},
+                             .read_rounds = 3,
                              .cache_rep_bytes = (size_t)16 << 20,
                              .exp_per_rep = 1 << 22,
                              .calls_per_rep = 20000,
@@ -434,6 +476,7 @@ static struct plan plan_for(bool quick) {
                          .peak = {.warmup = 1, .min_reps = 10, .max_reps = 400, .min_time_s = 0.1},
                          .sgemm = {.warmup = 1, .min_reps = 10, .max_reps = 10},
                          .slices = {.warmup = 1, .min_reps = 40, .max_reps = 400, .min_time_s = 0.1},
+                         .read_rounds = READ_ROUNDS_MAX,
                          .cache_rep_bytes = (size_t)64 << 20,
                          .exp_per_rep = 1 << 23,
                          .calls_per_rep = 50000,
@@ -467,10 +510,39 @@ static void zero_split(float *dst, size_t n, int threads) {
     }
 }
 
-/* DRAM read (fast kernel and plain loop), copy and triad, all threads then one. */
+/* Runs each candidate read kernel (read_candidates) over the whole DRAM array in turn, `rounds` rounds, each
+ * run validated; returns the index (into read_kernels) of the one with the fastest median and leaves each
+ * one's median GB/s in gbs[]. */
+static int select_read(struct run_ctx *x, const int *cand, int nc, int rounds, double *gbs,
+                       struct fr_err *err) {
+    double t[CEILINGS_READ_KERNELS_MAX][READ_ROUNDS_MAX];
+    for (int r = 0; r < rounds; r++)
+        for (int k = 0; k < nc; k++) {
+            x->read = read_kernels[cand[k]].fn;
+            x->bad = 0;
+            double t0 = timing_now_s();
+            run_read(x, r);
+            t[k][r] = timing_now_s() - t0;
+            if (x->bad)
+                return fr_err_set(err, "DRAM read (%s): validation FAILED (sum %.17g, expected %.17g)",
+                                  read_kernels[cand[k]].name, x->got, x->expected);
+        }
+    int best = 0;
+    for (int k = 0; k < nc; k++) {
+        struct timing_stats st;
+        timing_stats_from_samples(t[k], rounds, &st);
+        gbs[k] = (double)x->n * sizeof(float) / st.median_s / 1e9;
+        if (gbs[k] > gbs[best]) best = k;
+    }
+    return cand[best];
+}
+
+/* DRAM read (the fastest read kernel, chosen by select_read, and the plain loop), copy and triad, all
+ * threads then one. */
 static int measure_dram(struct run_ctx *x, const struct plan *p, int threads, struct ceilings *c,
                         struct fr_err *err) {
     int rc = -1;
+    read_fn read_entry = x->read;
     float *a = ceilings_stream_alloc(x->n), *b = ceilings_stream_alloc(x->n),
           *cc = ceilings_stream_alloc(x->n);
     FR_CHECK_ALLOC(a, err, out);
@@ -485,10 +557,24 @@ static int measure_dram(struct run_ctx *x, const struct plan *p, int threads, st
     }
     x->a = a, x->b = b, x->c = cc, x->expected = pattern_sum(n);
     double bytes = (double)n * sizeof(float);
+    int cand[CEILINGS_READ_KERNELS_MAX], chosen[2];
+    c->read_kernels = read_candidates(cand);
+    c->read_rounds = p->read_rounds;
+    for (int k = 0; k < c->read_kernels; k++) c->read_kernel_names[k] = read_kernels[cand[k]].name;
     for (int one = 0; one < 2; one++) {
         struct ceiling_figure *f = one ? c->one : c->all;
         x->threads = one ? 1 : threads;
+        chosen[one] = select_read(x, cand, c->read_kernels, p->read_rounds, c->read_gbs[one], err);
+        if (chosen[one] < 0) goto out;
+        c->read_kernel[one] = read_kernels[chosen[one]].name;
+        x->read = read_kernels[chosen[one]].fn;
         if (measure(run_read, x, &p->dram_read, bytes, &f[CEILING_DRAM_READ], "DRAM read", err)) goto out;
+        /* the all-threads choice serves the rest: the plain check, the slice read, ceilings_read_team */
+        x->read = read_kernels[chosen[0]].fn;
+        if (!one) {
+            __atomic_store_n(&read_chosen, chosen[0], __ATOMIC_RELAXED);
+            __atomic_store_n(&read_chosen_isa, (int)kernel_isa_active(), __ATOMIC_RELAXED);
+        }
         if (!one && measure_plain(x, &p->dram_read, bytes, c, err)) goto out;
         if (!one) {
             x->slice_n = n / CEILINGS_READ_SLICES / 64 * 64;
@@ -517,6 +603,7 @@ static int measure_dram(struct run_ctx *x, const struct plan *p, int threads, st
     rc = 0;
 out:
     x->a = x->b = x->c = NULL;
+    x->read = read_entry; /* the cache reads keep the ISA's prefetching kernel */
     ceilings_stream_free(cc, x->n);
     ceilings_stream_free(b, x->n);
     ceilings_stream_free(a, x->n);
@@ -766,6 +853,41 @@ static bool add_figure(cJSON *obj, const char *key, const struct ceiling_figure 
     return true;
 }
 
+/* read_kernel, read_kernel_1core and read_selection: {rounds, kernels: [{name, median_gbs,
+ * median_1core_gbs}]}
+ */
+static bool add_read_choice(cJSON *o, const struct ceilings *c) {
+    bool ok = cJSON_AddStringToObject(o, "read_kernel", c->read_kernel[0] ? c->read_kernel[0] : "none") &&
+              cJSON_AddStringToObject(o, "read_kernel_1core", c->read_kernel[1] ? c->read_kernel[1] : "none");
+    cJSON *sel = ok ? cJSON_AddObjectToObject(o, "read_selection") : NULL;
+    cJSON *list = sel ? cJSON_AddArrayToObject(sel, "kernels") : NULL;
+    ok = list && cJSON_AddNumberToObject(sel, "rounds", c->read_rounds);
+    for (int k = 0; ok && k < c->read_kernels; k++) {
+        cJSON *e = cJSON_CreateObject();
+        ok = e && cJSON_AddItemToArray(list, e) &&
+             cJSON_AddStringToObject(e, "name", c->read_kernel_names[k]) &&
+             cJSON_AddNumberToObject(e, "median_gbs", c->read_gbs[0][k]) &&
+             cJSON_AddNumberToObject(e, "median_1core_gbs", c->read_gbs[1][k]);
+    }
+    return ok;
+}
+
+void ceilings_describe_read(const struct ceilings *c, char *buf, size_t len) {
+    if (!c->read_kernel[0] || c->read_kernels < 1) {
+        snprintf(buf, len, "the DRAM read kernel: none chosen");
+        return;
+    }
+    int at = snprintf(buf, len,
+                      "DRAM read kernel %s (one core: %s), the fastest by median of %d run in turn "
+                      "for %d rounds (",
+                      c->read_kernel[0], c->read_kernel[1], c->read_kernels, c->read_rounds);
+    for (int k = 0; k < c->read_kernels && at >= 0 && (size_t)at < len; k++)
+        at += snprintf(buf + at, len - (size_t)at, "%s%s %.1f / %.1f", k ? ", " : "", c->read_kernel_names[k],
+                       c->read_gbs[0][k], c->read_gbs[1][k]);
+    if (at >= 0 && (size_t)at < len)
+        snprintf(buf + at, len - (size_t)at, " GB/s, %d threads / one core)", c->threads);
+}
+
 cJSON *ceilings_to_json(const struct ceilings *c) {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
@@ -782,6 +904,7 @@ cJSON *ceilings_to_json(const struct ceilings *c) {
     ok = ok && cJSON_AddNumberToObject(o, "threads", c->threads);
     ok = ok && cJSON_AddStringToObject(o, "read_isa", c->read_isa ? c->read_isa : "none");
     ok = ok && cJSON_AddStringToObject(o, "fma_isa", c->fma_isa ? c->fma_isa : "none");
+    ok = ok && add_read_choice(o, c);
     ok = ok && cJSON_AddNumberToObject(o, "dram_array_bytes", (double)c->dram_array_bytes);
     ok = ok && cJSON_AddBoolToObject(o, "dram_array_capped", c->dram_array_capped);
     ok = ok && cJSON_AddNumberToObject(o, "l1_set_bytes", (double)c->set_bytes[0]);

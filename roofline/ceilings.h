@@ -8,7 +8,8 @@
  * reciprocals are the overhead floors of the roofline). Each with all threads (one per core, bound by the
  * caller) and with one thread. The DRAM read splits its array into chunks of the matvec's largest
  * (MATVEC_CHUNK_MAX_BYTES) handed out dynamically, as the matvec does, so a thread slowed by a neighbour does
- * not hold the others up.
+ * not hold the others up, and it reads with the fastest of the read kernels the ISA runs (struct ceilings
+ * read_kernel).
  * GB = 1e9 bytes. STREAM's byte counts: read n*4, copy 2*n*4, triad 3*n*4 (write-allocate not counted). */
 #ifndef FR_CEILINGS_H
 #define FR_CEILINGS_H
@@ -65,6 +66,8 @@ struct ceiling_figure {
     char why[128];
 };
 
+#define CEILINGS_READ_KERNELS_MAX 4
+
 struct ceilings {
     struct ceiling_figure all[CEILING_COUNT]; /* all threads of the machine, one per core */
     struct ceiling_figure one[CEILING_COUNT]; /* one thread (the caller's, bound to core 0) */
@@ -79,9 +82,18 @@ struct ceilings {
     double plain_diff_best_pct; /* 100 * (kernel best - plain best) / kernel best */
     int threads;
     const char *read_isa, *fma_isa; /* "avx512", "avx2" or "scalar" */
-    size_t dram_array_bytes;        /* each array of read / copy / triad */
-    bool dram_array_capped;         /* ceilings_dram_bytes() cut it below 4x the LLC */
-    size_t set_bytes[3];            /* per-thread working sets of the L1, L2, L3 reads (0: level absent) */
+    /* The DRAM read kernel, [0] all threads, [1] one: of every read kernel the ISA runs (ceilings_kernels.h:
+     * its own and AVX2's below AVX-512, each with software prefetch and without), the fastest by median over
+     * read_rounds rounds that run them in turn on the DRAM array before the read is measured with it.
+     * read_kernels names them, read_gbs[one][k] is kernel k's median in those rounds. The all-threads one
+     * also serves the slice read, the plain-loop check and ceilings_read_team. */
+    const char *read_kernel[2];
+    int read_kernels, read_rounds;
+    const char *read_kernel_names[CEILINGS_READ_KERNELS_MAX];
+    double read_gbs[2][CEILINGS_READ_KERNELS_MAX];
+    size_t dram_array_bytes; /* each array of read / copy / triad */
+    bool dram_array_capped;  /* ceilings_dram_bytes() cut it below 4x the LLC */
+    size_t set_bytes[3];     /* per-thread working sets of the L1, L2, L3 reads (0: level absent) */
     int sgemm_n;
     long fma_iters;
     size_t exp_n; /* floats each thread's exp run converts per pass (L1-resident input and output) */
@@ -111,8 +123,12 @@ int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, 
                      struct fr_err *err);
 
 /* The same read over all threads of an OpenMP team (static split), for a read measured alongside other
- * work, e.g. alternated with decode steps. Returns the sum. */
+ * work, e.g. alternated with decode steps: with the all-threads read kernel the last ceilings_measure of
+ * this process chose for the active ISA (before any: the ISA's prefetching kernel). Returns the sum. */
 double ceilings_read_team(const float *a, size_t n);
+/* The read kernel choice in words, for the roof notes: "the DRAM read kernel avx2 without software prefetch,
+ * the fastest by median of 4 in 5 alternated rounds (avx512 61.0, ... GB/s; one core: ...)". */
+void ceilings_describe_read(const struct ceilings *c, char *buf, size_t len);
 /* An array of n floats for a streamed read (the DRAM read, the read paired with the steps), backed as the
  * model's weights are: anonymous pages advised for transparent huge pages. NULL when the mapping fails;
  * release with ceilings_stream_free(a, n). */

@@ -3,6 +3,7 @@
  * in flight; 12 plus the two constants fit the 16 ymm registers). Checked in tests/test_ceilings.c against
  * exact sums and a scalar fmaf loop. */
 #include <immintrin.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "roofline/ceilings_kernels.h"
@@ -23,7 +24,11 @@ static double fold(__m256 *acc, float *tail) {
     return d;
 }
 
-double ceilings_read_avx2(const float *a, size_t n, long passes) {
+/* The read: software prefetch CEILINGS_PREFETCH_FLOATS ahead with `prefetch` (a constant), else the hardware
+ * prefetchers alone over one loop per fold (ceilings_kernels.h). */
+static inline __attribute__((always_inline)) double read_body(const float *a, size_t n, long passes,
+                                                              const bool prefetch) {
+    const size_t fold_floats = prefetch ? CEILINGS_FOLD_FLOATS : CEILINGS_HW_FOLD_FLOATS;
     __m256 acc[8];
     float tail = 0;
     double total = 0;
@@ -31,12 +36,15 @@ double ceilings_read_avx2(const float *a, size_t n, long passes) {
     for (int k = 0; k < 8; k++) acc[k] = _mm256_setzero_ps();
     size_t n64 = n & ~(size_t)63;
     for (long p = 0; p < passes; p++) {
-        for (size_t lo = 0; lo < n64; lo += CEILINGS_FOLD_FLOATS) {
-            size_t hi = lo + CEILINGS_FOLD_FLOATS < n64 ? lo + CEILINGS_FOLD_FLOATS : n64;
+        for (size_t lo = 0; lo < n64; lo += fold_floats) {
+            size_t hi = lo + fold_floats < n64 ? lo + fold_floats : n64;
             for (size_t i = lo; i < hi; i += 64) {
-                uintptr_t pf =
-                    (uintptr_t)(a + i) + CEILINGS_PREFETCH_FLOATS * sizeof(float); /* may pass the end */
-                for (int l = 0; l < 4; l++) _mm_prefetch((const char *)(pf + 64 * (uintptr_t)l), _MM_HINT_T1);
+                if (prefetch) {
+                    uintptr_t pf =
+                        (uintptr_t)(a + i) + CEILINGS_PREFETCH_FLOATS * sizeof(float); /* may pass the end */
+                    for (int l = 0; l < 4; l++)
+                        _mm_prefetch((const char *)(pf + 64 * (uintptr_t)l), _MM_HINT_T1);
+                }
                 acc[0] = _mm256_add_ps(acc[0], _mm256_loadu_ps(a + i));
                 acc[1] = _mm256_add_ps(acc[1], _mm256_loadu_ps(a + i + 8));
                 acc[2] = _mm256_add_ps(acc[2], _mm256_loadu_ps(a + i + 16));
@@ -47,11 +55,19 @@ double ceilings_read_avx2(const float *a, size_t n, long passes) {
                 acc[7] = _mm256_add_ps(acc[7], _mm256_loadu_ps(a + i + 56));
             }
             pending += hi - lo;
-            if (pending >= CEILINGS_FOLD_FLOATS) total += fold(acc, &tail), pending = 0;
+            if (pending >= fold_floats) total += fold(acc, &tail), pending = 0;
         }
         for (size_t i = n64; i < n; i++) tail += a[i];
     }
     return total + fold(acc, &tail);
+}
+
+double ceilings_read_avx2(const float *a, size_t n, long passes) {
+    return read_body(a, n, passes, true);
+}
+
+double ceilings_read_avx2_hw(const float *a, size_t n, long passes) {
+    return read_body(a, n, passes, false);
 }
 
 float ceilings_fma_avx2(long iters, float mul, float add) {

@@ -26,6 +26,16 @@
 double ceilings_read_avx512(const float *a, size_t n, long passes);
 double ceilings_read_avx2(const float *a, size_t n, long passes);
 
+/* The same reads without software prefetch (_hw: the hardware prefetchers alone), each fold of the sums one
+ * uninterrupted loop of CEILINGS_HW_FOLD_FLOATS floats (exact still: a lane sums at most 2^16 values of at
+ * most 3 between folds). On a Zen 5 VM such a loop at times read DRAM 5-17 % faster than the prefetched
+ * kernel, at other times as fast (medians of 7, alternated in one process, 1 GiB of huge pages, one and two
+ * threads, 2 MiB calls as read_dynamic makes them); broken into loops of 64 Ki floats it read at half the
+ * speed. So the ceilings measure both and keep the faster (ceilings.c measure_read). */
+#define CEILINGS_HW_FOLD_FLOATS ((size_t)1 << 22)
+double ceilings_read_avx512_hw(const float *a, size_t n, long passes);
+double ceilings_read_avx2_hw(const float *a, size_t n, long passes);
+
 /* Floating-point operations one call does: 2 per lane per accumulator per iteration. */
 #define CEILINGS_FMA_AVX512_FLOPS_PER_ITER (16.0 * 16 * 2) /* 16 zmm accumulators x 16 lanes */
 #define CEILINGS_FMA_AVX2_FLOPS_PER_ITER   (12.0 * 8 * 2)  /* 12 ymm accumulators x 8 lanes */

@@ -48,8 +48,16 @@ static void simd_kernels_exact(enum kernel_isa isa) {
         float *a = pattern(n + 1);
         double got = isa == KERNEL_ISA_AVX512 ? ceilings_read_avx512(a, n, 3) : ceilings_read_avx2(a, n, 3);
         cr_expect_eq(got, 3 * exact_sum(n), "%s, n = %zu", kernel_isa_name(isa), n);
+        got = isa == KERNEL_ISA_AVX512 ? ceilings_read_avx512_hw(a, n, 3) : ceilings_read_avx2_hw(a, n, 3);
+        cr_expect_eq(got, 3 * exact_sum(n), "%s without software prefetch, n = %zu", kernel_isa_name(isa), n);
         free(a);
     }
+    /* past one fold of the kernels without software prefetch */
+    size_t n = CEILINGS_HW_FOLD_FLOATS + 129;
+    float *a = pattern(n);
+    double sum = isa == KERNEL_ISA_AVX512 ? ceilings_read_avx512_hw(a, n, 2) : ceilings_read_avx2_hw(a, n, 2);
+    cr_expect_eq(sum, 2 * exact_sum(n), "%s without software prefetch, n = %zu", kernel_isa_name(isa), n);
+    free(a);
     float want = 0;
     for (int i = 0; i < 5000; i++) want = fmaf(want, 0.9999f, 1e-4f);
     float got = isa == KERNEL_ISA_AVX512 ? ceilings_fma_avx512(5000, 0.9999f, 1e-4f)
@@ -81,6 +89,27 @@ static void expect_figure(const struct ceiling_figure *f, const char *key) {
     cr_expect_geq(f->reps, 3, "%s", key);
 }
 
+/* The DRAM read kernel is one of the candidates the ISA runs, the fastest by its medians, and said so. */
+static void expect_read_choice(const struct ceilings *c) {
+    int want = kernel_isa_active() == KERNEL_ISA_AVX512 ? 4 : kernel_isa_active() == KERNEL_ISA_AVX2 ? 2 : 1;
+    cr_assert_eq(c->read_kernels, want, "%s runs %d read kernels", kernel_isa_name(kernel_isa_active()),
+                 want);
+    for (int one = 0; one < 2; one++) {
+        int chosen = -1;
+        for (int k = 0; k < c->read_kernels; k++) {
+            cr_expect_gt(c->read_gbs[one][k], 0, "%s", c->read_kernel_names[k]);
+            if (strcmp(c->read_kernel_names[k], c->read_kernel[one]) == 0) chosen = k;
+        }
+        cr_assert_geq(chosen, 0, "the choice %s is a candidate", c->read_kernel[one]);
+        for (int k = 0; k < c->read_kernels; k++)
+            cr_expect_leq(c->read_gbs[one][k], c->read_gbs[one][chosen], "%s beat the choice %s",
+                          c->read_kernel_names[k], c->read_kernel[one]);
+    }
+    char words[512];
+    ceilings_describe_read(c, words, sizeof words);
+    cr_expect(strstr(words, c->read_kernel[0]) && strstr(words, "the fastest by median"), "%s", words);
+}
+
 Test(ceilings, small_measure_validates) {
     struct machine m;
     struct fr_err err = {{0}};
@@ -103,9 +132,13 @@ Test(ceilings, small_measure_validates) {
     cr_expect_eq(c.dram_array_bytes, (size_t)256 << 10);
     cr_expect_eq(c.threads, 2);
     cr_expect(isfinite(c.plain_diff_pct));
+    expect_read_choice(&c);
 
     cJSON *j = ceilings_to_json(&c);
     cr_assert(j);
+    cr_expect_str_eq(cJSON_GetObjectItem(j, "read_kernel")->valuestring, c.read_kernel[0]);
+    cJSON *sel = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "read_selection"), "kernels");
+    cr_expect_eq(cJSON_GetArraySize(sel), c.read_kernels);
     const char *keys[] = {"dram_read_gbs",       "dram_copy_gbs",    "dram_triad_gbs", "l1_read_gbs",
                           "l2_read_gbs",         "l3_read_gbs",      "peak_gflops",    "sgemm_gflops",
                           "dram_read_1core_gbs", "peak_1core_gflops"};

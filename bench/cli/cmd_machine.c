@@ -154,7 +154,7 @@ static void print_ceilings(const struct ceilings *c) {
                  CEILINGS_DRAM_MEMORY_SHARE);
     printf("DRAM arrays %.4g MiB each%s (read: %s kernel); cache sets per thread: L1 %.4g KiB, L2 %.4g KiB, "
            "L3 %.4g KiB; FMA: %s; sgemm %d^3 (OpenBLAS).\n\n",
-           (double)c->dram_array_bytes / (1 << 20), capped, c->read_isa, (double)c->set_bytes[0] / 1024,
+           (double)c->dram_array_bytes / (1 << 20), capped, c->read_kernel[0], (double)c->set_bytes[0] / 1024,
            (double)c->set_bytes[1] / 1024, (double)c->set_bytes[2] / 1024, c->fma_isa, c->sgemm_n);
     printf("| ceiling | threads | best | median | min | max | reps | unit "
            "|\n|---|---|---|---|---|---|---|---|\n");
@@ -166,7 +166,9 @@ static void print_ceilings(const struct ceilings *c) {
     print_figure("plain_read_gbs", c->threads, "GB/s", &c->plain_read);
     print_figure("read_paired_gbs", c->threads, "GB/s", &c->read_paired);
     print_figure("dram_read_slice_gbs", c->threads, "GB/s", &c->read_slice);
-    printf("\n");
+    char read[512];
+    ceilings_describe_read(c, read, sizeof read);
+    printf("\nThe %s.\n\n", read);
 }
 
 static void print_counters(const struct counters *cn, const struct counters_calibration *cal) {
@@ -196,7 +198,7 @@ static void print_agreement(const struct ceilings *c) {
     printf("read bandwidth %s %.1f %% (plain loop %s; median over %d alternating pairs of runs, %d threads; "
            "best: "
            "%s kernel %.2f GB/s, plain scalar loop %.2f GB/s)%s\n",
-           how, ad, d >= 0 ? "slower" : "faster", c->plain_read.reps, c->threads, c->read_isa,
+           how, ad, d >= 0 ? "slower" : "faster", c->plain_read.reps, c->threads, c->read_kernel[0],
            c->read_paired.best, c->plain_read.best,
            ad <= MACHINE_AGREE_PCT ? "" : ": look before trusting the read ceiling");
 }

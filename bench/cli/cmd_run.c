@@ -501,6 +501,13 @@ static int predict_one(const struct run *r, const struct block_cost *c, struct r
 static int predict_all(struct run *r) {
     struct run_report *rep = r->report;
     double ceiling = r->rates_all.level_gbs[ROOFLINE_TERM_DRAM];
+    if (r->ceilings.read_kernel[0]) {
+        char read[512];
+        ceilings_describe_read(&r->ceilings, read, sizeof read);
+        size_t used = strlen(rep->prov.roof_notes);
+        snprintf(rep->prov.roof_notes + used, sizeof rep->prov.roof_notes - used, "%sThe %s.",
+                 used ? " " : "", read);
+    }
     double paired = r->ceilings.read_paired.measured ? r->ceilings.read_paired.best : NAN;
     if (paired > r->best_read_gbs || !(r->best_read_gbs > 0))
         r->best_read_gbs = paired, r->best_read_where = "the ceilings' paired read check";
