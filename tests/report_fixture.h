@@ -40,6 +40,7 @@ static inline void report_fixture_fill(struct run_report *r, double slow) {
     snprintf(p->dtype, sizeof p->dtype, "bf16");
     snprintf(p->kv_dtype, sizeof p->kv_dtype, "bf16");
     snprintf(p->gemv_backend, sizeof p->gemv_backend, "avx512");
+    snprintf(p->read_kernel, sizeof p->read_kernel, "avx512");
     p->timer_resolution_s = 1e-9;
 
     r->counters.available = false;

@@ -163,6 +163,7 @@ static void tweak_b(struct run_report *r) {
     r->n_steps = 4;                /* context 16384 only in A */
     r->prov.damon_on = true;       /* B ran with a kdamond on, A without */
     r->prov.core_speed_low = 0.77; /* and with one core's arithmetic slow */
+    snprintf(r->prov.read_kernel, sizeof r->prov.read_kernel, "avx2 without software prefetch");
 }
 
 static void tweak_threads(struct run_report *r) {
@@ -197,6 +198,9 @@ Test(compare, cli_writes_ratios_and_spread, .timeout = 120) {
               "B's run line says so, through its run.json: %s", md);
     cr_expect(strstr(md, "> **Note:** a run marked \"core speed moved\" had a core whose arithmetic ran slow "
                          "at some probe") != NULL,
+              "%s", md);
+    cr_expect(strstr(md, "> **Note:** the runs read DRAM with different kernels (A: avx512, B: avx2 without "
+                         "software prefetch;") != NULL,
               "%s", md);
     cr_expect(strcmp(res.out, md) == 0, "compare.md is printed to stdout");
     free(md);

@@ -111,6 +111,10 @@ Test(run, quick_tiny_config_writes_the_contract, .timeout = 480) {
     rf_check_ceilings(cJSON_GetObjectItem(j, "ceilings"));
     char *md = tu_slurp(dir, "report.md");
     rf_check_plan(j, md);
+    /* the DRAM read kernel the ceilings chose, named in run.json and in the roof notes */
+    const char *rk = cJSON_GetStringValue(cJSON_GetObjectItem(prov, "read_kernel"));
+    cr_expect(rk && rk[0], "provenance.read_kernel missing or empty");
+    cr_expect(rk && strstr(md, "The DRAM read kernel ") && strstr(md, rk), "report.md names the read kernel");
     free(md);
     /* the quick batch sweep: B = 1, 2, 4 on forge, and on OpenBLAS sgemm with f32 weights beside it */
     cJSON *batch = cJSON_GetObjectItem(j, "batch");

@@ -215,6 +215,8 @@ static void progress_phase(struct progress *p, const char *name) {
 }
 
 static void fill_ceilings(struct run_report *rep, const struct ceilings *c) {
+    snprintf(rep->prov.read_kernel, sizeof rep->prov.read_kernel, "%s",
+             c->read_kernel[0] ? c->read_kernel[0] : "");
     for (int one = 0; one <= 1; one++) {
         for (int k = 0; k < CEILING_COUNT; k++) {
             const struct ceiling_figure *f = one ? &c->one[k] : &c->all[k];

@@ -397,6 +397,13 @@ static void write_md(FILE *f, const struct cmp_all *c, const struct run_report *
               "probe (its report's setup line): its compute-bound rows may read low, which the paired read "
               "does not correct.\n\n",
               f);
+    if (a->prov.read_kernel[0] && b->prov.read_kernel[0] &&
+        strcmp(a->prov.read_kernel, b->prov.read_kernel) != 0)
+        fprintf(f,
+                "> **Note:** the runs read DRAM with different kernels (A: %s, B: %s; each run takes the "
+                "fastest it has): the paired reads that normalize memory-bound rows are not the same "
+                "loop.\n\n",
+                a->prov.read_kernel, b->prov.read_kernel);
     if (n_a > 1 || n_b > 1)
         fputs("Pooled runs: a row's median is the median of the runs' medians, its spread runs from the "
               "smallest min to the largest max over the runs.\n\n",
