@@ -66,7 +66,7 @@ struct ceiling_figure {
     char why[128];
 };
 
-#define CEILINGS_READ_KERNELS_MAX 4
+#define CEILINGS_READ_KERNELS_MAX 3
 
 struct ceilings {
     struct ceiling_figure all[CEILING_COUNT]; /* all threads of the machine, one per core */
@@ -82,8 +82,8 @@ struct ceilings {
     double plain_diff_best_pct; /* 100 * (kernel best - plain best) / kernel best */
     int threads;
     const char *read_isa, *fma_isa; /* "avx512", "avx2" or "scalar" */
-    /* The DRAM read kernel, [0] all threads, [1] one: of every read kernel the ISA runs (ceilings_kernels.h:
-     * its own and AVX2's below AVX-512, each with software prefetch and without), the fastest by median over
+    /* The DRAM read kernel, [0] all threads, [1] one: of the read kernels the ISA runs (ceilings_kernels.h:
+     * its own and AVX2's below AVX-512 with software prefetch, AVX2's without), the fastest by median over
      * read_rounds rounds that run them in turn on the DRAM array before the read is measured with it.
      * read_kernels names them, read_gbs[one][k] is kernel k's median in those rounds. The all-threads one
      * also serves the slice read, the plain-loop check and ceilings_read_team. */

@@ -3,7 +3,6 @@
  * flight: 2 pipes x latency 4). Checked in tests/test_ceilings.c against exact sums and a scalar fmaf loop.
  */
 #include <immintrin.h>
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "roofline/ceilings_kernels.h"
@@ -17,11 +16,7 @@ static double fold(__m512 *acc, float *tail) {
     return d;
 }
 
-/* The read: software prefetch CEILINGS_PREFETCH_FLOATS ahead with `prefetch` (a constant), else the hardware
- * prefetchers alone over one loop per fold (ceilings_kernels.h). */
-static inline __attribute__((always_inline)) double read_body(const float *a, size_t n, long passes,
-                                                              const bool prefetch) {
-    const size_t fold_floats = prefetch ? CEILINGS_FOLD_FLOATS : CEILINGS_HW_FOLD_FLOATS;
+double ceilings_read_avx512(const float *a, size_t n, long passes) {
     __m512 acc[8];
     float tail = 0;
     double total = 0;
@@ -29,15 +24,12 @@ static inline __attribute__((always_inline)) double read_body(const float *a, si
     for (int k = 0; k < 8; k++) acc[k] = _mm512_setzero_ps();
     size_t n128 = n & ~(size_t)127;
     for (long p = 0; p < passes; p++) {
-        for (size_t lo = 0; lo < n128; lo += fold_floats) {
-            size_t hi = lo + fold_floats < n128 ? lo + fold_floats : n128;
+        for (size_t lo = 0; lo < n128; lo += CEILINGS_FOLD_FLOATS) {
+            size_t hi = lo + CEILINGS_FOLD_FLOATS < n128 ? lo + CEILINGS_FOLD_FLOATS : n128;
             for (size_t i = lo; i < hi; i += 128) {
-                if (prefetch) {
-                    uintptr_t pf =
-                        (uintptr_t)(a + i) + CEILINGS_PREFETCH_FLOATS * sizeof(float); /* may pass the end */
-                    for (int l = 0; l < 8; l++)
-                        _mm_prefetch((const char *)(pf + 64 * (uintptr_t)l), _MM_HINT_T1);
-                }
+                uintptr_t pf =
+                    (uintptr_t)(a + i) + CEILINGS_PREFETCH_FLOATS * sizeof(float); /* may pass the end */
+                for (int l = 0; l < 8; l++) _mm_prefetch((const char *)(pf + 64 * (uintptr_t)l), _MM_HINT_T1);
                 acc[0] = _mm512_add_ps(acc[0], _mm512_loadu_ps(a + i));
                 acc[1] = _mm512_add_ps(acc[1], _mm512_loadu_ps(a + i + 16));
                 acc[2] = _mm512_add_ps(acc[2], _mm512_loadu_ps(a + i + 32));
@@ -48,19 +40,11 @@ static inline __attribute__((always_inline)) double read_body(const float *a, si
                 acc[7] = _mm512_add_ps(acc[7], _mm512_loadu_ps(a + i + 112));
             }
             pending += hi - lo;
-            if (pending >= fold_floats) total += fold(acc, &tail), pending = 0;
+            if (pending >= CEILINGS_FOLD_FLOATS) total += fold(acc, &tail), pending = 0;
         }
         for (size_t i = n128; i < n; i++) tail += a[i];
     }
     return total + fold(acc, &tail);
-}
-
-double ceilings_read_avx512(const float *a, size_t n, long passes) {
-    return read_body(a, n, passes, true);
-}
-
-double ceilings_read_avx512_hw(const float *a, size_t n, long passes) {
-    return read_body(a, n, passes, false);
 }
 
 float ceilings_fma_avx512(long iters, float mul, float add) {

@@ -26,14 +26,15 @@
 double ceilings_read_avx512(const float *a, size_t n, long passes);
 double ceilings_read_avx2(const float *a, size_t n, long passes);
 
-/* The same reads without software prefetch (_hw: the hardware prefetchers alone), each fold of the sums one
- * uninterrupted loop of CEILINGS_HW_FOLD_FLOATS floats (exact still: a lane sums at most 2^16 values of at
- * most 3 between folds). On a Zen 5 VM such a loop at times read DRAM 5-17 % faster than the prefetched
- * kernel, at other times as fast (medians of 7, alternated in one process, 1 GiB of huge pages, one and two
- * threads, 2 MiB calls as read_dynamic makes them); broken into loops of 64 Ki floats it read at half the
- * speed. So the ceilings measure both and keep the faster (ceilings.c measure_read). */
+/* The AVX2 read without software prefetch (_hw: the hardware prefetchers alone), each fold of the sums one
+ * uninterrupted loop of CEILINGS_HW_FOLD_FLOATS floats (exact still: a lane sums at most 2^17 values of at
+ * most 3 between folds). On a Zen 5 VM plain loops without prefetch at times read DRAM 5-17 % faster than
+ * the prefetching kernels, at other times as fast (medians of 7, alternated in one process, 1 GiB of huge
+ * pages, one and two threads, 2 MiB calls as read_dynamic makes them); broken into loops of 64 Ki floats
+ * they read at half the speed, and so did the AVX-512 kernel without its prefetch (13.7-30.1 GB/s against
+ * 24.0-52.0 with it, the selection rounds of four full runs), which is why it is not a candidate. The
+ * ceilings measure the candidates and keep the fastest (ceilings.c select_read). */
 #define CEILINGS_HW_FOLD_FLOATS ((size_t)1 << 22)
-double ceilings_read_avx512_hw(const float *a, size_t n, long passes);
 double ceilings_read_avx2_hw(const float *a, size_t n, long passes);
 
 /* Floating-point operations one call does: 2 per lane per accumulator per iteration. */

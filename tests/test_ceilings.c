@@ -48,16 +48,17 @@ static void simd_kernels_exact(enum kernel_isa isa) {
         float *a = pattern(n + 1);
         double got = isa == KERNEL_ISA_AVX512 ? ceilings_read_avx512(a, n, 3) : ceilings_read_avx2(a, n, 3);
         cr_expect_eq(got, 3 * exact_sum(n), "%s, n = %zu", kernel_isa_name(isa), n);
-        got = isa == KERNEL_ISA_AVX512 ? ceilings_read_avx512_hw(a, n, 3) : ceilings_read_avx2_hw(a, n, 3);
-        cr_expect_eq(got, 3 * exact_sum(n), "%s without software prefetch, n = %zu", kernel_isa_name(isa), n);
+        if (isa == KERNEL_ISA_AVX2)
+            cr_expect_eq(ceilings_read_avx2_hw(a, n, 3), 3 * exact_sum(n), "avx2 without prefetch, n = %zu",
+                         n);
         free(a);
     }
-    /* past one fold of the kernels without software prefetch */
-    size_t n = CEILINGS_HW_FOLD_FLOATS + 129;
-    float *a = pattern(n);
-    double sum = isa == KERNEL_ISA_AVX512 ? ceilings_read_avx512_hw(a, n, 2) : ceilings_read_avx2_hw(a, n, 2);
-    cr_expect_eq(sum, 2 * exact_sum(n), "%s without software prefetch, n = %zu", kernel_isa_name(isa), n);
-    free(a);
+    if (isa == KERNEL_ISA_AVX2) { /* past one fold of the kernel without software prefetch */
+        size_t n = CEILINGS_HW_FOLD_FLOATS + 129;
+        float *a = pattern(n);
+        cr_expect_eq(ceilings_read_avx2_hw(a, n, 2), 2 * exact_sum(n), "avx2 without prefetch, n = %zu", n);
+        free(a);
+    }
     float want = 0;
     for (int i = 0; i < 5000; i++) want = fmaf(want, 0.9999f, 1e-4f);
     float got = isa == KERNEL_ISA_AVX512 ? ceilings_fma_avx512(5000, 0.9999f, 1e-4f)
@@ -91,7 +92,7 @@ static void expect_figure(const struct ceiling_figure *f, const char *key) {
 
 /* The DRAM read kernel is one of the candidates the ISA runs, the fastest by its medians, and said so. */
 static void expect_read_choice(const struct ceilings *c) {
-    int want = kernel_isa_active() == KERNEL_ISA_AVX512 ? 4 : kernel_isa_active() == KERNEL_ISA_AVX2 ? 2 : 1;
+    int want = kernel_isa_active() == KERNEL_ISA_AVX512 ? 3 : kernel_isa_active() == KERNEL_ISA_AVX2 ? 2 : 1;
     cr_assert_eq(c->read_kernels, want, "%s runs %d read kernels", kernel_isa_name(kernel_isa_active()),
                  want);
     for (int one = 0; one < 2; one++) {
