@@ -103,15 +103,6 @@ static float fma_scalar(long iters, float mul, float add) {
     return acc[0];
 }
 
-/* kernel_isa_active() implies the CPU runs it (AVX-512 F/BW/VL/DQ with AVX2 and FMA; AVX2 with FMA). */
-static read_fn pick_read(const char **isa) {
-    enum kernel_isa k = kernel_isa_active();
-    *isa = kernel_isa_name(k);
-    return k == KERNEL_ISA_AVX512 ? ceilings_read_avx512
-           : k == KERNEL_ISA_AVX2 ? ceilings_read_avx2
-                                  : read_generic;
-}
-
 /* The DRAM read kernels the ceilings choose from (ceilings_measure): the active ISA's and, below AVX-512,
  * AVX2's, with software prefetch, and AVX2's without. Which one reads DRAM fastest moved from run to run on
  * a Zen 5 VM by up to 17 % (ceilings_kernels.h), so each run measures them. */
@@ -136,6 +127,16 @@ static int read_candidates(int *idx) {
             (a == KERNEL_ISA_SCALAR) == (read_kernels[k].isa == KERNEL_ISA_SCALAR))
             idx[n++] = k;
     return n;
+}
+
+/* The active ISA's own read kernel, with software prefetch: the cache reads', the counters' calibration's,
+ * and ceilings_read_team's before any choice. kernel_isa_active() implies the CPU runs it (AVX-512
+ * F/BW/VL/DQ with AVX2 and FMA; AVX2 with FMA). */
+static read_fn pick_read(const char **isa) {
+    int cand[CEILINGS_READ_KERNELS_MAX];
+    read_candidates(cand); /* the ISA's own comes first */
+    *isa = kernel_isa_name(kernel_isa_active());
+    return read_kernels[cand[0]].fn;
 }
 
 /* The all-threads read kernel the last ceilings_measure chose, and the ISA it chose for (-1: none). */
@@ -563,7 +564,12 @@ static int measure_dram(struct run_ctx *x, const struct plan *p, int threads, st
     for (int one = 0; one < 2; one++) {
         struct ceiling_figure *f = one ? c->one : c->all;
         x->threads = one ? 1 : threads;
-        chosen[one] = select_read(x, cand, c->read_kernels, p->read_rounds, c->read_gbs[one], err);
+        if (one && threads == 1) { /* the same single thread: its choice stands */
+            chosen[1] = chosen[0];
+            memcpy(c->read_gbs[1], c->read_gbs[0], sizeof c->read_gbs[0]);
+        } else {
+            chosen[one] = select_read(x, cand, c->read_kernels, p->read_rounds, c->read_gbs[one], err);
+        }
         if (chosen[one] < 0) goto out;
         c->read_kernel[one] = read_kernels[chosen[one]].name;
         x->read = read_kernels[chosen[one]].fn;
@@ -877,14 +883,15 @@ void ceilings_describe_read(const struct ceilings *c, char *buf, size_t len) {
         return;
     }
     int at = snprintf(buf, len,
-                      "DRAM read kernel %s (one core: %s), the fastest by median of %d run in turn "
+                      "DRAM read kernel %s (one core: %s), the fastest by median of the %d that ran in turn "
                       "for %d rounds (",
                       c->read_kernel[0], c->read_kernel[1], c->read_kernels, c->read_rounds);
     for (int k = 0; k < c->read_kernels && at >= 0 && (size_t)at < len; k++)
         at += snprintf(buf + at, len - (size_t)at, "%s%s %.1f / %.1f", k ? ", " : "", c->read_kernel_names[k],
                        c->read_gbs[0][k], c->read_gbs[1][k]);
     if (at >= 0 && (size_t)at < len)
-        snprintf(buf + at, len - (size_t)at, " GB/s, %d threads / one core)", c->threads);
+        snprintf(buf + at, len - (size_t)at, " GB/s, %d thread%s / one core)", c->threads,
+                 c->threads == 1 ? "" : "s");
 }
 
 cJSON *ceilings_to_json(const struct ceilings *c) {

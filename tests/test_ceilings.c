@@ -170,6 +170,12 @@ Test(ceilings, default_sets_and_missing_level) {
     cr_expect_not(c.one[CEILING_L3_READ].measured);
     cr_expect(strstr(c.all[CEILING_L3_READ].why, "L3"), "why: %s", c.all[CEILING_L3_READ].why);
     cr_expect(c.all[CEILING_L2_READ].measured);
+    cr_expect_eq(c.threads, 1);
+    expect_read_choice(&c); /* one thread: one choice serves both */
+    cr_expect_str_eq(c.read_kernel[1], c.read_kernel[0]);
+    char words[512];
+    ceilings_describe_read(&c, words, sizeof words);
+    cr_expect(strstr(words, "GB/s, 1 thread / one core)"), "%s", words);
     cJSON *j = ceilings_to_json(&c);
     cr_assert(j);
     cJSON *l3 = cJSON_GetObjectItem(j, "l3_read_gbs");
