@@ -28,7 +28,7 @@ typedef __m256 vf;
 
 /* attention: dims per register-accumulated chunk, in vectors (2 heads x 4 of the 16 ymm registers) */
 #define ATT_NV 4
-/* attention: score sums a head and position (see kernels_avx512.c: 16 would spill here) */
+/* attention: one score sum per head and position, not 16 (kernels_avx512.c: they would spill here) */
 #define ATT_SPLIT_SUMS 0
 /* matvec rows wider than MV_WIDE_COLS: rows sharing each x load (see kernels_simd_body.h) */
 #define MV_WIDE_ROWS 1

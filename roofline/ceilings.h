@@ -81,7 +81,7 @@ struct ceilings {
     double plain_diff_pct; /* 100 * (1 - median over pairs of plain GB/s / kernel GB/s); > 0: plain slower */
     double plain_diff_best_pct; /* 100 * (kernel best - plain best) / kernel best */
     int threads;
-    const char *read_isa, *fma_isa; /* "avx512", "avx2" or "scalar" */
+    const char *read_isa, *fma_isa; /* the active ISA, "avx512", "avx2" or "scalar" (cache reads, FMA) */
     /* The DRAM read kernel, [0] all threads, [1] one: of the read kernels the ISA runs (ceilings_kernels.h:
      * its own and AVX2's below AVX-512 with software prefetch, AVX2's without), the fastest by median over
      * read_rounds rounds that run them in turn on the DRAM array before the read is measured with it.
@@ -126,8 +126,9 @@ int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, 
  * work, e.g. alternated with decode steps: with the all-threads read kernel the last ceilings_measure of
  * this process chose for the active ISA (before any: the ISA's prefetching kernel). Returns the sum. */
 double ceilings_read_team(const float *a, size_t n);
-/* The read kernel choice in words, for the roof notes: "the DRAM read kernel avx2 without software prefetch,
- * the fastest by median of 4 in 5 alternated rounds (avx512 61.0, ... GB/s; one core: ...)". */
+/* The read kernel choice in words, for the roof notes and machine: "DRAM read kernel avx2 without software
+ * prefetch (one core: ...), the fastest by median of the 3 that ran in turn for 7 rounds (avx512 64.6 / 35.3,
+ * ... GB/s, 2 threads / one core)". */
 void ceilings_describe_read(const struct ceilings *c, char *buf, size_t len);
 /* An array of n floats for a streamed read (the DRAM read, the read paired with the steps), backed as the
  * model's weights are: anonymous pages advised for transparent huge pages. NULL when the mapping fails;

@@ -116,9 +116,10 @@ static void print_setup(const struct machine_args *a, const struct machine *m) {
                               : a->quick    ? "quick"
                                             : "full");
     printf("| threads | %d (one per core) |\n| binding | %s |\n", m->threads, m->binding);
-    printf("| isa | %s (read and FMA ceiling kernels, as the decode kernels; copy, triad baseline; sgemm "
-           "OpenBLAS's own)%s |\n",
-           kernel_isa_name(kernel_isa_active()), a->isa ? ", pinned by --isa" : "");
+    printf(
+        "| isa | %s (FMA ceiling kernel, as the decode kernels; the DRAM read the fastest kernel of this "
+        "ISA or AVX2 below it, named under the ceilings; copy, triad baseline; sgemm OpenBLAS's own)%s |\n",
+        kernel_isa_name(kernel_isa_active()), a->isa ? ", pinned by --isa" : "");
     printf("| units | GB/s = 1e9 B/s, GFLOP/s = 1e9 FLOP/s; sizes in KiB/MiB/GiB (2^10) |\n\n");
     printf("## Topology (hwloc)\n\n| item | value |\n|---|---|\n| CPU | %s |\n", m->cpu_model);
     printf("| packages | %d |\n| NUMA nodes | %d |\n| cores | %d |\n| PUs | %d |\n", m->packages,
