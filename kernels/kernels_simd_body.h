@@ -184,7 +184,11 @@ KF_ALWAYS_INLINE float mv_dot_f32(const float *wr, const float *x, int n) {
  * in one process (Zen 5 VM, AVX2, the read at 45-60 GB/s on two threads, medians of 7), 4 -> 8 KiB on two
  * threads: 4096 x 1024 0.83 -> 0.88-0.90 of the read, 2048 x 1024 0.82 -> 0.87, 6144 x 1024 0.90 -> 0.97,
  * 151936 x 1024 0.95 -> 0.99, 1024 x 3072 0.80-0.82 either way; one thread 0.91-0.95 -> 0.95-0.96 (4096 x
- * 1024, 151936 x 1024); 12 and 16 KiB no better than 8. */
+ * 1024, 151936 x 1024); 12 and 16 KiB no better than 8. Again against AVX2's read without software
+ * prefetch at 54-72 GB/s on two threads (Qwen3-0.6B's step matvecs, alternated, medians of 7-9), as a
+ * fraction of this loop's rate: no prefetch 0.78-1.00, 4 KiB 0.74-1.00, 16 KiB 0.88-0.98, a line in two or
+ * four 0.91-0.95, a burst over each chunk's first 4 or 8 KiB besides 0.93-1.01. This loop ran at 0.84-0.95
+ * of that read, the LM head alone (one call) 0.87-1.00, o_proj alone (4 MiB a call) 0.79-0.88. */
 #define MV_L2_PF_BYTES 8192
 KF_ALWAYS_INLINE float mv_dot_row_bf16_l2(const uint16_t *w, const float *x, const float *xe, const float *xo,
                                           int n) {
@@ -390,7 +394,18 @@ KF_ALWAYS_INLINE void pf_l1(uintptr_t at, size_t bytes) {
  * 0.162-0.171 ns an FMA against 0.146-0.155 with 10 to 24 sums, ymm and zmm alike. So the floor of a group of
  * 4 at head_dim 128 is its FMAs: 128 a position on AVX2 (64 cycles), 64 on AVX-512. From L2 the two ran
  * at 19.7 and 35.0 GB/s (one KV head, 1024 positions, one thread), the AVX2 rate below one core's DRAM read
- * (about 27 GB/s). */
+ * (about 27 GB/s).
+ * Where a position's time goes (same VM, one thread, AVX2, Qwen3-0.6B's group of 2, two KV heads at 512
+ * positions in L2, each phase timed alone by leaving the others out): scores 6.2 ns, values 5.8, softmax
+ * 1.7, all three 13.9. The phases add up, none hides behind another. The tiles alone run at 0.17-0.18 ns an
+ * FMA (about 1.6 a cycle) where the peak is 0.14. Measured no faster: each K and V row split once for four
+ * heads (tiles of four heads, 2 or 4 rows, one or two pairs of vectors; group of 4 from L2, AVX2 17.8-18.0
+ * -> 15.4-17.6 GB/s, AVX-512 30.4 -> 27.1-31.0); a product and an add in place of each chained FMA (scores:
+ * AVX2 1-9 % slower, AVX-512 within 2 %; values 8-13 % slower); the next block's scores before this block's
+ * values, so that its softmax overlaps them (from L2 +3-6 % at a group of 2, +0-1 % at 4; from DRAM, 11
+ * alternations, two rounds: AVX2 on one thread at 1024 positions 0.82 / 0.80 -> 0.86 / 0.94 of the read, at
+ * 4096 1.01 / 0.74 -> 0.94 / 0.74, two threads within 0.02, AVX-512 at a group of 4 on two threads 0.66 /
+ * 0.71 -> 0.62 / 0.64; whole decode steps of Qwen3-0.6B at 1024 positions within 0.03 either way). */
 #define ATT_PAIRS 2
 
 /* What a four-row tile of K or V prefetches along with its arithmetic: the same tile of the far block into L2
