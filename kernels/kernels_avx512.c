@@ -145,7 +145,7 @@ static void matvec_bf16_avx512_or_solo(float *y, const uint16_t *w, const float 
  * with the L1 prefetch and 0.74-0.75 / 0.79-0.81 / 0.79-0.80 as the L2 loop (128 bytes an iteration).
  * Measured again against AVX2's read without software prefetch (Qwen3-0.6B's step matvecs, medians of 9,
  * alternated): this file's L2 loop 40.3-40.5 GB/s against 45.8 on two threads (the read 54.2), 20.1-21.1
- * against 24.6-25.2 on one. */
+ * against 24.6-25.2 on one (the read 29.4). */
 static void matvec_bf16_l2_avx512(float *y, const uint16_t *w, const float *x, int rows, int cols, int add) {
     kernel_ops_avx2.matvec_bf16_l2(y, w, x, rows, cols, add);
 }
