@@ -192,16 +192,17 @@ KF_ALWAYS_INLINE float mv_dot_f32(const float *wr, const float *x, int n) {
 /* How far this loop stays below the read depends on how fast the read is. A harness alternating loop shapes
  * with AVX2's read without software prefetch (Zen 5 VM, two threads, 28 matrices of 6144 x 1024 in static
  * halves, each repetition binned by the read's rate, 70-750 repetitions a bin, six runs) ran this loop at
- * 0.93-1.03 of the read below 50 GB/s, 0.85-0.92 at 50-60 GB/s and 0.80-0.85 at 60 GB/s and above. The full
- * runs of the same day agree: two-thread steps at 94-102 % of a paired read of 36-38 GB/s, 79-82 % of one of
- * 63-72 GB/s. In the fast bin: the read kernel itself over the same weights in the same halves 0.86-0.95,
- * over its own array in the same shape 0.95 (where the pages lie); loads split into even and odd halves and
- * added, no x, 0.81-0.92; split and FMAs against x kept in registers (a wrong product, as a bound) 0.84-0.86,
- * against x loaded 0.81-0.83. So most of the gap is the split and the FMAs that any bf16 loop does, x's loads
- * a few hundredths, and no shape beat this loop there: 8 sums over 256 bytes an iteration 0.81-0.83, two rows
- * at a time sharing x's loads 0.50-0.65, the AVX-512 loop of this shape 0.09-0.14 below it in the same
- * process with its prefetch 4 to 32 KiB ahead or none, though from L2 that loop ran at 62-65 GB/s on one
- * core against this one's 41-43. */
+ * 0.93-1.03 of the read below 50 GB/s, 0.85-0.92 at 50-60 GB/s and 0.80-0.85 at 60 GB/s and above. Two sets
+ * of eight full runs the same morning agree: two-thread steps at 94-102 % of paired reads of 34-41 GB/s,
+ * 66-86 % of ones of 61-75 GB/s. In the fast bin: the read kernel itself over the same weights in the same
+ * halves 0.86-0.95, over its own array in the same shape 0.95 (so which pages are read moves a few
+ * hundredths, beyond this code's reach); loads split into even and odd halves and added, no x, 0.81-0.92;
+ * split and FMAs against x kept in registers (a wrong product, as a bound) 0.84-0.86, against x loaded
+ * 0.81-0.83. So most of the gap is the split and the FMAs that any bf16 loop does, x's loads a few
+ * hundredths, and no shape beat this loop there: 8 sums over 256 bytes an iteration 0.81-0.83, two rows at a
+ * time sharing x's loads 0.50-0.65, the AVX-512 loop of this shape 0.09-0.14 below it in the same process
+ * with its prefetch 4 to 32 KiB ahead or none, though from L2 that loop ran at 62-65 GB/s on one core against
+ * this one's 41-43. */
 #define MV_L2_PF_BYTES 8192
 KF_ALWAYS_INLINE float mv_dot_row_bf16_l2(const uint16_t *w, const float *x, const float *xe, const float *xo,
                                           int n) {
