@@ -110,7 +110,13 @@ void kernel_vexp(float *y, const float *x, int n) {
  * read in one process (Zen 5 VM, two threads, AVX2, the L2 loop, medians of 5-9, three runs, the read at
  * 50-75 GB/s), against fixed chunks of 1/(2 threads) of the matrix within [256 KiB, 2 MiB]: 4096 x 1024
  * 0.73-0.90 -> 0.79-0.92 of the read, 1024 x 3072 0.69-0.81 -> 0.72-0.85, 12288 x 1024 0.95 -> 0.94-0.98;
- * shrinking to 64 or 256 KiB instead of 128 about the same, to remaining / (2 threads) 0.01-0.04 lower. */
+ * shrinking to 64 or 256 KiB instead of 128 about the same, to remaining / (2 threads) 0.01-0.04 lower.
+ * Neither the split nor the barriers are where the matvec loses to the read: 28 matrices of 6144 x 1024 on
+ * two threads, alternated with this plan (public matvec in a kernel team) in one process, nine runs,
+ * binned by the read's rate (below 50, 50-60, above 60 GB/s): each thread's own half first, front to back
+ * in chunks of 64 KiB, 256 KiB or 1 MiB (three runs each), the other stealing half of what is left from its
+ * back, -0.03 to +0.03 against this plan; no barriers at all (each thread streaming its half of all 28 in
+ * turn) -0.03 to +0.02; fixed halves 0.02-0.04 below. */
 /* The tail shrinks as for at most this many threads: from 48 chunks of the largest size to ones of the
  * smallest (1/16 of it) takes about 48 ln 16 = 133 chunks, then at most 48 more, within
  * MATVEC_TAIL_CHUNKS_MAX. */

@@ -145,7 +145,18 @@ static void matvec_bf16_avx512_or_solo(float *y, const uint16_t *w, const float 
  * with the L1 prefetch and 0.74-0.75 / 0.79-0.81 / 0.79-0.80 as the L2 loop (128 bytes an iteration).
  * Measured again against AVX2's read without software prefetch (Qwen3-0.6B's step matvecs, medians of 9,
  * alternated): this file's L2 loop 40.3-40.5 GB/s against 45.8 on two threads (the read 54.2), 20.1-21.1
- * against 24.6-25.2 on one (the read 29.4). */
+ * against 24.6-25.2 on one (the read 29.4).
+ * On that VM 512-bit loads that stream from DRAM without an L1 prefetch read slowly. Rows of 1024 bf16 read
+ * and summed, alternated with AVX2's read in one process (three runs each): one core, 512-bit loads
+ * 0.50-0.61 of the read, two 256-bit halves inserted into a zmm 0.84-0.92, 256-bit loads and sums 0.86-0.89;
+ * two threads 0.64-1.00 against 1.02-1.17 for the halves. A 512-bit loop on 256-bit loads (8 sums of 32
+ * columns, no software prefetch) as this table's L2 matvec measured within 0.03 of the AVX2 loop in the
+ * engine (each projection block over all layers and whole steps, alternated with each other and the read,
+ * medians of 7-9 of the ratio): Qwen3-0.6B two threads at a 75 GB/s read 0.97-1.04 a block and 1.01 the
+ * step, one thread 0.97-1.01 and 0.99, Qwen3-1.7B two threads at 54 GB/s 1.01-1.03 and 1.03. So the AVX2
+ * loop stays. The attention loops, which prefetch into L1 as well, read faster with 512-bit loads than with
+ * halves (attention alone, two threads: Qwen3-0.6B at 1024 / 4096 positions 0.89 / 0.94-0.96 of the read
+ * against 0.85 / 0.88-0.90, Qwen3-4B at 4096 0.76 against 0.59). */
 static void matvec_bf16_l2_avx512(float *y, const uint16_t *w, const float *x, int rows, int cols, int add) {
     kernel_ops_avx2.matvec_bf16_l2(y, w, x, rows, cols, add);
 }

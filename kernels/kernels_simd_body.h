@@ -198,11 +198,20 @@ KF_ALWAYS_INLINE float mv_dot_f32(const float *wr, const float *x, int n) {
  * halves 0.86-0.95, over its own array in the same shape 0.95 (so which pages are read moves a few
  * hundredths, beyond this code's reach); loads split into even and odd halves and added, no x, 0.81-0.92;
  * split and FMAs against x kept in registers (a wrong product, as a bound) 0.84-0.86, against x loaded
- * 0.81-0.83. So most of the gap is the split and the FMAs that any bf16 loop does, x's loads a few
- * hundredths, and no shape beat this loop there: 8 sums over 256 bytes an iteration 0.81-0.83, two rows at a
+ * 0.81-0.83, and no shape beat this loop there: 8 sums over 256 bytes an iteration 0.81-0.83, two rows at a
  * time sharing x's loads 0.50-0.65, the AVX-512 loop of this shape 0.09-0.14 below it in the same process
  * with its prefetch 4 to 32 KiB ahead or none, though from L2 that loop ran at 62-65 GB/s on one core against
- * this one's 41-43. */
+ * this one's 41-43 (its 512-bit loads: see kernels_avx512.c, matvec_bf16_l2_avx512).
+ * Taken apart the next day, 512-bit arithmetic on 256-bit loads in the same harness, two sets of 3-5 runs
+ * (fractions of the read; two threads at 63-68 GB/s, 18-156 repetitions / one core at 25-32 GB/s, 59-75):
+ * rows read and summed with nothing else 0.89-0.98 / 0.99-1.12, split into even and odd halves first
+ * 0.89-0.97 / 0.97-1.08, FMAs against x held in registers (a wrong product, as a bound) 0.88-0.95 /
+ * 0.97-1.07, against x loaded 0.84-0.89 / 0.89-1.05, this loop 0.82-0.85 / 0.87-0.99. So the split and the
+ * FMAs cost at most a few hundredths, x's loads 0.04-0.08, and the rest of the gap is reading the weights
+ * row by row, matrix by matrix, which no loop shape removes. AVX512_BF16's vdpbf16ps (one core, four runs,
+ * per-run medians): x in three bf16 terms (exact to fp32's 24 bits) 0.82-0.91 against this loop's 0.91-0.95,
+ * two terms 0.86-0.91; only x rounded to one bf16 term (llama.cpp's way, an error up to 3.5e-4 of sum |w x|
+ * on random rows) ran faster, 0.91-0.98, and that changes the product. */
 #define MV_L2_PF_BYTES 8192
 KF_ALWAYS_INLINE float mv_dot_row_bf16_l2(const uint16_t *w, const float *x, const float *xe, const float *xo,
                                           int n) {
