@@ -144,7 +144,8 @@ int decode_bench_step(struct decode_state *st, long context, const struct decode
     }
     int rc = 0;
     struct decode_bench_read rd = {opts->read_buf, opts->read_n, 0};
-    out->step_over_read = NAN;
+    struct decode_bench_read wr = {st->w->base, st->w->total_bytes / sizeof(float), 0};
+    out->step_over_read = out->step_over_weights_read = NAN;
     struct rep_counts counts;
     if (rep_counts_init(&counts, opts->counting.team, opts->counting.energy, max_rows, err) != 0) {
         free(c.step_s);
@@ -152,8 +153,11 @@ int decode_bench_step(struct decode_state *st, long context, const struct decode
         return -1;
     }
     t.hooks = &counts.hooks;
-    int trc = opts->read_buf ? timing_measure_pair(step_rep, &c, decode_bench_read_rep, &rd, &t, &out->step,
-                                                   &out->read, &out->step_over_read)
+    const struct timing_partner reads[2] = {
+        {decode_bench_read_rep, &rd, &out->read, &out->step_over_read},
+        {decode_bench_read_rep, &wr, &out->weights_read, &out->step_over_weights_read}};
+    const int weights_too = st->w->total_bytes >= opts->weights_read_min_bytes;
+    int trc = opts->read_buf ? timing_measure_with(step_rep, &c, reads, weights_too ? 2 : 1, &t, &out->step)
                              : timing_measure(step_rep, &c, &t, &out->step);
     rep_counts_summarize(&counts, &out->counts);
     if (trc != 0)

@@ -32,9 +32,12 @@ struct decode_bench_opts {
     struct timing_opts block_timing; /* per block microbenchmark */
     struct timing_opts step_timing;  /* per whole step */
     struct sampler_params sampler;   /* the step's sampler (the sampler block) */
-    /* When non-NULL, each step is paired with one all-threads read of read_buf[read_n] (a, b, a, b, ...). */
+    /* When non-NULL, each step is paired with one all-threads read of read_buf[read_n] (step, read, ...),
+     * and, when the model's weights take at least weights_read_min_bytes (below that their read would come
+     * from cache), one of the weights after it (step, read, weights read, ...). */
     const float *read_buf;
     size_t read_n;
+    size_t weights_read_min_bytes;
     struct decode_bench_counting counting; /* around each timed step */
 };
 
@@ -44,6 +47,11 @@ struct decode_bench_step {
     double block_median_s[BLOCK_COUNT]; /* median over repetitions of each block's time in one step */
     struct timing_stats read;           /* the paired read (reps 0 when not paired) */
     double step_over_read;              /* median over pairs of step time / read time; NaN unpaired */
+    /* The same read kernel over the model's own weights (the whole allocation, st->w->base), run third in
+     * each repetition: what the step's weight pages give, beside the paired buffer's (reps 0 when not run).
+     */
+    struct timing_stats weights_read;
+    double step_over_weights_read; /* median of step time / weights read time; NaN unpaired */
     /* The step's time not inside any observed block (the layer loop, the observer's own calls, whatever
      * runs between blocks): median over repetitions of step time - sum of that repetition's block times. */
     double unattributed_s;

@@ -384,11 +384,11 @@ static int measure(timing_fn fn, struct run_ctx *x, const struct timing_opts *o,
  * kernel's (robust on a shared machine); bests and medians are compared too. */
 static int measure_plain(struct run_ctx *x, const struct timing_opts *o, double bytes, struct ceilings *c,
                          struct fr_err *err) {
-    struct timing_stats sk, sp;
+    struct timing_stats sk = {0}, sp = {0};
     struct run_ctx y = *x; /* the same arrays and threads, the plain loop */
     y.read = read_plain;
     x->bad = y.bad = 0;
-    double ratio; /* median of t_kernel / t_plain = plain bandwidth / kernel bandwidth */
+    double ratio = NAN; /* median of t_kernel / t_plain = plain bandwidth / kernel bandwidth */
     if (timing_measure_pair(run_read, x, run_read, &y, o, &sk, &sp, &ratio) != 0)
         return fr_err_set(err, "plain read check: timing buffer allocation failed");
     if (check_runs(x, &sk, "read kernel (paired)", err) || check_runs(&y, &sp, "plain read loop", err))

@@ -125,22 +125,33 @@ int timing_measure(timing_fn fn, void *ctx, const struct timing_opts *opts, stru
 
 int timing_measure_pair(timing_fn fa, void *ctx_a, timing_fn fb, void *ctx_b, const struct timing_opts *opts,
                         struct timing_stats *out_a, struct timing_stats *out_b, double *median_ratio) {
+    const struct timing_partner b = {fb, ctx_b, out_b, median_ratio};
+    return timing_measure_with(fa, ctx_a, &b, 1, opts, out_a);
+}
+
+int timing_measure_with(timing_fn fa, void *ctx_a, const struct timing_partner *partners, int n_partners,
+                        const struct timing_opts *opts, struct timing_stats *out_a) {
     int max_reps = opts->max_reps > 0 ? opts->max_reps : 1000;
     int min_reps = opts->min_reps > 0 ? opts->min_reps : 1;
     if (min_reps > max_reps) min_reps = max_reps;
-    double *sa = malloc(sizeof *sa * (size_t)max_reps), *sb = malloc(sizeof *sb * (size_t)max_reps);
-    double *ratio = malloc(sizeof *ratio * (size_t)max_reps);
+    if (n_partners < 0 || n_partners > TIMING_PARTNERS_MAX) return -1;
+    const int k = 1 + n_partners; /* series: fa's, then each partner's, then the ratios */
+    double *s = malloc(sizeof *s * (size_t)max_reps * (size_t)(2 * k - 1));
     bool *disturbed = calloc((size_t)max_reps, sizeof *disturbed);
     const struct timing_hooks *h = opts->hooks;
-    if (!sa || !sb || !ratio || !disturbed) {
+    if (!s || !disturbed) {
         free(disturbed);
-        free(ratio);
-        free(sb);
-        free(sa);
+        free(s);
         return -1;
     }
+    double *sa = s, *sp[TIMING_PARTNERS_MAX], *ratio[TIMING_PARTNERS_MAX];
+    for (int j = 0; j < n_partners; j++)
+        sp[j] = s + (size_t)max_reps * (size_t)(1 + j), ratio[j] = s + (size_t)max_reps * (size_t)(k + j);
     long rep = 0;
-    for (int i = 0; i < opts->warmup; i++, rep++) fa(ctx_a, rep), fb(ctx_b, rep);
+    for (int i = 0; i < opts->warmup; i++, rep++) {
+        fa(ctx_a, rep);
+        for (int j = 0; j < n_partners; j++) partners[j].fn(partners[j].ctx, rep);
+    }
     int n = 0;
     double timed = 0;
     while (n < max_reps && (n < min_reps || timed < opts->min_time_s)) {
@@ -149,25 +160,30 @@ int timing_measure_pair(timing_fn fa, void *ctx_a, timing_fn fb, void *ctx_b, co
         fa(ctx_a, rep);
         double ta = timing_now_s();
         if (h) disturbed[n] = h->end(h->ctx, n, ta - t0);
-        double t1 = timing_now_s();
-        fb(ctx_b, rep++);
-        double t2 = timing_now_s();
-        sa[n] = ta - t0, sb[n] = t2 - t1;
-        ratio[n] = sb[n] > 0 ? sa[n] / sb[n] : 0;
-        timed += sa[n] + sb[n];
+        sa[n] = ta - t0;
+        timed += sa[n];
+        for (int j = 0; j < n_partners; j++) {
+            double t1 = timing_now_s();
+            partners[j].fn(partners[j].ctx, rep);
+            sp[j][n] = timing_now_s() - t1;
+            ratio[j][n] = sp[j][n] > 0 ? sa[n] / sp[j][n] : 0;
+            timed += sp[j][n];
+        }
+        rep++;
         n++;
     }
-    /* a disturbed repetition of fa leaves its pair out of every figure */
-    int rc = timing_stats_compute(sa, n, disturbed, out_a) | timing_stats_compute(sb, n, disturbed, out_b);
-    if (median_ratio) {
-        struct timing_stats rs;
-        rc |= timing_stats_compute(ratio, n, disturbed, &rs);
-        *median_ratio = rs.median_s;
+    /* a disturbed repetition of fa leaves its partners' runs out of every figure */
+    int rc = timing_stats_compute(sa, n, disturbed, out_a);
+    for (int j = 0; j < n_partners; j++) {
+        rc |= timing_stats_compute(sp[j], n, disturbed, partners[j].out);
+        if (partners[j].median_ratio) {
+            struct timing_stats rs;
+            rc |= timing_stats_compute(ratio[j], n, disturbed, &rs);
+            *partners[j].median_ratio = rs.median_s;
+        }
     }
     free(disturbed);
-    free(ratio);
-    free(sb);
-    free(sa);
+    free(s);
     return rc;
 }
 

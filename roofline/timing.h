@@ -62,6 +62,23 @@ int timing_measure(timing_fn fn, void *ctx, const struct timing_opts *opts, stru
 int timing_measure_pair(timing_fn fa, void *ctx_a, timing_fn fb, void *ctx_b, const struct timing_opts *opts,
                         struct timing_stats *out_a, struct timing_stats *out_b, double *median_ratio);
 
+/* A function timed after fa in every repetition of timing_measure_with: its statistics into out, and the
+ * median over repetitions of time_a / its time into median_ratio (may be NULL). */
+struct timing_partner {
+    timing_fn fn;
+    void *ctx;
+    struct timing_stats *out;
+    double *median_ratio;
+};
+#define TIMING_PARTNERS_MAX 4
+
+/* timing_measure_pair with n_partners (at most TIMING_PARTNERS_MAX) functions after fa in turn: a, p1, p2,
+ * a, p1, p2, ... (warm-up included). The hooks wrap fa only, and a disturbed repetition of fa leaves the
+ * partners' runs of that repetition out too. Returns non-zero on allocation failure or a partner count out
+ * of range. */
+int timing_measure_with(timing_fn fa, void *ctx_a, const struct timing_partner *partners, int n_partners,
+                        const struct timing_opts *opts, struct timing_stats *out_a);
+
 /* What opts repeat, in words for the report: "10 runs", or "20 to 400 runs, at least 0.3 s". Returns what
  * snprintf returns. */
 int timing_describe_opts(const struct timing_opts *opts, char *buf, size_t len);

@@ -1,7 +1,8 @@
 /* Checks of the figures of a full run's run.json, for the end-to-end test: every measured and predicted
  * figure of every block, step and sampler row is finite and positive, min <= median <= max, each derived
  * figure equals what its inputs give (efficiency = predicted / measured, tokens/s = 1 / measured, DRAM GB/s
- * = DRAM bytes / measured, a block's paired efficiency = its DRAM GB/s / its paired read), every ceiling is a
+ * = DRAM bytes / measured, a block's paired efficiency = its DRAM GB/s / its paired read; no read of weights
+ * that would come from cache), every ceiling is a
  * figure or says why not, rows without top-p have no nucleus, and the plan of repetitions agrees with the
  * ceilings' own repetition counts and is in report.md. */
 #ifndef FR_TESTS_RUN_FIGURES_H
@@ -82,6 +83,9 @@ static inline void rf_check_steps(const cJSON *steps, int n_blocks) {
         rf_expect_derived(what, "dram_gbs", rf_num(s, "dram_gbs"), rf_num(s, "dram_bytes") / med / 1e9);
         rf_expect_positive(what, s, "paired_read_gbs");
         rf_expect_positive(what, s, "paired_efficiency");
+        /* the tiny config's weights are far smaller than the paired read: their read would come from cache */
+        cr_expect(isnan(rf_num(s, "weights_read_gbs")) && isnan(rf_num(s, "weights_read_efficiency")),
+                  "%s: a read of weights smaller than the paired read's buffer", what);
         const cJSON *bs = cJSON_GetObjectItem(s, "blocks_s"), *b;
         cr_expect_eq(cJSON_GetArraySize(bs), n_blocks, "%s: blocks_s has every block", what);
         cJSON_ArrayForEach(b, bs) {

@@ -438,3 +438,29 @@ Test(decode, bench_runs_a_one_token_vocabulary) {
     decode_state_free(&st);
     qwen3_weights_free(&w);
 }
+
+Test(decode, bench_step_reads_the_paired_buffer_and_the_weights) {
+    struct qwen3_config c = fixture_tiny_config();
+    struct qwen3_weights w;
+    struct decode_state st;
+    struct fr_err err = {{0}};
+    setup(&w, &st, &c, FR_DTYPE_BF16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE);
+    const struct timing_opts t = {1, 3, 3, 0.0, NULL};
+    float buf[4096];
+    for (int i = 0; i < 4096; i++) buf[i] = (float)(i & 3);
+    struct decode_bench_opts o = {
+        .step_timing = t, .sampler = {0.0f, 1.0f, 0}, .read_buf = buf, .read_n = 4096};
+    struct decode_bench_step out;
+    cr_assert_eq(decode_bench_step(&st, 1, &o, &out, &err), 0, "%s", err.msg);
+    cr_expect_eq(out.read.reps, 3);
+    cr_expect_eq(out.weights_read.reps, 3, "weights above the threshold (0) are read after each pair");
+    cr_expect(out.weights_read.median_s > 0 && isfinite(out.step_over_weights_read) &&
+              out.step_over_weights_read > 0);
+    o.weights_read_min_bytes = w.total_bytes + 1;
+    cr_assert_eq(decode_bench_step(&st, 1, &o, &out, &err), 0, "%s", err.msg);
+    cr_expect_eq(out.read.reps, 3);
+    cr_expect_eq(out.weights_read.reps, 0, "weights below the threshold are not read");
+    cr_expect(isnan(out.step_over_weights_read));
+    decode_state_free(&st);
+    qwen3_weights_free(&w);
+}

@@ -115,6 +115,10 @@ Test(run, quick_tiny_config_writes_the_contract, .timeout = 480) {
     const char *rk = cJSON_GetStringValue(cJSON_GetObjectItem(prov, "read_kernel"));
     cr_expect(rk && rk[0], "provenance.read_kernel missing or empty");
     cr_expect(rk && strstr(md, "The DRAM read kernel ") && strstr(md, rk), "report.md names the read kernel");
+    cr_expect(strstr(md, "| weights read GB/s | vs weights read |") != NULL,
+              "report.md's steps table lacks the read over the weights");
+    cr_expect(strstr(md, "the weights take less than the paired read's buffer") != NULL,
+              "report.md does not say why the tiny config's weights were not read");
     free(md);
     /* the quick batch sweep: B = 1, 2, 4 on forge, and on OpenBLAS sgemm with f32 weights beside it */
     cJSON *batch = cJSON_GetObjectItem(j, "batch");

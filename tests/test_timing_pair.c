@@ -1,5 +1,5 @@
-/* timing_measure_pair: the two functions alternate run for run, warm-up included, each with its own
- * statistics over the same number of runs. */
+/* timing_measure_pair and timing_measure_with: the functions alternate run for run, warm-up included, each
+ * with its own statistics over the same number of runs. */
 #include <criterion/criterion.h>
 
 #include "roofline/timing.h"
@@ -10,14 +10,21 @@ struct trace {
     int n;
 };
 
-static void call_a(void *ctx, long rep) {
+static void record(void *ctx, char who, long rep) {
     struct trace *t = ctx;
-    if (t->n < 64) t->who[t->n] = 'a', t->rep[t->n++] = rep;
+    if (t->n < 64) t->who[t->n] = who, t->rep[t->n++] = rep;
+}
+
+static void call_a(void *ctx, long rep) {
+    record(ctx, 'a', rep);
 }
 
 static void call_b(void *ctx, long rep) {
-    struct trace *t = ctx;
-    if (t->n < 64) t->who[t->n] = 'b', t->rep[t->n++] = rep;
+    record(ctx, 'b', rep);
+}
+
+static void call_c(void *ctx, long rep) {
+    record(ctx, 'c', rep);
 }
 
 Test(timing, pair_alternates) {
@@ -37,4 +44,25 @@ Test(timing, pair_alternates) {
     cr_expect_leq(sb.median_s, sb.max_s);
     cr_expect_geq(ratio, 0);
     cr_expect_eq(timing_measure_pair(call_a, &t, call_b, &t, &o, &sa, &sb, NULL), 0, "the ratio is optional");
+}
+
+Test(timing, partners_follow_in_turn) {
+    struct trace t = {0};
+    struct timing_opts o = {.warmup = 1, .min_reps = 4, .max_reps = 4};
+    struct timing_stats sa, sb, sc;
+    double rb = -1, rc = -1;
+    const struct timing_partner p[2] = {{call_b, &t, &sb, &rb}, {call_c, &t, &sc, &rc}};
+    cr_assert_eq(timing_measure_with(call_a, &t, p, 2, &o, &sa), 0);
+    cr_expect_eq(t.n, 15);
+    for (int i = 0; i < t.n; i++) {
+        cr_expect_eq(t.who[i], "abc"[i % 3], "call %d", i);
+        cr_expect_eq(t.rep[i], i / 3, "call %d", i);
+    }
+    cr_expect_eq(sa.reps, 4);
+    cr_expect_eq(sb.reps, 4);
+    cr_expect_eq(sc.reps, 4);
+    cr_expect_geq(rb, 0);
+    cr_expect_geq(rc, 0);
+    cr_expect_neq(timing_measure_with(call_a, &t, p, TIMING_PARTNERS_MAX + 1, &o, &sa), 0,
+                  "more partners than TIMING_PARTNERS_MAX are refused");
 }

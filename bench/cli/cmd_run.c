@@ -473,6 +473,11 @@ static int measure_steps(struct run *r, const struct decode_bench_opts *o) {
             s->paired_read_gbs = (double)o->read_n * sizeof(float) / m.read.median_s / 1e9;
             s->paired_efficiency = c->dram_bytes / ((double)o->read_n * sizeof(float)) / m.step_over_read;
         }
+        if (m.weights_read.reps > 0) {
+            double wbytes = (double)(r->weights.total_bytes / sizeof(float) * sizeof(float));
+            s->weights_read_gbs = wbytes / m.weights_read.median_s / 1e9;
+            s->weights_read_efficiency = c->dram_bytes / wbytes / m.step_over_weights_read;
+        }
         for (int b = 0; b < BLOCK_COUNT; b++) s->block_s[b] = m.block_median_s[b];
         fill_counted(r, &m.counts,
                      (struct report_counted){s->counters, s->counters_max, &s->utilization,
@@ -832,7 +837,7 @@ static int run_main(struct run *r, int argc, char **argv) {
     for (size_t i = 0; i < r->read_n; i++) r->read_buf[i] = (float)(i & 3);
     r->read_huge = ceilings_huge_fraction(r->read_buf, read_bytes);
     r->weights_huge = ceilings_huge_fraction(r->weights.base, r->weights.total_bytes);
-    bo.read_buf = r->read_buf, bo.read_n = r->read_n;
+    bo.read_buf = r->read_buf, bo.read_n = r->read_n, bo.weights_read_min_bytes = read_bytes;
     bo.counting = (struct decode_bench_counting){&r->counters, &r->energy};
     calibrate_llc(r);
     if (decode_step(&r->st, 1 % r->cfg.vocab, 0, NULL, &err) != 0)

@@ -149,6 +149,8 @@ static void pool_steps(struct run_report *const *runs, int n, struct run_report 
         POOL_FIELD(efficiency);
         POOL_FIELD(paired_read_gbs);
         POOL_FIELD(paired_efficiency);
+        POOL_FIELD(weights_read_gbs);
+        POOL_FIELD(weights_read_efficiency);
         for (int b = 0; b < BLOCK_COUNT; b++) POOL_FIELD(block_s[b]);
 #undef POOL_FIELD
         o->tokens_per_s = report_ratio(1.0, o->measured.median_s);

@@ -67,16 +67,19 @@ static void line_steps(const struct run_report *r, struct report_findings *out) 
     double peak = peak_gflops(r);
     for (int i = 0; i < r->n_steps && used < sizeof buf; i++) {
         const struct report_step *s = &r->steps[i];
-        char tps[REPORT_FMT_LEN], ef[REPORT_FMT_LEN], pe[REPORT_FMT_LEN];
+        char tps[REPORT_FMT_LEN], ef[REPORT_FMT_LEN], pe[REPORT_FMT_LEN], we[REPORT_FMT_LEN];
         report_fmt_md(s->tokens_per_s, 1, 1, tps);
         report_fmt_md(s->efficiency, 100, 0, ef);
         report_fmt_md(s->paired_efficiency, 100, 0, pe);
-        bool paired = isfinite(s->paired_efficiency);
+        report_fmt_md(s->weights_read_efficiency, 100, 0, we);
+        bool paired = isfinite(s->paired_efficiency), weights = isfinite(s->weights_read_efficiency);
         if (i == 0)
             used += (size_t)snprintf(
-                buf + used, sizeof buf - used, "%s tokens/s at context %ld (%s %% of the %s roof%s%s%s)", tps,
-                s->context, ef, roof_name(s->flops, s->predicted_s, peak), paired ? ", " : "",
-                paired ? pe : "", paired ? " % of the paired read's GB/s" : "");
+                buf + used, sizeof buf - used,
+                "%s tokens/s at context %ld (%s %% of the %s roof%s%s%s%s%s%s)", tps, s->context, ef,
+                roof_name(s->flops, s->predicted_s, peak), paired ? ", " : "", paired ? pe : "",
+                paired ? " % of the paired read's GB/s" : "", weights ? ", " : "", weights ? we : "",
+                weights ? " % of the same read over the model's weights" : "");
         else
             used +=
                 (size_t)snprintf(buf + used, sizeof buf - used, ", %s at %ld (%s %%%s%s%s)", tps, s->context,

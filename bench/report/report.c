@@ -42,6 +42,7 @@ void report_init(struct run_report *r) {
         struct report_step *s = &r->steps[i];
         s->bytes = s->flops = s->predicted_s = s->tokens_per_s = s->efficiency = NAN;
         s->dram_bytes = s->dram_gbs = s->paired_read_gbs = s->paired_efficiency = NAN;
+        s->weights_read_gbs = s->weights_read_efficiency = NAN;
         stats_init(&s->measured);
         for (int b = 0; b < BLOCK_COUNT; b++) s->block_s[b] = NAN;
         s->unattributed_s = NAN;
@@ -321,6 +322,8 @@ static const struct report_field step_fields[] = {
     F_NUM(S, "dram_gbs", REPORT_F_DOUBLE, dram_gbs),
     F_NUM(S, "paired_read_gbs", REPORT_F_DOUBLE, paired_read_gbs),
     F_NUM(S, "paired_efficiency", REPORT_F_DOUBLE, paired_efficiency),
+    F_NUM_OPT(S, "weights_read_gbs", REPORT_F_DOUBLE, weights_read_gbs),
+    F_NUM_OPT(S, "weights_read_efficiency", REPORT_F_DOUBLE, weights_read_efficiency),
     F_ABOVE(S),
     F_CI(S),
     F_NUM_OPT(S, "unattributed_s", REPORT_F_DOUBLE, unattributed_s),

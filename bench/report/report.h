@@ -153,6 +153,11 @@ struct report_step {
      * shared machine: its median GB/s, and the median over pairs of step DRAM GB/s / read GB/s. */
     double paired_read_gbs;
     double paired_efficiency;
+    /* The same read kernel over the model's own weight pages, run third in each repetition (NaN unpaired):
+     * its median GB/s, and the median of step DRAM GB/s / its GB/s. Where pages read at different rates (a
+     * VM), the two efficiencies differ by where the pages lie, not by what the kernels do. */
+    double weights_read_gbs;
+    double weights_read_efficiency;
     double efficiency; /* predicted_s / measured_s */
     bool above_roof;
     double block_s[BLOCK_COUNT]; /* seconds per step spent in each block (observer); NaN = not observed */
