@@ -320,10 +320,10 @@ static void md_blocks(FILE *f, const struct run_report *r, bool full) {
 }
 
 static void md_steps(FILE *f, const struct run_report *r) {
-    fputs("## Decode steps\n\n| context | MB read | predicted ms | measured ms | min ms | max ms | reps | "
-          "tokens/s | roof tokens/s | efficiency | DRAM GB/s | paired read GB/s | vs paired read | weights "
-          "read "
-          "GB/s | vs weights read | flags |\n"
+    fputs("## Decode steps\n\n"
+          "| context | MB read | predicted ms | measured ms | min ms | max ms | reps | tokens/s "
+          "| roof tokens/s | efficiency | DRAM GB/s | paired read GB/s | vs paired read "
+          "| weights read GB/s | vs weights read | flags |\n"
           "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n",
           f);
     for (int i = 0; i < r->n_steps; i++) {
@@ -363,9 +363,8 @@ static void md_steps(FILE *f, const struct run_report *r) {
         weights_skipped |=
             isfinite(r->steps[i].paired_efficiency) && !isfinite(r->steps[i].weights_read_efficiency);
     if (weights_skipped)
-        fputs(" No weights read where it says n/a: the weights take less than the paired read's buffer, so "
-              "their "
-              "read would not come from DRAM.",
+        fputs(" No weights read where it says n/a: the weights take less than the paired read's buffer, "
+              "so their read would not come from DRAM.",
               f);
     fputs("\n\n", f);
 }
