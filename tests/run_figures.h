@@ -1,10 +1,10 @@
 /* Checks of the figures of a full run's run.json, for the end-to-end test: every measured and predicted
  * figure of every block, step and sampler row is finite and positive, min <= median <= max, each derived
  * figure equals what its inputs give (efficiency = predicted / measured, tokens/s = 1 / measured, DRAM GB/s
- * = DRAM bytes / measured, a block's paired efficiency = its DRAM GB/s / its paired read; no read of weights
- * that would come from cache), every ceiling is a
- * figure or says why not, rows without top-p have no nucleus, and the plan of repetitions agrees with the
- * ceilings' own repetition counts and is in report.md. */
+ * = DRAM bytes / measured, a block's paired efficiency = its DRAM GB/s / its paired read), no step reads
+ * weights that would come from cache, every ceiling is a figure or says why not, rows without top-p have no
+ * nucleus, and the plan of repetitions agrees with the ceilings' own repetition counts and is in report.md.
+ */
 #ifndef FR_TESTS_RUN_FIGURES_H
 #define FR_TESTS_RUN_FIGURES_H
 
