@@ -50,21 +50,59 @@ int decode_bench_block(struct decode_state *st, enum block_id b, long context, c
     return decode_bench_block_evict(st, b, context, opts, evict, evict_n, cnt, out, counts, NULL, err);
 }
 
+/* The read of a block's own spans, a timing_fn. */
+struct spans_read {
+    const struct mem_span *spans;
+    int n;
+    volatile double sink;
+};
+
+static void spans_read_rep(void *p, long rep) {
+    (void)rep;
+    struct spans_read *r = p;
+    r->sink = ceilings_read_team_spans(r->spans, r->n);
+}
+
+/* The block's spans (malloc'd into *spans; NULL when none) and their bytes. Returns -1 on allocation failure.
+ */
+static int block_spans(struct decode_state *st, enum block_id b, long context, struct mem_span **spans,
+                       int *n, size_t *bytes) {
+    *spans = NULL, *bytes = 0;
+    *n = decode_block_spans(st, b, (int)context, NULL, 0);
+    if (*n == 0) return 0;
+    if (!(*spans = malloc(sizeof **spans * (size_t)*n))) return -1;
+    decode_block_spans(st, b, (int)context, *spans, *n);
+    for (int i = 0; i < *n; i++) *bytes += (*spans)[i].bytes;
+    return 0;
+}
+
 int decode_bench_block_evict(struct decode_state *st, enum block_id b, long context,
                              const struct timing_opts *opts, const float *evict, size_t evict_n,
                              const struct decode_bench_counting *cnt, struct timing_stats *out,
-                             struct rep_counts_summary *counts, struct timing_stats *evict_out,
+                             struct rep_counts_summary *counts, struct decode_bench_block_reads *reads,
                              struct fr_err *err) {
     struct block_ctx c = {st, b, (int)context, 0};
     st->token = 1 % st->cfg.vocab; /* token 1, or 0 in a one-token vocabulary */
     const int cold = evict && (block_table()[b].reads_weights || b == BLOCK_ATTENTION);
     struct decode_bench_read rd = {evict, evict_n, 0};
+    struct spans_read own = {0};
+    size_t own_bytes = 0;
+    if (reads) *reads = (struct decode_bench_block_reads){.over_own = NAN};
+    struct mem_span *spans = NULL;
+    if (cold && reads && block_spans(st, b, context, &spans, &own.n, &own_bytes) != 0)
+        return fr_err_set(err, "out of memory for the spans of %s", block_name(b));
+    own.spans = spans;
+    if (reads) reads->own_bytes = own_bytes;
     struct rep_counts rc;
     int max_reps = opts->max_reps > 0 ? opts->max_reps : 1000;
     struct evict_ctx ev = {&rd, calloc((size_t)max_reps, sizeof(double)), 0, max_reps};
-    if (!ev.times_s) return fr_err_set(err, "out of memory timing %s", block_name(b));
+    if (!ev.times_s) {
+        free(spans);
+        return fr_err_set(err, "out of memory timing %s", block_name(b));
+    }
     if (rep_counts_init(&rc, cnt ? cnt->team : NULL, cnt ? cnt->energy : NULL, max_reps, err) != 0) {
         free(ev.times_s);
+        free(spans);
         return -1;
     }
     /* the eviction runs (timed on its own) before each timed repetition, outside its window and uncounted */
@@ -74,14 +112,17 @@ int decode_bench_block_evict(struct decode_state *st, enum block_id b, long cont
     if (cold)
         for (int i = 0; i < t.warmup; i++) decode_bench_read_rep(&rd, i), block_rep(&c, i);
     if (cold) t.warmup = 0;
-    int rcode = timing_measure(block_rep, &c, &t, out);
+    /* the own read after the block, behind an eviction of its own (untimed): as cold as the block */
+    const struct timing_partner own_read = {
+        spans_read_rep,        &own, reads ? &reads->own : NULL, reads ? &reads->over_own : NULL,
+        decode_bench_read_rep, &rd};
+    int rcode = own.n > 0 ? timing_measure_with(block_rep, &c, &own_read, 1, &t, out)
+                          : timing_measure(block_rep, &c, &t, out);
     if (counts) rep_counts_summarize(&rc, counts);
     rep_counts_free(&rc);
-    if (evict_out) {
-        *evict_out = (struct timing_stats){0};
-        if (rcode == 0 && ev.n > 0) rcode = timing_stats_compute(ev.times_s, ev.n, NULL, evict_out);
-    }
+    if (reads && rcode == 0 && ev.n > 0) rcode = timing_stats_compute(ev.times_s, ev.n, NULL, &reads->evict);
     free(ev.times_s);
+    free(spans);
     if (rcode != 0) return fr_err_set(err, "out of memory timing %s", block_name(b));
     if (c.failed) return fr_err_set(err, "block %s failed: %s", block_name(b), st->err.msg);
     return 0;
@@ -154,8 +195,8 @@ int decode_bench_step(struct decode_state *st, long context, const struct decode
     }
     t.hooks = &counts.hooks;
     const struct timing_partner reads[2] = {
-        {decode_bench_read_rep, &rd, &out->read, &out->step_over_read},
-        {decode_bench_read_rep, &wr, &out->weights_read, &out->step_over_weights_read}};
+        {decode_bench_read_rep, &rd, &out->read, &out->step_over_read, NULL, NULL},
+        {decode_bench_read_rep, &wr, &out->weights_read, &out->step_over_weights_read, NULL, NULL}};
     const int weights_too = st->w->total_bytes >= opts->weights_read_min_bytes;
     int trc = opts->read_buf ? timing_measure_with(step_rep, &c, reads, weights_too ? 2 : 1, &t, &out->step)
                              : timing_measure(step_rep, &c, &t, &out->step);

@@ -68,13 +68,25 @@ int decode_bench_block(struct decode_state *st, enum block_id b, long context, c
                        const float *evict, size_t evict_n, const struct decode_bench_counting *cnt,
                        struct timing_stats *out, struct rep_counts_summary *counts, struct fr_err *err);
 
-/* decode_bench_block that also returns the statistics of the evicting reads (reps 0 when the block is not
- * timed cold): the same read kernel as the DRAM read ceiling, so its best run is a read bandwidth the
- * machine reached in this run. */
+/* The reads around a cold block's repetitions (decode_bench_block_evict). */
+struct decode_bench_block_reads {
+    /* The evicting read before each repetition: the same read kernel as the DRAM read ceiling, so its best
+     * run is a read bandwidth the machine reached in this run (reps 0 when the block is not timed cold). */
+    struct timing_stats evict;
+    /* The same read kernel over the block's own spans (decode_block_spans: the bytes it streams, in its
+     * pages), run after each repetition behind an eviction of its own, so as cold as the block: reps 0 when
+     * not run (a block that streams nothing, or not timed cold). */
+    struct timing_stats own;
+    size_t own_bytes; /* the spans' bytes (0: the block streams nothing) */
+    double over_own;  /* median over repetitions of block time / own read time; NaN when not run */
+};
+
+/* decode_bench_block that also measures the reads around a cold block's repetitions: each repetition is
+ * eviction, block, eviction, own read (reads may be NULL: then no own read, nor its eviction). */
 int decode_bench_block_evict(struct decode_state *st, enum block_id b, long context,
                              const struct timing_opts *opts, const float *evict, size_t evict_n,
                              const struct decode_bench_counting *cnt, struct timing_stats *out,
-                             struct rep_counts_summary *counts, struct timing_stats *evict_out,
+                             struct rep_counts_summary *counts, struct decode_bench_block_reads *reads,
                              struct fr_err *err);
 
 /* Fills the KV cache to depth `context` and measures whole steps at position `context`. */

@@ -225,6 +225,35 @@ bool decode_runs_team(enum matvec_backend backend, int threads) {
     return backend == MATVEC_BACKEND_FORGE && threads > 1 && threads <= omp_get_num_procs();
 }
 
+/* Appends a span to out[*n] when it fits within max; counts it always. */
+static void span_add(struct mem_span *out, int max, int *n, const void *p, size_t bytes) {
+    if (*n < max) out[*n] = (struct mem_span){p, bytes};
+    ++*n;
+}
+
+int decode_block_spans(const struct decode_state *st, enum block_id b, int pos, struct mem_span *out,
+                       int max) {
+    const struct qwen3_weights *w = st->w;
+    struct qwen3_weight_sizes sz;
+    struct fr_err err;
+    int n = 0;
+    if (qwen3_weights_sizes(&w->cfg, w->wtype, &sz, &err) != 0) return 0; /* allocated, so never */
+    for (int l = 0; l < st->cfg.n_layers; l++) {
+        const struct qwen3_layer_weights *L = &w->layers[l];
+        if (b == BLOCK_QKV_PROJ) span_add(out, max, &n, L->qkv, sz.qkv_bytes);
+        if (b == BLOCK_O_PROJ) span_add(out, max, &n, L->o, sz.o_bytes);
+        if (b == BLOCK_GATE_UP_PROJ) span_add(out, max, &n, L->gate_up, sz.gate_up_bytes);
+        if (b == BLOCK_DOWN_PROJ) span_add(out, max, &n, L->down, sz.down_bytes);
+        for (int h = 0; b == BLOCK_ATTENTION && h < st->kv.n_kv_heads; h++) {
+            size_t rows = (size_t)(pos + 1) * st->kv.row_bytes;
+            span_add(out, max, &n, kv_cache_k(&st->kv, l, h, 0), rows);
+            span_add(out, max, &n, kv_cache_v(&st->kv, l, h, 0), rows);
+        }
+    }
+    if (b == BLOCK_LM_HEAD) span_add(out, max, &n, w->lm_head, sz.lm_head_bytes);
+    return n;
+}
+
 /* The blocks whose kernels split their work over the team: the projections and attention. */
 static bool block_on_team(enum block_id b) {
     return block_table()[b].reads_weights || b == BLOCK_ATTENTION;

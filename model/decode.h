@@ -12,6 +12,7 @@
 #include "kernels/fr_err.h"
 #include "kernels/gemm.h"
 #include "kernels/kernels.h"
+#include "kernels/mem_span.h"
 #include "kernels/sampler.h"
 #include "model/blocks.h"
 #include "model/config.h"
@@ -106,6 +107,13 @@ int decode_block_run(struct decode_state *st, enum block_id b, int layer, int po
 /* Runs block b as one step does: once for each layer (per-layer blocks) or once, at position pos; on the
  * step's kernel team when the step runs on one (decode_runs_team). Returns 0, or -1 with st->err set. */
 int decode_block_layers(struct decode_state *st, enum block_id b, int pos);
+
+/* Where block b streams from memory in one step at position pos, one span per contiguous run: each layer's
+ * matrix of a projection (the LM head's one), each layer's and KV head's K rows and V rows [0, pos] for
+ * attention; none for the other blocks. Writes the first `max` spans to out (NULL when max is 0) and
+ * returns how many there are; their bytes add up to the cost model's DRAM bytes of the block. */
+int decode_block_spans(const struct decode_state *st, enum block_id b, int pos, struct mem_span *out,
+                       int max);
 
 /* Whether the step runs its blocks on one kernel team (kernels/team.h): the forge backend on two threads or
  * more, no more than the processors it may run on. One fork and join a step, the projections and attention

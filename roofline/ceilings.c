@@ -186,21 +186,43 @@ static void split(size_t n, int nthreads, int t, size_t *lo, size_t *hi) {
 #define READ_CHUNK_FLOATS (MATVEC_CHUNK_MAX_BYTES / sizeof(float))
 
 /* The read the decode step is compared with: chunks handed out dynamically over the current team size, as
- * the matvec hands out its row chunks, so one thread slowed by a neighbour does not hold the others up. */
-static double read_dynamic(read_fn fn, const float *a, size_t n, int threads) {
+ * the matvec hands out its row chunks, so one thread slowed by a neighbour does not hold the others up. The
+ * chunks of all n spans (whole floats of each) go out in one parallel region, span after span. */
+static double read_spans_dynamic(read_fn fn, const struct mem_span *s, int n, int threads) {
+    long first[n + 1]; /* first[i]: span i's first chunk; first[n]: the chunks of all of them */
+    first[0] = 0;
+    for (int i = 0; i < n; i++)
+        first[i + 1] =
+            first[i] + (long)((s[i].bytes / sizeof(float) + READ_CHUNK_FLOATS - 1) / READ_CHUNK_FLOATS);
     double total = 0;
-    long chunks = (long)((n + READ_CHUNK_FLOATS - 1) / READ_CHUNK_FLOATS);
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(+ : total)
-    for (long k = 0; k < chunks; k++) {
-        size_t lo = (size_t)k * READ_CHUNK_FLOATS,
-               hi = lo + READ_CHUNK_FLOATS < n ? lo + READ_CHUNK_FLOATS : n;
-        total += fn(a + lo, hi - lo, 1);
+    for (long k = 0; k < first[n]; k++) {
+        int lo = 0, hi = n - 1; /* chunk k's span: the last i with first[i] <= k (never an empty one) */
+        while (lo < hi) {
+            int mid = (lo + hi + 1) / 2;
+            if (first[mid] <= k)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        size_t floats = s[lo].bytes / sizeof(float), c0 = (size_t)(k - first[lo]) * READ_CHUNK_FLOATS,
+               c1 = c0 + READ_CHUNK_FLOATS < floats ? c0 + READ_CHUNK_FLOATS : floats;
+        total += fn((const float *)s[lo].p + c0, c1 - c0, 1);
     }
     return total;
 }
 
+static double read_dynamic(read_fn fn, const float *a, size_t n, int threads) {
+    const struct mem_span whole = {a, n * sizeof(float)};
+    return read_spans_dynamic(fn, &whole, 1, threads);
+}
+
 double ceilings_read_team(const float *a, size_t n) {
     return read_dynamic(team_read(), a, n, omp_get_max_threads());
+}
+
+double ceilings_read_team_spans(const struct mem_span *s, int n) {
+    return n > 0 ? read_spans_dynamic(team_read(), s, n, omp_get_max_threads()) : 0.0;
 }
 
 /* Sum of (i & 3) over i in [0, n): exact. */

@@ -125,8 +125,14 @@ int timing_measure(timing_fn fn, void *ctx, const struct timing_opts *opts, stru
 
 int timing_measure_pair(timing_fn fa, void *ctx_a, timing_fn fb, void *ctx_b, const struct timing_opts *opts,
                         struct timing_stats *out_a, struct timing_stats *out_b, double *median_ratio) {
-    const struct timing_partner b = {fb, ctx_b, out_b, median_ratio};
+    const struct timing_partner b = {fb, ctx_b, out_b, median_ratio, NULL, NULL};
     return timing_measure_with(fa, ctx_a, &b, 1, opts, out_a);
+}
+
+/* An untimed run of a partner (a warm-up): its `before`, then it. */
+static void partner_run(const struct timing_partner *p, long rep) {
+    if (p->before) p->before(p->before_ctx, rep);
+    p->fn(p->ctx, rep);
 }
 
 int timing_measure_with(timing_fn fa, void *ctx_a, const struct timing_partner *partners, int n_partners,
@@ -150,7 +156,7 @@ int timing_measure_with(timing_fn fa, void *ctx_a, const struct timing_partner *
     long rep = 0;
     for (int i = 0; i < opts->warmup; i++, rep++) {
         fa(ctx_a, rep);
-        for (int j = 0; j < n_partners; j++) partners[j].fn(partners[j].ctx, rep);
+        for (int j = 0; j < n_partners; j++) partner_run(&partners[j], rep);
     }
     int n = 0;
     double timed = 0;
@@ -163,6 +169,7 @@ int timing_measure_with(timing_fn fa, void *ctx_a, const struct timing_partner *
         sa[n] = ta - t0;
         timed += sa[n];
         for (int j = 0; j < n_partners; j++) {
+            if (partners[j].before) partners[j].before(partners[j].before_ctx, rep);
             double t1 = timing_now_s();
             partners[j].fn(partners[j].ctx, rep);
             sp[j][n] = timing_now_s() - t1;

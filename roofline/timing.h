@@ -63,12 +63,15 @@ int timing_measure_pair(timing_fn fa, void *ctx_a, timing_fn fb, void *ctx_b, co
                         struct timing_stats *out_a, struct timing_stats *out_b, double *median_ratio);
 
 /* A function timed after fa in every repetition of timing_measure_with: its statistics into out, and the
- * median over repetitions of time_a / its time into median_ratio (may be NULL). */
+ * median over repetitions of time_a / its time into median_ratio (may be NULL). before (may be NULL) runs
+ * just ahead of each of its runs, untimed: e.g. an eviction, so that the partner starts as cold as fa. */
 struct timing_partner {
     timing_fn fn;
     void *ctx;
     struct timing_stats *out;
     double *median_ratio;
+    timing_fn before;
+    void *before_ctx;
 };
 #define TIMING_PARTNERS_MAX 4
 

@@ -1,7 +1,8 @@
 /* Checks of the figures of a full run's run.json, for the end-to-end test: every measured and predicted
  * figure of every block, step and sampler row is finite and positive, min <= median <= max, each derived
  * figure equals what its inputs give (efficiency = predicted / measured, tokens/s = 1 / measured, DRAM GB/s
- * = DRAM bytes / measured, a block's paired efficiency = its DRAM GB/s / its paired read), no step reads
+ * = DRAM bytes / measured, a block's paired efficiency = its DRAM GB/s / its paired read; a block with DRAM
+ * bytes also has a read of its own bytes, one without has none), no step reads
  * weights that would come from cache, every ceiling is a figure or says why not, rows without top-p have no
  * nucleus, and the plan of repetitions agrees with the ceilings' own repetition counts and is in report.md.
  */
@@ -64,8 +65,13 @@ static inline void rf_check_blocks(const cJSON *blocks) {
             rf_expect_derived(what, "paired_efficiency", rf_num(b, "paired_efficiency"),
                               rf_num(b, "dram_bytes") / rf_num(b, "measured_s") / 1e9 /
                                   rf_num(b, "paired_read_gbs"));
+            /* and against a read of its own bytes (a median of per-repetition ratios: not derived here) */
+            rf_expect_positive(what, b, "own_read_gbs");
+            rf_expect_positive(what, b, "own_read_efficiency");
         } else {
             cr_expect(isnan(rf_num(b, "paired_efficiency")), "%s: no DRAM bytes, yet a paired efficiency",
+                      what);
+            cr_expect(isnan(rf_num(b, "own_read_efficiency")), "%s: no DRAM bytes, yet an own-bytes read",
                       what);
         }
     }

@@ -10,6 +10,7 @@
 
 #include "bench/decode_bench.h"
 #include "kernels/col_panels.h"
+#include "model/cost.h"
 #include "model/decode.h"
 #include "tests/model_fixtures.h"
 
@@ -439,28 +440,112 @@ Test(decode, bench_runs_a_one_token_vocabulary) {
     qwen3_weights_free(&w);
 }
 
-Test(decode, bench_step_reads_the_paired_buffer_and_the_weights) {
-    struct qwen3_config c = fixture_tiny_config();
+/* The tiny model in bf16 on forge's kernels, a read buffer of READ_FLOATS floats of the read's pattern, and
+ * three repetitions a measurement after one warm-up. */
+#define READ_FLOATS 4096
+struct tiny_bench {
     struct qwen3_weights w;
     struct decode_state st;
-    struct fr_err err = {{0}};
-    setup(&w, &st, &c, FR_DTYPE_BF16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE);
-    const struct timing_opts t = {1, 3, 3, 0.0, NULL};
-    float buf[4096];
-    for (int i = 0; i < 4096; i++) buf[i] = (float)(i & 3);
+    struct fr_err err;
+    float buf[READ_FLOATS];
+    struct timing_opts t;
+};
+
+static void tiny_bench_setup(struct tiny_bench *f) {
+    struct qwen3_config c = fixture_tiny_config();
+    setup(&f->w, &f->st, &c, FR_DTYPE_BF16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE);
+    for (int i = 0; i < READ_FLOATS; i++) f->buf[i] = (float)(i & 3);
+    f->err = (struct fr_err){{0}};
+    f->t = (struct timing_opts){1, 3, 3, 0.0, NULL};
+}
+
+static void tiny_bench_free(struct tiny_bench *f) {
+    decode_state_free(&f->st);
+    qwen3_weights_free(&f->w);
+}
+
+Test(decode, bench_step_reads_the_paired_buffer_and_the_weights) {
+    struct tiny_bench f;
+    tiny_bench_setup(&f);
     struct decode_bench_opts o = {
-        .step_timing = t, .sampler = {0.0f, 1.0f, 0}, .read_buf = buf, .read_n = 4096};
+        .step_timing = f.t, .sampler = {0.0f, 1.0f, 0}, .read_buf = f.buf, .read_n = READ_FLOATS};
     struct decode_bench_step out;
-    cr_assert_eq(decode_bench_step(&st, 1, &o, &out, &err), 0, "%s", err.msg);
+    cr_assert_eq(decode_bench_step(&f.st, 1, &o, &out, &f.err), 0, "%s", f.err.msg);
     cr_expect_eq(out.read.reps, 3);
     cr_expect_eq(out.weights_read.reps, 3, "weights above the threshold (0) are read after each pair");
     cr_expect(out.weights_read.median_s > 0 && isfinite(out.step_over_weights_read) &&
               out.step_over_weights_read > 0);
-    o.weights_read_min_bytes = w.total_bytes + 1;
-    cr_assert_eq(decode_bench_step(&st, 1, &o, &out, &err), 0, "%s", err.msg);
+    o.weights_read_min_bytes = f.w.total_bytes + 1;
+    cr_assert_eq(decode_bench_step(&f.st, 1, &o, &out, &f.err), 0, "%s", f.err.msg);
     cr_expect_eq(out.read.reps, 3);
     cr_expect_eq(out.weights_read.reps, 0, "weights below the threshold are not read");
     cr_expect(isnan(out.step_over_weights_read));
+    tiny_bench_free(&f);
+}
+
+/* The spans a block streams: their bytes are the cost model's DRAM bytes (computed from the shapes, not from
+ * the allocation), each lies inside the weights or the KV cache, and blocks that stream nothing have none. */
+Test(decode, block_spans_are_the_cost_models_dram_bytes) {
+    struct qwen3_config c = fixture_tiny_config();
+    struct qwen3_weights w;
+    struct decode_state st;
+    setup(&w, &st, &c, FR_DTYPE_BF16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE);
+    const struct cost_opts co = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    const char *wlo = w.base, *whi = wlo + w.total_bytes;
+    const char *klo = st.kv.k, *khi = klo + (size_t)c.n_layers * st.kv.layer_bytes;
+    const char *vlo = st.kv.v, *vhi = vlo + (size_t)c.n_layers * st.kv.layer_bytes;
+    for (int pos = 0; pos < REF_MAX_POS; pos += REF_MAX_POS - 1)
+        for (int b = 0; b < BLOCK_COUNT; b++) {
+            struct block_cost bc;
+            cost_block(&c, &co, (enum block_id)b, pos, SAMPLER_VARIANT_CHAIN, &bc);
+            int n = decode_block_spans(&st, (enum block_id)b, pos, NULL, 0);
+            struct mem_span spans[64];
+            cr_assert_leq(n, 64);
+            cr_expect_eq(decode_block_spans(&st, (enum block_id)b, pos, spans, 64), n);
+            double bytes = 0;
+            for (int i = 0; i < n; i++) {
+                const char *p = spans[i].p, *e = p + spans[i].bytes;
+                bool in = (p >= wlo && e <= whi) || (p >= klo && e <= khi) || (p >= vlo && e <= vhi);
+                cr_expect(in && spans[i].bytes > 0, "%s span %d lies outside the weights and the KV cache",
+                          block_name((enum block_id)b), i);
+                bytes += (double)spans[i].bytes;
+            }
+            cr_expect_eq(bytes, bc.dram_bytes, "%s at position %d: spans %.0f bytes, cost model %.0f",
+                         block_name((enum block_id)b), pos, bytes, bc.dram_bytes);
+        }
     decode_state_free(&st);
     qwen3_weights_free(&w);
+}
+
+/* A cold block is followed in each repetition by a read of its own spans; a block that streams nothing, or
+ * one not timed cold, gets none. */
+Test(decode, bench_block_reads_its_own_bytes) {
+    struct tiny_bench f;
+    tiny_bench_setup(&f);
+    struct timing_stats s;
+    struct decode_bench_block_reads r;
+    const enum block_id streams[2] = {BLOCK_GATE_UP_PROJ, BLOCK_ATTENTION};
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(decode_bench_block_evict(&f.st, streams[i], 3, &f.t, f.buf, READ_FLOATS, NULL, &s, NULL,
+                                              &r, &f.err),
+                     0, "%s", f.err.msg);
+        cr_expect_eq(r.evict.reps, 3);
+        cr_expect_eq(r.own.reps, 3, "%s: its own bytes read after each repetition", block_name(streams[i]));
+        struct mem_span spans[64];
+        int n = decode_block_spans(&f.st, streams[i], 3, spans, 64);
+        size_t bytes = 0;
+        for (int j = 0; j < n && j < 64; j++) bytes += spans[j].bytes;
+        cr_expect(n > 0 && r.own_bytes == bytes, "%s: %zu bytes read, its spans hold %zu",
+                  block_name(streams[i]), r.own_bytes, bytes);
+        cr_expect(r.own.median_s > 0 && isfinite(r.over_own) && r.over_own > 0);
+    }
+    cr_assert_eq(
+        decode_bench_block_evict(&f.st, BLOCK_ROPE, 3, &f.t, f.buf, READ_FLOATS, NULL, &s, NULL, &r, &f.err),
+        0);
+    cr_expect(r.evict.reps == 0 && r.own.reps == 0 && r.own_bytes == 0 && isnan(r.over_own),
+              "rope streams nothing: no eviction, no own read");
+    cr_assert_eq(
+        decode_bench_block_evict(&f.st, BLOCK_QKV_PROJ, 3, &f.t, NULL, 0, NULL, &s, NULL, &r, &f.err), 0);
+    cr_expect(r.own.reps == 0 && isnan(r.over_own), "not timed cold: no own read");
+    tiny_bench_free(&f);
 }

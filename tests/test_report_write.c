@@ -156,9 +156,10 @@ Test(report_write, csv_headers_and_rows) {
     cr_expect(strstr(blocks, ",utilization,disturbed_reps,faulted_reps,measured_all_s,ipc,") != NULL,
               "the counted columns");
     cr_expect(
-        strstr(blocks, ",dram_bytes_counted,switched_reps,paired_read_gbs,paired_efficiency,PAPI_TOT_CYC,") !=
-            NULL,
-        "switched_reps, then the paired read's columns, appended after the older columns");
+        strstr(blocks, ",dram_bytes_counted,switched_reps,paired_read_gbs,paired_efficiency,own_read_gbs,"
+                       "own_read_efficiency,PAPI_TOT_CYC,") != NULL,
+        "switched_reps, then the paired read's and the own bytes read's columns, appended after the older "
+        "columns");
     cr_expect_eq(tu_count_lines(blocks), 1 + BLOCK_COUNT);
     cr_expect(strstr(blocks, "\nlm_head,1,311164928,311164928,1,") != NULL, "lm_head row");
     free(blocks);
@@ -329,7 +330,8 @@ Test(report_write, markdown_setup_names_core_speed) {
     free(r);
 }
 
-/* A block that streams from DRAM shows its paired read and its share of it; a block to fix whose own paired
+/* A block that streams from DRAM shows its paired read and its share of it, and the read of its own bytes
+ * and its share of that; a block to fix whose own paired
  * read it nearly reaches says so, since then the roof, not the kernel, is what moved. */
 Test(report_write, markdown_blocks_against_their_paired_read) {
     struct run_report *r = fixture();
@@ -337,10 +339,14 @@ Test(report_write, markdown_blocks_against_their_paired_read) {
     q->efficiency = 0.45;
     q->paired_read_gbs = 34.56;
     q->paired_efficiency = 0.934;
+    q->own_read_gbs = 37.21;
+    q->own_read_efficiency = 0.871;
     char dir[256];
     char *md = write_report_md(r, dir, sizeof dir);
-    cr_expect(strstr(md, "| 45 % | memory | 34.6 | 93 % |") != NULL, "qkv_proj's paired columns: %s", md);
-    cr_expect(strstr(md, "| rope |") && strstr(md, "| memory | n/a | n/a |"), "no paired read: n/a");
+    cr_expect(strstr(md, "| 45 % | memory | 34.6 | 93 % | 37.2 | 87 % |") != NULL,
+              "qkv_proj's paired and own bytes read columns: %s", md);
+    cr_expect(strstr(md, "| rope |") && strstr(md, "| memory | n/a | n/a | n/a | n/a |"),
+              "no paired read, no own bytes read: n/a");
     cr_expect(strstr(md, "`qkv_proj` takes") &&
                   strstr(md, "at 45 % of its memory roof (93 % of the read paired "
                              "with it)."),

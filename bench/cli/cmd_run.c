@@ -426,18 +426,22 @@ static int measure_blocks(struct run *r, const struct timing_opts *t) {
         o->id = (enum block_id)b;
         snprintf(o->name, sizeof o->name, "%s", block_name((enum block_id)b));
         o->calls = c->calls, o->flops = c->flops, o->bytes = c->bytes;
-        struct timing_stats evict;
+        struct decode_bench_block_reads reads;
         struct decode_bench_counting cnt = {&r->counters, NULL};
         struct rep_counts_summary counts;
         if (decode_bench_block_evict(&r->st, (enum block_id)b, T, t, r->read_buf, r->read_n, &cnt,
-                                     &o->measured, &counts, &evict, &err) != 0)
+                                     &o->measured, &counts, &reads, &err) != 0)
             return cli_fail("%s", err.msg);
-        note_read(r, r->read_n, &evict, "an eviction read before a cold block");
-        if (evict.reps > 0 && evict.median_s > 0) {
-            o->paired_read_gbs = (double)r->read_n * sizeof(float) / evict.median_s / 1e9;
-            if (c->level_bytes[COST_LEVEL_DRAM] > 0 && o->measured.median_s > 0)
-                o->paired_efficiency =
-                    c->level_bytes[COST_LEVEL_DRAM] / o->measured.median_s / 1e9 / o->paired_read_gbs;
+        note_read(r, r->read_n, &reads.evict, "an eviction read before a cold block");
+        const double dram = c->level_bytes[COST_LEVEL_DRAM];
+        if (reads.evict.reps > 0 && reads.evict.median_s > 0) {
+            o->paired_read_gbs = (double)r->read_n * sizeof(float) / reads.evict.median_s / 1e9;
+            if (dram > 0 && o->measured.median_s > 0)
+                o->paired_efficiency = dram / o->measured.median_s / 1e9 / o->paired_read_gbs;
+        }
+        if (reads.own.reps > 0 && reads.own.median_s > 0 && dram > 0) {
+            o->own_read_gbs = (double)reads.own_bytes / reads.own.median_s / 1e9;
+            o->own_read_efficiency = dram / (double)reads.own_bytes / reads.over_own;
         }
         fill_counted(r, &counts,
                      (struct report_counted){o->counters, o->counters_max, &o->utilization,

@@ -97,6 +97,13 @@ static struct report_ceiling *find_ceiling(struct run_report *r, const struct re
     return NULL;
 }
 
+/* o->f = the median of field f over the k rows row[] (v: k pointers of scratch) */
+#define POOL_FIELD(f)                                                                                        \
+    do {                                                                                                     \
+        for (int j = 0; j < k; j++) v[j] = &row[j]->f;                                                       \
+        o->f = pool_median(v, k);                                                                            \
+    } while (0)
+
 static void pool_blocks(struct run_report *const *runs, int n, struct run_report *out) {
     for (int i = 0; i < out->n_blocks; i++) {
         struct report_block *o = &out->blocks[i], *row[POOL_MAX];
@@ -104,18 +111,19 @@ static void pool_blocks(struct run_report *const *runs, int n, struct run_report
         for (int j = 0; j < n; j++)
             if ((row[k] = find_block(runs[j], o->name))) k++;
         struct timing_stats *t[POOL_MAX];
-        double *pred[POOL_MAX], *eff[POOL_MAX], *read[POOL_MAX], *paired[POOL_MAX];
+        double *v[POOL_MAX];
         bool above = false;
         for (int j = 0; j < k; j++) {
-            t[j] = &row[j]->measured, pred[j] = &row[j]->predicted_s, eff[j] = &row[j]->efficiency;
-            read[j] = &row[j]->paired_read_gbs, paired[j] = &row[j]->paired_efficiency;
+            t[j] = &row[j]->measured;
             above = above || report_is_above_roof(row[j]->above_roof, row[j]->efficiency);
         }
         pool_stats(t, k, &o->measured);
-        o->predicted_s = pool_median(pred, k);
-        o->efficiency = pool_median(eff, k);
-        o->paired_read_gbs = pool_median(read, k);
-        o->paired_efficiency = pool_median(paired, k);
+        POOL_FIELD(predicted_s);
+        POOL_FIELD(efficiency);
+        POOL_FIELD(paired_read_gbs);
+        POOL_FIELD(paired_efficiency);
+        POOL_FIELD(own_read_gbs);
+        POOL_FIELD(own_read_efficiency);
         o->above_roof = above;
         for (int e = 0; e < REPORT_MAX_EVENTS; e++) {
             double *c[POOL_MAX];
@@ -140,11 +148,6 @@ static void pool_steps(struct run_report *const *runs, int n, struct run_report 
         }
         pool_stats(t, k, &o->measured);
         o->above_roof = above;
-#define POOL_FIELD(f)                                                                                        \
-    do {                                                                                                     \
-        for (int j = 0; j < k; j++) v[j] = &row[j]->f;                                                       \
-        o->f = pool_median(v, k);                                                                            \
-    } while (0)
         POOL_FIELD(predicted_s);
         POOL_FIELD(efficiency);
         POOL_FIELD(paired_read_gbs);
@@ -152,11 +155,11 @@ static void pool_steps(struct run_report *const *runs, int n, struct run_report 
         POOL_FIELD(weights_read_gbs);
         POOL_FIELD(weights_read_efficiency);
         for (int b = 0; b < BLOCK_COUNT; b++) POOL_FIELD(block_s[b]);
-#undef POOL_FIELD
         o->tokens_per_s = report_ratio(1.0, o->measured.median_s);
         o->dram_gbs = report_ratio(o->dram_bytes, o->measured.median_s) / 1e9;
     }
 }
+#undef POOL_FIELD
 
 static void pool_sampler_and_ceilings(struct run_report *const *runs, int n, struct run_report *out) {
     for (int i = 0; i < out->n_sampler; i++) {

@@ -36,7 +36,7 @@ void report_init(struct run_report *r) {
         stats_init(&b->measured);
         for (int e = 0; e < REPORT_MAX_EVENTS; e++) b->counters[e] = b->counters_max[e] = NAN;
         b->utilization = b->measured_all_s = b->ipc = b->dram_bytes_counted = NAN;
-        b->paired_read_gbs = b->paired_efficiency = NAN;
+        b->paired_read_gbs = b->paired_efficiency = b->own_read_gbs = b->own_read_efficiency = NAN;
     }
     for (int i = 0; i < REPORT_MAX_STEPS; i++) {
         struct report_step *s = &r->steps[i];
@@ -305,6 +305,8 @@ static const struct report_field block_fields[] = {
     F_NUM_OPT(B, "switched_reps", REPORT_F_INT, switched_reps),
     F_NUM_OPT(B, "paired_read_gbs", REPORT_F_DOUBLE, paired_read_gbs),
     F_NUM_OPT(B, "paired_efficiency", REPORT_F_DOUBLE, paired_efficiency),
+    F_NUM_OPT(B, "own_read_gbs", REPORT_F_DOUBLE, own_read_gbs),
+    F_NUM_OPT(B, "own_read_efficiency", REPORT_F_DOUBLE, own_read_efficiency),
 };
 #undef B
 

@@ -138,6 +138,12 @@ struct report_block {
      * bytes): the read's median GB/s, and the block's DRAM bytes / median time over it. */
     double paired_read_gbs;
     double paired_efficiency;
+    /* The same read kernel over the block's own bytes (its matrices, its KV rows: decode_block_spans), run
+     * after each repetition behind an eviction of its own (NaN: not run): its median GB/s, and the median
+     * over repetitions of the block's DRAM GB/s / its GB/s. Where pages read at different rates (a VM),
+     * this separates what the kernel loses from what its pages give. */
+    double own_read_gbs;
+    double own_read_efficiency;
 };
 
 /* One row per context length: one whole decode step. */
