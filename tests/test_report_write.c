@@ -348,9 +348,14 @@ Test(report_write, markdown_blocks_against_their_paired_read) {
     cr_expect(strstr(md, "| rope |") && strstr(md, "| memory | n/a | n/a | n/a | n/a |"),
               "no paired read, no own bytes read: n/a");
     cr_expect(strstr(md, "`qkv_proj` takes") &&
-                  strstr(md, "at 45 % of its memory roof (93 % of the read paired "
-                             "with it)."),
+                  strstr(md, "at 45 % of its memory roof (93 % of the read paired with it, 87 % of a read of "
+                             "its own bytes)."),
               "%s", md);
+    free(md);
+    tu_rm_flat(dir);
+    q->own_read_gbs = q->own_read_efficiency = NAN; /* no own bytes read: the paired read alone */
+    md = write_report_md(r, dir, sizeof dir);
+    cr_expect(strstr(md, "at 45 % of its memory roof (93 % of the read paired with it).") != NULL, "%s", md);
     free(md);
     tu_rm_flat(dir);
     free(r);

@@ -64,14 +64,18 @@ void report_write_roofs(FILE *f, const struct run_report *r) {
     for (int i = 0; i < r->n_blocks; i++) {
         const struct report_block *b = &r->blocks[i];
         if (!report_block_to_fix(r, b)) continue;
-        char sh[REPORT_FMT_LEN], ef[REPORT_FMT_LEN], pe[REPORT_FMT_LEN];
+        char sh[REPORT_FMT_LEN], ef[REPORT_FMT_LEN], pe[REPORT_FMT_LEN], oe[REPORT_FMT_LEN], reads[128] = "";
         report_fmt_md(block_share(r, b), 100, 1, sh);
         report_fmt_md(b->efficiency, 100, 0, ef);
         report_fmt_md(b->paired_efficiency, 100, 0, pe);
-        bool paired = isfinite(b->paired_efficiency);
-        fprintf(f, "- **Block to fix:** `%s` takes %s %% of the step at %s %% of its %s roof%s%s%s.\n",
-                b->name, sh, ef, b->bound[0] ? b->bound : "n/a", paired ? " (" : "", paired ? pe : "",
-                paired ? " % of the read paired with it)" : "");
+        report_fmt_md(b->own_read_efficiency, 100, 0, oe);
+        if (isfinite(b->paired_efficiency) && isfinite(b->own_read_efficiency))
+            snprintf(reads, sizeof reads,
+                     " (%s %% of the read paired with it, %s %% of a read of its own bytes)", pe, oe);
+        else if (isfinite(b->paired_efficiency))
+            snprintf(reads, sizeof reads, " (%s %% of the read paired with it)", pe);
+        fprintf(f, "- **Block to fix:** `%s` takes %s %% of the step at %s %% of its %s roof%s.\n", b->name,
+                sh, ef, b->bound[0] ? b->bound : "n/a", reads);
         n_fix++;
     }
     if (n_fix == 0)
