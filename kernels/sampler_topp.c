@@ -197,7 +197,9 @@ static void histogram_flush(struct topp_work *w, int blo, int bhi) {
  * them in range), else every p[i], i < m, in range. Only the words of bins [lo, hi) are cleared and read.
  * Values in a bin share their exponent and top 3 mantissa bits, so a bin's sum is
  * ulp * (count * leading bits * 2^20 + the sum of the low 20 key bits): integers, exact, and one 64-bit
- * add per token instead of a floating-point chain. */
+ * add per token instead of a floating-point chain. The first pass's tokens go through their ids even when
+ * they are most of the row: read in order with the range check instead, a flat 151,936-token row's filter
+ * went from 204-216 to 229-238 us (Zen 5 VM, AVX2, one core, three alternations). */
 static void histogram_add(struct topp_work *w, const float *p, const uint32_t *ids, int m, uint32_t lo,
                           uint32_t hi) {
     const uint64_t one = (uint64_t)1 << CNT_SHIFT;
