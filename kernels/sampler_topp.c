@@ -169,10 +169,6 @@ static void sort_bin(uint32_t *id, uint32_t *k, uint32_t *tid, uint32_t *tk, int
     }
 }
 
-/* Adds p[ids[0..m)] (ids NULL: every p[i], i < m, whose key is in [lo, hi)) to the bin counts and sums.
- * Values in a bin share their exponent and top 3 mantissa bits, so a bin's sum is
- * ulp * (count * leading bits * 2^20 + the sum of the low 20 key bits): integers, exact, and one 64-bit
- * add per token instead of a floating-point chain. */
 /* Adds the words of bins [blo, bhi] to the exact per-bin counts and sums. Each copy's count and low bits are
  * taken apart before they are added: a chunk of CHUNK tokens all in one bin counts 2^20, which the 20 bits
  * of one word would carry out of. */
