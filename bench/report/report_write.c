@@ -271,9 +271,9 @@ static void md_blocks(FILE *f, const struct run_report *r, bool full) {
     fprintf(f, "## Blocks of one decode step (context %ld)\n\n", r->blocks_context);
     if (full)
         fputs("| block | calls | MFLOP | MB | predicted µs | measured µs | min µs | max µs | reps | "
-              "efficiency | bound | paired read GB/s | vs paired read | own bytes read GB/s | vs own bytes "
-              "read "
-              "| flags |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|---|\n",
+              "efficiency | bound | paired read GB/s | vs paired read | "
+              "own bytes read GB/s | vs own bytes read | flags |\n"
+              "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|---|\n",
               f);
     else
         fputs("| block | predicted µs | measured µs | efficiency | bound | vs paired read | flags "
