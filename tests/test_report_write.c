@@ -363,6 +363,8 @@ Test(report_write, markdown_blocks_against_their_paired_read) {
 
 Test(report_write, summary_is_markdown) {
     struct run_report *r = fixture();
+    r->blocks[BLOCK_LM_HEAD].paired_efficiency = 0.934;
+    r->blocks[BLOCK_LM_HEAD].own_read_efficiency = 0.912;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -370,9 +372,13 @@ Test(report_write, summary_is_markdown) {
     fclose(f);
     cr_expect(strstr(buf, "Setup: forge-roofline 0.1.0") != NULL);
     cr_expect(
-        strstr(buf, "| block | predicted µs | measured µs | efficiency | bound | vs paired read | flags |") !=
-        NULL);
+        strstr(
+            buf,
+            "| block | predicted µs | measured µs | efficiency | bound | vs paired read | vs own bytes read "
+            "| flags |") != NULL);
     cr_expect(strstr(buf, "| lm_head | 15957.2 |") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "| 93 % | 91 % |") != NULL,
+              "lm_head's shares of its paired and own bytes reads: %s", buf);
     cr_expect(strstr(buf, "## Findings\n\n- Decode: 13.4 tokens/s at context 1") != NULL, "%s", buf);
     free(buf);
     free(r);

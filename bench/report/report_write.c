@@ -276,9 +276,10 @@ static void md_blocks(FILE *f, const struct run_report *r, bool full) {
               "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|---|\n",
               f);
     else
-        fputs("| block | predicted µs | measured µs | efficiency | bound | vs paired read | flags "
-              "|\n|---|--:|--:|--:|---|--:|---|\n",
-              f);
+        fputs(
+            "| block | predicted µs | measured µs | efficiency | bound | vs paired read | vs own bytes read "
+            "| flags |\n|---|--:|--:|--:|---|--:|--:|---|\n",
+            f);
     double sum_pred = 0, sum_meas = 0;
     for (int i = 0; i < r->n_blocks; i++) {
         const struct report_block *b = &r->blocks[i];
@@ -303,7 +304,8 @@ static void md_blocks(FILE *f, const struct run_report *r, bool full) {
                     b->name, b->calls, mf, mb, pr, me, lo, hi, b->measured.reps, ef, bound, rgbs, pef, ogbs,
                     oef, flags);
         else
-            fprintf(f, "| %s | %s | %s | %s | %s | %s | %s |\n", b->name, pr, me, ef, bound, pef, flags);
+            fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", b->name, pr, me, ef, bound, pef, oef,
+                    flags);
         sum_pred += b->predicted_s;
         sum_meas += b->measured.median_s;
     }
@@ -323,7 +325,7 @@ static void md_blocks(FILE *f, const struct run_report *r, bool full) {
             "the block's pages read (on a VM they can differ from the paired read's by about 10 %%).\n\n",
             sp, sm);
     else
-        fprintf(f, "| **sum of blocks** | %s | %s | | | | |\n\n", sp, sm);
+        fprintf(f, "| **sum of blocks** | %s | %s | | | | | |\n\n", sp, sm);
 }
 
 static void md_steps(FILE *f, const struct run_report *r) {
