@@ -143,6 +143,16 @@ SP_INLINE svm svi_eq(svi x, svi y) {
 SP_INLINE svi svi_blend(svi x, svi y, svm m) {
     return (svi){_mm256_blendv_epi8(x.a, y.a, m.a), _mm256_blendv_epi8(x.b, y.b, m.b)};
 }
+SP_INLINE svi svi_shr20(svi x) { /* logical */
+    return (svi){_mm256_srli_epi32(x.a, 20), _mm256_srli_epi32(x.b, 20)};
+}
+SP_INLINE svi svi_and(svi x, svi y) {
+    return (svi){_mm256_and_si256(x.a, y.a), _mm256_and_si256(x.b, y.b)};
+}
+SP_INLINE svi svi_add_where(svi acc, svi x, svm m) { /* acc + x in m's lanes */
+    return (svi){_mm256_add_epi32(acc.a, _mm256_and_si256(x.a, m.a)),
+                 _mm256_add_epi32(acc.b, _mm256_and_si256(x.b, m.b))};
+}
 SP_INLINE void svi_store(int32_t *p, svi v) {
     _mm256_storeu_si256((__m256i *)(void *)p, v.a);
     _mm256_storeu_si256((__m256i *)(void *)(p + 8), v.b);

@@ -55,13 +55,16 @@ SP_INLINE double sv_block_sum16(sv v) {
     return _mm_cvtsd_f64(_mm_add_sd(u, _mm_unpackhi_pd(u, u)));
 }
 
-#define svi_set1(x)        _mm512_set1_epi32(x)
-#define svi_iota()         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
-#define svi_add(x, y)      _mm512_add_epi32((x), (y))
-#define svi_gt(x, y)       _mm512_cmpgt_epi32_mask((x), (y))
-#define svi_eq(x, y)       _mm512_cmpeq_epi32_mask((x), (y))
-#define svi_blend(x, y, m) _mm512_mask_mov_epi32((x), (m), (y))
-#define svi_store(p, v)    _mm512_storeu_si512((p), (v))
+#define svi_set1(x)              _mm512_set1_epi32(x)
+#define svi_iota()               _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+#define svi_add(x, y)            _mm512_add_epi32((x), (y))
+#define svi_gt(x, y)             _mm512_cmpgt_epi32_mask((x), (y))
+#define svi_eq(x, y)             _mm512_cmpeq_epi32_mask((x), (y))
+#define svi_blend(x, y, m)       _mm512_mask_mov_epi32((x), (m), (y))
+#define svi_store(p, v)          _mm512_storeu_si512((p), (v))
+#define svi_shr20(x)             _mm512_srli_epi32((x), 20) /* logical */
+#define svi_and(x, y)            _mm512_and_si512((x), (y))
+#define svi_add_where(acc, x, m) _mm512_mask_add_epi32((acc), (m), (acc), (x)) /* acc + x in m's lanes */
 /* compress in a register and store all 16 lanes (the ids arrays have 16 spare entries): a compress
  * straight to memory is microcoded and slow on some cores (Zen 4) */
 SP_INLINE int svi_compress(uint32_t *dst, svm m, svi v) {

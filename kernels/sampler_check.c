@@ -120,6 +120,27 @@ int sampler_ops_compare(const struct sampler_row_ops *x, const struct sampler_ro
         }
         CHECK(ca == cb && wa == wb && same(b.ia, b.ib, sizeof(uint32_t) * (size_t)cb), "collect_top");
     }
+    /* bin_sums (the scalar table has none: sampler_topp.c's own histogram) against a plain count, with the
+     * bins of three elements (distinct) and an empty slot as the hot ones */
+    if (x->bin_sums) {
+        uint64_t got[2][SAMPLER_KEY_BINS], want[2][SAMPLER_KEY_BINS];
+        int hot[SAMPLER_HOT_BINS], h = 0;
+        for (int j = 0; j < SAMPLER_HOT_BINS; j++) hot[j] = -1;
+        for (int k = 0; k < 3 && h < SAMPLER_HOT_BINS; k++) {
+            int bin = (int)(sampler_key(p[(size_t)n * (size_t)k / 3]) >> 20);
+            bool dup = false;
+            for (int j = 0; j < h; j++) dup = dup || hot[j] == bin;
+            if (!dup) hot[h++] = bin;
+        }
+        memset(got, 0, sizeof got);
+        memset(want, 0, sizeof want);
+        x->bin_sums(p, n, hot, got[0], got[1]);
+        for (int i = 0; i < n; i++) {
+            uint32_t k = sampler_key(p[i]);
+            want[0][k >> 20]++, want[1][k >> 20] += k & 0xfffffu;
+        }
+        CHECK(same(got, want, sizeof got), "bin_sums");
+    }
     /* finish: keep the keys above the median-ish key of the collection, ties by index */
     uint32_t kc = sampler_key(p[n / 2]);
     int ic = n / 3;

@@ -203,6 +203,7 @@ const struct sampler_row_ops sampler_ops_scalar = {
     .draw_total = draw_total_scalar,
     .draw_block = draw_block_scalar,
     .finish = finish_scalar,
+    .bin_sums = NULL, /* sampler_topp.c's histogram: eight interleaved copies, the fast scalar form */
 };
 
 /* ---- dispatch: the best of AVX-512, AVX2, scalar the CPU runs; tests pin one ---- */

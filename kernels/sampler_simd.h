@@ -66,7 +66,16 @@ struct sampler_row_ops {
      * positive index as draw_total gives them, in the same pass. */
     void (*finish)(float *out, const float *p, int n, uint32_t kc, int ic, float kf, double *blocks,
                    double *total, int *last);
+    /* The top-p filter's bins over the whole row: for every element, count[key >> 20] += 1 and
+     * low[key >> 20] += key & 0xfffff (integers, so exact in any order). The SAMPLER_HOT_BINS bins of hot
+     * (-1: none) are summed in vector lanes, the others one element at a time: fast when hot holds the
+     * crowded bins. NULL in the scalar table, where sampler_topp.c's own histogram runs instead. */
+    void (*bin_sums)(const float *p, int n, const int *hot, uint64_t *count, uint64_t *low);
 };
+
+/* Bins bin_sums sums in vector lanes (distinct), and the bins a key below 2^31 can fall in. */
+#define SAMPLER_HOT_BINS 4
+#define SAMPLER_KEY_BINS 2048
 
 extern const struct sampler_row_ops sampler_ops_scalar;
 extern const struct sampler_row_ops sampler_ops_avx2;

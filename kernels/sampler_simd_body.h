@@ -391,6 +391,54 @@ static void SFN(finish)(float *out, const float *p, int n, uint32_t kc, int ic, 
         finish_t(out, p, n, kc, ic, kf, NULL, NULL, NULL, 0);
 }
 
+/* ---- the top-p filter's bins ---- */
+
+/* Vectors between two flushes of the hot bins' lane sums: a lane adds below 2^20 a vector, so 4095 of them
+ * stay below 2^32. */
+#define BIN_SUMS_FLUSH 4095
+
+SB_INLINE void bin_sums_one(uint32_t k, uint64_t *count, uint64_t *low) {
+    count[k >> 20]++, low[k >> 20] += k & 0xfffffu;
+}
+
+/* Adds the hot bins' lane sums into low and clears them. */
+SB_INLINE void bin_sums_flush(svi *lows, const int *hot, uint64_t *low) {
+    for (int j = 0; j < SAMPLER_HOT_BINS; j++) {
+        int32_t l[16];
+        svi_store(l, lows[j]);
+        for (int q = 0; q < 16 && hot[j] >= 0; q++) low[hot[j]] += (uint32_t)l[q];
+        lows[j] = svi_set1(0);
+    }
+}
+
+/* The hot bins' counts are popcounts of their masks, their low bits lane sums. Counts in lanes too spilled
+ * AVX2's 16 registers: the filter on a flat 151,936-token row measured 201-222 us so, where the filter
+ * before bin_sums ran at 206-216 in the same alternations, and this way 180-191 against its 210-230. */
+static void SFN(bin_sums)(const float *p, int n, const int *hot, uint64_t *count, uint64_t *low) {
+    svi bin[SAMPLER_HOT_BINS], lows[SAMPLER_HOT_BINS];
+    uint64_t hot_count[SAMPLER_HOT_BINS] = {0};
+    for (int j = 0; j < SAMPLER_HOT_BINS; j++) bin[j] = svi_set1(hot[j]), lows[j] = svi_set1(0);
+    const svi low_bits = svi_set1(0xfffff);
+    int i = 0, since = 0;
+    for (; i + 16 <= n; i += 16) {
+        svi key = sv_keys(sv_load(p + i)), b = svi_shr20(key), l = svi_and(key, low_bits);
+        svm any = svm_none();
+        for (int j = 0; j < SAMPLER_HOT_BINS; j++) {
+            svm in = svi_eq(b, bin[j]);
+            hot_count[j] += (uint64_t)__builtin_popcount(svm_bits(in));
+            lows[j] = svi_add_where(lows[j], l, in);
+            any = svm_or(any, in);
+        }
+        for (unsigned rest = ~svm_bits(any) & 0xffffu; rest; rest &= rest - 1)
+            bin_sums_one(sampler_key(p[i + __builtin_ctz(rest)]), count, low);
+        if (++since == BIN_SUMS_FLUSH) bin_sums_flush(lows, hot, low), since = 0;
+    }
+    for (; i < n; i++) bin_sums_one(sampler_key(p[i]), count, low);
+    bin_sums_flush(lows, hot, low);
+    for (int j = 0; j < SAMPLER_HOT_BINS; j++)
+        if (hot[j] >= 0) count[hot[j]] += hot_count[j];
+}
+
 const struct sampler_row_ops SOPS_TABLE = {
     .scan = SFN(scan),
     .argmax = SFN(argmax),
@@ -404,4 +452,5 @@ const struct sampler_row_ops SOPS_TABLE = {
     .draw_total = SFN(draw_total),
     .draw_block = SFN(draw_block),
     .finish = SFN(finish),
+    .bin_sums = SFN(bin_sums),
 };
