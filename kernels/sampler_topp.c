@@ -10,7 +10,8 @@
  * one, while sums are exact, the same split repeats on the next 10 key bits, and only the part holding the
  * cut is radix sorted (key descending, stable: id ascending) and walked token by token as the reference.
  * A power-of-two pre-filter keeps a peaked row from histogramming its long tail: only the tokens above the
- * highest level whose mass covers top_p are histogrammed, the rest only if the nucleus reaches them.
+ * highest level whose mass covers top_p are histogrammed, the rest only if the nucleus reaches them. A row
+ * whose pre-filter keeps every token (a flat one) is binned in order by the row op bin_sums (SIMD).
  * The renormalizing sum is the reference's id-order double sum; it is exact (so equal to the sorted-order
  * sum) when the kept mass is below 2^53 ulps of the smallest kept value, else it is redone in id order.
  * Sizes: any n the API takes up to 2^26 (sums of keys stay below 2^53 ulps; the histogram words are
