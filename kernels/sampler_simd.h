@@ -68,8 +68,9 @@ struct sampler_row_ops {
                    double *total, int *last);
     /* The top-p filter's bins over the whole row: for every element, count[key >> 20] += 1 and
      * low[key >> 20] += key & 0xfffff (integers, so exact in any order). The SAMPLER_HOT_BINS bins of hot
-     * (-1: none) are summed in vector lanes, the others one element at a time: fast when hot holds the
-     * crowded bins. NULL in the scalar table, where sampler_topp.c's own histogram runs instead. */
+     * (distinct, else a bin would be counted twice; -1: none) are summed in vector lanes, the others one
+     * element at a time: fast when hot holds the crowded bins. count and low hold SAMPLER_KEY_BINS entries.
+     * NULL in the scalar table, where sampler_topp.c's own histogram runs instead. */
     void (*bin_sums)(const float *p, int n, const int *hot, uint64_t *count, uint64_t *low);
 };
 
