@@ -153,6 +153,10 @@ SP_INLINE svi svi_add_where(svi acc, svi x, svm m) { /* acc + x in m's lanes */
     return (svi){_mm256_add_epi32(acc.a, _mm256_and_si256(x.a, m.a)),
                  _mm256_add_epi32(acc.b, _mm256_and_si256(x.b, m.b))};
 }
+SP_INLINE svi svi_load(const uint32_t *p) {
+    return (svi){_mm256_loadu_si256((const __m256i *)(const void *)p),
+                 _mm256_loadu_si256((const __m256i *)(const void *)(p + 8))};
+}
 SP_INLINE void svi_store(int32_t *p, svi v) {
     _mm256_storeu_si256((__m256i *)(void *)p, v.a);
     _mm256_storeu_si256((__m256i *)(void *)(p + 8), v.b);

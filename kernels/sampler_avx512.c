@@ -62,6 +62,7 @@ SP_INLINE double sv_block_sum16(sv v) {
 #define svi_eq(x, y)             _mm512_cmpeq_epi32_mask((x), (y))
 #define svi_blend(x, y, m)       _mm512_mask_mov_epi32((x), (m), (y))
 #define svi_store(p, v)          _mm512_storeu_si512((p), (v))
+#define svi_load(p)              _mm512_loadu_si512((p))
 #define svi_shr20(x)             _mm512_srli_epi32((x), 20) /* logical */
 #define svi_and(x, y)            _mm512_and_si512((x), (y))
 #define svi_add_where(acc, x, m) _mm512_mask_add_epi32((acc), (m), (acc), (x)) /* acc + x in m's lanes */

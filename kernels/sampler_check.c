@@ -10,7 +10,9 @@
 
 struct cmp_buf {
     float *fa, *fb, *fp; /* [n] */
-    uint32_t *ia, *ib;   /* [n + 16] */
+    uint32_t *ia, *ib;   /* [n + 16] ids */
+    uint32_t *ka, *kb;   /* [n + 16] keys */
+    uint32_t *is, *ks;   /* [n + 16] select_keys' input ids and keys */
     double *da, *db;     /* [n / 16 + 1] */
     uint16_t *h;         /* [n] the row as bf16 */
 };
@@ -18,7 +20,7 @@ struct cmp_buf {
 size_t sampler_check_work_bytes(int n) {
     if (n < 1) n = 1;
     size_t nn = (size_t)n;
-    return 3 * sizeof(float) * nn + 2 * sizeof(uint32_t) * (nn + 16) + 2 * sizeof(double) * (nn / 16 + 1) +
+    return 3 * sizeof(float) * nn + 6 * sizeof(uint32_t) * (nn + 16) + 2 * sizeof(double) * (nn / 16 + 1) +
            sizeof(uint16_t) * nn + 64;
 }
 
@@ -32,7 +34,11 @@ static struct cmp_buf cmp_layout(void *work, int n) {
     b.fp = b.fb + nn;
     b.ia = (uint32_t *)(void *)(b.fp + nn);
     b.ib = b.ia + nn + 16;
-    b.h = (uint16_t *)(void *)(b.ib + nn + 16);
+    b.ka = b.ib + nn + 16;
+    b.kb = b.ka + nn + 16;
+    b.is = b.kb + nn + 16;
+    b.ks = b.is + nn + 16;
+    b.h = (uint16_t *)(void *)(b.ks + nn + 16);
     return b;
 }
 
@@ -90,13 +96,26 @@ int sampler_ops_compare(const struct sampler_row_ops *x, const struct sampler_ro
     CHECK(same(b.fa, b.fb, fbytes), "scale");
     memcpy(b.fp, b.fb, fbytes);
     const float *p = b.fp;
-    /* collect over three key ranges: above 2^-12, [2^-20, 2^-14), everything */
-    const uint32_t ranges[3][2] = {
-        {SAMPLER_LEVEL_KEY(1), 0x80000000u}, {0x35800000u, 0x38800000u}, {0, 0x80000000u}};
-    for (int k = 0; k < 3; k++) {
-        int ca = x->collect(b.ia, p, n, ranges[k][0], ranges[k][1]);
-        int cb = ref->collect(b.ib, p, n, ranges[k][0], ranges[k][1]);
+    /* collect (ids alone and with keys) and select_keys (over every index and its key) over four key
+     * ranges: above 2^-12, [2^-20, 2^-14), everything, and the 1024 keys from the middle element's up */
+    for (int i = 0; i < n; i++) b.is[i] = (uint32_t)i, b.ks[i] = sampler_key(p[i]);
+    uint32_t sub = b.ks[n / 2] & ~1023u;
+    const uint32_t ranges[4][2] = {
+        {SAMPLER_LEVEL_KEY(1), 0x80000000u}, {0x35800000u, 0x38800000u}, {0, 0x80000000u}, {sub, sub + 1024}};
+    for (int k = 0; k < 4; k++) {
+        int ca = x->collect(b.ia, NULL, p, n, ranges[k][0], ranges[k][1]);
+        int cb = ref->collect(b.ib, NULL, p, n, ranges[k][0], ranges[k][1]);
         CHECK(ca == cb && same(b.ia, b.ib, sizeof(uint32_t) * (size_t)cb), "collect");
+        ca = x->collect(b.ia, b.ka, p, n, ranges[k][0], ranges[k][1]);
+        cb = ref->collect(b.ib, b.kb, p, n, ranges[k][0], ranges[k][1]);
+        CHECK(ca == cb && same(b.ia, b.ib, sizeof(uint32_t) * (size_t)cb) &&
+                  same(b.ka, b.kb, sizeof(uint32_t) * (size_t)cb),
+              "collect (with keys)");
+        ca = x->select_keys(b.ia, b.ka, b.is, b.ks, n, ranges[k][0], ranges[k][1]);
+        cb = ref->select_keys(b.ib, b.kb, b.is, b.ks, n, ranges[k][0], ranges[k][1]);
+        CHECK(ca == cb && same(b.ia, b.ib, sizeof(uint32_t) * (size_t)cb) &&
+                  same(b.ka, b.kb, sizeof(uint32_t) * (size_t)cb),
+              "select_keys");
         if (cb > 0) {
             int ma2 = x->min_in_range(p, n, ranges[k][0], ranges[k][1]);
             int mb2 = ref->min_in_range(p, n, ranges[k][0], ranges[k][1]);

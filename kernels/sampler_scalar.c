@@ -105,12 +105,23 @@ static void scale_scalar(float *p, int n, float r) {
     for (int i = 0; i < n; i++) p[i] = p[i] * r;
 }
 
-static int collect_scalar(uint32_t *ids, const float *p, int n, uint32_t lo, uint32_t hi) {
+static int collect_scalar(uint32_t *ids, uint32_t *keys, const float *p, int n, uint32_t lo, uint32_t hi) {
     int m = 0;
     for (int i = 0; i < n; i++) {
         uint32_t k = sampler_key(p[i]);
         ids[m] = (uint32_t)i;
+        if (keys) keys[m] = k;
         m += (k >= lo) & (k < hi);
+    }
+    return m;
+}
+
+static int select_keys_scalar(uint32_t *ids_out, uint32_t *keys_out, const uint32_t *ids,
+                              const uint32_t *keys, int n, uint32_t lo, uint32_t hi) {
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        ids_out[m] = ids[i], keys_out[m] = keys[i];
+        m += (keys[i] >= lo) & (keys[i] < hi);
     }
     return m;
 }
@@ -128,7 +139,7 @@ static int collect_top_scalar(uint32_t *ids, const float *p, float *scaled, floa
         if (k < t && (best < 0 || k > bk)) best = i, bk = k;
     }
     *below = best;
-    return collect_scalar(ids, p, n, t, 0x80000000u);
+    return collect_scalar(ids, NULL, p, n, t, 0x80000000u);
 }
 
 static int min_in_range_scalar(const float *p, int n, uint32_t lo, uint32_t hi) {
@@ -199,6 +210,7 @@ const struct sampler_row_ops sampler_ops_scalar = {
     .levels = levels_scalar,
     .collect = collect_scalar,
     .collect_top = collect_top_scalar,
+    .select_keys = select_keys_scalar,
     .min_in_range = min_in_range_scalar,
     .draw_total = draw_total_scalar,
     .draw_block = draw_block_scalar,

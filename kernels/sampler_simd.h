@@ -48,12 +48,17 @@ struct sampler_row_ops {
     void (*scale)(float *p, int n, float r);
     /* mass[j] ~ sum of the elements whose key >= SAMPLER_LEVEL_KEY(j) (f32 sums: a guide, not exact) */
     void (*levels)(const float *p, int n, float *mass);
-    /* ids of the elements whose key (f32 bits without the sign) lies in [lo, hi), in index order */
-    int (*collect)(uint32_t *ids, const float *p, int n, uint32_t lo, uint32_t hi);
+    /* ids of the elements whose key (f32 bits without the sign) lies in [lo, hi), in index order, and with
+     * keys (else NULL) their keys; each array may be written up to 16 entries past the count */
+    int (*collect)(uint32_t *ids, uint32_t *keys, const float *p, int n, uint32_t lo, uint32_t hi);
     /* With scaled: first scaled[i] = p[i] * r (scaled may be p), then the rest on the scaled values.
-     * collect(ids, p, n, t, 2^31), and in the same pass *below = the index of the largest element whose
+     * collect(ids, NULL, p, n, t, 2^31), and in the same pass *below = the index of the largest element whose
      * key is < t (lowest index on ties), -1 if none */
     int (*collect_top)(uint32_t *ids, const float *p, float *scaled, float r, int n, uint32_t t, int *below);
+    /* ids[i] and keys[i] for the i whose key lies in [lo, hi), in order, to ids_out and keys_out (which
+     * do not overlap the inputs and may be written up to 16 entries past the count); keys < 2^31 */
+    int (*select_keys)(uint32_t *ids_out, uint32_t *keys_out, const uint32_t *ids, const uint32_t *keys,
+                       int n, uint32_t lo, uint32_t hi);
     /* index of the smallest element whose key is in [lo, hi) (highest index on ties); one exists */
     int (*min_in_range)(const float *p, int n, uint32_t lo, uint32_t hi);
     /* the draw's CDF: sum of the 16-token block sums in block order (sampler_block_sum16's pairwise tree,

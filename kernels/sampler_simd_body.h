@@ -10,7 +10,8 @@
  *   n >= -126 and a normal result: one exact multiply), sv_cmp_ge/gt/eq (ordered), sv_bad (NaN or
  *   +inf), sv_keys (bits without the sign), sv_reduce_max, sv_block_sum16 (sampler_block_sum16's tree, in
  * double); svi_set1, svi_iota (0..15), svi_add, svi_gt (signed), svi_eq, svi_blend (b where the mask is set),
- *   svi_store, svi_compress (stores the mask's lanes in lane order to dst, may write 16, returns the count);
+ *   svi_load, svi_store, svi_compress (stores the mask's lanes in lane order to dst, may write 16, returns
+ *   the count);
  *   svm_all, svm_none, svm_and, svm_or, svm_andnot (~a & b), svm_bits (bit i = lane i);
  *   sd16_load, sd16_store, sd16_add (lane i += (double)v[i]);
  *   sl (an f32 accumulator of the level masses: a guide, so its lane layout is the ISA's own), sl_zero,
@@ -242,13 +243,21 @@ static void SFN(levels)(const float *p, int n, float *mass) {
 
 /* ---- collecting ids by key ---- */
 
-/* ids of the block's keys in [lo, hi) (lanes in live); with below, the largest key < lo per lane (strictly
- * greater: a lane keeps its earliest index; best starts at -1, below every key) */
-SB_INLINE int collect_block(uint32_t *ids, int m, sv v, svi idx, svm live, uint32_t lo, uint32_t hi,
-                            svi *best, svi *at, const int with_below) {
+/* ids (and with keys, the keys) of the block's keys in [lo, hi) (lanes in live); with below, the largest key
+ * < lo per lane (strictly greater: a lane keeps its earliest index; best starts at -1, below every key) */
+SB_INLINE int collect_block(uint32_t *ids, uint32_t *keys, int m, sv v, svi idx, svm live, uint32_t lo,
+                            uint32_t hi, svi *best, svi *at, const int with_below) {
     svi key = sv_keys(v);
     svm in = svm_and(live, keys_in(key, lo, hi));
-    if (svm_bits(in)) m += svi_compress(ids + m, in, idx);
+    unsigned bits = svm_bits(in);
+    if (bits == 0xffffu) { /* every lane (a flat row's first pass keeps every token): no compress */
+        if (keys) svi_store((int32_t *)(keys + m), key);
+        svi_store((int32_t *)(ids + m), idx);
+        m += 16;
+    } else if (bits) {
+        if (keys) svi_compress(keys + m, in, key);
+        m += svi_compress(ids + m, in, idx);
+    }
     if (with_below) {
         svm up = svm_and(svm_and(live, svi_gt(svi_set1((int32_t)lo), key)), svi_gt(key, *best));
         *best = svi_blend(*best, key, up);
@@ -266,33 +275,52 @@ SB_INLINE int below_out(svi best, svi at) {
     return res;
 }
 
-SB_INLINE int collect_t(uint32_t *ids, const float *p, float *scaled, float r, int n, uint32_t lo,
-                        uint32_t hi, int *below, const int with_scale, const int with_below) {
+SB_INLINE int collect_t(uint32_t *ids, uint32_t *keys, const float *p, float *scaled, float r, int n,
+                        uint32_t lo, uint32_t hi, int *below, const int with_scale, const int with_below) {
     svi best = svi_set1(-1), at = svi_set1(-1), idx = svi_iota(), step = svi_set1(16);
     sv vr = sv_set1(r);
     int m = 0, i = 0;
     for (; i + 16 <= n; i += 16, idx = svi_add(idx, step)) {
         sv v = sv_load(p + i);
         if (with_scale) v = sv_mul(v, vr), sv_store(scaled + i, v);
-        m = collect_block(ids, m, v, idx, svm_all(), lo, hi, &best, &at, with_below);
+        m = collect_block(ids, keys, m, v, idx, svm_all(), lo, hi, &best, &at, with_below);
     }
     if (i < n) {
         sv v = row_load_tail(p, 0, i, n, 0.0f);
         if (with_scale) v = sv_mul(v, vr), store_tail(scaled, i, n, v);
-        m = collect_block(ids, m, v, idx, tail_live(i, n), lo, hi, &best, &at, with_below);
+        m = collect_block(ids, keys, m, v, idx, tail_live(i, n), lo, hi, &best, &at, with_below);
     }
     if (with_below) *below = below_out(best, at);
     return m;
 }
 
-static int SFN(collect)(uint32_t *ids, const float *p, int n, uint32_t lo, uint32_t hi) {
-    return collect_t(ids, p, NULL, 1.0f, n, lo, hi, NULL, 0, 0);
+static int SFN(collect)(uint32_t *ids, uint32_t *keys, const float *p, int n, uint32_t lo, uint32_t hi) {
+    return keys ? collect_t(ids, keys, p, NULL, 1.0f, n, lo, hi, NULL, 0, 0)
+                : collect_t(ids, NULL, p, NULL, 1.0f, n, lo, hi, NULL, 0, 0);
 }
 
 static int SFN(collect_top)(uint32_t *ids, const float *p, float *scaled, float r, int n, uint32_t t,
                             int *below) {
-    return scaled ? collect_t(ids, p, scaled, r, n, t, 0x80000000u, below, 1, 1)
-                  : collect_t(ids, p, NULL, r, n, t, 0x80000000u, below, 0, 1);
+    return scaled ? collect_t(ids, NULL, p, scaled, r, n, t, 0x80000000u, below, 1, 1)
+                  : collect_t(ids, NULL, p, NULL, r, n, t, 0x80000000u, below, 0, 1);
+}
+
+static int SFN(select_keys)(uint32_t *ids_out, uint32_t *keys_out, const uint32_t *ids, const uint32_t *keys,
+                            int n, uint32_t lo, uint32_t hi) {
+    int m = 0, i = 0;
+    for (; i + 16 <= n; i += 16) {
+        svi key = svi_load(keys + i);
+        svm in = keys_in(key, lo, hi);
+        if (svm_bits(in)) {
+            svi_compress(keys_out + m, in, key);
+            m += svi_compress(ids_out + m, in, svi_load(ids + i));
+        }
+    }
+    for (; i < n; i++) {
+        ids_out[m] = ids[i], keys_out[m] = keys[i];
+        m += (keys[i] >= lo) & (keys[i] < hi);
+    }
+    return m;
 }
 
 /* per lane the smallest key in [lo, hi) and its latest index (<=), then across lanes */
@@ -448,6 +476,7 @@ const struct sampler_row_ops SOPS_TABLE = {
     .levels = SFN(levels),
     .collect = SFN(collect),
     .collect_top = SFN(collect_top),
+    .select_keys = SFN(select_keys),
     .min_in_range = SFN(min_in_range),
     .draw_total = SFN(draw_total),
     .draw_block = SFN(draw_block),

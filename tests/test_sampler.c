@@ -475,6 +475,34 @@ static void bin_sums_miss_last(const float *p, int n, const int *hot, uint64_t *
     }
 }
 
+/* select_keys that drops the last entry it selects */
+static int select_keys_drop_last(uint32_t *ids_out, uint32_t *keys_out, const uint32_t *ids,
+                                 const uint32_t *keys, int n, uint32_t lo, uint32_t hi) {
+    int m = sampler_ops_scalar.select_keys(ids_out, keys_out, ids, keys, n, lo, hi);
+    return m > 0 ? m - 1 : 0;
+}
+
+/* collect whose keys (when asked for) are one too high; its ids are right */
+static int collect_keys_off(uint32_t *ids, uint32_t *keys, const float *p, int n, uint32_t lo, uint32_t hi) {
+    int m = sampler_ops_scalar.collect(ids, keys, p, n, lo, hi);
+    for (int i = 0; keys && i < m; i++) keys[i]++;
+    return m;
+}
+
+/* The self-check of a table with one wrong pass against the scalar one: some outputs (exactly `outputs`
+ * where that is not 0) differ, the first in `pass`. */
+static void expect_caught(const struct sampler_row_ops *broken, const float *row, int n, void *work,
+                          const char *pass, int outputs) {
+    const char *first = NULL;
+    int d = sampler_ops_compare(broken, &sampler_ops_scalar, row, n, 0.9f, work, &first);
+    if (outputs)
+        cr_expect_eq(d, outputs, "a wrong %s pass: %d outputs differ, want %d", pass, d, outputs);
+    else
+        cr_expect_gt(d, 0, "a wrong %s pass went unnoticed", pass);
+    cr_expect(first && strcmp(first, pass) == 0, "first differing pass: %s, want %s", first ? first : "none",
+              pass);
+}
+
 Test(sampler, isa_self_check_compares_every_pass) {
     enum { N = 5003 };
     float *row = malloc(sizeof(float) * N);
@@ -489,20 +517,19 @@ Test(sampler, isa_self_check_compares_every_pass) {
         }
         struct sampler_row_ops broken = sampler_ops_scalar;
         broken.finish = finish_off_by_one;
-        int d = sampler_ops_compare(&broken, &sampler_ops_scalar, row, N, 0.9f, work, &first);
-        cr_expect_gt(d, 0, "a wrong finish pass went unnoticed");
-        cr_expect(first && strcmp(first, "finish") == 0, "first differing pass: %s", first ? first : "none");
+        expect_caught(&broken, row, N, work, "finish", 0);
         broken = sampler_ops_scalar;
         broken.exp = exp_off_by_one;
-        d = sampler_ops_compare(&broken, &sampler_ops_scalar, row, N, 0.9f, work, &first);
-        cr_expect_eq(d, 1, "a wrong exp pass went unnoticed");
-        cr_expect(first && strcmp(first, "exp") == 0, "first differing pass: %s", first ? first : "none");
+        expect_caught(&broken, row, N, work, "exp", 1);
         broken = sampler_ops_scalar;
         broken.bin_sums = bin_sums_miss_last; /* the scalar table has none: checked only where one exists */
-        d = sampler_ops_compare(&broken, &sampler_ops_scalar, row, N, 0.9f, work, &first);
-        cr_expect_eq(d, 1, "a wrong bin_sums pass went unnoticed");
-        cr_expect(first && strcmp(first, "bin_sums") == 0, "first differing pass: %s",
-                  first ? first : "none");
+        expect_caught(&broken, row, N, work, "bin_sums", 1);
+        broken = sampler_ops_scalar;
+        broken.select_keys = select_keys_drop_last;
+        expect_caught(&broken, row, N, work, "select_keys", 0);
+        broken = sampler_ops_scalar;
+        broken.collect = collect_keys_off; /* its ids are right: only the check with keys sees it */
+        expect_caught(&broken, row, N, work, "collect (with keys)", 0);
     }
     free(row), free(work);
 }
