@@ -67,6 +67,7 @@ Test(findings, flagged_rows_are_named) {
     report_findings_run(r, &f);
     cr_assert_eq(f.n, 8);
     cr_expect(strstr(f.line[0], "12.2 at 1024 (82 %, 90 %)") != NULL, "%s", f.line[0]);
+    cr_expect(strstr(f.line[0], "9.6 at 4096 (82 %, noisy)") != NULL, "%s", f.line[0]);
     cr_expect(
         strstr(f.line[4], "Sampler: 0.134 ms of the 81.90 ms step at context 1024 (0.2 %, timed alone)") ==
             f.line[4],

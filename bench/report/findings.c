@@ -73,17 +73,19 @@ static void line_steps(const struct run_report *r, struct report_findings *out) 
         report_fmt_md(s->paired_efficiency, 100, 0, pe);
         report_fmt_md(s->weights_read_efficiency, 100, 0, we);
         bool paired = isfinite(s->paired_efficiency), weights = isfinite(s->weights_read_efficiency);
+        /* a noisy step's ratios can be far off (a read slowed by a neighbour: above 100 %): said here too */
+        const char *noisy = s->measured.noisy ? ", noisy" : "";
         if (i == 0)
             used += (size_t)snprintf(
                 buf + used, sizeof buf - used,
-                "%s tokens/s at context %ld (%s %% of the %s roof%s%s%s%s%s%s)", tps, s->context, ef,
+                "%s tokens/s at context %ld (%s %% of the %s roof%s%s%s%s%s%s%s)", tps, s->context, ef,
                 roof_name(s->flops, s->predicted_s, peak), paired ? ", " : "", paired ? pe : "",
                 paired ? " % of the paired read's GB/s" : "", weights ? ", " : "", weights ? we : "",
-                weights ? " % of the same read over the model's weights" : "");
+                weights ? " % of the same read over the model's weights" : "", noisy);
         else
-            used +=
-                (size_t)snprintf(buf + used, sizeof buf - used, ", %s at %ld (%s %%%s%s%s)", tps, s->context,
-                                 ef, paired ? ", " : "", paired ? pe : "", paired ? " %" : "");
+            used += (size_t)snprintf(buf + used, sizeof buf - used, ", %s at %ld (%s %%%s%s%s%s)", tps,
+                                     s->context, ef, paired ? ", " : "", paired ? pe : "", paired ? " %" : "",
+                                     noisy);
     }
     report_findings_add(out, "Decode: %s.", buf);
 }
