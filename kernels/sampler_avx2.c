@@ -182,8 +182,18 @@ SP_INLINE unsigned svm_bits(svm m) {
     return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m.a)) |
            (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m.b)) << 8;
 }
+/* A block whose 16 lanes are all kept (a flat row's first pass keeps every token) is stored as it is, not
+ * permuted. `sample --bench --isa avx2` against the build before select_keys (Zen 5 VM, medians of 6
+ * alternations, one / two threads): the chain on the flat 151,936-token row 0.93 / 0.95 of its time
+ * without this, 0.84 / 0.90 with it; on the realistic row 1.02-1.04 either way. The same test in the
+ * shared body slowed AVX-512's realistic row by 25-30 % (its compress is one instruction already). */
 SP_INLINE int svi_compress(uint32_t *dst, svm m, svi v) {
     unsigned bits = svm_bits(m);
+    if (bits == 0xffffu) {
+        _mm256_storeu_si256((__m256i *)(void *)dst, v.a);
+        _mm256_storeu_si256((__m256i *)(void *)(dst + 8), v.b);
+        return 16;
+    }
     int k = compress8(dst, bits & 0xffu, v.a);
     return k + compress8(dst + k, bits >> 8, v.b);
 }

@@ -249,12 +249,7 @@ SB_INLINE int collect_block(uint32_t *ids, uint32_t *keys, int m, sv v, svi idx,
                             uint32_t hi, svi *best, svi *at, const int with_below) {
     svi key = sv_keys(v);
     svm in = svm_and(live, keys_in(key, lo, hi));
-    unsigned bits = svm_bits(in);
-    if (bits == 0xffffu) { /* every lane (a flat row's first pass keeps every token): no compress */
-        if (keys) svi_store((int32_t *)(keys + m), key);
-        svi_store((int32_t *)(ids + m), idx);
-        m += 16;
-    } else if (bits) {
+    if (svm_bits(in)) {
         if (keys) svi_compress(keys + m, in, key);
         m += svi_compress(ids + m, in, idx);
     }
