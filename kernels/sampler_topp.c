@@ -472,7 +472,8 @@ int sampler_top_p_fast_fused(float *out, const struct sampler_topp_in *in, int n
          * sub-bin, on a flat 151,936-token row (cut in a bin of 24,620 tokens; Zen 5 VM, one core,
          * alternated, medians): the filter alone on AVX2 194 -> 167 us (10 alternations); the whole chain
          * (sampler_pick) on AVX2 338 -> 284 us on one thread and 275 -> 241 on two, on AVX-512 290 -> 231
-         * and 262 -> 220 (8-10 alternations each); the realistic row's chain unchanged (118 -> 120 us). */
+         * and 262 -> 220 (8-10 alternations each); the realistic row's chain unchanged (AVX2, 118 -> 120 us).
+         * `sample --bench` figures of both ISAs, realistic row included: sampler_avx2.c's svi_compress. */
         for (int x = b; x >= lo && !wk.cut; x--) {
             int c = (int)w.count[x];
             if (!c || take_whole(&wk, &w, x, top_p)) continue;
