@@ -185,8 +185,9 @@ SP_INLINE unsigned svm_bits(svm m) {
 /* A block whose 16 lanes are all kept (a flat row's first pass keeps every token) is stored as it is, not
  * permuted. `sample --bench --isa avx2` against the build before select_keys (Zen 5 VM, medians of 6
  * alternations, one / two threads): the chain on the flat 151,936-token row 0.93 / 0.95 of its time
- * without this, 0.84 / 0.90 with it; on the realistic row 1.02-1.04 either way. The same test in the
- * shared body slowed AVX-512's realistic row by 25-30 % (its compress is one instruction already). */
+ * without this, 0.84 / 0.90 with it; on the realistic row 1.02-1.04 either way. AVX-512, which has no such
+ * test, in the same alternations: flat 0.89 / 0.86, realistic 1.01 / 1.01. The same test in the shared body
+ * slowed AVX-512's realistic row by 25-30 % (its compress is one instruction already). */
 SP_INLINE int svi_compress(uint32_t *dst, svm m, svi v) {
     unsigned bits = svm_bits(m);
     if (bits == 0xffffu) {
