@@ -246,30 +246,43 @@ static void histogram_add(struct topp_work *w, const float *p, const uint32_t *i
 
 /* Tokens whose bins histogram_row counts first to find the crowded ones. */
 #define HOT_SAMPLE 4096
+/* The share of those, in percent, that the hot bins must hold for bin_sums to run: each token outside them
+ * costs bin_sums a scalar step several times the histogram's. The chain on rows of normal(0, sd) logits at
+ * T 0.8, top-p 0.9 (Zen 5 VM, one thread, bin_sums always against never, us): AVX2 at 94 % 281-286 against
+ * 295-309, 90 % 295-308 against 315-330, 84 % 302-309 against 300-311, 79 % 311-321 against 299-312, 74 %
+ * 304-332 against 287-288, 35 % 396-432 against 285-288; AVX-512 at 84 % 238-244 against 245-255, 74 %
+ * 249-257 against 233-238. */
+#define HOT_MIN_PERCENT 85
 
-/* The first pass kept every token (a flat row): all of them to the bin counts and sums through the row op
- * bin_sums, in order, the SAMPLER_HOT_BINS bins most crowded among the first HOT_SAMPLE tokens summed in
- * vector lanes. Against histogram_add through the ids, the filter on a flat 151,936-token row (every token
- * kept, 7 bins, the 4 largest holding 98 % of it) went from 210-230 to 180-191 us, medians 218 -> 183
- * (Zen 5 VM, AVX2, one core, 10 alternations, the same output); the whole chain on that row (sampler_pick:
- * softmax, filter, draw, one thread) AVX2 346 -> 330 us (median ratio 0.96, 16 alternations), AVX-512
- * 269 -> 243 (0.90, 8). */
-static void histogram_row(struct topp_work *w, const struct sampler_row_ops *ops, const float *p, int n,
+/* The first pass kept every token (a flat row): when the SAMPLER_HOT_BINS bins most crowded among the first
+ * HOT_SAMPLE tokens hold at least HOT_MIN_PERCENT of them, all tokens go to the bin counts and sums through
+ * the row op bin_sums, in order, those bins summed in vector lanes, and this returns true; else it does
+ * nothing and returns false (the caller histograms through the ids). Against histogram_add through the ids,
+ * the filter on a flat 151,936-token row (every token kept, 7 bins, the 4 largest holding 98 % of it) went
+ * from 210-230 to 180-191 us, medians 218 -> 183 (Zen 5 VM, AVX2, one core, 10 alternations, the same
+ * output); the whole chain on that row (sampler_pick: softmax, filter, draw, one thread) AVX2 346 -> 330 us
+ * (median ratio 0.96, 16 alternations), AVX-512 269 -> 243 (0.90, 8). On the synthetic weights' logits
+ * (the full run's decode steps: every token kept, 70 bins, the 4 hot ones holding 23 %) always running
+ * bin_sums cost the chain 413 us on AVX2 and 359 on AVX-512 against 273 and 225 with this test (one
+ * thread; two: 373 and 345 against 234 and 215; medians of 6 alternations). */
+static bool histogram_row(struct topp_work *w, const struct sampler_row_ops *ops, const float *p, int n,
                           uint32_t lo, uint32_t hi) {
     const int blo = (int)(lo >> BIN_SHIFT), bhi = (int)((hi - 1) >> BIN_SHIFT); /* every key is in [lo, hi) */
-    int seen[BINS], hot[SAMPLER_HOT_BINS];
+    int seen[BINS], hot[SAMPLER_HOT_BINS], sample = n < HOT_SAMPLE ? n : HOT_SAMPLE, covered = 0;
     memset(seen + blo, 0, sizeof(int) * (size_t)(bhi - blo + 1));
-    for (int i = 0; i < n && i < HOT_SAMPLE; i++) seen[sampler_key(p[i]) >> BIN_SHIFT]++;
+    for (int i = 0; i < sample; i++) seen[sampler_key(p[i]) >> BIN_SHIFT]++;
     for (int j = 0; j < SAMPLER_HOT_BINS; j++) {
         hot[j] = -1;
         for (int b = blo; b <= bhi; b++)
             if (seen[b] > 0 && (hot[j] < 0 || seen[b] > seen[hot[j]])) hot[j] = b;
-        if (hot[j] >= 0) seen[hot[j]] = 0;
+        if (hot[j] >= 0) covered += seen[hot[j]], seen[hot[j]] = 0;
     }
+    if ((long)covered * 100 < (long)HOT_MIN_PERCENT * sample) return false;
     memset(w->bin_count + blo, 0, sizeof(uint64_t) * (size_t)(bhi - blo + 1));
     memset(w->bin_low + blo, 0, sizeof(uint64_t) * (size_t)(bhi - blo + 1));
     ops->bin_sums(p, n, hot, w->bin_count, w->bin_low);
     for (int b = blo; b <= bhi; b++) bin_add(w, b, w->bin_count[b], w->bin_low[b]);
+    return true;
 }
 
 /* ulp of the smallest value a bin can hold: every value in the bin and above is a multiple of it */
@@ -421,9 +434,7 @@ int sampler_top_p_fast_fused(float *out, const struct sampler_topp_in *in, int n
     /* the first pass: scaling where asked, the tokens at or above the pre-filter key, the largest below */
     int m1 = ops->collect_top(w.region, in->probs, in->scaled, in->r, n, t0, &below);
     const float *probs = in->scaled ? in->scaled : in->probs;
-    if (m1 == n && ops->bin_sums)
-        histogram_row(&w, ops, probs, n, t0, top_key);
-    else
+    if (!(m1 == n && ops->bin_sums && histogram_row(&w, ops, probs, n, t0, top_key)))
         histogram_add(&w, probs, w.region, m1, t0, top_key);
     bool all_binned = t0 == 0;
 
