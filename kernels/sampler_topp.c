@@ -11,7 +11,9 @@
  * cut is radix sorted (key descending, stable: id ascending) and walked token by token as the reference.
  * A power-of-two pre-filter keeps a peaked row from histogramming its long tail: only the tokens above the
  * highest level whose mass covers top_p are histogrammed, the rest only if the nucleus reaches them. A row
- * whose pre-filter keeps every token (a flat one) is binned in order by the row op bin_sums (SIMD).
+ * whose pre-filter keeps every token (a flat one) is binned in order by the row op bin_sums (SIMD) when a
+ * few bins hold most of it (histogram_row), and the bins where the cut may fall are picked apart by the row
+ * op select_keys (SIMD).
  * The renormalizing sum is the reference's id-order double sum; it is exact (so equal to the sorted-order
  * sum) when the kept mass is below 2^53 ulps of the smallest kept value, else it is redone in id order.
  * Sizes: any n the API takes up to 2^26 (sums of keys stay below 2^53 ulps; the histogram words are
