@@ -410,9 +410,9 @@ static int gcd_int(int a, int b) {
     return a;
 }
 
-/* The plan every thread of a team of `threads` follows, as the pieces a head: threads / gcd(n_kv, threads),
- * fewer where the pieces would be shorter than attn_piece_min (each is at least n_pos / cuts - block long).
- */
+/* How many pieces each head is cut into where the team does not divide the KV heads: threads / gcd(n_kv,
+ * threads), fewer where the pieces would be shorter than attn_piece_min (each is at least n_pos / cuts -
+ * block long). */
 static int attn_cuts(const struct attn_args *a, int threads) {
     const int t = threads > 0 ? threads : 1;
     int cuts = t / gcd_int(a->n_kv, t), most = a->n_pos / (attn_piece_min(a) + KERNEL_ATT_BLOCK);
@@ -420,13 +420,50 @@ static int attn_cuts(const struct attn_args *a, int threads) {
     return cuts > 1 ? cuts : 1;
 }
 
-/* The piece the team's ticket-th claim gets: every head's first piece, then every head's second, ...; the
- * pieces are numbered head by head, so that a head's slots of scratch are adjacent (attn_merge). */
-static struct attn_piece attn_piece_at(const struct attn_args *a, int cuts, int ticket, int *index) {
-    const int pb = KERNEL_ATT_BLOCK, kh = ticket % a->n_kv, j = ticket / a->n_kv;
-    *index = kh * cuts + j;
-    int p0 = (int)((long)a->n_pos * j / cuts / pb * pb),
-        p1 = j + 1 == cuts ? a->n_pos : (int)((long)a->n_pos * (j + 1) / cuts / pb * pb);
+/* Where the team divides the KV heads, each thread's share is whole heads; but a thread whose core runs
+ * slower for a while (on a VM, a busy sibling hyperthread) finishes its last head after the others, which
+ * wait at the barrier that ends the call, for up to a head's time. So the last round of heads (one a thread)
+ * is cut into ATT_TAIL_CUTS pieces each, handed out across those heads after the whole ones, and a faster
+ * thread takes more of them. Attention alone from DRAM (Zen 5 VM, two threads, 144 MiB of K and V at 1024
+ * positions, 576 at 4096, alternated in one process with a read of the same rows, then the builds
+ * alternated 6 times; fraction of the read, medians, whole heads -> this plan, and the median of the pairs'
+ * ratios): Qwen3-0.6B's heads (16 / 8) at 1024 / 4096 positions AVX2 0.66 / 0.68 -> 0.72 / 0.76 (x1.05 /
+ * x1.09), AVX-512 0.80 / 0.81 -> 0.83 / 0.89 (x1.04 / x1.09); Qwen3-4B's (32 / 8) AVX2 0.44 / 0.51 -> 0.49 /
+ * 0.53 (x1.16 / x1.10), AVX-512 0.63 / 0.70 -> 0.74 / 0.77 (x1.16 / x1.10); 35 of 38 pairs faster. Each
+ * thread on its own four heads through all the layers, with no barrier between them (a bound: a step needs
+ * one after attention), ran Qwen3-4B's at 4096 positions on AVX2 at 0.57-0.60 against 0.52 for whole heads. 8
+ * or 16 pieces measured no better than 4 (pairs' medians 0.96-1.07 at 4096 and 16384 positions). */
+#define ATT_TAIL_CUTS 4
+
+/* The plan every thread of a team of `threads` follows: heads [0, whole) handed out whole, then each of the
+ * heads [whole, n_kv) in `cuts` pieces, n tickets in all. */
+struct attn_plan {
+    int whole, cuts, n;
+};
+
+static struct attn_plan attn_plan_make(const struct attn_args *a, int threads) {
+    int cuts = attn_cuts(a, threads), tail = a->n_pos / (attn_piece_min(a) + KERNEL_ATT_BLOCK);
+    tail = tail < ATT_TAIL_CUTS ? tail : ATT_TAIL_CUTS;
+    if (cuts == 1 && threads > 1 && a->n_kv >= 2 * threads && tail > 1) /* the last round cut */
+        return (struct attn_plan){a->n_kv - threads, tail, a->n_kv - threads + threads * tail};
+    if (cuts == 1) return (struct attn_plan){a->n_kv, 1, a->n_kv};
+    return (struct attn_plan){0, cuts, a->n_kv * cuts};
+}
+
+/* The piece the team's ticket-th claim gets: the whole heads in order, then every cut head's first piece,
+ * every one's second, ...; *slot is the piece's slot of scratch (-1: a whole head's, which needs none),
+ * numbered head by head so that a head's slots are adjacent (attn_merge). */
+static struct attn_piece attn_piece_at(const struct attn_args *a, const struct attn_plan *p, int ticket,
+                                       int *slot) {
+    if (ticket < p->whole) {
+        *slot = -1;
+        return (struct attn_piece){ticket, 0, a->n_pos};
+    }
+    const int pb = KERNEL_ATT_BLOCK, heads = a->n_kv - p->whole, u = ticket - p->whole, j = u / heads,
+              kh = p->whole + u % heads;
+    *slot = (kh - p->whole) * p->cuts + j;
+    int p0 = (int)((long)a->n_pos * j / p->cuts / pb * pb),
+        p1 = j + 1 == p->cuts ? a->n_pos : (int)((long)a->n_pos * (j + 1) / p->cuts / pb * pb);
     return (struct attn_piece){kh, p0, p1};
 }
 
@@ -512,7 +549,7 @@ static void attn_merge(const struct attn_args *a, int kh, int f, int e, size_t s
     }
 }
 
-/* One thread's part of the team split (attn_cuts): pieces handed out dynamically, each streaming its K
+/* One thread's part of the team split (attn_plan_make): pieces handed out dynamically, each streaming its K
  * and V rows once for the head's query heads (kernel_ops.attn_partial). A head's only piece writes its rows
  * of out itself; the pieces of a cut head go to their slots of scratch, and whichever thread finishes the
  * head's last piece merges them (attn_merge), so no thread waits for another before the team's end.
@@ -523,33 +560,33 @@ static void attn_merge(const struct attn_args *a, int kh, int f, int e, size_t s
  * thread's first piece (and a piece after one shorter than the prefetch distance, a whole head of few
  * positions) starts with a burst of fetches and nothing to compute. No thread prefetches lines of a piece it
  * has not claimed. */
-static void attention_team(const struct attn_args *a, int cuts) {
-    const int group = a->n_heads / a->n_kv, D = a->head_dim, pb = KERNEL_ATT_BLOCK, n = a->n_kv * cuts;
+static void attention_team(const struct attn_args *a, const struct attn_plan *p) {
+    const int group = a->n_heads / a->n_kv, D = a->head_dim, pb = KERNEL_ATT_BLOCK, n = p->n;
     const size_t slot = (size_t)group * (size_t)(pb + D + 2), gd = (size_t)group * (size_t)D;
     int *counters = attn_counters(a), fetched = 0;
     const struct attn_rows none = {0};
-    float head_mls[cuts == 1 ? group * (pb + 2) : 1]; /* a whole head's m, l and block of scores */
+    float head_mls[group * (pb + 2)]; /* a whole head's m, l and block of scores */
     /* attn_partial sets m and l before it reads them; zeroed anyway (36 floats at Qwen3-0.6B's group), so
      * that no checker takes the stack buffer for uninitialized */
     memset(head_mls, 0, sizeof head_mls);
     for (int c = __atomic_fetch_add(&counters[-1], 1, __ATOMIC_RELAXED); c < n;) {
         int next = __atomic_fetch_add(&counters[-1], 1, __ATOMIC_RELAXED), at, at_next;
-        struct attn_piece pc = attn_piece_at(a, cuts, c, &at);
+        struct attn_piece pc = attn_piece_at(a, p, c, &at);
         struct attn_rows rows = attn_head_rows(a, pc.kh, pc.p0, pc.p1), ahead = none;
         if (next < n) {
-            struct attn_piece pn = attn_piece_at(a, cuts, next, &at_next);
+            struct attn_piece pn = attn_piece_at(a, p, next, &at_next);
             ahead = attn_head_rows(a, pn.kh, pn.p0, pn.p1);
         }
-        float *o = cuts == 1 ? a->out + (size_t)pc.kh * gd : a->scratch + (size_t)at * slot;
-        float *m = cuts == 1 ? head_mls : a->scratch + (size_t)at * slot + gd, *l = m + group,
-              *sbuf = l + group;
+        float *o = at < 0 ? a->out + (size_t)pc.kh * gd : a->scratch + (size_t)at * slot;
+        float *m = at < 0 ? head_mls : a->scratch + (size_t)at * slot + gd, *l = m + group, *sbuf = l + group;
         a->ops->attn_partial(o, m, l, sbuf, pb, a->q + (size_t)pc.kh * gd, &rows, &ahead, a->kv_bf16, group,
                              D, 1.0f / sqrtf((float)D), fetched, attn_pf_blocks());
-        if (cuts == 1)
+        if (at < 0)
             attn_normalize(o, l, group, D);
-        else if (__atomic_add_fetch(&counters[-2 - pc.kh], 1, __ATOMIC_ACQ_REL) == cuts)
-            attn_merge(a, pc.kh, pc.kh * cuts, (pc.kh + 1) * cuts,
-                       slot); /* the head's other pieces are done */
+        else if (__atomic_add_fetch(&counters[-2 - pc.kh], 1, __ATOMIC_ACQ_REL) == p->cuts) {
+            int first = (pc.kh - p->whole) * p->cuts; /* the head's other pieces are done */
+            attn_merge(a, pc.kh, first, first + p->cuts, slot);
+        }
         /* a piece of attn_pf_blocks() blocks or more fetched the next one's first blocks as it ended (a
          * whole head below attn_piece_min may be shorter) */
         fetched = rows.n >= pb * attn_pf_blocks();
@@ -557,11 +594,12 @@ static void attention_team(const struct attn_args *a, int cuts) {
     }
 }
 
-/* attention()'s arguments; false (out zeroed where it has rows) when there is nothing to attend to. */
+/* attention()'s arguments; false (out zeroed where it has rows) when there is nothing to attend to, or no
+ * KV head to attend with. */
 static bool attn_args_make(struct attn_args *a, float *out, const float *q, const void *k_cache,
                            const void *v_cache, enum fr_dtype kvtype, int n_pos, size_t head_stride,
                            int n_heads, int n_kv_heads, int head_dim, float *scratch) {
-    if (n_heads <= 0 || head_dim <= 0) return false;
+    if (n_heads <= 0 || head_dim <= 0 || n_kv_heads <= 0) return false;
     if (n_pos <= 0) {
         memset(out, 0, (size_t)n_heads * (size_t)head_dim * sizeof *out);
         return false;
@@ -603,10 +641,12 @@ void attention(float *out, const float *q, const void *k_cache, const void *v_ca
      * others from going on before */
     const bool in_team = kernel_team_shares(), fits = attn_team_fits(&a);
     if (in_team && (fits || attn_heads_fit(&a))) {
-        int cuts = fits ? attn_cuts(&a, omp_get_num_threads()) : 1; /* the same plan in every thread */
+        /* the same plan in every thread; whole heads where the positions are too few to cut */
+        struct attn_plan plan =
+            fits ? attn_plan_make(&a, omp_get_num_threads()) : (struct attn_plan){a.n_kv, 1, a.n_kv};
         if (omp_get_thread_num() == 0) attn_counters_zero(&a);
         kernel_team_sync(); /* no thread takes a piece before */
-        attention_team(&a, cuts);
+        attention_team(&a, &plan);
         kernel_team_sync();
         return;
     }
@@ -615,12 +655,13 @@ void attention(float *out, const float *q, const void *k_cache, const void *v_ca
         kernel_team_sync();
         return;
     }
-    int nt = omp_get_max_threads(), cuts = attn_cuts(&a, nt), pieces = a.n_kv * cuts;
-    if (nt < 2 || pieces < 2) {
+    int nt = omp_get_max_threads();
+    struct attn_plan plan = attn_plan_make(&a, nt);
+    if (nt < 2 || plan.n < 2) {
         attention_single(&a);
         return;
     }
     attn_counters_zero(&a);
-#pragma omp parallel num_threads(nt < pieces ? nt : pieces)
-    attention_team(&a, cuts);
+#pragma omp parallel num_threads(nt < plan.n ? nt : plan.n)
+    attention_team(&a, &plan);
 }

@@ -181,8 +181,8 @@ Test(kernels_attention, thread_counts_and_team_mode) {
     att_free(&b);
 }
 
-/* More pieces than threads (the dynamic split: whole heads with 2 threads, three pieces a head with 3),
- * Qwen3-0.6B's heads, every ISA, own team and caller's team. */
+/* More pieces than threads (the dynamic split: with 2 threads whole heads, then the last two heads in four
+ * pieces each; with 3, three pieces a head), Qwen3-0.6B's heads, every ISA, own team and caller's team. */
 Test(kernels_attention, many_pieces_every_isa) {
     struct test_rng rng = {78};
     enum { P = 2600, H = 16, KV = 8, D = 128 };
@@ -203,6 +203,34 @@ Test(kernels_attention, many_pieces_every_isa) {
         }
     }
     att_free(&b);
+}
+
+/* The last round of heads cut where the team divides the KV heads (kernels.c attn_plan_make), Qwen3-4B's
+ * heads (group of 4): with 2 and 4 threads, at positions that cut the tail in four pieces a head (1500),
+ * in two (400: the pieces' minimum allows no more) and not at all (300), every ISA, bf16 and f32, the
+ * caller's team; scratch holds only n_heads * n_pos floats (ASan sees a slot past it). */
+Test(kernels_attention, last_round_of_heads_in_pieces) {
+    struct test_rng rng = {80};
+    enum { H = 32, KV = 8, D = 128 };
+    const int positions[] = {1500, 400, 300};
+    for (int t = 0; t < 2; t++)
+        for (size_t pi = 0; pi < sizeof positions / sizeof positions[0]; pi++) {
+            const int P = positions[pi];
+            const enum fr_dtype type = (enum fr_dtype)t;
+            struct att_buf b = att_make(&rng, type, P, 5, H, KV, D);
+            attention_ref(b.ref, b.q, b.k, b.v, type, P, b.stride, H, KV, D, b.scratch);
+            FOR_EACH_ISA(isa) {
+                for (int nt = 2; nt <= 4; nt += 2) {
+                    for (int i = 0; i < H * D; i++) b.out[i] = NAN;
+#pragma omp parallel num_threads(nt)
+                    attention(b.out, b.q, b.k, b.v, type, P, b.stride, H, KV, D, b.scratch);
+                    cr_expect(test_close("attention tail pieces", b.out, b.ref, (size_t)H * D, ATT_ATOL,
+                                         ATT_RTOL, NULL),
+                              "%s %s pos %d, %d threads", kernel_isa_name(isa), fr_dtype_name(type), P, nt);
+                }
+            }
+            att_free(&b);
+        }
 }
 
 /* Below the split's minimum, from two blocks of positions, a caller's team shares whole heads (m, l and the
