@@ -421,18 +421,19 @@ static int attn_cuts(const struct attn_args *a, int threads) {
 }
 
 /* Where the team divides the KV heads, each thread's share is whole heads; but a thread whose core runs
- * slower for a while (on a VM, a busy sibling hyperthread) finishes its last head after the others, which
- * wait at the barrier that ends the call, for up to a head's time. So the last round of heads (one a thread)
- * is cut into ATT_TAIL_CUTS pieces each, handed out across those heads after the whole ones, and a faster
- * thread takes more of them. Attention alone from DRAM (Zen 5 VM, two threads, 144 MiB of K and V at 1024
- * positions, 576 at 4096, alternated in one process with a read of the same rows, then the builds
- * alternated 6 times; fraction of the read, medians, whole heads -> this plan, and the median of the pairs'
- * ratios): Qwen3-0.6B's heads (16 / 8) at 1024 / 4096 positions AVX2 0.66 / 0.68 -> 0.72 / 0.76 (x1.05 /
- * x1.09), AVX-512 0.80 / 0.81 -> 0.83 / 0.89 (x1.04 / x1.09); Qwen3-4B's (32 / 8) AVX2 0.44 / 0.51 -> 0.49 /
- * 0.53 (x1.16 / x1.10), AVX-512 0.63 / 0.70 -> 0.74 / 0.77 (x1.16 / x1.10); 35 of 38 pairs faster. Each
- * thread on its own four heads through all the layers, with no barrier between them (a bound: a step needs
- * one after attention), ran Qwen3-4B's at 4096 positions on AVX2 at 0.57-0.60 against 0.52 for whole heads. 8
- * or 16 pieces measured no better than 4 (pairs' medians 0.96-1.07 at 4096 and 16384 positions). */
+ * slower for a while (on a VM, most likely a busy sibling hyperthread on the host) finishes its last head
+ * after the others, which wait at the barrier that ends the call, for up to a head's time. So the last round
+ * of heads (one a thread) is cut into ATT_TAIL_CUTS pieces each, handed out across those heads after the
+ * whole ones, and a faster thread takes more of them. Attention alone from DRAM (Zen 5 VM, two threads,
+ * 576 MiB of K and V: 144 layers at 1024 positions, 36 at 4096; alternated in one process with a read of the
+ * same rows, and the two builds alternated 6 times; fraction of the read, medians, whole heads -> this plan,
+ * and the median of the pairs' ratios): Qwen3-0.6B's heads (16 / 8) at 1024 / 4096 positions AVX2 0.66 /
+ * 0.68 -> 0.72 / 0.76 (x1.05 / x1.09), AVX-512 0.80 / 0.81 -> 0.83 / 0.89 (x1.04 / x1.09); Qwen3-4B's (32 /
+ * 8) AVX2 0.44 / 0.51 -> 0.49 / 0.53 (x1.16 / x1.10), AVX-512 0.63 / 0.70 -> 0.74 / 0.77 (x1.16 / x1.10);
+ * 35 of 38 pairs faster. Each thread on its own four heads through all the layers, with no barrier between
+ * them (a bound: a step needs one after attention), ran Qwen3-4B's at 4096 positions on AVX2 at 0.57-0.60
+ * of the read against 0.52 for whole heads. 8 or 16 pieces measured no better than 4 (pairs' medians
+ * 0.96-1.07 at 4096 and 16384 positions, three alternations). */
 #define ATT_TAIL_CUTS 4
 
 /* The plan every thread of a team of `threads` follows: heads [0, whole) handed out whole, then each of the
