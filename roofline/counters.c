@@ -83,10 +83,27 @@ fail:
     return -1;
 }
 
-/* Names the missing component of "component:::event" when PAPI does not know the event (rc). */
+/* Appends to why's message, when component cidx is disabled, the reason PAPI gives for it: on a CPU that
+ * libpfm4 does not know (Debian 12's on a Zen 5), "perf_event is disabled: Error libpfm4 no default PMU
+ * found", which turns off its software events too. */
+static void papi_explain_disabled(int cidx, struct fr_err *why) {
+    const PAPI_component_info_t *ci = cidx >= 0 ? PAPI_get_component_info(cidx) : NULL;
+    if (!why || !ci || !ci->disabled) return;
+    char msg[sizeof why->msg];
+    snprintf(msg, sizeof msg, "%s", why->msg);
+    fr_err_set(why, "%s (PAPI component %s is disabled: %s)", msg, ci->name, ci->disabled_reason);
+}
+
+/* Names why PAPI does not know the event (rc): for "component:::event", the missing or disabled component;
+ * for the others (presets and libpfm4's "pmu::event"), which the perf_event component names, that
+ * component when it is disabled. */
 static void papi_explain_missing(const char *event, int rc, struct fr_err *why) {
     const char *sep = strstr(event, ":::");
-    if (!sep || sep == event || (size_t)(sep - event) >= 64) return;
+    if (!sep) {
+        papi_explain_disabled(PAPI_get_component_index("perf_event"), why);
+        return;
+    }
+    if (sep == event || (size_t)(sep - event) >= 64) return;
     char comp[64];
     memcpy(comp, event, (size_t)(sep - event));
     comp[sep - event] = '\0';
@@ -117,7 +134,11 @@ static int papi_add(void *handle, const char *event, char units[COUNTERS_UNITS_L
         return -1;
     }
     rc = PAPI_add_event(h->eventset, code);
-    if (rc != PAPI_OK) return fr_err_set(why, "PAPI_add_event: %s", PAPI_strerror(rc));
+    if (rc != PAPI_OK) {
+        fr_err_set(why, "PAPI_add_event: %s", PAPI_strerror(rc));
+        papi_explain_disabled(PAPI_get_event_component(code), why);
+        return -1;
+    }
     PAPI_event_info_t info;
     if (PAPI_get_event_info(code, &info) == PAPI_OK) text_join(units, COUNTERS_UNITS_LEN, info.units, 0, 0);
     return 0;

@@ -2,11 +2,14 @@
  * fake source refusing (getrusage's involuntary switches alone, or available == false with the reason),
  * malformed --events lists, the disturbed-repetition rule (preempted or migrated; a voluntary switch is not a
  * disturbance), getrusage's count of a forced preemption against the kernel's own count, and PAPI on
- * whatever this machine offers: either counted, or not with a reason, never values without counting. */
+ * whatever this machine offers: either counted, or not with a reason, never values without counting; where
+ * PAPI's perf_event component is disabled (libpfm4 knows no PMU of this CPU), every PAPI event's reason names
+ * it. */
 #include <cJSON.h>
 #include <criterion/criterion.h>
 #include <math.h>
 #include <omp.h>
+#include <papi.h>
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
@@ -238,6 +241,28 @@ Test(counters, papi_counts_or_says_why) {
         cr_expect_eq(c.n_counted, 0);
         for (int i = 0; i < c.n_events; i++) cr_expect_gt(strlen(c.events[i].reason), 0, "event %d", i);
         cr_expect_neq(counters_start(&c), 0);
+    }
+    counters_close(&c);
+}
+
+/* Where PAPI's perf_event component is disabled (PAPI asked directly, after counters_open initialized it),
+ * each PAPI event (presets and libpfm4's perf:: events alike) is refused with the component's own reason;
+ * elsewhere the test has nothing to check. */
+Test(counters, papi_names_a_disabled_perf_event_component) {
+    struct counters c;
+    struct fr_err err = {{0}};
+    cr_assert_eq(counters_open(&c, counters_source_papi(), NULL, NULL, &err), 0, "%s", err.msg);
+    int cidx = PAPI_is_initialized() ? PAPI_get_component_index("perf_event") : -1;
+    const PAPI_component_info_t *ci = cidx >= 0 ? PAPI_get_component_info(cidx) : NULL;
+    if (ci && ci->disabled) {
+        char want[PAPI_HUGE_STR_LEN + 64];
+        snprintf(want, sizeof want, "perf_event is disabled: %s", ci->disabled_reason);
+        for (int i = 0; i < c.n_events; i++) {
+            if (c.events[i].by_rusage) continue;
+            cr_expect(!c.events[i].counted, "%s counted with its component disabled", c.events[i].name);
+            cr_expect(strstr(c.events[i].reason, want), "%s: '%s' lacks '%s'", c.events[i].name,
+                      c.events[i].reason, want);
+        }
     }
     counters_close(&c);
 }
