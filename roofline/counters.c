@@ -95,8 +95,8 @@ static void papi_explain_disabled(int cidx, struct fr_err *why) {
 }
 
 /* Names why PAPI does not know the event (rc): for "component:::event", the missing or disabled component;
- * for the others (presets and libpfm4's "pmu::event"), which the perf_event component names, that
- * component when it is disabled. */
+ * for the others (presets and libpfm4's "pmu::event"), which the perf_event component names, that component
+ * when it is disabled. */
 static void papi_explain_missing(const char *event, int rc, struct fr_err *why) {
     const char *sep = strstr(event, ":::");
     if (!sep) {
@@ -113,8 +113,7 @@ static void papi_explain_missing(const char *event, int rc, struct fr_err *why) 
                    comp);
         return;
     }
-    const PAPI_component_info_t *ci = PAPI_get_component_info(cidx);
-    if (ci && ci->disabled) fr_err_set(why, "PAPI component %s is disabled: %s", comp, ci->disabled_reason);
+    papi_explain_disabled(cidx, why);
 }
 
 static bool name_is_kernel_only(const char *name) {
