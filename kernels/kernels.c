@@ -375,16 +375,17 @@ static struct attn_rows attn_head_rows(const struct attn_args *a, int kh, int p0
 
 /* The team's split (flash-decoding): each KV head's positions are cut into the same number of equal pieces
  * (whole blocks), as few as make the pieces a multiple of the team: whole heads when the team divides the
- * KV heads. The pieces are numbered head by head (a head's slots are adjacent for attn_merge) but handed
- * out piece by piece across the heads (attn_piece_at): the team's threads stream different heads at the
- * same time rather than two places of one head. Attention alone over 28 layers from DRAM, Qwen3-0.6B's
- * heads, two threads, alternated in one process (Zen 5 VM, medians of 15-21, fraction of the read), against
- * the guided split before it (whole heads, then pieces shrinking towards the end, handed out head by head):
- * 1024 / 4096 / 16384 positions, AVX2 0.68 / 0.86 / 0.87 -> 0.68 / 0.97 / 0.98 and 0.69 / 0.84 / 0.89 ->
- * 0.80 / 0.85 / 0.98, AVX-512 0.72 / 0.88 / 0.94 -> 0.77 / 0.99 / 1.04 and 0.70 / 0.87 / 0.91 -> 0.84 /
- * 0.97 / 1.01 (above 1: the read ran slower than attention's prefetched streams). Each head in two pieces,
- * AVX2 at 1024 / 4096 positions: 0.62 / 0.74 handed out head by head, 0.72 / 0.89 across the heads, 0.76 /
- * 0.92 whole heads: two threads in one head cost the most, the cut itself a little. */
+ * KV heads, all but the last round of them (attn_plan_make). The pieces are numbered head by head (a head's
+ * slots are adjacent for attn_merge) but handed out piece by piece across the heads (attn_piece_at): the
+ * team's threads stream different heads at the same time rather than two places of one head. Attention alone
+ * over 28 layers from DRAM, Qwen3-0.6B's heads, two threads, alternated in one process (Zen 5 VM, medians of
+ * 15-21, fraction of the read), against the guided split before it (whole heads, then pieces shrinking
+ * towards the end, handed out head by head): 1024 / 4096 / 16384 positions, AVX2 0.68 / 0.86 / 0.87 -> 0.68 /
+ * 0.97 / 0.98 and 0.69 / 0.84 / 0.89 -> 0.80 / 0.85 / 0.98, AVX-512 0.72 / 0.88 / 0.94 -> 0.77 / 0.99 / 1.04
+ * and 0.70 / 0.87 / 0.91 -> 0.84 / 0.97 / 1.01 (above 1: the read ran slower than attention's prefetched
+ * streams). Each head in two pieces, AVX2 at 1024 / 4096 positions: 0.62 / 0.74 handed out head by head, 0.72
+ * / 0.89 across the heads, 0.76 / 0.92 whole heads: two threads in one head cost the most, the cut itself a
+ * little. */
 #define ATT_PIECE_MIN_BLOCKS 4
 
 /* One piece of the team split: KV head kh's positions [p0, p1). */
@@ -442,12 +443,17 @@ struct attn_plan {
     int whole, cuts, n;
 };
 
+/* Every head handed out whole, none cut. */
+static struct attn_plan attn_plan_whole(const struct attn_args *a) {
+    return (struct attn_plan){a->n_kv, 1, a->n_kv};
+}
+
 static struct attn_plan attn_plan_make(const struct attn_args *a, int threads) {
     int cuts = attn_cuts(a, threads), tail = a->n_pos / (attn_piece_min(a) + KERNEL_ATT_BLOCK);
     tail = tail < ATT_TAIL_CUTS ? tail : ATT_TAIL_CUTS;
     if (cuts == 1 && threads > 1 && a->n_kv >= 2 * threads && tail > 1) /* the last round cut */
         return (struct attn_plan){a->n_kv - threads, tail, a->n_kv - threads + threads * tail};
-    if (cuts == 1) return (struct attn_plan){a->n_kv, 1, a->n_kv};
+    if (cuts == 1) return attn_plan_whole(a);
     return (struct attn_plan){0, cuts, a->n_kv * cuts};
 }
 
@@ -643,8 +649,7 @@ void attention(float *out, const float *q, const void *k_cache, const void *v_ca
     const bool in_team = kernel_team_shares(), fits = attn_team_fits(&a);
     if (in_team && (fits || attn_heads_fit(&a))) {
         /* the same plan in every thread; whole heads where the positions are too few to cut */
-        struct attn_plan plan =
-            fits ? attn_plan_make(&a, omp_get_num_threads()) : (struct attn_plan){a.n_kv, 1, a.n_kv};
+        struct attn_plan plan = fits ? attn_plan_make(&a, omp_get_num_threads()) : attn_plan_whole(&a);
         if (omp_get_thread_num() == 0) attn_counters_zero(&a);
         kernel_team_sync(); /* no thread takes a piece before */
         attention_team(&a, &plan);
