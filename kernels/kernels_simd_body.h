@@ -433,7 +433,19 @@ KF_ALWAYS_INLINE void pf_l1(uintptr_t at, size_t bytes) {
  * values, so that its softmax overlaps them (from L2 +3-6 % at a group of 2, +0-1 % at 4; from DRAM, 11
  * alternations, two rounds: AVX2 on one thread at 1024 positions 0.82 / 0.80 -> 0.86 / 0.94 of the read, at
  * 4096 1.01 / 0.74 -> 0.94 / 0.74, two threads within 0.02, AVX-512 at a group of 4 on two threads 0.66 /
- * 0.71 -> 0.62 / 0.64; whole decode steps of Qwen3-0.6B at 1024 positions within 0.03 either way). */
+ * 0.71 -> 0.62 / 0.64; whole decode steps of Qwen3-0.6B at 1024 positions within 0.03 either way).
+ * Nor, on AVX2 (Zen 5 VM, Qwen3-0.6B's group of 2, alternated in one sitting, medians): score tiles of three
+ * positions with the odd elements in sums of their own, 12 sums (q as the FMAs' memory operands, else gcc
+ * spills three sums), from L2 on one thread 33.7 -> 32.7 GB/s (six alternations; 34 -> 30.6 with the
+ * spills); the softmax fused into the score tiles (each tile's 8 scores exponentiated at once, the max raised
+ * and what was summed rescaled only when a score passes it), from L2 26.0 -> 22.3 GB/s (22.0-22.5 in three
+ * alternations on one core; 13.8 -> 12.0 at a group of 4), from DRAM on two threads at 1024 positions 0.71
+ * -> 0.64-0.70 of the read. Leaving the softmax out altogether (a wrong result, as a bound) ran 34 -> 42 GB/s
+ * from L2 but from DRAM on two threads left attention's own rate where it was (37-41 GB/s at 1024 and 4096
+ * positions): there the reads, not the arithmetic, set the pace. A plain read of the same rows in the same
+ * order (K and V of a head alternately, 4 KiB of each, prefetched into L1 4 KiB ahead as here) ran at 46-53
+ * GB/s against 47-60 for each head's K then its V read whole, at 4096 positions on two threads; blocks of 64
+ * to 1024 positions (each thread on its own heads) read 0.50-0.65 of the read against 0.61-0.74 for 16. */
 #define ATT_PAIRS 2
 
 /* What a four-row tile of K or V prefetches along with its arithmetic: the same tile of the far block into L2
