@@ -443,9 +443,13 @@ KF_ALWAYS_INLINE void pf_l1(uintptr_t at, size_t bytes) {
  * -> 0.64-0.70 of the read. Leaving the softmax out altogether (a wrong result, as a bound) ran 34 -> 42 GB/s
  * from L2 but from DRAM on two threads left attention's own rate where it was (37-41 GB/s at 1024 and 4096
  * positions): there the reads, not the arithmetic, set the pace. A plain read of the same rows in the same
- * order (K and V of a head alternately, 4 KiB of each, prefetched into L1 4 KiB ahead as here) ran at 46-53
- * GB/s against 47-60 for each head's K then its V read whole, at 4096 positions on two threads; blocks of 64
- * to 1024 positions (each thread on its own heads) read 0.50-0.65 of the read against 0.61-0.74 for 16. */
+ * order (K and V of a head alternately, 4 KiB of each, prefetched into L1 4 KiB ahead as here) ran at 42-47
+ * GB/s (46-53 in an earlier run) where the same bytes read as one stream (a head's K and V side by side) ran
+ * at 48-60, at 1024 and 4096 positions on two threads (7 repetitions each, alternated): the two streams a
+ * head cost 10-20 % of DRAM's rate before any arithmetic, which a KV layout with each block's K and V side by
+ * side would not pay. Blocks of 64 to 1024 positions (each thread on its own heads) read 0.50-0.65 of the
+ * read against 0.61-0.74 for 16.
+ */
 #define ATT_PAIRS 2
 
 /* What a four-row tile of K or V prefetches along with its arithmetic: the same tile of the far block into L2
