@@ -438,18 +438,17 @@ KF_ALWAYS_INLINE void pf_l1(uintptr_t at, size_t bytes) {
  * positions with the odd elements in sums of their own, 12 sums (q as the FMAs' memory operands, else gcc
  * spills three sums), from L2 on one thread 33.7 -> 32.7 GB/s (six alternations; 34 -> 30.6 with the
  * spills); the softmax fused into the score tiles (each tile's 8 scores exponentiated at once, the max raised
- * and what was summed rescaled only when a score passes it), from L2 26.0 -> 22.3 GB/s (22.0-22.5 in three
- * alternations on one core; 13.8 -> 12.0 at a group of 4), from DRAM on two threads at 1024 positions 0.71
- * -> 0.64-0.70 of the read. Leaving the softmax out altogether (a wrong result, as a bound) ran 34 -> 42 GB/s
- * from L2 but from DRAM on two threads left attention's own rate where it was (37-41 GB/s at 1024 and 4096
- * positions): there the reads, not the arithmetic, set the pace. A plain read of the same rows in the same
- * order (K and V of a head alternately, 4 KiB of each, prefetched into L1 4 KiB ahead as here) ran at 42-47
- * GB/s (46-53 in an earlier run) where the same bytes read as one stream (a head's K and V side by side) ran
- * at 48-60, at 1024 and 4096 positions on two threads (7 repetitions each, alternated): the two streams a
- * head cost 10-20 % of DRAM's rate before any arithmetic, which a KV layout with each block's K and V side by
- * side would not pay. Blocks of 64 to 1024 positions (each thread on its own heads) read 0.50-0.65 of the
- * read against 0.61-0.74 for 16.
- */
+ * and what was summed rescaled only when a score passes it), from L2 26.0 -> 22.3 GB/s (three alternations
+ * on one core; 13.8 -> 12.0 at a group of 4); an exp for the softmax's x <= 0 without vf_exp's upper clamp
+ * and split scaling (16 instructions against 28), from L2 36.1 -> 36.7 GB/s, from DRAM within the runs'
+ * spread. Yet the softmax is what stands between these loops and the read on AVX2: left out altogether (a
+ * wrong result, as a bound) attention ran 34 -> 42 GB/s from L2 and, from DRAM on two threads with the heads
+ * skewed as kv_cache.c lays them out, 0.67-0.89 -> 0.90-0.93 of the read (1024 and 4096 positions, three
+ * alternations, reads at 51-68 GB/s). With every head at the same page offset instead, attention read
+ * 0.64-0.72 and leaving the softmax out moved it little: the pages set the pace there (kv_cache.c). Each
+ * block's K and V side by side (one stream a head) read 0.85-0.95 of the read against 0.90-1.01 for the
+ * skewed heads (three alternations, AVX2 and AVX-512, reads at 31-37 GB/s); blocks of 64 to 1024 positions
+ * (each thread on its own heads, unskewed) 0.50-0.65 against 0.61-0.74 for 16. */
 #define ATT_PAIRS 2
 
 /* What a four-row tile of K or V prefetches along with its arithmetic: the same tile of the far block into L2
