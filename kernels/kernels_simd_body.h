@@ -448,7 +448,10 @@ KF_ALWAYS_INLINE void pf_l1(uintptr_t at, size_t bytes) {
  * 0.64-0.72 and leaving the softmax out moved it little: the pages set the pace there (kv_cache.c). Each
  * block's K and V side by side (one stream a head) read 0.85-0.95 of the read against 0.90-1.01 for the
  * skewed heads (three alternations, AVX2 and AVX-512, reads at 31-37 GB/s); blocks of 64 to 1024 positions
- * (each thread on its own heads, unskewed) 0.50-0.65 against 0.61-0.74 for 16. */
+ * (each thread on its own heads, unskewed) 0.50-0.65 against 0.61-0.74 for 16. The next block's scores and
+ * softmax before this block's values (above), measured again with the skew, two threads, 1024 and 4096
+ * positions, three alternations: AVX2 at a group of 2 0.64-0.70 -> 0.67-0.74, but AVX-512 0.84-0.93 ->
+ * 0.76-0.90 and AVX2 at a group of 4 0.42-0.56 -> 0.47-0.55. */
 #define ATT_PAIRS 2
 
 /* What a four-row tile of K or V prefetches along with its arithmetic: the same tile of the far block into L2
