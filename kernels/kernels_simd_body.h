@@ -451,7 +451,8 @@ KF_ALWAYS_INLINE void pf_l1(uintptr_t at, size_t bytes) {
  * (each thread on its own heads, unskewed) 0.50-0.65 against 0.61-0.74 for 16. The next block's scores and
  * softmax before this block's values (above), measured again with the skew, two threads, 1024 and 4096
  * positions, three alternations: AVX2 at a group of 2 0.64-0.70 -> 0.67-0.74, but AVX-512 0.84-0.93 ->
- * 0.76-0.90 and AVX2 at a group of 4 0.42-0.56 -> 0.47-0.55. */
+ * 0.76-0.90 and AVX2 at a group of 4 0.42-0.56 -> 0.47-0.55; pipelined at AVX2's group of 2 alone, a second
+ * set (four alternations, 1024 to 16384 positions) 0.54-0.75 -> 0.56-0.75, the pairs from -17 to +3 %. */
 #define ATT_PAIRS 2
 
 /* What a four-row tile of K or V prefetches along with its arithmetic: the same tile of the far block into L2
