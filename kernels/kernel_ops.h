@@ -19,7 +19,9 @@
  * which costs a short range more with longer blocks. 32 measured no better (attention alone at 1024
  * positions, Zen 4 VM: 0.82 / 0.86 of the read for 32 against 0.83 / 0.90 for 16, AVX2 / AVX-512; Zen 5
  * VM, AVX2: 13 % faster from L2, but from DRAM 0.57-0.58 against 0.50-0.62 on two threads and 0.68-0.69
- * against 0.70-0.71 on one, prefetching 16 or 32 positions ahead). */
+ * against 0.70-0.71 on one, prefetching 16 or 32 positions ahead; again with the heads skewed as kv_cache.c
+ * lays them out, AVX2, three alternations: from L2 on one core 36.7-37.5 -> 37.3-38.4 GB/s, from DRAM on two
+ * threads at 1024 / 4096 positions 0.60-0.67 / 0.69-0.88 -> 0.54-0.67 / 0.57-0.69). */
 #define KERNEL_ATT_BLOCK 16
 
 /* Rows of one KV head over a range of positions: n rows of head_dim elements (bf16 or f32) from k and from v,
