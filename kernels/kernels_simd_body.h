@@ -447,11 +447,11 @@ KF_ALWAYS_INLINE void pf_l1(uintptr_t at, size_t bytes) {
  * alternations, reads at 51-68 GB/s). With every head at the same page offset instead, attention read
  * 0.64-0.72 and leaving the softmax out moved it little: the pages set the pace there (kv_cache.c). Each
  * block's K and V side by side (one stream a head) read 0.85-0.95 of the read against 0.90-1.01 for the
- * skewed heads (three alternations, AVX2 and AVX-512, reads at 31-37 GB/s); blocks of 64 to 1024 positions
+ * skewed heads (three alternations, AVX2 and AVX-512, reads at 30-37 GB/s); blocks of 64 to 1024 positions
  * (each thread on its own heads, unskewed) 0.50-0.65 against 0.61-0.74 for 16. The next block's scores and
  * softmax before this block's values (above), measured again with the skew, two threads, 1024 and 4096
  * positions, three alternations: AVX2 at a group of 2 0.64-0.70 -> 0.67-0.74, but AVX-512 0.84-0.93 ->
- * 0.76-0.90 and AVX2 at a group of 4 0.42-0.56 -> 0.47-0.55; pipelined at AVX2's group of 2 alone, a second
+ * 0.76-0.90 and AVX2 at a group of 4 0.42-0.56 -> 0.42-0.55; pipelined at AVX2's group of 2 alone, a second
  * set (four alternations, 1024 to 16384 positions) 0.54-0.75 -> 0.56-0.75, the pairs from -17 to +3 %. */
 #define ATT_PAIRS 2
 
