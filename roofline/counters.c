@@ -358,10 +358,25 @@ static int add_one(struct counters *c, const char *src_why, const char *name, st
     return 0;
 }
 
+/* Appends an alternative's refusal to reason: "the same reason" when it repeats the first name's (PAPI's
+ * disabled perf_event component refuses every event alike), else its own, or the name alone where the text
+ * would not fit, rather than a reason cut off mid-word. */
+static void reason_add_alternative(char *reason, size_t size, const char *name, const char *why,
+                                   const char *first_why) {
+    size_t len = strlen(reason);
+    if (strcmp(why, first_why) == 0) {
+        snprintf(reason + len, size - len, "; also tried %s: the same reason", name);
+        return;
+    }
+    int n = snprintf(reason + len, size - len, "; also tried %s: %s", name, why);
+    if (n < 0 || (size_t)n >= size - len) snprintf(reason + len, size - len, "; also tried %s", name);
+}
+
 /* Tries the alternatives of one slot; the first that adds is the event, else the first name with its
  * reason. */
 static void add_slot(struct counters *c, const char *src_why, const char *const *names, int n_names) {
     struct counters_event *e = &c->events[c->n_events++];
+    char first_why[sizeof((struct fr_err *)0)->msg] = "";
     text_join(e->name, sizeof e->name, names[0], NULL, NULL);
     e->llc_misses = name_is_llc_misses(names[0]);
     e->joules_per_unit = NAN;
@@ -383,9 +398,9 @@ static void add_slot(struct counters *c, const char *src_why, const char *const 
         }
         if (i == 0) {
             text_join(e->reason, sizeof e->reason, why.msg, NULL, NULL);
+            snprintf(first_why, sizeof first_why, "%s", why.msg);
         } else {
-            size_t len = strlen(e->reason);
-            snprintf(e->reason + len, sizeof e->reason - len, "; also tried %s: %s", names[i], why.msg);
+            reason_add_alternative(e->reason, sizeof e->reason, names[i], why.msg, first_why);
         }
     }
 }
@@ -538,6 +553,15 @@ static int team_probe(struct counters *c, char *msg, size_t msg_n) {
     return failed || stop_failed;
 }
 
+/* reason = head ": " event_why ")", event_why cut before its first "; also tried" where the whole would not
+ * fit (so that a long reason is shortened at a boundary, not mid-word). */
+static void reason_quote_event(char *reason, size_t size, const char *head, const char *event_why) {
+    const char *alt = strstr(event_why, "; also tried");
+    int whole = (int)strlen(event_why);
+    if (alt && strlen(head) + 2 + (size_t)whole + 2 > size) whole = (int)(alt - event_why);
+    snprintf(reason, size, "%s: %.*s)", head, whole, event_why);
+}
+
 /* The run-level reason once the events are added: which are missing, or, when the source counts none of
  * them, that getrusage's count is all there is. */
 static void describe_missing(struct counters *c, const char *src_why) {
@@ -546,9 +570,7 @@ static void describe_missing(struct counters *c, const char *src_why) {
         char head[128];
         snprintf(head, sizeof head, "%s: none of the %d events can be counted (%.60s", c->src->name,
                  c->n_events, c->events[0].name);
-        text_join(c->reason, sizeof c->reason, head, ": ", c->events[0].reason);
-        size_t len = strlen(c->reason);
-        if (len + 1 < sizeof c->reason) c->reason[len] = ')', c->reason[len + 1] = '\0';
+        reason_quote_event(c->reason, sizeof c->reason, head, c->events[0].reason);
     } else if (!c->source_on && c->n_counted < c->n_events) {
         int first = 0; /* the first event the source was asked for, with its reason */
         while (first < c->n_events && c->events[first].counted) first++;
@@ -556,9 +578,7 @@ static void describe_missing(struct counters *c, const char *src_why) {
         snprintf(head, sizeof head,
                  "only getrusage's involuntary switches are counted; %s counts none of %d (%.60s",
                  c->src->name, c->n_events - c->n_counted, c->events[first].name);
-        text_join(c->reason, sizeof c->reason, head, ": ", c->events[first].reason);
-        size_t len = strlen(c->reason);
-        if (len + 1 < sizeof c->reason) c->reason[len] = ')', c->reason[len + 1] = '\0';
+        reason_quote_event(c->reason, sizeof c->reason, head, c->events[first].reason);
     } else if (c->n_counted < c->n_events) {
         snprintf(c->reason, sizeof c->reason, "%d of %d events cannot be counted", c->n_events - c->n_counted,
                  c->n_events);

@@ -27,6 +27,24 @@ static void region(void *ctx) {
     (*(int *)ctx)++;
 }
 
+/* A slot whose alternatives are all refused for the same reason names them, not the reason again (on the Zen
+ * 5 VM every PAPI event is refused alike, and a repeated reason used to be cut off mid-word). */
+Test(counters, alternatives_refused_alike_say_so) {
+    static const char *const only_cycles[] = {"PAPI_TOT_CYC", NULL};
+    static const long long one[] = {1000};
+    struct counters_fake_config cfg = {.events = only_cycles, .per_run = one};
+    struct counters c;
+    struct fr_err err = {{0}};
+    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, NULL, &err), 0, "%s", err.msg);
+    cr_expect_str_eq(c.events[2].name, "PAPI_L3_TCM");
+    cr_expect_not(c.events[2].counted);
+    cr_expect_str_eq(
+        c.events[2].reason,
+        "event not offered by the fake source; also tried PAPI_L3_DCM: the same reason; also tried "
+        "perf::LLC-LOAD-MISSES: the same reason");
+    counters_close(&c);
+}
+
 Test(counters, fake_counts_defaults) {
     struct counters_fake_config cfg = {.events = fake_events, .per_run = fake_values};
     struct counters c;
