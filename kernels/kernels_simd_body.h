@@ -444,10 +444,11 @@ KF_ALWAYS_INLINE void pf_l1(uintptr_t at, size_t bytes) {
  * spread. Yet the softmax is what stands between these loops and the read on AVX2: left out altogether (a
  * wrong result, as a bound) attention ran 34 -> 42 GB/s from L2 and, from DRAM on two threads with the heads
  * skewed as kv_cache.c lays them out, 0.67-0.89 -> 0.90-0.93 of the read (1024 and 4096 positions, three
- * alternations, reads at 51-68 GB/s). Not through the code's size (block_softmax out of line, from L2 38.5
- * -> 38.4 GB/s) nor store forwarding (its loads as the two 128-bit halves the score tiles store, 38.7 ->
- * 38.9). With every head at the same page offset instead, attention read
- * 0.64-0.72 and leaving the softmax out moved it little: the pages set the pace there (kv_cache.c). Each
+ * alternations, reads at 51-68 GB/s); with the read at 41-51 GB/s the same loop already read 0.90-1.02 of it,
+ * so the softmax costs where DRAM outruns the two cores. Not through the code's size (block_softmax out of
+ * line, from L2 38.5 -> 38.4 GB/s) nor store forwarding (its loads as the two 128-bit halves the score tiles
+ * store, 38.7 -> 38.9). With every head at the same page offset instead, attention read 0.64-0.72 and
+ * leaving the softmax out moved it little: the pages set the pace there (kv_cache.c). Each
  * block's K and V side by side (one stream a head) read 0.85-0.95 of the read against 0.90-1.01 for the
  * skewed heads (three alternations, AVX2 and AVX-512, reads at 30-37 GB/s); blocks of 64 to 1024 positions
  * (each thread on its own heads, unskewed) 0.50-0.65 against 0.61-0.74 for 16. The next block's scores and
