@@ -120,5 +120,10 @@ int roofline_predict(const struct roofline_rates *all, const struct roofline_rat
         if (out->term_s[t] > out->term_s[out->bound]) out->bound = (enum roofline_term)t;
     out->predicted_s = out->term_s[out->bound];
     if (!(out->predicted_s > 0)) return fr_err_set(err, "work: no bytes, FLOPs, exps or calls");
+    out->second = out->bound == ROOFLINE_TERM_DRAM ? ROOFLINE_TERM_L1 : ROOFLINE_TERM_DRAM;
+    for (int t = 0; t < ROOFLINE_TERM_COUNT; t++)
+        if (t != (int)out->bound && out->term_s[t] > out->term_s[out->second])
+            out->second = (enum roofline_term)t;
+    out->second_s = out->term_s[out->second];
     return 0;
 }

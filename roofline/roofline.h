@@ -94,6 +94,10 @@ struct roofline_prediction {
     double predicted_s;       /* the largest term */
     enum roofline_term bound; /* the term that is largest (ties: the earlier term) */
     double levels_sum_s;      /* the memory terms summed (the non-overlapping alternative, for comparison) */
+    /* The largest of the other terms (ties: the earlier; second_s 0 when there is none): what the binding
+     * resource must overlap with for the prediction to hold. */
+    enum roofline_term second;
+    double second_s;
 };
 
 /* Names as the bound column prints them: "DRAM", "L1", "L2", "L3", "FMA", "exp", "overhead". */
@@ -102,6 +106,9 @@ const char *roofline_term_name(enum roofline_term t);
  */
 int roofline_predict(const struct roofline_rates *all, const struct roofline_rates *one,
                      const struct roofline_work *w, struct roofline_prediction *out, struct fr_err *err);
+/* Work whose second term is at least this share of its binding one is co-bound: the max of the two is met
+ * only if they overlap completely, and their sum is what it would take with no overlap at all. */
+#define ROOFLINE_COBOUND_SHARE 0.5
 /* A point is overhead-bound when it measured within this factor of its overhead floor. */
 #define ROOFLINE_OVERHEAD_FACTOR 1.5
 

@@ -157,9 +157,9 @@ Test(report_write, csv_headers_and_rows) {
               "the counted columns");
     cr_expect(
         strstr(blocks, ",dram_bytes_counted,switched_reps,paired_read_gbs,paired_efficiency,own_read_gbs,"
-                       "own_read_efficiency,PAPI_TOT_CYC,") != NULL,
-        "switched_reps, then the paired read's and the own bytes read's columns, appended after the older "
-        "columns");
+                       "own_read_efficiency,second_bound,second_term_s,PAPI_TOT_CYC,") != NULL,
+        "switched_reps, then the paired read's and the own bytes read's columns, then the second term's, "
+        "appended after the older columns");
     cr_expect_eq(tu_count_lines(blocks), 1 + BLOCK_COUNT);
     cr_expect(strstr(blocks, "\nlm_head,1,311164928,311164928,1,") != NULL, "lm_head row");
     free(blocks);
@@ -356,6 +356,41 @@ Test(report_write, markdown_blocks_against_their_paired_read) {
     q->own_read_gbs = q->own_read_efficiency = NAN; /* no own bytes read: the paired read alone */
     md = write_report_md(r, dir, sizeof dir);
     cr_expect(strstr(md, "at 45 % of its memory roof (93 % of the read paired with it).") != NULL, "%s", md);
+    free(md);
+    tu_rm_flat(dir);
+    free(r);
+}
+
+/* A block whose second term comes within ROOFLINE_COBOUND_SHARE of its binding one says what no overlap
+ * would take; one whose second term is smaller, one under 1 % of the step and an overhead-bound one do not.
+ */
+Test(report_write, markdown_names_cobound_blocks) {
+    struct run_report *r = fixture();
+    struct report_block *a = &r->blocks[BLOCK_ATTENTION], *o = &r->blocks[BLOCK_O_PROJ],
+                        *rope = &r->blocks[BLOCK_ROPE], *kv = &r->blocks[BLOCK_KV_APPEND];
+    a->predicted_s = 1.0e-3;
+    a->measured.median_s = 2.0e-3;
+    a->efficiency = 0.5;
+    snprintf(a->second_bound, sizeof a->second_bound, "FMA");
+    a->second_s = 0.74e-3;
+    snprintf(o->second_bound, sizeof o->second_bound, "FMA");
+    o->second_s = 0.49 * o->predicted_s;
+    snprintf(rope->second_bound, sizeof rope->second_bound, "FMA");
+    rope->second_s = 0.9 * rope->predicted_s;
+    snprintf(kv->second_bound, sizeof kv->second_bound, "L1");
+    kv->second_s = kv->predicted_s;
+    kv->overhead_bound = true;
+    char dir[256];
+    char *md = write_report_md(r, dir, sizeof dir);
+    cr_expect(strstr(md,
+                     "- `attention` is co-bound: beside its memory term (1000.0 µs) its FMA term takes 740.0 "
+                     "µs, 74 % of it. The roof assumes the two overlap completely; one after the other "
+                     "they would take 1740.0 µs. Measured 2000.0 µs: 50 % of the roof, 87 % of that "
+                     "sum.\n") != NULL,
+              "%s", md);
+    cr_expect(strstr(md, "`o_proj` is co-bound") == NULL, "a second term under half the first");
+    cr_expect(strstr(md, "`rope` is co-bound") == NULL, "a block under 1 %% of the step");
+    cr_expect(strstr(md, "`kv_append` is co-bound") == NULL, "an overhead-bound block");
     free(md);
     tu_rm_flat(dir);
     free(r);

@@ -114,12 +114,16 @@ Test(roofline, predict_terms_and_bound) {
     cr_expect_eq(p.bound, ROOFLINE_TERM_EXP);
     cr_expect_float_eq(p.predicted_s, 1e-6, 1e-18);
     cr_expect_str_eq(roofline_term_name(p.bound), "exp");
+    cr_expect_eq(p.second, ROOFLINE_TERM_OVERHEAD, "the largest of the other terms");
+    cr_expect_float_eq(p.second_s, 3e-7, 1e-18);
     /* parallel: the all-threads rates; 1e6 DRAM bytes at 20 GB/s = 50 us beats 2 forks x 1 us */
     struct roofline_work mv = {.level_bytes = {1e6, 4000, 0, 0}, .flops = 1e6, .forks = 2, .parallel = true};
     cr_assert_eq(roofline_predict(&rates_all, &rates_one, &mv, &p, &err), 0, "%s", err.msg);
     cr_expect_eq(p.bound, ROOFLINE_TERM_DRAM);
     cr_expect_float_eq(p.predicted_s, 5e-5, 1e-16);
     cr_expect_float_eq(p.term_s[ROOFLINE_TERM_OVERHEAD], 2e-6, 1e-18);
+    cr_expect_eq(p.second, ROOFLINE_TERM_FMA); /* 1 MFLOP at 200 GFLOP/s = 5 us */
+    cr_expect_float_eq(p.second_s, 5e-6, 1e-17);
     /* exps on the team, the rest on one thread (the sampler's softmax split): 5000 exps at the all-threads
      * 10 Gexp/s = 500 ns, the L1 bytes still at the one-thread 200 GB/s = 10 ns */
     w.exps_parallel = true;
@@ -132,6 +136,17 @@ Test(roofline, predict_terms_and_bound) {
     cr_assert_eq(roofline_predict(&rates_all, &rates_one, &tiny, &p, &err), 0);
     cr_expect_eq(p.bound, ROOFLINE_TERM_OVERHEAD);
     cr_expect_str_eq(roofline_term_name(p.bound), "overhead");
+    cr_expect_eq(p.second, ROOFLINE_TERM_L1); /* 64 B at 200 GB/s */
+    /* L1, L2 and FMA tie at 10 ns behind the exp: the earlier term is the second */
+    w.calls = 0;
+    cr_assert_eq(roofline_predict(&rates_all, &rates_one, &w, &p, &err), 0, "%s", err.msg);
+    cr_expect_eq(p.second, ROOFLINE_TERM_L1);
+    cr_expect_float_eq(p.second_s, 1e-8, 1e-20);
+    /* one term alone: no second */
+    struct roofline_work only_dram = {.level_bytes = {1000, 0, 0, 0}};
+    cr_assert_eq(roofline_predict(&rates_all, &rates_one, &only_dram, &p, &err), 0, "%s", err.msg);
+    cr_expect_eq(p.bound, ROOFLINE_TERM_DRAM);
+    cr_expect_eq(p.second_s, 0.0);
 }
 
 Test(roofline, predict_refuses_a_missing_rate) {

@@ -566,6 +566,9 @@ static int predict_all(struct run *r) {
         o->predicted_s = p.predicted_s;
         o->floor_s = p.term_s[ROOFLINE_TERM_OVERHEAD];
         o->levels_sum_s = p.levels_sum_s;
+        o->second_s = p.second_s;
+        snprintf(o->second_bound, sizeof o->second_bound, "%s",
+                 p.second_s > 0 ? roofline_term_name(p.second) : "");
         for (int l = 0; l < 4; l++) o->level_bytes[l] = c->level_bytes[l];
         o->exps = c->exps, o->kernel_calls = c->kernel_calls, o->forks = c->forks;
         o->overhead_bound = o->floor_s > 0 && o->measured.median_s <= ROOFLINE_OVERHEAD_FACTOR * o->floor_s;

@@ -32,7 +32,7 @@ void report_init(struct run_report *r) {
         struct report_block *b = &r->blocks[i];
         b->flops = b->bytes = b->predicted_s = b->efficiency = NAN;
         for (int l = 0; l < 4; l++) b->level_bytes[l] = NAN;
-        b->exps = b->kernel_calls = b->forks = b->floor_s = b->levels_sum_s = NAN;
+        b->exps = b->kernel_calls = b->forks = b->floor_s = b->levels_sum_s = b->second_s = NAN;
         stats_init(&b->measured);
         for (int e = 0; e < REPORT_MAX_EVENTS; e++) b->counters[e] = b->counters_max[e] = NAN;
         b->utilization = b->measured_all_s = b->ipc = b->dram_bytes_counted = NAN;
@@ -307,6 +307,8 @@ static const struct report_field block_fields[] = {
     F_NUM_OPT(B, "paired_efficiency", REPORT_F_DOUBLE, paired_efficiency),
     F_NUM_OPT(B, "own_read_gbs", REPORT_F_DOUBLE, own_read_gbs),
     F_NUM_OPT(B, "own_read_efficiency", REPORT_F_DOUBLE, own_read_efficiency),
+    F_STR_OPT(B, "second_bound", second_bound),
+    F_NUM_OPT(B, "second_term_s", REPORT_F_DOUBLE, second_s),
 };
 #undef B
 

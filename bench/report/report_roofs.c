@@ -1,13 +1,15 @@
 /* report.md's "Roofs" section: for every block the roof that binds it (DRAM, L1, L2, L3, FMA, exp or the
  * call overhead), its bytes per level, exps and calls, its share of the step; the blocks to fix (>= 1 % of
  * the step and under half their roof); what fusing or batching the calls of an overhead-bound block would
- * save; the step time no block accounts for, per context; and what the roofs fell back to. Plain text over
+ * save; the blocks whose second term comes near the binding one (what no overlap would cost); the step time
+ * no block accounts for, per context; and what the roofs fell back to. Plain text over
  * struct run_report; checked in tests/test_report_write.c. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "bench/report/report_write.h"
+#include "roofline/roofline.h"
 
 /* The share of the headline step a block takes: its time inside that step, else its time alone over the
  * sum of the blocks alone. */
@@ -29,6 +31,29 @@ bool report_block_to_fix(const struct run_report *r, const struct report_block *
 
 static void kb(double v, char *buf) {
     report_fmt_md(v, 1e-3, v > 0 && v < 1e3 ? 2 : 0, buf);
+}
+
+/* A block of at least REPORT_FIX_SHARE of the step whose second term is at least ROOFLINE_COBOUND_SHARE of
+ * its binding one: the roof (the larger) holds only if the two overlap completely; their sum is what no
+ * overlap would take. */
+static void write_cobound(FILE *f, const struct run_report *r, const struct report_block *b) {
+    if (b->overhead_bound || !b->second_bound[0] ||
+        !(b->second_s >= ROOFLINE_COBOUND_SHARE * b->predicted_s) || !(block_share(r, b) >= REPORT_FIX_SHARE))
+        return;
+    char first[REPORT_FMT_LEN], second[REPORT_FMT_LEN], share[REPORT_FMT_LEN], sum[REPORT_FMT_LEN],
+        me[REPORT_FMT_LEN], ef[REPORT_FMT_LEN], ef_sum[REPORT_FMT_LEN];
+    report_fmt_md(b->predicted_s, 1e6, 1, first);
+    report_fmt_md(b->second_s, 1e6, 1, second);
+    report_fmt_md(report_ratio(b->second_s, b->predicted_s), 100, 0, share);
+    report_fmt_md(b->predicted_s + b->second_s, 1e6, 1, sum);
+    report_fmt_md(b->measured.median_s, 1e6, 1, me);
+    report_fmt_md(b->efficiency, 100, 0, ef);
+    report_fmt_md(report_ratio(b->predicted_s + b->second_s, b->measured.median_s), 100, 0, ef_sum);
+    fprintf(f,
+            "- `%s` is co-bound: beside its %s term (%s µs) its %s term takes %s µs, %s %% of it. The roof "
+            "assumes the two overlap completely; one after the other they would take %s µs. Measured %s µs: "
+            "%s %% of the roof, %s %% of that sum.\n",
+            b->name, b->bound, first, b->second_bound, second, share, sum, me, ef, ef_sum);
 }
 
 void report_write_roofs(FILE *f, const struct run_report *r) {
@@ -101,6 +126,7 @@ void report_write_roofs(FILE *f, const struct run_report *r) {
                 b->name, b->kernel_calls, b->forks, fl, fl);
         }
     }
+    for (int i = 0; i < r->n_blocks; i++) write_cobound(f, r, &r->blocks[i]);
     for (int i = 0; i < r->n_steps; i++) {
         const struct report_step *s = &r->steps[i];
         char un[REPORT_FMT_LEN], me[REPORT_FMT_LEN], pc[REPORT_FMT_LEN];
