@@ -455,7 +455,12 @@ KF_ALWAYS_INLINE void pf_l1(uintptr_t at, size_t bytes) {
  * softmax before this block's values (above), measured again with the skew, two threads, 1024 and 4096
  * positions, three alternations: AVX2 at a group of 2 0.64-0.70 -> 0.67-0.74, but AVX-512 0.84-0.93 ->
  * 0.76-0.90 and AVX2 at a group of 4 0.42-0.56 -> 0.42-0.55; pipelined at AVX2's group of 2 alone, a second
- * set (four alternations, 1024 to 16384 positions) 0.54-0.75 -> 0.56-0.75, the pairs from -17 to +3 %. */
+ * set (four alternations, 1024 to 16384 positions) 0.54-0.75 -> 0.56-0.75, the pairs from -17 to +3 %.
+ * The softmax's exp by Estrin's scheme (four FMAs deep after r instead of six), two threads, skewed heads,
+ * 15 alternations: reads at 78-81 GB/s 0.620 / 0.747 -> 0.620 / 0.758 (1024 / 4096 positions), with the
+ * softmax left out 0.637 / 0.776; reads at 39 GB/s 0.99-1.01 all three. So at fast reads the AVX2 loops are
+ * held by their FMAs (237 MFLOP a step at 1024 positions, 66-74 % of the DRAM term at 231 GFLOP/s), and the
+ * report calls the block co-bound (report_roofs.c). */
 #define ATT_PAIRS 2
 
 /* What a four-row tile of K or V prefetches along with its arithmetic: the same tile of the far block into L2
