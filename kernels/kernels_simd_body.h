@@ -458,9 +458,9 @@ KF_ALWAYS_INLINE void pf_l1(uintptr_t at, size_t bytes) {
  * set (four alternations, 1024 to 16384 positions) 0.54-0.75 -> 0.56-0.75, the pairs from -17 to +3 %.
  * The softmax's exp by Estrin's scheme (four FMAs deep after r instead of six), two threads, skewed heads,
  * 15 alternations: reads at 78-81 GB/s 0.620 / 0.747 -> 0.620 / 0.758 (1024 / 4096 positions), with the
- * softmax left out 0.637 / 0.776; reads at 39 GB/s 0.99-1.01 all three. So at fast reads the AVX2 loops are
- * held by their FMAs (237 MFLOP a step at 1024 positions, 66-74 % of the DRAM term at 231 GFLOP/s), and the
- * report calls the block co-bound (report_roofs.c). */
+ * softmax left out 0.637 / 0.776; reads at 39 GB/s (4096 positions) 0.97-1.01 all three. So at fast reads the
+ * AVX2 loops are held by their FMAs (237 MFLOP a step at 1024 positions, 66-74 % of the DRAM term at 231
+ * GFLOP/s), and the report calls the block co-bound (report_roofs.c). */
 #define ATT_PAIRS 2
 
 /* What a four-row tile of K or V prefetches along with its arithmetic: the same tile of the far block into L2

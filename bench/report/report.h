@@ -125,8 +125,9 @@ struct report_block {
     double floor_s, levels_sum_s;
     bool overhead_bound;
     /* The largest term after the binding one (roofline_prediction second, second_s): its name ("" when every
-     * other term is 0) and seconds; at ROOFLINE_COBOUND_SHARE of the prediction or more the block is
-     * co-bound and the report says what no overlap would cost. */
+     * other term is 0) and seconds; at ROOFLINE_COBOUND_SHARE of the prediction or more, in a block of
+     * REPORT_FIX_SHARE of the step or more, the block is co-bound and the report says what no overlap would
+     * cost. */
     char second_bound[16];
     double second_s;
     /* From the counters around each timed repetition (NaN / 0 when not counted): */
