@@ -171,24 +171,25 @@ KF_ALWAYS_INLINE float mv_dot_f32(const float *wr, const float *x, int n) {
 }
 
 /* The loop of the CPUs whose cores stream faster from prefetches into L2 than into L1
- * (kernel_prefetch_active(), kernels.c: AMD family 1Ah, Zen 5): one row of n bf16 weights at w with x (split:
- * xe, xo), two pairs of vectors per iteration into two pairs of sums (so that no FMA waits on the one before:
- * one row's single pair of sums is a chain that one core at 4 cycles a step would hold to about one line in 8
- * cycles), each of its lines prefetched once into L2, MV_L2_PF_BYTES ahead. Public matvec on 1 GiB alternated
- * with the read (Zen 5 VM, AVX2, medians of 5 alternations, two runs), 1024 x 1024 / 1024 x 3072 / 4096 x
- * 1024, one thread: the L1 loop with its solo L2 prefetch 0.68-0.75 / 0.72-0.78 / -, without it
- * 0.84 / 0.80-0.82 / -, this loop 0.92-0.93 / 0.91-0.97 / 0.94-0.97; two threads: the L1 loop 0.75-0.77 /
- * 0.77 / 0.84-0.85, this one 0.79-0.81 / 0.84 / 0.88-0.92. The same loop prefetching into L1 measured
- * 0.84-0.87 on one thread, one pair of sums with the L2 prefetch 0.82-0.86, four pairs no better than two.
- * It prefetches MV_L2_PF_BYTES ahead: when DRAM is fast, 4 KiB is too short a lead for two cores. Alternated
- * in one process (Zen 5 VM, AVX2, the read at 45-60 GB/s on two threads, medians of 7), 4 -> 8 KiB on two
- * threads: 4096 x 1024 0.83 -> 0.88-0.90 of the read, 2048 x 1024 0.82 -> 0.87, 6144 x 1024 0.90 -> 0.97,
- * 151936 x 1024 0.95 -> 0.99, 1024 x 3072 0.80-0.82 either way; one thread 0.91-0.95 -> 0.95-0.96 (4096 x
- * 1024, 151936 x 1024); 12 and 16 KiB no better than 8. Again against AVX2's read without software
- * prefetch at 54-72 GB/s on two threads (Qwen3-0.6B's step matvecs, alternated, medians of 7-9), as a
- * fraction of this loop's rate: no prefetch 0.78-1.00, 4 KiB 0.74-1.00, 16 KiB 0.88-0.98, a line in two or
- * four 0.91-0.95, a burst over each chunk's first 4 or 8 KiB besides 0.93-1.01. This loop ran at 0.84-0.95
- * of that read, the LM head alone (one call) 0.87-1.00, o_proj alone (4 MiB a call) 0.79-0.88. */
+ * (kernel_prefetch_active(), kernels.c: AMD family 1Ah, Zen 5) until two rows at once replaced it
+ * (mv_dot_row_pair_bf16, below); it still takes a chunk's odd last row. One row of n bf16 weights at w with x
+ * (split: xe, xo), two pairs of vectors per iteration into two pairs of sums (so that no FMA waits on the one
+ * before: one row's single pair of sums is a chain that one core at 4 cycles a step would hold to about one
+ * line in 8 cycles), each of its lines prefetched once into L2, MV_L2_PF_BYTES ahead. Public matvec on 1 GiB
+ * alternated with the read (Zen 5 VM, AVX2, medians of 5 alternations, two runs), 1024 x 1024 / 1024 x 3072 /
+ * 4096 x 1024, one thread: the L1 loop with its solo L2 prefetch 0.68-0.75 / 0.72-0.78 / -, without it 0.84 /
+ * 0.80-0.82 / -, this loop 0.92-0.93 / 0.91-0.97 / 0.94-0.97; two threads: the L1 loop 0.75-0.77 / 0.77 /
+ * 0.84-0.85, this one 0.79-0.81 / 0.84 / 0.88-0.92. The same loop prefetching into L1 measured 0.84-0.87 on
+ * one thread, one pair of sums with the L2 prefetch 0.82-0.86, four pairs no better than two. It prefetches
+ * MV_L2_PF_BYTES ahead: when DRAM is fast, 4 KiB is too short a lead for two cores. Alternated in one process
+ * (Zen 5 VM, AVX2, the read at 45-60 GB/s on two threads, medians of 7), 4 -> 8 KiB on two threads: 4096 x
+ * 1024 0.83 -> 0.88-0.90 of the read, 2048 x 1024 0.82 -> 0.87, 6144 x 1024 0.90 -> 0.97, 151936 x 1024 0.95
+ * -> 0.99, 1024 x 3072 0.80-0.82 either way; one thread 0.91-0.95 -> 0.95-0.96 (4096 x 1024, 151936 x 1024);
+ * 12 and 16 KiB no better than 8. Again against AVX2's read without software prefetch at 54-72 GB/s on two
+ * threads (Qwen3-0.6B's step matvecs, alternated, medians of 7-9), as a fraction of this loop's rate: no
+ * prefetch 0.78-1.00, 4 KiB 0.74-1.00, 16 KiB 0.88-0.98, a line in two or four 0.91-0.95, a burst over each
+ * chunk's first 4 or 8 KiB besides 0.93-1.01. This loop ran at 0.84-0.95 of that read, the LM head alone (one
+ * call) 0.87-1.00, o_proj alone (4 MiB a call) 0.79-0.88. */
 /* How far this loop stays below the read depends on how fast the read is. A harness alternating loop shapes
  * with AVX2's read without software prefetch (Zen 5 VM, two threads, 28 matrices of 6144 x 1024 in static
  * halves, each repetition binned by the read's rate, 70-750 repetitions a bin, six runs) ran this loop at
@@ -243,15 +244,57 @@ KF_ALWAYS_INLINE float mv_dot_row_bf16_l2(const uint16_t *w, const float *x, con
     return vf_hsum(vf_add(vf_add(a0, b0), vf_add(a1, b1)));
 }
 
+/* Two rows of n bf16 weights, at w and v, with x (split: xe, xo) into ya and yb: one row from each half of
+ * a chunk, so that the core streams from two places at once, each x load serving both rows, with no
+ * software prefetch. One core of the Zen 5 VM keeps more lines in flight over two streams than over one
+ * (roofline/ceilings_kernels.h, the two-stream read). A harness alternating loop shapes with AVX2's read
+ * without software prefetch (28 matrices of 6144 x 1024, rows in static halves or in chunks of 2 MiB as
+ * matvec cuts them, medians of 9, two runs): one thread 0.85-0.91 of the read for the public matvec with
+ * mv_dot_row_bf16_l2, 1.01-1.15 for this loop; two threads 0.79-0.91 against 0.96-1.16. The same pairs
+ * with mv_dot_row_bf16_l2's prefetch 8 KiB ahead in each row read 0.91-0.97, whole rows taken from the two
+ * halves in turn 0.60, three rows from three thirds 0.94-1.01, four from four quarters 0.33-0.39, and this
+ * loop unrolled to 64 columns (eight sums) 0.99-1.05, no better. The public matvec with this loop, in the
+ * same harness: 1.00-1.01 on one thread, 0.92-0.94 on two. */
+KF_ALWAYS_INLINE void mv_dot_row_pair_bf16(float *ya, float *yb, const uint16_t *w, const uint16_t *v,
+                                           const float *x, const float *xe, const float *xo, int n) {
+    vf a0 = vf_zero(), b0 = vf_zero(), a1 = vf_zero(), b1 = vf_zero();
+    int c = 0;
+    for (; c + 2 * VW <= n; c += 2 * VW) {
+        vf x0 = vf_loadu(xe + c / 2), x1 = vf_loadu(xo + c / 2), e, o;
+        vf_load_bf16_pairs(w + c, &e, &o);
+        a0 = vf_fmadd(e, x0, a0), b0 = vf_fmadd(o, x1, b0);
+        vf_load_bf16_pairs(v + c, &e, &o);
+        a1 = vf_fmadd(e, x0, a1), b1 = vf_fmadd(o, x1, b1);
+    }
+    for (; c < n; c += VW) {
+        int m = n - c < VW ? n - c : VW;
+        vf xv = vf_load_part(x + c, m);
+        a0 = vf_fmadd(mv_load_w_part(w, (size_t)c, m, 1), xv, a0);
+        a1 = vf_fmadd(mv_load_w_part(v, (size_t)c, m, 1), xv, a1);
+    }
+    *ya = vf_hsum(vf_add(a0, b0));
+    *yb = vf_hsum(vf_add(a1, b1));
+}
+
 /* y[r] (+)= the dot products of `rows` rows' n weights from w (row stride `cols`) with x: + when add. Rows
- * wider than MV_WIDE_COLS go MV_WIDE_ROWS at a time with the L2 prefetch, the rest one at a time: with
- * `l2` (a constant) by mv_dot_row_bf16_l2, else with the L1 prefetch (and the solo L2 prefetch in a team of
- * one). */
+ * wider than MV_WIDE_COLS go MV_WIDE_ROWS at a time with the L2 prefetch, the rest with `l2` (a constant)
+ * in pairs, row k with row k + rows / 2 (mv_dot_row_pair_bf16), else one at a time with the L1 prefetch (and
+ * the solo L2 prefetch in a team of one). */
 KF_ALWAYS_INLINE void mv_rows_bf16(float *y, const uint16_t *w, size_t cols, const float *x, const float *xe,
                                    const float *xo, int rows, int n, int add, const int l2) {
     const int wide = n > MV_WIDE_COLS, solo = MV_SOLO_L2_BYTES > 0 && omp_get_num_threads() == 1;
     int r = 0;
     float d[MV_WIDE_ROWS];
+    if (l2 && !wide) { /* row k with row k + half, the odd row left over alone */
+        const int half = rows / 2;
+        for (int k = 0; k < half; k++) {
+            float da, db;
+            mv_dot_row_pair_bf16(&da, &db, w + (size_t)k * cols, w + (size_t)(k + half) * cols, x, xe, xo, n);
+            y[k] = add ? y[k] + da : da;
+            y[k + half] = add ? y[k + half] + db : db;
+        }
+        r = 2 * half;
+    }
     for (; wide && r + MV_WIDE_ROWS <= rows; r += MV_WIDE_ROWS) {
         mv_dot_rows_bf16(d, w + (size_t)r * cols, cols, x, xe, xo, n, MV_WIDE_ROWS, 1, 0);
         for (int k = 0; k < MV_WIDE_ROWS; k++) y[r + k] = add ? y[r + k] + d[k] : d[k];

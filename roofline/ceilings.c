@@ -104,8 +104,8 @@ static float fma_scalar(long iters, float mul, float add) {
 }
 
 /* The DRAM read kernels the ceilings choose from (ceilings_measure): the active ISA's and, below AVX-512,
- * AVX2's, with software prefetch, and AVX2's without. Which one reads DRAM fastest moved from run to run on
- * a Zen 5 VM by up to 17 % (ceilings_kernels.h), so each run measures them. */
+ * AVX2's, with software prefetch, and AVX2's without, in one stream and in two. Which one reads DRAM fastest
+ * moved from run to run on a Zen 5 VM by up to 17 % (ceilings_kernels.h), so each run measures them. */
 static const struct {
     const char *name;
     read_fn fn;
@@ -114,6 +114,7 @@ static const struct {
     {"avx512", ceilings_read_avx512, KERNEL_ISA_AVX512},
     {"avx2", ceilings_read_avx2, KERNEL_ISA_AVX2},
     {"avx2 without software prefetch", ceilings_read_avx2_hw, KERNEL_ISA_AVX2},
+    {"avx2 in two streams", ceilings_read_avx2_two_streams, KERNEL_ISA_AVX2},
     {"scalar", read_generic, KERNEL_ISA_SCALAR},
 };
 #define READ_KERNELS ((int)(sizeof read_kernels / sizeof read_kernels[0]))

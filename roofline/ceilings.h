@@ -67,7 +67,7 @@ struct ceiling_figure {
     char why[128];
 };
 
-#define CEILINGS_READ_KERNELS_MAX 3
+#define CEILINGS_READ_KERNELS_MAX 4
 
 struct ceilings {
     struct ceiling_figure all[CEILING_COUNT]; /* all threads of the machine, one per core */

@@ -70,6 +70,34 @@ double ceilings_read_avx2_hw(const float *a, size_t n, long passes) {
     return read_body(a, n, passes, false);
 }
 
+double ceilings_read_avx2_two_streams(const float *a, size_t n, long passes) {
+    __m256 acc[8];
+    float tail = 0;
+    double total = 0;
+    size_t pending = 0, half = (n / 2) & ~(size_t)31, step = CEILINGS_HW_FOLD_FLOATS / 2;
+    const float *b = a + half;
+    for (int k = 0; k < 8; k++) acc[k] = _mm256_setzero_ps();
+    for (long p = 0; p < passes; p++) {
+        for (size_t lo = 0; lo < half; lo += step) {
+            size_t hi = lo + step < half ? lo + step : half;
+            for (size_t i = lo; i < hi; i += 32) {
+                acc[0] = _mm256_add_ps(acc[0], _mm256_loadu_ps(a + i));
+                acc[1] = _mm256_add_ps(acc[1], _mm256_loadu_ps(a + i + 8));
+                acc[2] = _mm256_add_ps(acc[2], _mm256_loadu_ps(a + i + 16));
+                acc[3] = _mm256_add_ps(acc[3], _mm256_loadu_ps(a + i + 24));
+                acc[4] = _mm256_add_ps(acc[4], _mm256_loadu_ps(b + i));
+                acc[5] = _mm256_add_ps(acc[5], _mm256_loadu_ps(b + i + 8));
+                acc[6] = _mm256_add_ps(acc[6], _mm256_loadu_ps(b + i + 16));
+                acc[7] = _mm256_add_ps(acc[7], _mm256_loadu_ps(b + i + 24));
+            }
+            pending += 2 * (hi - lo);
+            if (pending >= CEILINGS_HW_FOLD_FLOATS) total += fold(acc, &tail), pending = 0;
+        }
+        for (size_t i = 2 * half; i < n; i++) tail += a[i]; /* fewer than 64 */
+    }
+    return total + fold(acc, &tail);
+}
+
 float ceilings_fma_avx2(long iters, float mul, float add) {
     __m256 m = _mm256_set1_ps(mul), c = _mm256_set1_ps(add);
     __m256 acc[12];

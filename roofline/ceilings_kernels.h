@@ -37,6 +37,15 @@ double ceilings_read_avx2(const float *a, size_t n, long passes);
 #define CEILINGS_HW_FOLD_FLOATS ((size_t)1 << 22)
 double ceilings_read_avx2_hw(const float *a, size_t n, long passes);
 
+/* The same read without software prefetch in two streams: the two halves of the n floats side by side, 128
+ * bytes of each in turn (exact as the one above: a lane still sums 2^16 values between folds). One core of
+ * the Zen 5 VM keeps more lines in flight over two streams than over one: 28 matrices of 12 MiB or a 1 GiB
+ * array read in 2 MiB calls (a harness alternating the kernels, medians of 9, two runs), two streams read
+ * 1.18-1.28x the one-stream read on one thread and 1.13-1.29x on two, and four streams no faster than two.
+ * A read ceiling without it sat that far below what the decode step's matvec (which reads two rows at once,
+ * kernels_simd_body.h) reaches. */
+double ceilings_read_avx2_two_streams(const float *a, size_t n, long passes);
+
 /* Floating-point operations one call does: 2 per lane per accumulator per iteration. */
 #define CEILINGS_FMA_AVX512_FLOPS_PER_ITER (16.0 * 16 * 2) /* 16 zmm accumulators x 16 lanes */
 #define CEILINGS_FMA_AVX2_FLOPS_PER_ITER   (12.0 * 8 * 2)  /* 12 ymm accumulators x 8 lanes */
