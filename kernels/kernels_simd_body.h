@@ -249,12 +249,14 @@ KF_ALWAYS_INLINE float mv_dot_row_bf16_l2(const uint16_t *w, const float *x, con
  * software prefetch. One core of the Zen 5 VM keeps more lines in flight over two streams than over one
  * (roofline/ceilings_kernels.h, the two-stream read). A harness alternating loop shapes with AVX2's read
  * without software prefetch (28 matrices of 6144 x 1024, rows in static halves or in chunks of 2 MiB as
- * matvec cuts them, medians of 9, two runs): one thread 0.85-0.91 of the read for the public matvec with
+ * matvec cuts them, medians of 9, three runs): one thread 0.84-0.91 of the read for the public matvec with
  * mv_dot_row_bf16_l2, 1.01-1.15 for this loop; two threads 0.79-0.91 against 0.96-1.16. The same pairs
  * with mv_dot_row_bf16_l2's prefetch 8 KiB ahead in each row read 0.91-0.97, whole rows taken from the two
  * halves in turn 0.60, three rows from three thirds 0.94-1.01, four from four quarters 0.33-0.39, and this
  * loop unrolled to 64 columns (eight sums) 0.99-1.05, no better. The public matvec with this loop, in the
- * same harness: 1.00-1.01 on one thread, 0.92-0.94 on two. */
+ * same harness: 1.00-1.01 on one thread, 0.92-0.94 on two. In full runs of Qwen3-0.6B alternated with the
+ * build before it (two threads, two rounds, AVX2 and AVX-512), the five matvec blocks read 62-77 GB/s
+ * against 56-67 and the steps at contexts 1 and 1024 ran 7-13 % faster on AVX2. */
 KF_ALWAYS_INLINE void mv_dot_row_pair_bf16(float *ya, float *yb, const uint16_t *w, const uint16_t *v,
                                            const float *x, const float *xe, const float *xo, int n) {
     vf a0 = vf_zero(), b0 = vf_zero(), a1 = vf_zero(), b1 = vf_zero();

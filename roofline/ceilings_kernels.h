@@ -39,11 +39,12 @@ double ceilings_read_avx2_hw(const float *a, size_t n, long passes);
 
 /* The same read without software prefetch in two streams: the two halves of the n floats side by side, 128
  * bytes of each in turn (exact as the one above: a lane still sums 2^16 values between folds). One core of
- * the Zen 5 VM keeps more lines in flight over two streams than over one: 28 matrices of 12 MiB or a 1 GiB
- * array read in 2 MiB calls (a harness alternating the kernels, medians of 9, two runs), two streams read
- * 1.18-1.28x the one-stream read on one thread and 1.13-1.29x on two, and four streams no faster than two.
- * A read ceiling without it sat that far below what the decode step's matvec (which reads two rows at once,
- * kernels_simd_body.h) reaches. */
+ * the Zen 5 VM keeps more lines in flight over two streams than over one. A harness alternating the kernels
+ * over 1 GiB (each thread its half, medians of 9, four runs): two streams 1.14-1.28x the one-stream read on
+ * one thread and 1.13-1.28x on two; four streams 1.27-1.29x, no faster. In full runs (2 MiB calls) it was
+ * chosen every time, 4-13 % above the best other kernel on two threads and 3-22 % on one core. Without it
+ * the read ceiling sat below the decode step's matvec, which reads two rows at once (kernels_simd_body.h,
+ * mv_dot_row_pair_bf16): 0.96-1.16x the one-stream read in the same harness. */
 double ceilings_read_avx2_two_streams(const float *a, size_t n, long passes);
 
 /* Floating-point operations one call does: 2 per lane per accumulator per iteration. */
