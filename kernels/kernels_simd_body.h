@@ -255,8 +255,10 @@ KF_ALWAYS_INLINE float mv_dot_row_bf16_l2(const uint16_t *w, const float *x, con
  * halves in turn 0.60, three rows from three thirds 0.94-1.01, four from four quarters 0.33-0.39, and this
  * loop unrolled to 64 columns (eight sums) 0.99-1.05, no better. The public matvec with this loop, in the
  * same harness: 1.00-1.01 on one thread, 0.92-0.94 on two. In full runs of Qwen3-0.6B alternated with the
- * build before it (two threads, two rounds, AVX2 and AVX-512), the five matvec blocks read 62-77 GB/s
- * against 56-67 and the steps at contexts 1 and 1024 ran 7-13 % faster on AVX2. */
+ * build before it (two threads, two rounds, AVX2 and AVX-512) the five matvec blocks read 62-77 GB/s
+ * against 56-67. `decode` (64 tokens) alternated with that build, eight pairs per ISA and thread count: the
+ * pairs' medians 1.02-1.04 on two threads (15 of 16 pairs faster) and on one (11 of 16). The gain is where
+ * DRAM is fast: in full runs whose paired read was 41-47 GB/s the old loop's blocks read 97-104 % of it. */
 KF_ALWAYS_INLINE void mv_dot_row_pair_bf16(float *ya, float *yb, const uint16_t *w, const uint16_t *v,
                                            const float *x, const float *xe, const float *xo, int n) {
     vf a0 = vf_zero(), b0 = vf_zero(), a1 = vf_zero(), b1 = vf_zero();
