@@ -258,7 +258,7 @@ KF_ALWAYS_INLINE float mv_dot_row_bf16_l2(const uint16_t *w, const float *x, con
  * build before it (two threads, two rounds, AVX2 and AVX-512) the five matvec blocks read 62-77 GB/s
  * against 56-67. `decode` (64 tokens) alternated with that build, eight pairs per ISA and thread count: the
  * pairs' medians 1.02-1.04 on two threads (15 of 16 pairs faster) and on one (11 of 16). The gain is where
- * DRAM is fast: in full runs whose paired read was 41-47 GB/s the old loop's blocks read 97-104 % of it. */
+ * DRAM is fast: in full runs whose paired read was 41-47 GB/s the old loop's blocks read 97-108 % of it. */
 KF_ALWAYS_INLINE void mv_dot_row_pair_bf16(float *ya, float *yb, const uint16_t *w, const uint16_t *v,
                                            const float *x, const float *xe, const float *xo, int n) {
     vf a0 = vf_zero(), b0 = vf_zero(), a1 = vf_zero(), b1 = vf_zero();
