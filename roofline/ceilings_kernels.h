@@ -42,7 +42,7 @@ double ceilings_read_avx2_hw(const float *a, size_t n, long passes);
  * the Zen 5 VM keeps more lines in flight over two streams than over one. A harness alternating the kernels
  * over 1 GiB (each thread its half, medians of 9, four runs): two streams 1.14-1.28x the one-stream read on
  * one thread and 1.13-1.28x on two; four streams 1.27-1.29x, no faster. In full runs (2 MiB calls) it was
- * chosen every time, 4-13 % above the best other kernel on two threads and 3-22 % on one core. Without it
+ * chosen every time, 4-14 % above the best other kernel on two threads and 3-22 % on one core. Without it
  * the read ceiling sat below the decode step's matvec, which reads two rows at once (kernels_simd_body.h,
  * mv_dot_row_pair_bf16): 0.96-1.16x the one-stream read in the same harness. */
 double ceilings_read_avx2_two_streams(const float *a, size_t n, long passes);
