@@ -507,7 +507,12 @@ KF_ALWAYS_INLINE void pf_l1(uintptr_t at, size_t bytes) {
  * 15 alternations: reads at 78-81 GB/s 0.620 / 0.747 -> 0.620 / 0.758 (1024 / 4096 positions), with the
  * softmax left out 0.637 / 0.776; reads at 39 GB/s (4096 positions) 0.97-1.01 all three. So at fast reads the
  * AVX2 loops are held by their FMAs (237 MFLOP a step at 1024 positions, 66-74 % of the DRAM term at 231
- * GFLOP/s), and the report calls the block co-bound (report_roofs.c). */
+ * GFLOP/s), and the report calls the block co-bound (report_roofs.c). Two KV heads at once, a block of each
+ * in turn (one thread, Qwen3-0.6B's heads over 28 layers from DRAM, nine alternations): AVX2 at 1024 / 4096
+ * positions 0.89 / 0.91 -> 0.50 / 0.49 of the read, AVX-512 at 4096 1.04 -> 0.85. Streams taken in turn 4
+ * KiB at a time lose, as whole matvec rows taken in turn did; the matvec gained from two rows read side by
+ * side (mv_dot_row_pair_bf16); here that would be two heads' K rows in one score tile and their V rows in
+ * one values tile, or one block's values fused with the next block's scores (not tried). */
 #define ATT_PAIRS 2
 
 /* What a four-row tile of K or V prefetches along with its arithmetic: the same tile of the far block into L2
