@@ -208,6 +208,13 @@ const char *kernel_prefetch_describe(void) {
     return buf;
 }
 
+const char *kernel_matvec_describe(void) {
+    enum kernel_isa isa = kernel_isa_active();
+    if (kernel_prefetch_active() != KERNEL_PREFETCH_L2 || isa == KERNEL_ISA_SCALAR) return "";
+    return isa == KERNEL_ISA_AVX512 ? "; the bf16 matvec reads two rows at a time, in AVX2's loop"
+                                    : "; the bf16 matvec reads two rows at a time";
+}
+
 typedef void (*matvec_bf16_loop)(float *, const uint16_t *, const float *, int, int, int);
 
 /* Chunk c of the plan over one panel: the panel's block of rows (row stride `cols`, its width) starts at w

@@ -39,6 +39,10 @@ void kernel_prefetch_force(enum kernel_prefetch p);
 /* What kernel_prefetch_active() chose and why, for the run's provenance: "the L2 prefetch profile (AMD
  * family 1Ah)". */
 const char *kernel_prefetch_describe(void);
+/* What the bf16 matvec's loop does beyond the ISA and the profile, to append to kernel_prefetch_describe
+ * where the forge matvec runs: on the L2 profile above scalar "; the bf16 matvec reads two rows at a time"
+ * (and, with AVX-512 active, that it runs AVX2's loop); "" otherwise. */
+const char *kernel_matvec_describe(void);
 
 /* ---- matvec: y[rows] = W[rows][cols] . x[cols], W bf16 or f32, x and y f32, f32 accumulation ---- */
 enum matvec_backend { MATVEC_BACKEND_FORGE, MATVEC_BACKEND_OPENBLAS };

@@ -156,7 +156,9 @@ static void matvec_bf16_avx512_or_solo(float *y, const uint16_t *w, const float 
  * step, one thread 0.97-1.01 and 0.99, Qwen3-1.7B two threads at 54 GB/s 1.01-1.03 and 1.03. So the AVX2
  * loop stays. The attention loops, which prefetch into L1 as well, read faster with 512-bit loads than with
  * halves (attention alone, two threads: Qwen3-0.6B at 1024 / 4096 positions 0.89 / 0.94-0.96 of the read
- * against 0.85 / 0.88-0.90, Qwen3-4B at 4096 0.76 against 0.59). */
+ * against 0.85 / 0.88-0.90, Qwen3-4B at 4096 0.76 against 0.59). These figures are of the one-row AVX2
+ * loop; the AVX2 loop called now reads two rows side by side (kernels_simd_body.h, mv_dot_row_pair_bf16), and
+ * a 512-bit form of that pair loop has not been measured. */
 static void matvec_bf16_l2_avx512(float *y, const uint16_t *w, const float *x, int rows, int cols, int add) {
     kernel_ops_avx2.matvec_bf16_l2(y, w, x, rows, cols, add);
 }

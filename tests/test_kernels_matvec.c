@@ -92,6 +92,27 @@ Test(kernels_matvec, f32_every_isa) {
     mv_check_all_isas(FR_DTYPE_F32);
 }
 
+/* The matvec's description names the two-row loop on the L2 profile above scalar, and AVX2's loop under
+ * AVX-512; nothing on the L1 profile or on scalar. */
+Test(kernels_matvec, describe_names_the_loop) {
+    kernel_prefetch_force(KERNEL_PREFETCH_L1);
+    cr_expect_str_empty(kernel_matvec_describe());
+    kernel_prefetch_force(KERNEL_PREFETCH_L2);
+    kernel_isa_force(KERNEL_ISA_SCALAR);
+    cr_expect_str_empty(kernel_matvec_describe());
+    if (kernel_isa_best() >= KERNEL_ISA_AVX2) {
+        kernel_isa_force(KERNEL_ISA_AVX2);
+        cr_expect_str_eq(kernel_matvec_describe(), "; the bf16 matvec reads two rows at a time");
+    }
+    if (kernel_isa_best() >= KERNEL_ISA_AVX512) {
+        kernel_isa_force(KERNEL_ISA_AVX512);
+        cr_expect_str_eq(kernel_matvec_describe(),
+                         "; the bf16 matvec reads two rows at a time, in AVX2's loop");
+    }
+    kernel_isa_force(KERNEL_ISA_COUNT);
+    kernel_prefetch_force(KERNEL_PREFETCH_COUNT);
+}
+
 Test(kernels_matvec, ref_hand_computed) {
     /* [[1, 2], [-0.5, 4]] . [3, 0.25] = [3.5, -0.5] exactly, in bf16 and f32 */
     const float wf[] = {1.0f, 2.0f, -0.5f, 4.0f}, x[] = {3.0f, 0.25f};

@@ -203,7 +203,8 @@ static int run_decode(const struct decode_args *a, struct run *r) {
             a->backend == MATVEC_BACKEND_OPENBLAS ? "openblas" : "forge",
             kernel_isa_name(kernel_isa_active()), omp_get_max_threads());
     if (pool[0]) fprintf(stderr, "decode: matvec threads: %s\n", pool);
-    fprintf(stderr, "decode: kernels: %s\n", kernel_prefetch_describe());
+    fprintf(stderr, "decode: kernels: %s%s\n", kernel_prefetch_describe(),
+            a->backend == MATVEC_BACKEND_FORGE ? kernel_matvec_describe() : "");
 
     /* prompt: one step per id; the last step's logits give the first new token */
     t0 = timing_now_s();

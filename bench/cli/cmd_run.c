@@ -798,11 +798,11 @@ static int run_main(struct run *r, int argc, char **argv) {
     char *gt = r->report->prov.gemv_threads;
     size_t gt_len = sizeof r->report->prov.gemv_threads;
     if (a->gemv != MATVEC_BACKEND_OPENBLAS)
-        snprintf(gt, gt_len, "forge kernels on the OpenMP team of %d bound threads%s, %s", r->machine.threads,
-                 r->caches.step_team
-                     ? ", one region a step (a kernel team: its own spin barrier between blocks)"
-                     : "",
-                 kernel_prefetch_describe());
+        snprintf(
+            gt, gt_len, "forge kernels on the OpenMP team of %d bound threads%s, %s%s", r->machine.threads,
+            r->caches.step_team ? ", one region a step (a kernel team: its own spin barrier between blocks)"
+                                : "",
+            kernel_prefetch_describe(), kernel_matvec_describe());
     else if (blas_pool_bind_threads(&r->machine, gt, gt_len, &err) != 0)
         return cli_fail("%s", err.msg);
     else /* attention still runs forge's kernels */
