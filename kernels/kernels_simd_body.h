@@ -55,6 +55,8 @@ KF_ALWAYS_INLINE vf vf_exp(vf x) {
  * core. Two or four rows at a time, widening loads, L2 prefetch and L1 prefetch 2 or 6 KiB ahead all
  * measured lower; the pairs matter on one thread (AVX-512 0.86 / 0.77 with widening loads). */
 #define MV_PF_BYTES 4096
+/* bf16 weights in a 64-byte line */
+#define MV_LINE_BF16 32
 /* Columns split per pass (mv_split_x's stack buffer: 64 KiB); wider matrices go in several passes. */
 #define MV_SPLIT_COLS 16384
 
@@ -245,24 +247,46 @@ KF_ALWAYS_INLINE float mv_dot_row_bf16_l2(const uint16_t *w, const float *x, con
 }
 
 /* Two rows of n bf16 weights, at w and v, with x (split: xe, xo) into ya and yb: one row from each half of
- * a chunk, so that the core streams from two places at once, each x load serving both rows, with no
- * software prefetch. One core of the Zen 5 VM keeps more lines in flight over two streams than over one
- * (roofline/ceilings_kernels.h, the two-stream read). A harness alternating loop shapes with AVX2's read
- * without software prefetch (28 matrices of 6144 x 1024, rows in static halves or in chunks of 2 MiB as
- * matvec cuts them, medians of 9, three runs): one thread 0.84-0.91 of the read for the public matvec with
- * mv_dot_row_bf16_l2, 1.01-1.15 for this loop; two threads 0.79-0.91 against 0.96-1.16. The same pairs
- * with mv_dot_row_bf16_l2's prefetch 8 KiB ahead in each row read 0.91-0.97, whole rows taken from the two
- * halves in turn 0.60, three rows from three thirds 0.94-1.01, four from four quarters 0.33-0.39, and this
- * loop unrolled to 64 columns (eight sums) 0.99-1.05, no better. The public matvec with this loop, in the
- * same harness: 1.00-1.01 on one thread, 0.92-0.94 on two. In full runs of Qwen3-0.6B alternated with the
- * build before it (two threads, two rounds, AVX2 and AVX-512) the five matvec blocks read 62-77 GB/s
- * against 56-67. `decode` (64 tokens) alternated with that build, eight pairs per ISA and thread count: the
- * pairs' medians 1.02-1.04 on two threads (15 of 16 pairs faster) and on one (11 of 16). The gain is where
- * DRAM is fast: in full runs whose paired read was 41-47 GB/s the old loop's blocks read 97-108 % of it. */
+ * a chunk, so that the core streams from two places at once, each x load serving both rows, and each row's
+ * lines are prefetched into L1 MV_PF_BYTES ahead, a line of each row per 64 bytes read (past a row's end
+ * into the next row of its half, or past the chunk: only prefetched). One core of the Zen 5 VM keeps more
+ * lines in flight over two streams than over one (roofline/ceilings_kernels.h, the two-stream read). A
+ * harness alternating loop shapes with AVX2's read without software prefetch (28 matrices of 6144 x 1024,
+ * rows in static halves or in chunks of 2 MiB as matvec cuts them, medians of 9, three runs): one thread
+ * 0.84-0.91 of the read for the public matvec with mv_dot_row_bf16_l2, 1.01-1.15 for this loop (without its
+ * prefetch); two threads 0.79-0.91 against 0.96-1.16. The same pairs with mv_dot_row_bf16_l2's prefetch 8
+ * KiB ahead in each row read 0.91-0.97, whole rows taken from the two halves in turn 0.60, three rows from
+ * three thirds 0.94-1.01, four from four quarters 0.33-0.39, two adjacent rows from each half (four rows a
+ * step, two streams) 0.56-0.58, and this loop unrolled to 64 columns (eight sums) 0.99-1.05, no better. This
+ * loop without its prefetch read 0.86-0.98 of the read kernel run over the same rows in the same chunks (a
+ * second harness the next session, 1024 to 2048 columns, 11-31 alternations), and no change to the loop's
+ * own work closed that: pointer increments in place of the indexed loads, eight sums, or on AVX-512 256-bit
+ * loads widened into zmm FMAs against x in order read from 0.07 below to 0.05 above it, none ahead in every
+ * run. The L1 prefetch is what paid, at MV_PF_BYTES; `decode` of
+ * Qwen3-0.6B (64 tokens, greedy) alternated with the loop without it in one build (Zen 5 VM, medians of
+ * the pairs' ratios, pairs faster): two threads AVX2 1.050 (8 of 8), 1.052 (8/8), 1.018 (6/6), 1.014 (5/6),
+ * 0.998 (3/6), AVX-512 1.029 (7/8), 0.996 (3/6); one thread AVX2 1.087 (6/6), 1.057 (5/5), 1.027 (3/5),
+ * 0.989 (2/6), AVX-512 1.000 (3/6). Later the same day, the prefetch switched in one binary: one thread
+ * AVX-512 1.019 (5/6), AVX2 1.001 (4/6), two threads AVX2 1.017 (5/6); the public matvec in a kernel team in
+ * the harness, two threads at 72-74 GB/s, +0.01 (-0.02 to +0.04) of the read, one thread at 37 -0.01 to 0.00.
+ * It gains most where DRAM is contended (two threads at 33-36 tokens/s, one at 21-22) and ties where it
+ * is fast. Nearer prefetches lost where DRAM was fast: 1 KiB
+ * 0.885 (0 of 6 faster) on two threads and 0.949 (0/5) on one, 2 KiB 0.965 (1/6); 8 KiB 0.946 (1/6). */
 KF_ALWAYS_INLINE void mv_dot_row_pair_bf16(float *ya, float *yb, const uint16_t *w, const uint16_t *v,
                                            const float *x, const float *xe, const float *xo, int n) {
     vf a0 = vf_zero(), b0 = vf_zero(), a1 = vf_zero(), b1 = vf_zero();
     int c = 0;
+    for (; c + MV_LINE_BF16 <= n; c += MV_LINE_BF16) {
+        _mm_prefetch((const char *)(w + c) + MV_PF_BYTES, _MM_HINT_T0);
+        _mm_prefetch((const char *)(v + c) + MV_PF_BYTES, _MM_HINT_T0);
+        for (int k = c; k < c + MV_LINE_BF16; k += 2 * VW) {
+            vf x0 = vf_loadu(xe + k / 2), x1 = vf_loadu(xo + k / 2), e, o;
+            vf_load_bf16_pairs(w + k, &e, &o);
+            a0 = vf_fmadd(e, x0, a0), b0 = vf_fmadd(o, x1, b0);
+            vf_load_bf16_pairs(v + k, &e, &o);
+            a1 = vf_fmadd(e, x0, a1), b1 = vf_fmadd(o, x1, b1);
+        }
+    }
     for (; c + 2 * VW <= n; c += 2 * VW) {
         vf x0 = vf_loadu(xe + c / 2), x1 = vf_loadu(xo + c / 2), e, o;
         vf_load_bf16_pairs(w + c, &e, &o);
