@@ -247,36 +247,27 @@ KF_ALWAYS_INLINE float mv_dot_row_bf16_l2(const uint16_t *w, const float *x, con
 }
 
 /* Two rows of n bf16 weights, at w and v, with x (split: xe, xo) into ya and yb: one row from each half of
- * a chunk, so that the core streams from two places at once, each x load serving both rows, and each row's
- * lines are prefetched into L1 MV_PF_BYTES ahead, a line of each row per 64 bytes read (past a row's end
- * into the next row of its half, or past the chunk: only prefetched). One core of the Zen 5 VM keeps more
- * lines in flight over two streams than over one (roofline/ceilings_kernels.h, the two-stream read). A
- * harness alternating loop shapes with AVX2's read without software prefetch (28 matrices of 6144 x 1024,
- * rows in static halves or in chunks of 2 MiB as matvec cuts them, medians of 9, three runs): one thread
- * 0.84-0.91 of the read for the public matvec with mv_dot_row_bf16_l2, 1.01-1.15 for this loop (without its
- * prefetch); two threads 0.79-0.91 against 0.96-1.16. The same pairs with mv_dot_row_bf16_l2's prefetch 8
- * KiB ahead in each row read 0.91-0.97, whole rows taken from the two halves in turn 0.60, three rows from
- * three thirds 0.94-1.01, four from four quarters 0.33-0.39, two adjacent rows from each half (four rows a
- * step, two streams) 0.56-0.58, and this loop unrolled to 64 columns (eight sums) 0.99-1.05, no better. This
- * loop without its prefetch read 0.86-0.98 of the read kernel run over the same rows in the same chunks (a
- * second harness the next session, 1024 to 2048 columns, 11-31 alternations), and no change to the loop's
- * own work closed that: pointer increments in place of the indexed loads, eight sums, or on AVX-512 256-bit
- * loads widened into zmm FMAs against x in order read from 0.07 below to 0.05 above it, none ahead in every
- * run. The L1 prefetch is what paid, at MV_PF_BYTES; `decode` of
- * Qwen3-0.6B (64 tokens, greedy) alternated with the loop without it in one build (Zen 5 VM, medians of
- * the pairs' ratios, pairs faster): two threads AVX2 1.050 (8 of 8), 1.052 (8/8), 1.018 (6/6), 1.014 (5/6),
- * 0.998 (3/6), AVX-512 1.029 (7/8), 0.996 (3/6); one thread AVX2 1.087 (6/6), 1.057 (5/5), 1.027 (3/5),
- * 0.989 (2/6), AVX-512 1.000 (3/6). Later the same day, the prefetch switched in one binary: one thread
- * AVX-512 1.019 (5/6), AVX2 1.001 (4/6), two threads AVX2 1.017 (5/6); the public matvec in a kernel team in
- * the harness, two threads at 72-74 GB/s, +0.01 (-0.02 to +0.04) of the read, one thread at 37 -0.01 to 0.00.
- * It gains most where DRAM is contended (two threads at 33-36 tokens/s, one at 21-22) and ties where it
- * is fast. Nearer prefetches lost where DRAM was fast: 1 KiB
- * 0.885 (0 of 6 faster) on two threads and 0.949 (0/5) on one, 2 KiB 0.965 (1/6); 8 KiB 0.946 (1/6). */
+ * a chunk, so that the core streams from two places at once, each x load serving both rows; with pf (a
+ * constant) each row's lines are also prefetched into L1 MV_PF_BYTES ahead, a line of each row per 64 bytes
+ * read (see mv_rows_bf16 for when). One core of the Zen 5 VM keeps more lines in flight over two streams
+ * than over one (roofline/ceilings_kernels.h, the two-stream read). A harness alternating loop shapes with
+ * AVX2's read without software prefetch (28 matrices of 6144 x 1024, rows in static halves or in chunks of 2
+ * MiB as matvec cuts them, medians of 9, three runs): one thread 0.84-0.91 of the read for the public matvec
+ * with mv_dot_row_bf16_l2, 1.01-1.15 for this loop (without pf); two threads 0.79-0.91 against 0.96-1.16.
+ * The same pairs with mv_dot_row_bf16_l2's prefetch 8 KiB ahead in each row read 0.91-0.97, whole rows
+ * taken from the two halves in turn 0.60, three rows from three thirds 0.94-1.01, four from four quarters
+ * 0.33-0.39, two adjacent rows from each half (four rows a step, two streams) 0.56-0.58, and this loop
+ * unrolled to 64 columns (eight sums) 0.99-1.05, no better. This loop read 0.86-0.98 of the read kernel run
+ * over the same rows in the same chunks (a second harness the next session, 1024 to 2048 columns, 11-31
+ * alternations), and no change to the loop's own work closed that: pointer increments in place of the
+ * indexed loads, eight sums, or on AVX-512 256-bit loads widened into zmm FMAs against x in order read from
+ * 0.07 below to 0.05 above it, none ahead in every run. */
 KF_ALWAYS_INLINE void mv_dot_row_pair_bf16(float *ya, float *yb, const uint16_t *w, const uint16_t *v,
-                                           const float *x, const float *xe, const float *xo, int n) {
+                                           const float *x, const float *xe, const float *xo, int n,
+                                           const int pf) {
     vf a0 = vf_zero(), b0 = vf_zero(), a1 = vf_zero(), b1 = vf_zero();
     int c = 0;
-    for (; c + MV_LINE_BF16 <= n; c += MV_LINE_BF16) {
+    for (; pf && c + MV_LINE_BF16 <= n; c += MV_LINE_BF16) {
         _mm_prefetch((const char *)(w + c) + MV_PF_BYTES, _MM_HINT_T0);
         _mm_prefetch((const char *)(v + c) + MV_PF_BYTES, _MM_HINT_T0);
         for (int k = c; k < c + MV_LINE_BF16; k += 2 * VW) {
@@ -304,10 +295,25 @@ KF_ALWAYS_INLINE void mv_dot_row_pair_bf16(float *ya, float *yb, const uint16_t 
     *yb = vf_hsum(vf_add(a1, b1));
 }
 
+/* In a team, the row pairs of mv_rows_bf16 that start within this many bytes of each half of a chunk
+ * prefetch into L1 (mv_dot_row_pair_bf16's pf): each chunk starts two new streams, and the hardware
+ * prefetchers take a while to follow them. `decode` of Qwen3-0.6B (64 tokens, greedy) alternated in one
+ * binary (Zen 5 VM, four rounds of 5-6 per setting, medians of the ratios to no prefetch, pairs faster):
+ * two threads AVX2 1.018 (6 of 6), 1.030 (3/6), AVX-512 1.053 (4/6), 1.018 (5/6); one thread AVX2 0.966
+ * (1/5), 1.005 (3/5), AVX-512 0.998 (2/5), so a team of one does not. The first 32 KiB instead: two threads
+ * 0.989-1.036. Every pair prefetching flipped with the DRAM's state: two threads AVX2 1.050 (8/8) and 1.052
+ * (8/8) in some sittings, 0.952 (2/6) and 0.986 (2/6) in others, one thread 0.962-1.087; the harness (public
+ * matvec in a kernel team, two threads, reads at 52-56 GB/s, 1024 x 2048, 6144 x 1024 and a quarter of the
+ * LM head's shape, 37984 x 1024): the ramp 1.06 / 1.10 / 1.19 of the read, no prefetch 1.00 / 1.10 / 1.16,
+ * every pair 0.96 / 1.00 / 1.08. Every pair prefetching at other distances lost where DRAM was fast: 1 KiB
+ * ahead 0.885 (0 of 6 faster), 2 KiB 0.965 (1/6), 8 KiB 0.946 (1/6). */
+#define MV_PAIR_RAMP_BYTES 8192
+
 /* y[r] (+)= the dot products of `rows` rows' n weights from w (row stride `cols`) with x: + when add. Rows
  * wider than MV_WIDE_COLS go MV_WIDE_ROWS at a time with the L2 prefetch, the rest with `l2` (a constant)
- * in pairs, row k with row k + rows / 2 (mv_dot_row_pair_bf16), else one at a time with the L1 prefetch (and
- * the solo L2 prefetch in a team of one). */
+ * in pairs, row k with row k + rows / 2 (mv_dot_row_pair_bf16, the first MV_PAIR_RAMP_BYTES of each half
+ * prefetched in a team), else one at a time with the L1 prefetch (and the solo L2 prefetch in a team of
+ * one). */
 KF_ALWAYS_INLINE void mv_rows_bf16(float *y, const uint16_t *w, size_t cols, const float *x, const float *xe,
                                    const float *xo, int rows, int n, int add, const int l2) {
     const int wide = n > MV_WIDE_COLS, solo = MV_SOLO_L2_BYTES > 0 && omp_get_num_threads() == 1;
@@ -315,9 +321,15 @@ KF_ALWAYS_INLINE void mv_rows_bf16(float *y, const uint16_t *w, size_t cols, con
     float d[MV_WIDE_ROWS];
     if (l2 && !wide) { /* row k with row k + half, the odd row left over alone */
         const int half = rows / 2;
+        int ramp = omp_get_num_threads() > 1 ? (MV_PAIR_RAMP_BYTES + 2 * n - 1) / (2 * n) : 0;
+        ramp = ramp < half ? ramp : half;
         for (int k = 0; k < half; k++) {
             float da, db;
-            mv_dot_row_pair_bf16(&da, &db, w + (size_t)k * cols, w + (size_t)(k + half) * cols, x, xe, xo, n);
+            const uint16_t *wa = w + (size_t)k * cols, *wb = w + (size_t)(k + half) * cols;
+            if (k < ramp)
+                mv_dot_row_pair_bf16(&da, &db, wa, wb, x, xe, xo, n, 1);
+            else
+                mv_dot_row_pair_bf16(&da, &db, wa, wb, x, xe, xo, n, 0);
             y[k] = add ? y[k] + da : da;
             y[k + half] = add ? y[k + half] + db : db;
         }
