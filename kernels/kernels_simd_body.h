@@ -257,11 +257,16 @@ KF_ALWAYS_INLINE float mv_dot_row_bf16_l2(const uint16_t *w, const float *x, con
  * The same pairs with mv_dot_row_bf16_l2's prefetch 8 KiB ahead in each row read 0.91-0.97, whole rows
  * taken from the two halves in turn 0.60, three rows from three thirds 0.94-1.01, four from four quarters
  * 0.33-0.39, two adjacent rows from each half (four rows a step, two streams) 0.56-0.58, and this loop
- * unrolled to 64 columns (eight sums) 0.99-1.05, no better. This loop read 0.86-0.98 of the read kernel run
- * over the same rows in the same chunks (a second harness the next session, 1024 to 2048 columns, 11-31
- * alternations), and no change to the loop's own work closed that: pointer increments in place of the
- * indexed loads, eight sums, or on AVX-512 256-bit loads widened into zmm FMAs against x in order read from
- * 0.07 below to 0.05 above it, none ahead in every run. */
+ * unrolled to 64 columns (eight sums) 0.99-1.05, no better. The public matvec with this loop, in the same
+ * harness: 1.00-1.01 on one thread, 0.92-0.94 on two. In full runs of Qwen3-0.6B alternated with the build
+ * before it (two threads, two rounds, AVX2 and AVX-512) the five matvec blocks read 62-77 GB/s against
+ * 56-67. `decode` (64 tokens) alternated with that build, eight pairs per ISA and thread count: the pairs'
+ * medians 1.02-1.04 on two threads (15 of 16 pairs faster) and on one (11 of 16). The gain is where DRAM is
+ * fast: in full runs whose paired read was 41-47 GB/s the old loop's blocks read 97-108 % of it. Without
+ * pf this loop read 0.86-0.98 of the read kernel run over the same rows in the same chunks (a second
+ * harness, 1024 to 2048 columns, 11-31 alternations), and no change to the loop's own work closed that:
+ * pointer increments in place of the indexed loads, eight sums, or on AVX-512 256-bit loads widened into zmm
+ * FMAs against x in order read from 0.07 below to 0.05 above it, none ahead in every run. */
 KF_ALWAYS_INLINE void mv_dot_row_pair_bf16(float *ya, float *yb, const uint16_t *w, const uint16_t *v,
                                            const float *x, const float *xe, const float *xo, int n,
                                            const int pf) {
