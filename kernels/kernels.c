@@ -118,16 +118,18 @@ void kernel_vexp(float *y, const float *x, int n) {
  * back, -0.03 to +0.03 against this plan; no barriers at all (each thread streaming its half of all 28 in
  * turn) -0.03 to +0.02; fixed halves 0.02-0.04 below.
  * Where a call's time goes (decode of Qwen3-0.6B, two threads, AVX2, 200-300 tokens, each thread's time
- * stamped around its chunks): the first thread to run out of chunks waits 3.7-8 us a call for the other
- * (qkv 5.1-6.8 of 143-218 us, o_proj 3.7-5.7 of 76-113, gate_up 5.6-6.8 of 214-323, each down panel
- * 3.9-8.1 of 59-86), and thread 0 finished last in 55-75 % of the calls; the barrier itself 0.1-0.5 us.
- * Measured no better, steps alternated one by one inside one decode run (150 pairs each, medians of the
- * pairs' ratios, 1 = the same): chunks of what is left / (2 x team) cut the wait to 1.8-4.0 us, but the
- * extra chunks' starts cost as much (0.992 of this plan); last chunks of one row block 0.999 and 1.000;
- * each thread claiming its next chunk 16 KiB before its current one ends and prefetching that chunk's
- * first 8 KiB of each half into L2 0.989 and 0.994 (with the chunks above 0.973); the next projection's
- * first chunk prefetched into L2 while thread 0 runs the small blocks before it (each thread its own,
- * first chunks claimed statically) 0.998-1.003 on AVX2 and AVX-512, one thread 0.998-1.006. */
+ * stamped around its chunks, five runs): the first thread to run out of chunks waits 3.7-8.1 us a call
+ * for the other (qkv 3.7-6.8 of 139-218 us, o_proj 3.7-6.1 of 77-113, gate_up 4.0-6.8 of 207-323, each
+ * down panel 3.9-8.1 of 57-86; 10-50 us in sittings where another guest took a core), thread 0 finishing
+ * last in 55-75 % of the calls; the barrier itself 0.1-0.8 us. Measured no better, steps alternated one
+ * by one inside one decode run (150 pairs each, medians of the pairs' speed ratios, 1 = the same): chunks
+ * of what is left / (2 x team) cut the wait to 1.8-4.0 us, but the extra chunks' starts cost as much
+ * (0.992 of this plan); last chunks of one row block 0.999, of half the least size 1.000; each thread
+ * claiming its next chunk 16 KiB before its current one ends and prefetching that chunk's first 8 KiB of
+ * each half into L2 0.989 and 0.994 (with the chunks above 0.973; claimed as the current one starts
+ * 0.936-0.937); the next projection's first chunk prefetched into L2 while thread 0 runs the small blocks
+ * before it (each thread its own, first chunks claimed statically, 8-32 KiB a stream) 0.994-1.016 in 16
+ * runs on AVX2 and AVX-512, one thread 0.998-1.011. */
 /* The tail shrinks as for at most this many threads: from 48 chunks of the largest size to ones of the
  * smallest (1/16 of it) takes about 48 ln 16 = 133 chunks, then at most 48 more, within
  * MATVEC_TAIL_CHUNKS_MAX. */

@@ -310,9 +310,9 @@ KF_ALWAYS_INLINE void mv_dot_row_pair_bf16(float *ya, float *yb, const uint16_t 
  * LM head's shape, 37984 x 1024): the ramp 1.06 / 1.10 / 1.19 of the read, no prefetch 1.00 / 1.10 / 1.16,
  * every pair 0.96 / 1.00 / 1.08. Every pair prefetching at other distances lost where DRAM was fast: 1 KiB
  * ahead 0.885 (0 of 6 faster), 2 KiB 0.965 (1/6), 8 KiB 0.946 (1/6). Measured again with the steps
- * alternated one by one inside one decode run (300 tokens, 150 pairs, reads at 51-55 tokens/s): the ramp
- * against none 1.002-1.012 in six runs of six (AVX2 and AVX-512), ramps of 4, 16 and 32 KiB within 0.0075
- * of this one's either way. */
+ * alternated one by one inside one decode run (300 tokens at 51-55 tokens/s, 150 pairs): the ramp 1.002-1.012
+ * times as fast as none in six runs of six (AVX2 and AVX-512), ramps of 4, 16 and 32 KiB within 0.0075 of
+ * this one's speed either way. */
 #define MV_PAIR_RAMP_BYTES 8192
 
 /* y[r] (+)= the dot products of `rows` rows' n weights from w (row stride `cols`) with x: + when add. Rows
@@ -556,19 +556,20 @@ KF_ALWAYS_INLINE void pf_l1(uintptr_t at, size_t bytes) {
  * side (mv_dot_row_pair_bf16); here that would be two heads' K rows in one score tile and their V rows in
  * one values tile, or one block's values fused with the next block's scores. Not worth building: a
  * synthetic of the same loads, splits and FMAs (AVX-512, two threads, Qwen3-0.6B's KV cache at 1024 and
- * 4096 positions, no softmax) read block b's V rows beside block b + 1's K rows at 0.93-0.97 of the time
+ * 4096 positions, no softmax) read block b's V rows beside block b + 1's K rows at 0.93-0.97 of the rate
  * of K and V taken in turn (four runs), and all heads' rows side by side (a token-major layout, a thread
  * on each half of the positions) no faster either (0.70 of the read against 0.75-0.78).
  * What the figures above come to: the loops do not overlap their arithmetic with their reads. Attention
  * alone from DRAM reads about 1 / (1 + f) of the read, f = the FMA term / the DRAM term = (FLOPs per
  * byte) x (read GB/s) / (FMA GFLOP/s): Qwen3-0.6B's heads (2 FLOPs a byte) at 1024 positions AVX2 0.65-0.71
- * and AVX-512 0.71-0.85 with reads at 49-79 GB/s (the sum predicts 0.60-0.70 and 0.75-0.83), Qwen3-4B's (4
- * FLOPs a byte) AVX2 0.48 and AVX-512 0.68 at 61-64 GB/s (predicted 0.49 and 0.66; Zen 5 VM, two threads,
- * FMA 233 GFLOP/s on ymm and twice that on zmm). So at a read of 80 GB/s AVX2 cannot pass 0.73 of the read
- * at a group of 4 even with full overlap. Prefetches do not buy the overlap: none at all read 0.36-0.47
- * against 0.71-0.94; L1 prefetches 8 KiB ahead instead of ATT_L1_AHEAD's 4, and prefetches into L2 (T1)
- * 4 KiB ahead instead of into L1, read the same; 12 KiB ahead 0.04-0.07 lower; in the synthetic, L2
- * prefetches 8-32 KiB ahead besides the L1 ones 0.71-0.76 against 0.90. */
+ * and AVX-512 0.71-0.85 with reads at 49-79 GB/s in five sittings (the sum predicts 0.60-0.70 and
+ * 0.75-0.83; a sixth, where everything ran slow, 0.52 and 0.64), Qwen3-4B's (4 FLOPs a byte) AVX2 0.48
+ * and AVX-512 0.68 at 61-64 GB/s (predicted 0.49 and 0.66; Zen 5 VM, two threads, FMA 233 GFLOP/s on ymm
+ * and twice that on zmm). So at a read of 80 GB/s AVX2 cannot pass 0.73 of the read at a group of 4 even
+ * with full overlap. Prefetches do not buy the overlap: none at all read 0.36-0.47 against 0.71-0.94; L1
+ * prefetches 8 KiB ahead instead of ATT_L1_AHEAD's 4, and prefetches into L2 (T1) 4 KiB ahead instead of
+ * into L1, read the same; 12 KiB ahead 0.04-0.07 lower; in the synthetic, L2 prefetches 8-32 KiB ahead
+ * besides the L1 ones 0.71-0.76 against 0.90. */
 #define ATT_PAIRS 2
 
 /* What a four-row tile of K or V prefetches along with its arithmetic: the same tile of the far block into L2
