@@ -125,7 +125,7 @@ static inline vf vf_scale_exp2(vf p, vf n, vf x) {
     return _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
 }
 
-/* A team of one runs the AVX2 bf16 matvec, with its L2 prefetch (MV_SOLO_L2_BYTES): one core alone read
+/* A run of one thread runs the AVX2 bf16 matvec, with its L2 prefetch (MV_SOLO_L2_BYTES): one core alone read
  * faster with it than with any 512-bit loop tried. Public matvec() on 1 GiB alternated with the read, one
  * thread, Zen 4 VM, four runs of 5: 1024 / 3072 columns 0.93-0.99 / 0.90-0.92 of the read against
  * 0.86-0.92 / 0.85-0.86 for this file's loop (which with an L2 prefetch 8-24 KiB on read 0.75-0.83, two rows
@@ -133,7 +133,10 @@ static inline vf vf_scale_exp2(vf p, vf n, vf x) {
 static void matvec_bf16_avx512(float *y, const uint16_t *w, const float *x, int rows, int cols, int add);
 static void matvec_bf16_avx512_or_solo(float *y, const uint16_t *w, const float *x, int rows, int cols,
                                        int add) {
-    if (omp_get_num_threads() == 1)
+    /* The run's thread setting, not the size of the region this call is in: a matvec then gives the same
+     * bits in a kernel team, in its own region and serially (the block timings rely on it), and a run with
+     * --threads 1 still takes the AVX2 loop. */
+    if (omp_get_max_threads() == 1)
         kernel_ops_avx2.matvec_bf16(y, w, x, rows, cols, add);
     else
         matvec_bf16_avx512(y, w, x, rows, cols, add);
