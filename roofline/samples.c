@@ -134,7 +134,8 @@ int samples_read_csv(const char *path, struct sample_set *set, struct fr_err *er
     while (fgets(line, sizeof line, f)) {
         lineno++;
         size_t len = strlen(line);
-        if (len && line[len - 1] == '\n') line[--len] = '\0';
+        if (len && line[len - 1] == '\n')
+            line[--len] = '\0';
         else if (!feof(f)) {
             rc = fr_err_set(err, "%s:%d: line too long", path, lineno);
             break;

@@ -49,7 +49,7 @@ struct sample_set {
 /* Names the row the next measurement appends to (printf-style key), with the bytes of its paired read (0:
  * none) and its thread count. Returns the index its first sample will take (for samples_set_read). */
 __attribute__((format(printf, 4, 5))) int samples_begin_row(struct sample_set *set, double read_bytes,
-                                                             int threads, const char *fmt, ...);
+                                                            int threads, const char *fmt, ...);
 
 /* Appends one repetition of the current row: read_s the paired read's seconds (NaN or <= 0: none). */
 void samples_append(struct sample_set *set, int rep, double time_s, double read_s, bool disturbed,
