@@ -18,8 +18,10 @@ double stats_normal_upper(double q) {
     double lo = -40, hi = 40;
     for (int i = 0; i < 200; i++) {
         double mid = 0.5 * (lo + hi);
-        if (0.5 * erfc(mid / sqrt(2.0)) > q) lo = mid;
-        else hi = mid;
+        if (0.5 * erfc(mid / sqrt(2.0)) > q)
+            lo = mid;
+        else
+            hi = mid;
     }
     return 0.5 * (lo + hi);
 }
@@ -172,4 +174,11 @@ double stats_growth_to_decide(double ratio, double lo, double hi, double thresho
     if (!(room > 0)) return INFINITY;
     double f = (hw / room) * (hw / room);
     return f > 1 ? f : 1;
+}
+
+double stats_growth_to_significance(double p, double p_needed) {
+    if (!(p < 1) || !(p_needed > 0)) return INFINITY;
+    if (p <= p_needed) return 1;
+    double z = stats_normal_upper(p / 2), need = stats_normal_upper(p_needed / 2);
+    return z > 0 ? (need / z) * (need / z) : INFINITY;
 }

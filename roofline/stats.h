@@ -20,9 +20,9 @@
 #define STATS_EXACT_MAX_N 50 /* U's null counts stay exact integers in a double (C(50, 25) < 2^53) */
 
 struct stats_mw {
-    double u;    /* U of x: pairs with x_i > y_j, ties counting 1/2 */
-    double z;    /* (|U - mn/2| - 1/2) / sd, sd with the tie correction; sign of U - mn/2 */
-    double p;    /* two-sided: erfc(|z| / sqrt 2); 1 when every value ties */
+    double u; /* U of x: pairs with x_i > y_j, ties counting 1/2 */
+    double z; /* (|U - mn/2| - 1/2) / sd, sd with the tie correction; sign of U - mn/2 */
+    double p; /* two-sided: erfc(|z| / sqrt 2); 1 when every value ties */
     int m, n;
 };
 
@@ -41,7 +41,8 @@ struct stats_shift {
  * statistics reaches the level (tiny samples: 3 and 3 reach 0.90 at best), the interval is the widest,
  * [min D, max D], with its own coverage in out->level. Returns -1 when m or n is below 1 or on allocation
  * failure, else 0. */
-int stats_hodges_lehmann(const double *x, int m, const double *y, int n, double level, struct stats_shift *out);
+int stats_hodges_lehmann(const double *x, int m, const double *y, int n, double level,
+                         struct stats_shift *out);
 
 /* Holm's adjusted p-values of p[n] into adj[n] (adj may be p): the k-th smallest times (n - k + 1), made
  * monotone, capped at 1. NaN p-values are left out of the family and stay NaN. */
@@ -68,5 +69,10 @@ enum stats_verdict stats_verdict(double ratio, double lo, double hi, double p_ad
  * estimate stays and the interval narrows as 1 / sqrt(samples): the factor (>= 1), or INFINITY when the
  * estimate sits on the threshold itself. */
 double stats_growth_to_decide(double ratio, double lo, double hi, double threshold);
+
+/* For a row whose estimate lies beyond the threshold but is not yet significant: the growth of each side's
+ * samples that would bring Mann-Whitney's p (now p) down to p_needed, z growing as sqrt(samples): (z_needed /
+ * z)^2, at least 1; INFINITY when p is 1 (no evidence to grow). */
+double stats_growth_to_significance(double p, double p_needed);
 
 #endif
