@@ -20,7 +20,8 @@ static double normal(uint64_t seed, uint64_t *ctr) {
     return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
 }
 
-/* n samples of every step and block row of r: median x scale x (1 + 1 % noise); reads read_gbs x (1 + 1 %). */
+/* n samples of every step and block row of r: median x scale x (1 + 1 % noise); reads read_gbs x (1 + 1 %).
+ */
 static void fill_side(const struct run_report *r, struct compare_side *side, int n, double scale,
                       double read_gbs, uint64_t seed) {
     uint64_t ctr = 0;
@@ -28,8 +29,10 @@ static void fill_side(const struct run_report *r, struct compare_side *side, int
     char key[SAMPLES_ROW_LEN];
     for (int i = 0; i < r->n_steps + r->n_blocks; i++) {
         bool step = i < r->n_steps;
-        if (step) compare_key_step(r, i, key, sizeof key);
-        else compare_key_block(r, i - r->n_steps, key, sizeof key);
+        if (step)
+            compare_key_step(r, i, key, sizeof key);
+        else
+            compare_key_block(r, i - r->n_steps, key, sizeof key);
         double med = step ? r->steps[i].measured.median_s : r->blocks[i - r->n_steps].measured.median_s;
         samples_begin_row(&side->samples, 0, 2, "%s", key);
         for (int k = 0; k < n; k++) {

@@ -146,7 +146,8 @@ static int judge(const struct row_data *a, const struct row_data *b, bool norm, 
     logs(b, norm, y);
     struct stats_shift s;
     struct stats_mw mw;
-    int rc = stats_hodges_lehmann(x, a->n, y, b->n, COMPARE_LEVEL, &s) | stats_mann_whitney(x, a->n, y, b->n, &mw);
+    int rc =
+        stats_hodges_lehmann(x, a->n, y, b->n, COMPARE_LEVEL, &s) | stats_mann_whitney(x, a->n, y, b->n, &mw);
     free(x);
     if (rc) return -1;
     *r = exp(s.est), *lo = exp(s.lo), *hi = exp(s.hi), *level = s.level, *p = mw.p;
@@ -182,7 +183,7 @@ static int add_row(const struct run_report *a, char kind, int i, const struct co
         return -1;
     }
     if (da.n > 0 && db.n > 0) {
-        double p_raw, p_norm = NAN, lvl;
+        double p_raw = NAN, p_norm = NAN, lvl;
         rc = judge(&da, &db, false, &w->raw, &w->raw_lo, &w->raw_hi, &w->level, &p_raw);
         if (rc == 0 && w->memory_bound && da.all_read && db.all_read)
             rc = judge(&da, &db, true, &w->norm, &w->norm_lo, &w->norm_hi, &lvl, &p_norm);
@@ -370,10 +371,12 @@ int compare_verdicts_csv_write(const struct compare_verdicts *v, const char *out
         double r = w->on_norm ? w->norm : w->raw, lo = w->on_norm ? w->norm_lo : w->raw_lo,
                hi = w->on_norm ? w->norm_hi : w->raw_hi;
         char more[16] = "";
-        if (isinf(w->more_runs)) snprintf(more, sizeof more, "inf");
-        else if (isfinite(w->more_runs)) snprintf(more, sizeof more, "%.0f", w->more_runs);
-        fprintf(f, "%s,%d,%d,%d,%.6g,%.6g,%.6g,%.4g,%s,%s\n", w->key, w->headline ? 1 : 0, w->n_a, w->n_b, r, lo,
-                hi, w->p_adj, stats_verdict_name(w->verdict), more);
+        if (isinf(w->more_runs))
+            snprintf(more, sizeof more, "inf");
+        else if (isfinite(w->more_runs))
+            snprintf(more, sizeof more, "%.0f", w->more_runs);
+        fprintf(f, "%s,%d,%d,%d,%.6g,%.6g,%.6g,%.4g,%s,%s\n", w->key, w->headline ? 1 : 0, w->n_a, w->n_b, r,
+                lo, hi, w->p_adj, stats_verdict_name(w->verdict), more);
     }
     return report_file_close(f, out_dir, "compare_verdicts.csv", err);
 }

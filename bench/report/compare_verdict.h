@@ -48,12 +48,12 @@ struct compare_row_verdict {
     char key[SAMPLES_ROW_LEN];
     bool headline;
     bool memory_bound;
-    bool on_norm;               /* the verdict rests on the normalised ratio */
-    int n_a, n_b;               /* samples used (disturbed ones left out) */
-    double raw, raw_lo, raw_hi; /* B/A of the times and its interval */
+    bool on_norm;                  /* the verdict rests on the normalised ratio */
+    int n_a, n_b;                  /* samples used (disturbed ones left out) */
+    double raw, raw_lo, raw_hi;    /* B/A of the times and its interval */
     double norm, norm_lo, norm_hi; /* B/A of the normalised times; NaN unless every sample has its read */
-    double level;               /* the interval's coverage (exact where computed so) */
-    double p, p_adj;            /* Mann-Whitney on what the verdict rests on; Holm-adjusted in its family */
+    double level;                  /* the interval's coverage (exact where computed so) */
+    double p, p_adj; /* Mann-Whitney on what the verdict rests on; Holm-adjusted in its family */
     enum stats_verdict verdict;
     double more_runs; /* inconclusive: about how many more runs of each side would decide it (INFINITY: more
                        * than COMPARE_MORE_RUNS_MAX); NaN otherwise */
@@ -63,7 +63,7 @@ struct compare_verdicts {
     struct compare_opts opts;
     int n;
     struct compare_row_verdict rows[COMPARE_MAX_ROWS]; /* headline rows first */
-    int runs_a, runs_b, fallback_a, fallback_b;       /* runs, and those without samples.csv */
+    int runs_a, runs_b, fallback_a, fallback_b;        /* runs, and those without samples.csv */
 };
 
 /* The samples.csv keys of a run's rows (roofline/samples.h). */
