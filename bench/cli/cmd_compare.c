@@ -14,9 +14,10 @@
 #include <sys/stat.h>
 
 #include "bench/report/compare.h"
+#include "bench/report/compare_pool.h"
 #include "bench/report/compare_verdict.h"
 #include "bench/report/report_json.h"
-#include "bench/report/report_write.h"
+#include "bench/report/report_plots.h"
 
 static void usage(FILE *f) {
     fputs(

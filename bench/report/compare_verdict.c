@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/report/report_write.h"
 #include "model/blocks.h"
 
 void compare_key_block(const struct run_report *r, int i, char *key, size_t len) {
