@@ -90,17 +90,26 @@ trap 'exit 130' INT TERM
 
 if [ -n "$runs" ]; then plan="$runs rounds"; else plan="rounds until the headline rows are decided, budget ${budget}s"; fi
 echo "compare-commits: BASE $b7, HEAD $h7, $plan, alternated; run options: $*"
-for side in base head; do
-  sha=$base_sha
-  [ "$side" = base ] || sha=$head_sha
-  git -C "$repo" worktree add --detach --quiet "$tmp/$side" "$sha"
-  echo "compare-commits: building $side ($(git -C "$tmp/$side" rev-parse --short=7 HEAD)) ..."
-  make -C "$tmp/$side" -j2 all >"$tmp/$side-build.log" 2>&1 || {
-    tail -20 "$tmp/$side-build.log" >&2
-    echo "compare-commits: building $side failed" >&2
+build_side() { # build_side SIDE
+  echo "compare-commits: building $1 ($(git -C "$tmp/$1" rev-parse --short=7 HEAD)) ..."
+  make -C "$tmp/$1" -j2 all >"$tmp/$1-build.log" 2>&1 || {
+    tail -20 "$tmp/$1-build.log" >&2
+    echo "compare-commits: building $1 failed" >&2
     exit 1
   }
-done
+}
+git -C "$repo" worktree add --detach --quiet "$tmp/base" "$base_sha"
+git -C "$repo" worktree add --detach --quiet "$tmp/head" "$head_sha"
+build_side base
+# HEAD starts from BASE's objects, newer than every source checked out: touching the files that differ
+# rebuilds only what they reach (headers through the dependency files). A change to the Makefile or the
+# build's scripts may change every object's flags: then HEAD is built from scratch.
+changed=$(git -C "$repo" diff --name-only "$base_sha" "$head_sha")
+if ! printf '%s\n' "$changed" | grep -qE '^(Makefile|scripts/bootstrap\.sh)$'; then
+  cp -a "$tmp/base/build" "$tmp/head/build"
+  printf '%s\n' "$changed" | while IFS= read -r f; do [ ! -e "$tmp/head/$f" ] || touch "$tmp/head/$f"; done
+fi
+build_side head
 # The compare is made by this checkout's build (it knows pooled sides even when BASE and HEAD are older);
 # when this checkout is HEAD with no local change, HEAD's build is that build.
 compare_bin="$tmp/head/build/forge-roofline"
