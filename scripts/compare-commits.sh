@@ -4,7 +4,7 @@
 #                              [--out DIR] BASE HEAD [run options]
 # builds BASE and HEAD once in temporary git worktrees (make -j2 all), then runs alternated rounds (BASE HEAD,
 # HEAD BASE, BASE HEAD, ...: the order flips each round so neither side always runs first) and, from the
-# second round on, compares every repetition of the runs so far (forge-roofline compare A1,A2,.. B1,B2,..),
+# first round on, compares every repetition of the runs so far (forge-roofline compare A1,A2,.. B1,B2,..),
 # until every headline row (the decode step at each context, the sampler at V = 151,936) has a verdict
 # (faster, slower or no change) or the budget (default 10m, builds included; also 600s or 600) would be
 # spent by one more round. --runs N runs exactly N rounds instead. The headline verdicts end the output in one
@@ -165,17 +165,15 @@ while :; do
     run_one "$side" "$round" "$@"
   done
   round_s=$(($(date +%s) - t0))
-  if [ "$round" -ge 2 ]; then
-    compare_now
-    echo "compare-commits: after round $round: $undecided headline row(s) undecided ($(($(date +%s) - start)) s so far)"
-  fi
+  compare_now
+  echo "compare-commits: after round $round: $undecided headline row(s) undecided ($(($(date +%s) - start)) s so far)"
   if [ -n "$runs" ]; then
     [ "$round" -lt "$runs" ] || break
   else
-    [ "$round" -lt 2 ] || [ "$undecided" -gt 0 ] || break
+    [ "$undecided" -gt 0 ] || break
     [ "$round" -lt "$max_rounds" ] || { echo "compare-commits: stopping at $max_rounds rounds (the most compare pools)"; break; }
     elapsed=$(($(date +%s) - start))
-    if [ "$round" -ge 2 ] && [ $((elapsed + round_s + 10)) -gt "$budget" ]; then
+    if [ $((elapsed + round_s)) -gt "$budget" ]; then
       echo "compare-commits: budget: ${elapsed} s spent of ${budget} s, a round takes ~${round_s} s: stopping"
       break
     fi

@@ -44,7 +44,7 @@ set logscale x
 set xrange [f_lo:f_hi]
 set yrange [0.3:n_forest + 0.7]
 set format x '%.3g'
-set xtics (0.5, 0.67, 0.8, 0.9, 0.95, 1, 1.05, 1.1, 1.25, 1.5, 2) font ',10'
+set xtics (0.5, 0.67, 0.8, 0.9, 1, 1.1, 1.25, 1.5, 2) font ',10'
 set ytics scale 0 font ',8' noenhanced
 set mxtics default
 set grid xtics noytics nomytics
