@@ -5,6 +5,8 @@
  *   - B's times 25 % longer while its paired reads ran 20 % slower: memory-bound rows are "no change" on the
  *     normalised ratio (1.25 x 0.8 = 1.0), the raw ratio shown beside them; --raw decides them slower;
  *   - too few samples for a 95 % interval: inconclusive, with the runs that would decide it;
+ *   - many repetitions of one run a side, 5 % apart: inconclusive (the run is the unit: one run a side
+ *     cannot show that the runs differ), with the runs that would decide it;
  *   - a run folder without samples.csv falls back to its medians, one sample per row. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -20,26 +22,35 @@ static double normal(uint64_t seed, uint64_t *ctr) {
     return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
 }
 
-/* n samples of every step and block row of r: median x scale x (1 + 1 % noise); reads read_gbs x (1 + 1 %).
- */
-static void fill_side(const struct run_report *r, struct compare_side *side, int n, double scale,
+/* runs runs of n samples of every step and block row of r (each run's rows as a run writes them): median x
+ * scale x (1 + 1 % noise); reads read_gbs x (1 + 1 %). */
+static void fill_runs(const struct run_report *r, struct compare_side *side, int runs, int n, double scale,
                       double read_gbs, uint64_t seed) {
     uint64_t ctr = 0;
-    side->runs = 1;
+    side->runs = runs;
     char key[SAMPLES_ROW_LEN];
-    for (int i = 0; i < r->n_steps + r->n_blocks; i++) {
-        bool step = i < r->n_steps;
-        if (step)
-            compare_key_step(r, i, key, sizeof key);
-        else
-            compare_key_block(r, i - r->n_steps, key, sizeof key);
-        double med = step ? r->steps[i].measured.median_s : r->blocks[i - r->n_steps].measured.median_s;
-        samples_begin_row(&side->samples, 0, 2, "%s", key);
-        for (int k = 0; k < n; k++) {
-            samples_append(&side->samples, k, med * scale * (1 + 0.01 * normal(seed, &ctr)), NAN, false, k);
-            side->samples.s[side->samples.n - 1].paired_read_gbs = read_gbs * (1 + 0.01 * normal(seed, &ctr));
+    for (int run = 0; run < runs; run++)
+        for (int i = 0; i < r->n_steps + r->n_blocks; i++) {
+            bool step = i < r->n_steps;
+            if (step)
+                compare_key_step(r, i, key, sizeof key);
+            else
+                compare_key_block(r, i - r->n_steps, key, sizeof key);
+            double med = step ? r->steps[i].measured.median_s : r->blocks[i - r->n_steps].measured.median_s;
+            samples_begin_row(&side->samples, 0, 2, "%s", key);
+            for (int k = 0; k < n; k++) {
+                samples_append(&side->samples, k, med * scale * (1 + 0.01 * normal(seed, &ctr)), NAN, false,
+                               k);
+                side->samples.s[side->samples.n - 1].paired_read_gbs =
+                    read_gbs * (1 + 0.01 * normal(seed, &ctr));
+            }
         }
-    }
+}
+
+/* n samples a row: 5 runs of n / 5 when n >= 20, else one run */
+static void fill_side(const struct run_report *r, struct compare_side *side, int n, double scale,
+                      double read_gbs, uint64_t seed) {
+    fill_runs(r, side, n >= 20 ? 5 : 1, n >= 20 ? n / 5 : n, scale, read_gbs, seed);
 }
 
 struct fixture {
@@ -171,5 +182,20 @@ Test(compare_verdict, a_run_without_samples_falls_back_to_its_medians) {
     cr_expect(strstr(err.msg, "samples.csv:2: header") && !strchr(err.msg, '\n'), "%s", err.msg);
     tu_rm_flat(dir);
     snprintf(run, sizeof run, "%s/old", dir);
+    teardown(&f);
+}
+
+Test(compare_verdict, one_run_a_side_decides_no_faster_or_slower) {
+    struct fixture f;
+    setup(&f);
+    fill_runs(f.r, &f.a, 1, 40, 1.0, 20, 9);
+    fill_runs(f.r, &f.b, 1, 40, 1.05, 20, 10);
+    decide(&f, false);
+    const struct compare_row_verdict *w = compare_verdicts_find(f.v, "step@1024");
+    cr_assert(w);
+    cr_expect(w->norm_lo > 1.02, "the repetitions alone would say slower: [%f, %f]", w->norm_lo, w->norm_hi);
+    cr_expect_eq(w->verdict, STATS_INCONCLUSIVE, "one run a side: %s", stats_verdict_name(w->verdict));
+    cr_expect_eq(w->runs_a, 1);
+    cr_expect(w->more_runs >= 3, "at least 4 runs a side: %f more", w->more_runs);
     teardown(&f);
 }

@@ -286,36 +286,46 @@ static void write_samples(const char *parent, const char *name, double scale, ui
 Test(compare, fail_on_slower_gates_on_headline_rows, .timeout = 120) {
     char dir[256];
     tu_tmpdir(dir, sizeof dir);
-    report_fixture_write_run(dir, "a", 1.0, NULL);
-    report_fixture_write_run(dir, "same", 1.0, NULL);
-    report_fixture_write_run(dir, "slow", 1.0, NULL);
-    write_samples(dir, "a", 1.0, 11);
-    write_samples(dir, "same", 1.0, 12);
-    write_samples(dir, "slow", 1.05, 13);
-    char args[1024];
+    /* four runs a side (the run is the unit of the verdict), 12 repetitions of each step in each */
+    static const char *const sides[] = {"a", "same", "slow"};
+    static const double scale[] = {1.0, 1.0, 1.05};
+    static char list[3][1024];
+    for (int s = 0; s < 3; s++) {
+        list[s][0] = '\0';
+        for (int k = 0; k < 4; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "%s%d", sides[s], k);
+            report_fixture_write_run(dir, name, 1.0, NULL);
+            write_samples(dir, name, scale[s], 11 + (uint64_t)(10 * s + k));
+            size_t used = strlen(list[s]);
+            snprintf(list[s] + used, sizeof list[s] - used, "%s%s/%s", k ? "," : "", dir, name);
+        }
+    }
+    static char args[4096];
     static struct cli_result res;
-    snprintf(args, sizeof args, "%s/a %s/slow --out %s/c1 --fail-on-slower", dir, dir, dir);
+    snprintf(args, sizeof args, "%s %s --out %s/c1 --fail-on-slower", list[0], list[2], dir);
     cr_expect_eq(run_cli(&res, args), 1, "5 %% slower steps fail the gate: %s", res.err);
     cr_expect(strstr(res.err, "headline rows slower beyond 2.0 % (--fail-on-slower)"), "%s", res.err);
-    cr_expect(strstr(res.out, "| **step@1024** | 12 | 12 |") && strstr(res.out, "**slower**"), "%s", res.out);
-    snprintf(args, sizeof args, "%s/a %s/slow --out %s/c2 --fail-on-slower --threshold 10", dir, dir, dir);
+    cr_expect(strstr(res.out, "| **step@1024** | 48 | 48 |") && strstr(res.out, "**slower**"), "%s", res.out);
+    snprintf(args, sizeof args, "%s %s --out %s/c2 --fail-on-slower --threshold 10", list[0], list[2], dir);
     cr_expect_eq(run_cli(&res, args), 0, "below a 10 %% threshold it is not slower: %s", res.out);
-    snprintf(args, sizeof args, "%s/slow %s/a --out %s/c3 --fail-on-slower", dir, dir, dir);
+    snprintf(args, sizeof args, "%s %s --out %s/c3 --fail-on-slower", list[2], list[0], dir);
     cr_expect_eq(run_cli(&res, args), 0, "faster passes: %s", res.err);
     cr_expect(strstr(res.out, "**faster**"), "%s", res.out);
-    snprintf(args, sizeof args, "%s/a %s/same --out %s/c4 --fail-on-slower", dir, dir, dir);
+    snprintf(args, sizeof args, "%s %s --out %s/c4 --fail-on-slower", list[0], list[1], dir);
     cr_expect_eq(run_cli(&res, args), 0, "A against A passes: %s", res.err);
-    snprintf(args, sizeof args, "%s/a %s/slow --out %s/c5 --fail-on-slower --threshold 60", dir, dir, dir);
+    snprintf(args, sizeof args, "%s/a0 %s/slow0 --out %s/c6 --fail-on-slower", dir, dir, dir);
+    cr_expect_eq(run_cli(&res, args), 0, "one run a side decides no slowdown: %s", res.out);
+    snprintf(args, sizeof args, "%s %s --out %s/c5 --fail-on-slower --threshold 60", list[0], list[2], dir);
     cr_expect_eq(run_cli(&res, args), 2, "a threshold out of range is bad input");
     cr_expect_eq(tu_count_lines(res.err), 1, "%s", res.err);
-    snprintf(args, sizeof args, "%s/a %s/nothing --fail-on-slower", dir, dir);
+    snprintf(args, sizeof args, "%s/a0 %s/nothing --fail-on-slower", dir, dir);
     cr_expect_eq(run_cli(&res, args), 2, "a missing run is bad input, not a pass");
-    char *csv = NULL;
     char sub[300];
     snprintf(sub, sizeof sub, "%s/c1", dir);
-    csv = tu_slurp(sub, "compare_verdicts.csv");
+    char *csv = tu_slurp(sub, "compare_verdicts.csv");
     cr_expect(csv &&
-                  tu_starts(csv, "key,headline,n_a,n_b,ratio,lo,hi,p_adj,verdict,more_runs\nstep@1,1,12,12,"),
+                  tu_starts(csv, "key,headline,n_a,n_b,ratio,lo,hi,p_adj,verdict,more_runs\nstep@1,1,48,48,"),
               "%s", csv);
     free(csv);
     char cmd[600];

@@ -92,14 +92,17 @@ void compare_side_free(struct compare_side *side) {
 /* A row's times and reads on one side, disturbed repetitions left out while at least 3 clean ones stay. */
 struct row_data {
     double *t, *g; /* [n] */
-    int n;
+    int *run;      /* [n] which run each kept sample came from: a new run starts where rep is 0 again */
+    int n, runs;
     bool all_read; /* every kept sample has its paired read */
 };
 
 static void row_data_free(struct row_data *d) {
     free(d->t);
     free(d->g);
+    free(d->run);
     d->t = d->g = NULL;
+    d->run = NULL;
 }
 
 static int row_data_get(const struct sample_set *set, const char *key, struct row_data *d) {
@@ -109,7 +112,8 @@ static int row_data_get(const struct sample_set *set, const char *key, struct ro
     int *idx = malloc(sizeof *idx * (size_t)total);
     d->t = malloc(sizeof *d->t * (size_t)total);
     d->g = malloc(sizeof *d->g * (size_t)total);
-    if (!idx || !d->t || !d->g) {
+    d->run = malloc(sizeof *d->run * (size_t)total);
+    if (!idx || !d->t || !d->g || !d->run) {
         free(idx);
         row_data_free(d);
         return -1;
@@ -121,7 +125,9 @@ static int row_data_get(const struct sample_set *set, const char *key, struct ro
     d->all_read = true;
     for (int i = 0; i < total; i++) {
         const struct sample *s = &set->s[idx[i]];
+        d->runs += i == 0 || s->rep <= set->s[idx[i - 1]].rep; /* each run's row starts at rep 0 */
         if (!(s->time_s > 0) || (drop && s->disturbed)) continue;
+        d->run[d->n] = d->runs - 1;
         d->t[d->n] = s->time_s, d->g[d->n] = s->paired_read_gbs;
         d->all_read &= isfinite(s->paired_read_gbs);
         d->n++;
@@ -136,20 +142,45 @@ static void logs(const struct row_data *d, bool norm, double *out) {
 }
 
 /* The ratio, its interval and Mann-Whitney's p of one way of looking at the row. */
+static int cmp_dbl(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Each run's median of v (v[i] from run d->run[i]) into med[d->runs]; returns how many runs have samples.
+ * work[n] is scratch. */
+static int run_medians(const struct row_data *d, const double *v, double *work, double *med) {
+    int k = 0;
+    for (int r = 0; r < d->runs; r++) {
+        int m = 0;
+        for (int i = 0; i < d->n; i++)
+            if (d->run[i] == r) work[m++] = v[i];
+        if (m == 0) continue;
+        qsort(work, (size_t)m, sizeof *work, cmp_dbl);
+        med[k++] = m % 2 ? work[m / 2] : 0.5 * (work[m / 2 - 1] + work[m / 2]);
+    }
+    return k;
+}
+
+/* The ratio, its interval and Mann-Whitney's p of one way of looking at the row; p_runs the same test on
+ * the runs' medians (the run as the unit: repetitions of one run share its machine state). */
 static int judge(const struct row_data *a, const struct row_data *b, bool norm, double *r, double *lo,
-                 double *hi, double *level, double *p) {
-    double *x = malloc(sizeof *x * (size_t)(a->n + b->n));
+                 double *hi, double *level, double *p, double *p_runs) {
+    size_t n = (size_t)(a->n + b->n), runs = (size_t)(a->runs + b->runs);
+    double *x = malloc(sizeof *x * (2 * n + runs));
     if (!x) return -1;
-    double *y = x + a->n;
+    double *y = x + a->n, *work = x + n, *med = x + 2 * n;
     logs(a, norm, x);
     logs(b, norm, y);
     struct stats_shift s;
-    struct stats_mw mw;
+    struct stats_mw mw, mr;
+    int ra = run_medians(a, x, work, med), rb = run_medians(b, y, work, med + ra);
     int rc =
         stats_hodges_lehmann(x, a->n, y, b->n, COMPARE_LEVEL, &s) | stats_mann_whitney(x, a->n, y, b->n, &mw);
+    stats_mann_whitney(med, ra, med + ra, rb, &mr); /* p = 1 when a side has no run */
     free(x);
     if (rc) return -1;
-    *r = exp(s.est), *lo = exp(s.lo), *hi = exp(s.hi), *level = s.level, *p = mw.p;
+    *r = exp(s.est), *lo = exp(s.lo), *hi = exp(s.hi), *level = s.level, *p = mw.p, *p_runs = mr.p;
     return 0;
 }
 
@@ -182,13 +213,15 @@ static int add_row(const struct run_report *a, char kind, int i, const struct co
         return -1;
     }
     if (da.n > 0 && db.n > 0) {
-        double p_raw = NAN, p_norm = NAN, lvl;
-        rc = judge(&da, &db, false, &w->raw, &w->raw_lo, &w->raw_hi, &w->level, &p_raw);
+        double p_raw = NAN, p_norm = NAN, pr_raw = 1, pr_norm = 1, lvl;
+        rc = judge(&da, &db, false, &w->raw, &w->raw_lo, &w->raw_hi, &w->level, &p_raw, &pr_raw);
         if (rc == 0 && w->memory_bound && da.all_read && db.all_read)
-            rc = judge(&da, &db, true, &w->norm, &w->norm_lo, &w->norm_hi, &lvl, &p_norm);
+            rc = judge(&da, &db, true, &w->norm, &w->norm_lo, &w->norm_hi, &lvl, &p_norm, &pr_norm);
         w->on_norm = !o->raw && isfinite(w->norm);
         w->p = w->on_norm ? p_norm : p_raw;
+        w->p_runs = w->on_norm ? pr_norm : pr_raw;
         w->n_a = da.n, w->n_b = db.n;
+        w->runs_a = da.runs, w->runs_b = db.runs;
         if (rc == 0) v->n++;
     }
     row_data_free(&da);
@@ -215,6 +248,10 @@ static void decide(struct compare_verdicts *v) {
         /* an interval that cannot reach the level (3 and 3 samples reach 0.90 at best) decides nothing */
         w->verdict = w->level >= COMPARE_LEVEL ? stats_verdict(r, lo, hi, w->p_adj, COMPARE_ALPHA, t)
                                                : STATS_INCONCLUSIVE;
+        /* repetitions of one run share its machine state, so they are not independent: faster or slower
+         * also needs the runs' medians to differ (Mann-Whitney on them, p < alpha: 4 runs a side at least) */
+        if ((w->verdict == STATS_FASTER || w->verdict == STATS_SLOWER) && !(w->p_runs < COMPARE_ALPHA))
+            w->verdict = STATS_INCONCLUSIVE;
         if (w->verdict != STATS_INCONCLUSIVE) continue;
         /* the interval must narrow enough and, for an estimate beyond the threshold, p must reach alpha
          * over its family (Holm's strictest step, alpha / family size) */
@@ -225,6 +262,11 @@ static void decide(struct compare_verdicts *v) {
         }
         if (w->level < COMPARE_LEVEL) /* 4 and 4 samples are the fewest whose interval reaches 95 % */
             f = fmax(f, 4.0 / (w->n_a < w->n_b ? w->n_a : w->n_b));
+        if (r <= 1 - t || r >= 1 + t) { /* and 4 runs a side at least, their medians apart */
+            int fewest = w->runs_a < w->runs_b ? w->runs_a : w->runs_b;
+            f = fmax(f, fewest < 4 ? 4.0 / (fewest > 0 ? fewest : 1)
+                                   : stats_growth_to_significance(w->p_runs, COMPARE_ALPHA));
+        }
         double more = ceil((runs > 0 ? runs : 1) * (f - 1));
         w->more_runs = isfinite(more) && more <= COMPARE_MORE_RUNS_MAX ? (more < 1 ? 1 : more) : INFINITY;
     }
@@ -294,8 +336,9 @@ void compare_verdicts_md(FILE *f, const struct compare_verdicts *v) {
             "exp of the Hodges-Lehmann shift of log times with its distribution-free %.0f %% interval; p is "
             "Mann-Whitney U's (normal approximation, tie-corrected), Holm-adjusted within the headline rows "
             "and, apart, within the other rows. **slower** / **faster**: adjusted p < %.2f, the interval "
-            "clear of 1 and B/A beyond the %.1f %% threshold; no change: the interval within 1 ± %.1f %%; "
-            "inconclusive: neither. %s\n\n",
+            "clear of 1, B/A beyond the %.1f %% threshold, and the runs' medians apart too (Mann-Whitney on "
+            "them, p < 0.05: at least 4 runs a side; the repetitions of one run share its machine state); no "
+            "change: the interval within 1 ± %.1f %%; inconclusive: neither. %s\n\n",
             v->runs_a, v->runs_a == 1 ? "" : "s", v->runs_b, v->runs_b == 1 ? "" : "s", 100 * COMPARE_LEVEL,
             COMPARE_ALPHA, 100 * v->opts.threshold, 100 * v->opts.threshold,
             v->opts.raw ? "Every verdict rests on the raw ratio (--raw)."

@@ -53,7 +53,9 @@ struct compare_row_verdict {
     double raw, raw_lo, raw_hi;    /* B/A of the times and its interval */
     double norm, norm_lo, norm_hi; /* B/A of the normalised times; NaN unless every sample has its read */
     double level;                  /* the interval's coverage (exact where computed so) */
-    double p, p_adj; /* Mann-Whitney on what the verdict rests on; Holm-adjusted in its family */
+    double p, p_adj;    /* Mann-Whitney on what the verdict rests on; Holm-adjusted in its family */
+    double p_runs;      /* Mann-Whitney on the runs' medians (the run as the unit) */
+    int runs_a, runs_b; /* runs with samples of the row */
     enum stats_verdict verdict;
     double more_runs; /* inconclusive: about how many more runs of each side would decide it (INFINITY: more
                        * than COMPARE_MORE_RUNS_MAX); NaN otherwise */
