@@ -79,7 +79,7 @@ int batch_bench_sweep(struct decode_batch *bt, long context, const int *batches,
         c.n_rows = 0;
         out[i] =
             (struct batch_bench_result){.batch = batches[i], .proj_median_s = NAN, .step_over_read = NAN};
-        struct decode_bench_read rd = {read_buf, read_n, 0};
+        struct decode_bench_read rd = {read_buf, read_n, bt->seq[0].threads, 0};
         int trc = read_buf ? timing_measure_pair(batch_rep, &c, decode_bench_read_rep, &rd, timing,
                                                  &out[i].step, &out[i].read, &out[i].step_over_read)
                            : timing_measure(batch_rep, &c, timing, &out[i].step);

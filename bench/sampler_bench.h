@@ -38,6 +38,7 @@ struct sampler_bench_opts {
     double min_time_s; /* per figure; the sort-based figures stop at min_reps */
     int min_reps;
     bool skip_sort; /* leave out the two sort-based figures (they dominate the run time) */
+    int threads;    /* the run's: the softmax's passes split over up to this many (default 1) */
 };
 
 extern const int sampler_bench_default_vocabs[5]; /* 32000, 65536, 128256, 151936, 262144 */

@@ -4,7 +4,7 @@
  * f32 weights: cblas_sgemv. It runs on OpenBLAS's own thread pool, not on the caller's OpenMP team: the
  * pthread build linked here sizes that pool from OPENBLAS_NUM_THREADS (else OMP_NUM_THREADS, else all
  * cores) and openblas_set_num_threads() changes it. The two pools do not coordinate, so a caller comparing
- * backends should give both the same count (openblas_set_num_threads(omp_get_max_threads())) and must not
+ * backends should give both the same count (openblas_set_num_threads with the run's threads) and must not
  * call this backend from inside a parallel region of its own, or the cores are oversubscribed.
  *
  * bf16 weights: cblas_sbgemv, looked up with dlsym at run time because some builds declare it in cblas.h

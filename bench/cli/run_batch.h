@@ -18,6 +18,7 @@ struct run_batch_opts {
     const struct qwen3_weights *weights; /* the run's */
     enum fr_dtype kvtype;
     enum matvec_backend backend;
+    int threads;                   /* the run's (--threads): the forge rows' team and OpenBLAS's pool */
     struct gemm_blocking blocking; /* this machine's L1d and L2 (hwloc) */
     const struct roofline *roofs;  /* this run's ceilings */
     long batches[RUN_BATCH_MAX];
