@@ -542,7 +542,7 @@ static int predict_all(struct run *r) {
             used ? " " : "", r->ceilings.dram_array_bytes >> 20, CEILINGS_DRAM_MEMORY_SHARE,
             (size_t)(r->machine.llc_total_bytes >> 20));
     }
-    /* a read on smaller pages than the weights' reads slower than the matvecs can (README) */
+    /* a read on smaller pages than the weights' reads slower than the matvecs can (docs/figures.md) */
     if (r->read_huge < r->weights_huge - 0.05) {
         size_t used = strlen(rep->prov.roof_notes);
         snprintf(rep->prov.roof_notes + used, sizeof rep->prov.roof_notes - used,
