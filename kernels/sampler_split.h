@@ -6,17 +6,15 @@
  * other threads wait in a kernel team (kernels/team.h: a spin barrier) for the passes it hands them with
  * sampler_phase. Below SAMPLER_SPLIT_MIN tokens, inside another parallel region, or with one thread,
  * everything runs on the caller. The top-p filter stays on the calling thread: split the same way it measured
- * slower on two threads (docs/tuning/sampler.md, "Top-p on one thread"). Layering: sampler.c includes this;
- * it includes sampler.h for the public threshold only. */
+ * slower on two threads (docs/tuning/sampler.md, "Top-p on one thread"). Layering: sampler.h includes this
+ * (for the threshold); it includes no sampler header. */
 #ifndef FR_SAMPLER_SPLIT_H
 #define FR_SAMPLER_SPLIT_H
-
-#include "kernels/sampler.h" /* SAMPLER_SOFTMAX_SPLIT_MIN */
 
 #define SAMPLER_PARTS 8 /* also the most threads a row's passes use */
 /* A row shorter than this runs on one thread: on the 2-core Zen 5 VM a fork and join costs about 3 us, a
  * pass over 32768 tokens 5-20 us. */
-#define SAMPLER_SPLIT_MIN SAMPLER_SOFTMAX_SPLIT_MIN
+#define SAMPLER_SPLIT_MIN 32768
 
 /* Part k's tokens [lo, hi) of a row of n: whole 16-token blocks (the last part ends at n). */
 void sampler_part(int n, int k, int *lo, int *hi);
