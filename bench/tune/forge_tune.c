@@ -78,7 +78,7 @@ static void tune_run_read(void *ctx, long rep) {
 static int tune_measure(const char *what, void (*fn)(void *, long), struct tune_job *j,
                         const struct tune_opts *o, const char *isa, int threads) {
     struct timing_opts t = {.warmup = 2, .min_reps = o->reps, .max_reps = o->reps, .min_time_s = 0};
-    struct timing_stats sk, sr;
+    struct timing_stats sk = {0}, sr = {0};
     double ratio = NAN; /* median over pairs of kernel time / read time */
     if (timing_measure_pair(fn, j, tune_run_read, j, &t, &sk, &sr, &ratio) != 0) return 1;
     double kg = (double)j->bytes / sk.median_s / 1e9,
@@ -112,7 +112,8 @@ static int tune_parse(int argc, char **argv, int attention, struct tune_opts *o)
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         enum kernel_isa isa;
-        int n;
+        int n, q, kv;
+        double g;
         if (!strcmp(a, "--help")) return tune_usage("help"), -1;
         if (!v) return tune_usage("an option needs a value");
         i++;
@@ -127,13 +128,13 @@ static int tune_parse(int argc, char **argv, int attention, struct tune_opts *o)
         else if (!attention && !strcmp(a, "--shape") && sscanf(v, "%dx%d", &o->rows[0], &o->cols[0]) == 2 &&
                  o->rows[0] > 0 && o->cols[0] > 0)
             o->n_shapes = 1;
-        else if (!attention && !strcmp(a, "--gib") && (o->gib = strtod(v, NULL)) > 0 && o->gib <= 64)
-            continue;
+        else if (!attention && !strcmp(a, "--gib") && (g = strtod(v, NULL)) > 0 && g <= 64)
+            o->gib = g;
         else if (attention && !strcmp(a, "--positions") && tune_parse_int(v, 1, 1 << 20, &n) == 0)
             o->positions[0] = n, o->n_positions = 1;
-        else if (attention && !strcmp(a, "--heads") && sscanf(v, "%d/%d", &o->heads, &o->kv_heads) == 2 &&
-                 o->heads > 0 && o->kv_heads > 0 && o->heads % o->kv_heads == 0)
-            continue;
+        else if (attention && !strcmp(a, "--heads") && sscanf(v, "%d/%d", &q, &kv) == 2 && q > 0 && kv > 0 &&
+                 q % kv == 0)
+            o->heads = q, o->kv_heads = kv;
         else if (attention && !strcmp(a, "--layers") && tune_parse_int(v, 1, 1024, &n) == 0)
             o->layers = n;
         else
@@ -152,7 +153,7 @@ static void tune_fill(uint16_t *w, size_t n) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2 || (strcmp(argv[1], "matvec") && strcmp(argv[1], "attention")))
+    if (argc < 2 || (strcmp(argv[1], "matvec") != 0 && strcmp(argv[1], "attention") != 0))
         return tune_usage("the first argument is matvec or attention");
     const int att = !strcmp(argv[1], "attention");
     struct fr_err err = {{0}};
@@ -194,7 +195,11 @@ int main(int argc, char **argv) {
     for (int p = 0; p < o.n_positions; p++) maxpos = o.positions[p] > maxpos ? o.positions[p] : maxpos;
     size_t yn = att ? xn : 1u << 20, sn = (size_t)o.heads * (size_t)maxpos + 64;
     float *x = calloc(xn, sizeof *x), *y = calloc(yn, sizeof *y), *scr = calloc(sn, sizeof *scr);
-    if (!rd || !w || !x || !y || !scr) return fprintf(stderr, "forge-tune: out of memory\n"), 1;
+    if (!rd || !w || !x || !y || !scr) {
+        fprintf(stderr, "forge-tune: out of memory\n");
+        rc = 1;
+        goto done;
+    }
     tune_fill(w, wmax / 2);
     for (size_t i = 0; i < xn; i++) x[i] = (float)(i % 7) * 0.125f - 0.375f;
     for (size_t i = 0; i < read_n; i++) rd[i] = 1.0f;
@@ -205,13 +210,16 @@ int main(int argc, char **argv) {
            "reps");
     for (int t = 0; t < o.n_threads && rc == 0; t++) {
         m.threads = o.threads[t];
-        if (machine_bind_threads(&m, &err) != 0) return fprintf(stderr, "forge-tune: %s\n", err.msg), 1;
+        if (machine_bind_threads(&m, &err) != 0) {
+            fprintf(stderr, "forge-tune: %s\n", err.msg);
+            rc = 1;
+        }
         for (int i = 0; i < o.n_isa && rc == 0; i++) {
-            if (kernel_isa_force((enum kernel_isa)o.isa[i]) != 0)
-                return fprintf(stderr, "forge-tune: this CPU lacks %s\n",
-                               kernel_isa_name((enum kernel_isa)o.isa[i])),
-                       2;
-            const char *isa = kernel_isa_name(o.isa[i]);
+            const char *isa = kernel_isa_name((enum kernel_isa)o.isa[i]);
+            if (kernel_isa_force((enum kernel_isa)o.isa[i]) != 0) {
+                fprintf(stderr, "forge-tune: this CPU lacks %s\n", isa);
+                rc = 2;
+            }
             for (int s = 0; !att && s < o.n_shapes && rc == 0; s++) {
                 size_t each = (size_t)o.rows[s] * (size_t)o.cols[s] * 2;
                 struct tune_job j = {.w = w,
@@ -222,8 +230,11 @@ int main(int argc, char **argv) {
                                      .rows = o.rows[s],
                                      .cols = o.cols[s],
                                      .count = (int)(wmax / each)};
-                if (j.count < 1 || o.cols[s] > (int)xn || o.rows[s] > (int)yn)
-                    return fprintf(stderr, "forge-tune: shape %dx%d does not fit\n", o.rows[s], o.cols[s]), 2;
+                if (j.count < 1 || o.cols[s] > (int)xn || o.rows[s] > (int)yn) {
+                    fprintf(stderr, "forge-tune: shape %dx%d does not fit\n", o.rows[s], o.cols[s]);
+                    rc = 2;
+                    break;
+                }
                 j.bytes = each * (size_t)j.count;
                 char what[64];
                 snprintf(what, sizeof what, "matvec %dx%d x%d", o.rows[s], o.cols[s], j.count);
@@ -248,8 +259,9 @@ int main(int argc, char **argv) {
             }
         }
     }
+done:
     huge_map_free(w, wmax);
-    ceilings_stream_free(rd, read_n);
+    if (rd) ceilings_stream_free(rd, read_n);
     free(x), free(y), free(scr);
     return rc;
 }
