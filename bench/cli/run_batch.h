@@ -18,7 +18,6 @@ struct run_batch_opts {
     const struct qwen3_weights *weights; /* the run's */
     enum fr_dtype kvtype;
     enum matvec_backend backend;
-    int threads;                   /* the run's (--threads): the forge rows' team and OpenBLAS's pool */
     struct gemm_blocking blocking; /* this machine's L1d and L2 (hwloc) */
     const struct roofline *roofs;  /* this run's ceilings */
     long batches[RUN_BATCH_MAX];
@@ -30,6 +29,8 @@ struct run_batch_opts {
     struct sampler_params sampler;
     const float *read_buf; /* each step is paired with an all-threads read of read_buf[read_n]; NULL: not */
     size_t read_n;
+    struct sample_set *samples; /* every repetition of every row kept here (NULL: not kept) */
+    int threads; /* the run's (--threads): the forge rows' team, OpenBLAS's pool, the samples */
 };
 
 /* Bytes the phase needs at its peak (the largest batch's caches and buffers, plus f32 weights for the
