@@ -1,12 +1,9 @@
 /* A kernel team: the threads of one OpenMP parallel region that run many kernel calls in a row (a whole
  * decode step) and meet between them at a barrier of their own instead of opening a region per call.
- *
- * Why: on the 2-core Zen 5 VM this project measures on, libgomp's fork and join cost 3.1 µs on two threads
- * and its barrier 1.6 µs (it makes a futex call at every release), of about 5.3 µs of fixed cost per matvec
- * call; a Qwen3-0.6B step makes 113 matvec calls and 28 attention calls. One team a step made the step
- * 2-7 % faster (README, on the roofs). The barrier spins, so a team needs a processor for each of its threads
- * (model/decode.c decode_runs_team).
- *
+ * Why: on the 2-core Zen 5 VM libgomp's fork and join cost 3.1 µs on two threads and its barrier 1.6 µs (a
+ * futex call at every release), of about 5.3 µs of fixed cost a matvec call, and a Qwen3-0.6B step makes 113
+ * matvec and 28 attention calls: one team a step made the step 2-7 % faster (docs/figures.md, on the roofs).
+ * The barrier spins, so a team needs a processor for each of its threads (model/decode.c decode_runs_team).
  * Use: every thread of a region calls kernel_team_join first and kernel_team_leave last. In between, the
  * kernels of kernels.h see the team (kernel_team_active) and split their work with kernel_share_* and meet at
  * kernel_team_barrier; outside a team they use OpenMP's constructs as before. Every thread of the team must
@@ -40,6 +37,19 @@ bool kernel_team_shares(void);
 void kernel_team_barrier(void);
 /* The team's barrier inside a team, else OpenMP's (inside a region; nothing outside one). */
 void kernel_team_sync(void);
+
+/* The only questions asked of OpenMP. How many threads a run uses is never one of them: the run is told
+ * (--threads), and passes the count to every kernel and region as a parameter. These say where a thread is:
+ * kernel_team_thread is its number in the region it runs in (a kernel team's or OpenMP's; 0 outside any),
+ * kernel_team_size the threads of that region (1 outside any), kernel_team_procs the processors the process
+ * may run on. kernel_team_exact_sizes makes every later region get the threads it asks for (no dynamic
+ * adjustment), as a binding of thread i to core i needs. */
+int kernel_team_thread(void);
+int kernel_team_size(void);
+int kernel_team_procs(void);
+/* Whether the caller runs inside an active OpenMP region (more than one thread), kernel team or not. */
+bool kernel_team_in_region(void);
+void kernel_team_exact_sizes(void);
 
 /* Hands out n work items, 0 .. n - 1, to whichever thread asks next: every thread of the team calls
  * kernel_share_begin, then kernel_share_next until it returns -1, then kernel_share_end, which ends with the

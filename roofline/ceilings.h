@@ -3,13 +3,11 @@
  * validates its own result (a failed validation is an error, never a figure). Figures: DRAM read (sum; the
  * decode denominator), copy and triad; read bandwidth of each cache level; peak f32 FLOP/s of an FMA kernel;
  * OpenBLAS sgemm; the throughput of the vector exp the kernels use (kernel_vexp) and of the sampler's own exp
- * (sampler_exp_row); the rate of two fixed
- * costs, a kernel call that opens no parallel region and an OpenMP parallel region's fork + join (their
- * reciprocals are the overhead floors of the roofline). Each with all threads (one per core, bound by the
- * caller) and with one thread. The DRAM read splits its array into chunks of the matvec's largest
- * (MATVEC_CHUNK_MAX_BYTES) handed out dynamically, as the matvec does, so a thread slowed by a neighbour does
- * not hold the others up, and it reads with the fastest of the read kernels the ISA runs (struct ceilings
- * read_kernel).
+ * (sampler_exp_row); the rate of two fixed costs, a kernel call that opens no parallel region and an OpenMP
+ * parallel region's fork + join (their reciprocals are the overhead floors of the roofline). Each with all
+ * threads (one per core, bound by the caller) and with one thread. The DRAM read splits its array into chunks
+ * of the matvec's largest (MATVEC_CHUNK_MAX_BYTES) handed out dynamically, as the matvec does, so a slow
+ * thread does not hold the others up, with the fastest read kernel the ISA runs (ceilings.read_kernel).
  * GB = 1e9 bytes. STREAM's byte counts: read n*4, copy 2*n*4, triad 3*n*4 (write-allocate not counted). */
 #ifndef FR_CEILINGS_H
 #define FR_CEILINGS_H
@@ -123,13 +121,13 @@ const char *ceilings_unit(enum ceiling_kind kind); /* "GB/s", "GFLOP/s", "Gexp/s
 int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, struct ceilings *c,
                      struct fr_err *err);
 
-/* The same read over all threads of an OpenMP team (static split), for a read measured alongside other
- * work, e.g. alternated with decode steps: with the all-threads read kernel the last ceilings_measure of
+/* The same read over `threads` threads (the run's), for a read measured alongside other work, e.g.
+ * alternated with decode steps: with the all-threads read kernel the last ceilings_measure of
  * this process chose for the active ISA (before any: the ISA's prefetching kernel). Returns the sum. */
-double ceilings_read_team(const float *a, size_t n);
+double ceilings_read_team(const float *a, size_t n, int threads);
 /* The same read over n spans (the whole floats of each), their chunks handed out in turn in one parallel
  * region: a read of where a block of the decode step reads. Returns the sum (of whatever the bytes hold). */
-double ceilings_read_team_spans(const struct mem_span *s, int n);
+double ceilings_read_team_spans(const struct mem_span *s, int n, int threads);
 /* The read kernel choice in words, for the roof notes and machine: "DRAM read kernel avx2 without software
  * prefetch (one core: ...), the fastest by median of the 3 that ran in turn for 7 rounds (avx512 64.6 / 35.3,
  * ... GB/s, 2 threads / one core)". */

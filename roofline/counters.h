@@ -2,20 +2,14 @@
  * Each requested event is tried; one that cannot be counted is reported once with the source's own reason
  * (PAPI_strerror for PAPI) and the rest go on. When no event can be counted, available is false and reason
  * says why; callers then go on with wall time. Nothing is ever estimated in a counter's place.
- *
  * Every thread of the OpenMP team is counted: PAPI counts the calling thread only, so each team thread opens
  * its own event set (PAPI_thread_init with pthread_self) and starts and stops it itself, in a parallel region
- * of the same team size as the measured region (libgomp keeps thread i on the same system thread, and the
- * run binds it to core i). After a stop, values[] holds the sum over the team and thread_max[] the largest
- * single thread. The default events are the hardware set where the machine offers it (cycles, instructions,
- * LLC misses, FP ops) and always the kernel's software events (task-clock, context switches, CPU migrations,
- * page faults, major faults), which PAPI's perf_event component counts even in a VM without a PMU, and
- * last the thread's involuntary context switches, rusage::INVOLUNTARY-SWITCHES. That one is counted by this
- * module itself, from getrusage(RUSAGE_THREAD).ru_nivcsw read in each thread beside its event set, whenever
- * the source does not count it: it needs no PAPI, so on Linux it is counted even where the source counts
- * nothing. perf::CONTEXT-SWITCHES counts every switch, voluntary ones included (a thread sleeping at a
- * barrier); the involuntary count is the one that says another task took the CPU. Energy (RAPL / powercap)
- * is package-wide, so it has its own set, counted by the calling thread only. */
+ * of the same team size as the measured region. After a stop, values[] holds the sum over the team and
+ * thread_max[] the largest single thread. rusage::INVOLUNTARY-SWITCHES (getrusage(RUSAGE_THREAD).ru_nivcsw,
+ * read in each thread beside its event set) is counted by this module itself whenever the source does not,
+ * so on Linux it is counted even where PAPI counts nothing: it is the count that says another task took the
+ * CPU. Energy (RAPL / powercap) is package-wide: its own set, counted by the calling thread only. The default
+ * events and what each measures: docs/counters.md. */
 #ifndef FR_COUNTERS_H
 #define FR_COUNTERS_H
 
@@ -130,7 +124,7 @@ struct counters {
  * malformed (empty name, name too long, more than COUNTERS_MAX_EVENTS). NULL is the default list. */
 int counters_check_events(const char *events_csv, struct fr_err *err);
 
-/* Opens the source in every thread of the team (omp_get_max_threads() threads) and adds the events of the
+/* Opens the source in every thread of a team of `threads` threads (the run's) and adds the events of the
  * comma-separated list, or the defaults when events_csv is NULL: PAPI_TOT_CYC, PAPI_TOT_INS, an LLC-miss
  * event (PAPI_L3_TCM, else PAPI_L3_DCM, else perf::LLC-LOAD-MISSES), PAPI_SP_OPS (else PAPI_FP_OPS), then
  * perf::TASK-CLOCK, perf::CONTEXT-SWITCHES, perf::CPU-MIGRATIONS, perf::PAGE-FAULTS, perf::MAJOR-FAULTS,
@@ -139,7 +133,7 @@ int counters_check_events(const char *events_csv, struct fr_err *err);
  * non-zero only for a malformed list or an allocation failure (err filled); an unavailable source is not an
  * error. Always pair with counters_close, called in the same team. */
 int counters_open(struct counters *c, const struct counters_source *src, const void *config,
-                  const char *events_csv, struct fr_err *err);
+                  const char *events_csv, int threads, struct fr_err *err);
 /* The energy set, counted by the calling thread alone (energy is package-wide): package energy
  * (rapl:::PACKAGE_ENERGY:PACKAGE0, else powercap:::ENERGY_UJ:ZONE0) and DRAM energy
  * (rapl:::DRAM_ENERGY:PACKAGE0, else powercap:::ENERGY_UJ:ZONE0_SUBZONE0). Same contract as counters_open. */
