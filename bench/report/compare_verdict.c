@@ -166,7 +166,7 @@ static int run_medians(const struct row_data *d, const double *v, double *work, 
  * the runs' medians (the run as the unit: repetitions of one run share its machine state). */
 static int judge(const struct row_data *a, const struct row_data *b, bool norm, double *r, double *lo,
                  double *hi, double *level, double *p, double *p_runs) {
-    size_t n = (size_t)(a->n + b->n), runs = (size_t)(a->runs + b->runs);
+    size_t n = (size_t)a->n + (size_t)b->n, runs = (size_t)a->runs + (size_t)b->runs;
     double *x = malloc(sizeof *x * (2 * n + runs));
     if (!x) return -1;
     double *y = x + a->n, *work = x + n, *med = x + 2 * n;
