@@ -23,7 +23,9 @@ static void usage(FILE *f) {
           "                of maxes\n"
           "  --out DIR     where compare.md and compare.png/.svg go\n"
           "                (default: compare-<A>-vs-<B> beside RUN_B)\n"
-          "  --force       compare runs of a different model, dtype, thread count or CPU anyway\n",
+          "  --force       compare runs of a different model, dtype, thread count or CPU anyway\n"
+          "  --history STORE  append the compare to this store (default: history.sqlite beside it)\n"
+          "  --no-history     do not append it\n",
           f);
 }
 
@@ -79,9 +81,9 @@ done:
 }
 
 int cmd_compare(int argc, char **argv) {
-    const char *runs[2] = {NULL, NULL}, *out = NULL;
+    const char *runs[2] = {NULL, NULL}, *out = NULL, *history = NULL;
     int n_runs = 0;
-    bool force = false;
+    bool force = false, no_history = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -89,6 +91,11 @@ int cmd_compare(int argc, char **argv) {
             return CLI_EXIT_OK;
         } else if (strcmp(a, "--force") == 0) {
             force = true;
+        } else if (strcmp(a, "--no-history") == 0) {
+            no_history = true;
+        } else if (strcmp(a, "--history") == 0) {
+            if (i + 1 >= argc || !argv[i + 1][0]) return cli_usage_error("compare: --history needs a store");
+            history = argv[++i];
         } else if (strcmp(a, "--out") == 0) {
             if (i + 1 >= argc || !argv[i + 1][0]) return cli_usage_error("compare: --out needs a folder");
             out = argv[++i];
@@ -102,6 +109,7 @@ int cmd_compare(int argc, char **argv) {
     }
     if (n_runs != 2)
         return cli_usage_error("compare: needs two runs: compare RUN_A RUN_B [--out DIR] [--force]");
+    if (history && no_history) return cli_usage_error("compare: --history and --no-history: choose one");
 
     struct run_report *ra = malloc(sizeof *ra), *rb = malloc(sizeof *rb);
     if (!ra || !rb) {
@@ -155,6 +163,7 @@ int cmd_compare(int argc, char **argv) {
         fclose(f);
     }
     fprintf(stderr, "forge-roofline: compare written to %s\n", out);
+    if (rc == CLI_EXIT_OK && !no_history) rc = cli_history_append(history, out, true);
 done:
     free(ra);
     free(rb);
