@@ -31,7 +31,7 @@ static int cmp_d(const void *a, const void *b) {
 
 /* One run's point: 1 x (1 + noise) (reps == 1), or the median of reps such samples. */
 static double point(uint64_t *s, double level, int reps) {
-    double v[9];
+    double v[9] = {0};
     for (int k = 0; k < reps; k++) v[k] = level * (1 + 0.02 * rng_gauss(s));
     qsort(v, (size_t)reps, sizeof v[0], cmp_d);
     return v[reps / 2];

@@ -90,37 +90,46 @@ struct hist_args {
     int n_dirs;
 };
 
+/* An option with a value: stores it where it goes. Returns 0, or the exit status of a usage error. */
+static int parse_value(const char *cmd, const char *o, const char *v, struct hist_args *a) {
+    if (strcmp(o, "--history") == 0) {
+        a->store = v;
+    } else if (strcmp(o, "--since") == 0) {
+        a->filter.since = v;
+    } else if (strcmp(o, "--machine") == 0) {
+        a->filter.machine = v;
+    } else if (strcmp(o, "--model") == 0) {
+        a->filter.model = v;
+    } else if (strcmp(o, "--out") == 0) {
+        if (strcmp(cmd, "plot") != 0) return cli_usage_error("history %s: --out applies to plot only", cmd);
+        a->out = v;
+    } else { /* --format */
+        a->fmt_given = true;
+        if (strcmp(cmd, "export") == 0) {
+            if (strcmp(v, "csv") != 0 && strcmp(v, "jsonl") != 0)
+                return cli_usage_error("history export: --format must be csv or jsonl (got '%s')", v);
+            a->export_fmt = v;
+        } else if (strcmp(v, "md") == 0 || strcmp(v, "csv") == 0 || strcmp(v, "json") == 0) {
+            a->fmt = v[0] == 'm' ? FMT_MD : v[0] == 'c' ? FMT_CSV : FMT_JSON;
+        } else {
+            return cli_usage_error("history %s: --format must be md, csv or json (got '%s')", cmd, v);
+        }
+    }
+    return 0;
+}
+
 static int parse(int argc, char **argv, const char *cmd, struct hist_args *a) {
+    static const char *const valued[] = {"--history", "--since", "--machine", "--model", "--format", "--out"};
     for (int i = 2; i < argc; i++) {
         const char *o = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool takes = strcmp(o, "--history") == 0 || strcmp(o, "--since") == 0 ||
-                     strcmp(o, "--machine") == 0 || strcmp(o, "--model") == 0 || strcmp(o, "--format") == 0 ||
-                     strcmp(o, "--out") == 0;
-        if (takes && (!v || !*v)) return cli_usage_error("history %s: %s needs a value", cmd, o);
-        if (strcmp(o, "--history") == 0) {
-            a->store = v;
-        } else if (strcmp(o, "--since") == 0) {
-            a->filter.since = v;
-        } else if (strcmp(o, "--machine") == 0) {
-            a->filter.machine = v;
-        } else if (strcmp(o, "--model") == 0) {
-            a->filter.model = v;
-        } else if (strcmp(o, "--out") == 0) {
-            if (strcmp(cmd, "plot") != 0)
-                return cli_usage_error("history %s: --out applies to plot only", cmd);
-            a->out = v;
-        } else if (strcmp(o, "--format") == 0) {
-            a->fmt_given = true;
-            if (strcmp(cmd, "export") == 0) {
-                if (strcmp(v, "csv") != 0 && strcmp(v, "jsonl") != 0)
-                    return cli_usage_error("history export: --format must be csv or jsonl (got '%s')", v);
-                a->export_fmt = v;
-            } else if (strcmp(v, "md") == 0 || strcmp(v, "csv") == 0 || strcmp(v, "json") == 0) {
-                a->fmt = v[0] == 'm' ? FMT_MD : v[0] == 'c' ? FMT_CSV : FMT_JSON;
-            } else {
-                return cli_usage_error("history %s: --format must be md, csv or json (got '%s')", cmd, v);
-            }
+        bool takes = false;
+        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+            takes = takes || strcmp(o, valued[k]) == 0;
+        if (takes) {
+            if (i + 1 >= argc || !argv[i + 1][0])
+                return cli_usage_error("history %s: %s needs a value", cmd, o);
+            int rc = parse_value(cmd, o, argv[++i], a);
+            if (rc) return rc;
         } else if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
             usage(stdout);
             return -1;
@@ -128,14 +137,11 @@ static int parse(int argc, char **argv, const char *cmd, struct hist_args *a) {
             return cli_usage_error("history %s: unknown option '%s' (try history --help)", cmd, o);
         } else if (strcmp(cmd, "import") == 0) {
             a->dirs[a->n_dirs++] = argv[i];
-            continue;
         } else if ((strcmp(cmd, "show") == 0 || strcmp(cmd, "plot") == 0) && !a->row) {
             a->row = o;
-            continue;
         } else {
             return cli_usage_error("history %s: unexpected argument '%s'", cmd, o);
         }
-        i++;
     }
     return 0;
 }

@@ -88,7 +88,7 @@ static int pg_prepare(struct hdb *db, const char *sql, struct hdb_stmt **out, st
 }
 
 static void set_value(struct hdb_stmt *s, int idx, const char *v) {
-    if (idx < 1 || idx > s->n_params) return;
+    if (idx < 1 || idx > s->n_params || idx > PG_MAX_PARAMS) return;
     free(s->values[idx]);
     s->values[idx] = v ? strdup(v) : NULL;
 }

@@ -531,8 +531,8 @@ int history_read_series(struct history_store *s, const char *key, const struct h
     int n_all = 0, cap_all = 0, cap_pts = 0, rc;
     while ((rc = q_step(&q, err)) == 1) {
         struct history_series *sr = n_all ? &all[n_all - 1] : NULL;
-        if (!sr || strcmp(sr->machine.key, c_text(&q, 0)) || strcmp(sr->model, c_text(&q, 7)) ||
-            strcmp(sr->options, c_text(&q, 8)) || strcmp(sr->unit, c_text(&q, 9))) {
+        if (!sr || strcmp(sr->machine.key, c_text(&q, 0)) != 0 || strcmp(sr->model, c_text(&q, 7)) != 0 ||
+            strcmp(sr->options, c_text(&q, 8)) != 0 || strcmp(sr->unit, c_text(&q, 9)) != 0) {
             if (n_all == cap_all) {
                 int nc = cap_all ? cap_all * 2 : 8;
                 struct history_series *g = realloc(all, sizeof *g * (size_t)nc);

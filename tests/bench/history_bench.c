@@ -124,7 +124,7 @@ static double gauss(void) {
     return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
 }
 static double pt(double level, int reps) {
-    double v[9];
+    double v[9] = {0};
     for (int k = 0; k < reps; k++) v[k] = level * (1 + 0.02 * gauss());
     qsort(v, (size_t)reps, sizeof v[0], cmp_d);
     return v[reps / 2];
