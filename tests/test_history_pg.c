@@ -58,8 +58,8 @@ static void psql(const char *db, const char *sql) {
     PGconn *c = PQconnectdb(u);
     cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
     PGresult *res = PQexec(c, sql);
-    cr_assert(PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK, "%s: %s", sql,
-              PQresultErrorMessage(res));
+    cr_assert(PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK, "%s: %s",
+              sql, PQresultErrorMessage(res));
     PQclear(res);
     PQfinish(c);
 }
@@ -173,7 +173,8 @@ static void migrate_and_refuse(const char *tmp) {
     snprintf(dir, sizeof dir, "%s/run0", tmp);
     append(s, dir);
     history_close(s);
-    cr_expect_eq(pg_count("mig", "SELECT count(*) FROM information_schema.tables WHERE table_name = 'compares'"), 0);
+    cr_expect_eq(
+        pg_count("mig", "SELECT count(*) FROM information_schema.tables WHERE table_name = 'compares'"), 0);
     s = open_at(u, 0);
     int v = 0;
     struct fr_err err = {{0}};
@@ -187,7 +188,8 @@ static void migrate_and_refuse(const char *tmp) {
     cr_expect(strstr(err.msg, "newer than this build's") && !strchr(err.msg, '\n'), "%s", err.msg);
     /* an unreachable server: one line, and the URI is not printed */
     cr_expect_neq(history_open("postgresql:///none?host=/nonexistent-dir&user=forge", &o, &s, &err), 0);
-    cr_expect(strstr(err.msg, "postgresql store: ") && !strchr(err.msg, '\n') && !strstr(err.msg, "user=forge"),
+    cr_expect(strstr(err.msg, "postgresql store: ") && !strchr(err.msg, '\n') &&
+                  !strstr(err.msg, "user=forge"),
               "%s", err.msg);
 }
 
