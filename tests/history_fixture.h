@@ -8,6 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "bench/history/history.h"
 #include "tests/report_fixture.h"
 
 #define HF_REPS 5
@@ -51,10 +55,30 @@ static inline void hf_write_run(const char *parent, const char *name, double slo
     for (int i = 0; i < r->n_sampler; i++)
         if (strcmp(r->sampler[i].variant, "topp_fast") == 0 && strcmp(r->sampler[i].row_kind, "flat") == 0)
             for (int k = 0; k < HF_REPS; k++)
-                fprintf(f, "sampler:topp_fast@%ld:flat,%d,%.17g,,0,,1,%lld\n", r->sampler[i].vocab, k,
+                fprintf(f, "sampler:topp_fast.flat@%ld,%d,%.17g,,0,,1,%lld\n", r->sampler[i].vocab, k,
                         hf_rep_time(r->sampler[i].measured.median_s, k), mono += 1000);
     cr_assert_eq(fclose(f), 0);
     free(r);
+}
+
+/* A writer process: opens the store `where` and appends <tmp>/run<i> for i = first, first + step, ... below
+ * end. It exits 0 when every run landed as new, 1 when one did not, 2 when the store would not open. */
+static inline pid_t hf_spawn_writer(const char *where, const char *tmp, int first, int step, int end) {
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid != 0) return pid;
+    struct history_store *s = NULL;
+    struct history_open_opts o = {.write = true};
+    struct fr_err err = {{0}};
+    if (history_open(where, &o, &s, &err) != 0) _exit(2);
+    for (int i = first; i < end; i += step) {
+        char dir[400];
+        snprintf(dir, sizeof dir, "%s/run%d", tmp, i);
+        struct history_append_result res;
+        if (history_append_run(s, dir, NULL, &res, &err) != 0 || res.duplicate) _exit(1);
+    }
+    history_close(s);
+    _exit(0);
 }
 
 #endif

@@ -96,7 +96,10 @@ Test(history_cli, import_list_show_export, .timeout = 120) {
     snprintf(args, sizeof args, "history export --format jsonl --history %s > %s/export.jsonl", store, tmp);
     cli_run(&r, 0, args);
     text = tu_slurp(tmp, "export.jsonl");
-    cr_expect(text && strstr(text, "\n{\"type\":\"compare\""), "no compare exported");
+    const char *cmp = text ? strstr(text, "\n{\"type\":\"compare\"") : NULL;
+    cr_expect(cmp, "no compare exported");
+    /* its rows are compare_verdicts.csv's: row keys, ratios and verdict words */
+    cr_expect(cmp && strstr(cmp, "\"section\":\"verdicts\",\"row\":\"step@1024\",\"ratio\":"), "%s", cmp);
     free(text);
     /* the same folders again: already there */
     snprintf(args, sizeof args, "history import --history %s %s/run0 %s/cmp", store, tmp, tmp);

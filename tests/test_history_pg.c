@@ -202,25 +202,7 @@ static void concurrent_and_killed(const char *tmp) {
     char u[512];
     uri(u, sizeof u, "conc");
     history_close(open_at(u, 0));
-    pid_t pids[2];
-    for (int w = 0; w < 2; w++) {
-        pids[w] = fork();
-        cr_assert_geq(pids[w], 0);
-        if (pids[w] == 0) {
-            struct history_store *s = NULL;
-            struct history_open_opts o = {.write = true};
-            struct fr_err err = {{0}};
-            if (history_open(u, &o, &s, &err) != 0) _exit(2);
-            for (int i = w; i < 4; i += 2) {
-                char dir[400];
-                snprintf(dir, sizeof dir, "%s/run%d", tmp, i);
-                struct history_append_result res;
-                if (history_append_run(s, dir, NULL, &res, &err) != 0 || res.duplicate) _exit(1);
-            }
-            history_close(s);
-            _exit(0);
-        }
-    }
+    pid_t pids[2] = {hf_spawn_writer(u, tmp, 0, 2, 4), hf_spawn_writer(u, tmp, 1, 2, 4)};
     for (int w = 0; w < 2; w++) {
         int st;
         cr_assert_eq(waitpid(pids[w], &st, 0), pids[w]);

@@ -276,33 +276,15 @@ Test(history_store, two_writers_lose_nothing) {
     char tmp[256], store[300];
     tu_tmpdir(tmp, sizeof tmp);
     snprintf(store, sizeof store, "%s/h.sqlite", tmp);
-    for (int w = 0; w < 2; w++)
-        for (int i = 0; i < RUNS_PER_WRITER; i++) {
-            char name[32], utc[48];
-            snprintf(name, sizeof name, "w%d-%d", w, i);
-            snprintf(utc, sizeof utc, "202611%02dT00000%dZ", 10 + i, w);
-            hf_write_run(tmp, name, 1.0 + 0.01 * i, utc, "bbbb", true);
-        }
-    history_close(open_store(store, 0));
-    pid_t pids[2];
-    for (int w = 0; w < 2; w++) {
-        pids[w] = fork();
-        cr_assert_geq(pids[w], 0);
-        if (pids[w] == 0) {
-            struct history_store *s = NULL;
-            struct history_open_opts o = {.write = true};
-            struct fr_err err = {{0}};
-            if (history_open(store, &o, &s, &err) != 0) _exit(2);
-            for (int i = 0; i < RUNS_PER_WRITER; i++) {
-                char dir[400];
-                snprintf(dir, sizeof dir, "%s/w%d-%d", tmp, w, i);
-                struct history_append_result res;
-                if (history_append_run(s, dir, NULL, &res, &err) != 0 || res.duplicate) _exit(1);
-            }
-            history_close(s);
-            _exit(0);
-        }
+    for (int i = 0; i < 2 * RUNS_PER_WRITER; i++) {
+        char name[32], utc[48];
+        snprintf(name, sizeof name, "run%d", i);
+        snprintf(utc, sizeof utc, "202611%02dT00000%dZ", 10 + i / 2, i % 2);
+        hf_write_run(tmp, name, 1.0 + 0.01 * i, utc, "bbbb", true);
     }
+    history_close(open_store(store, 0));
+    pid_t pids[2] = {hf_spawn_writer(store, tmp, 0, 2, 2 * RUNS_PER_WRITER),
+                     hf_spawn_writer(store, tmp, 1, 2, 2 * RUNS_PER_WRITER)};
     for (int w = 0; w < 2; w++) {
         int st;
         cr_assert_eq(waitpid(pids[w], &st, 0), pids[w]);

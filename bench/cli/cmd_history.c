@@ -1,6 +1,7 @@
 /* forge-roofline history {list|show ROW|plot ROW|import DIR...|export}: the run store (bench/history/).
  * Also the append that the full run and compare make when their folder is complete (cli_history_append).
  * Checked end to end in tests/test_history_cli.c; docs/history.md is the user's guide. */
+#include <cjson/cJSON.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
@@ -148,25 +149,26 @@ static int parse(int argc, char **argv, const char *cmd, struct hist_args *a) {
 
 /* ---- output helpers ---- */
 
-/* A JSON string (the store's text may hold quotes or control characters). */
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
-static void json_num(FILE *f, double v) {
+/* 17 significant digits, so a figure reads back as the store holds it (cJSON's printer may stop at 15) */
+static void json_num(cJSON *o, const char *key, double v) {
+    char buf[40];
+    snprintf(buf, sizeof buf, "%.17g", v);
     if (isfinite(v))
-        fprintf(f, "%.10g", v);
+        cJSON_AddRawToObject(o, key, buf);
     else
-        fputs("null", f);
+        cJSON_AddNullToObject(o, key);
 }
+
+/* Prints a JSON document built for stdout and frees it. */
+static int json_print(cJSON *doc) {
+    char *text = cJSON_Print(doc);
+    cJSON_Delete(doc);
+    if (!text) return cli_fail("history: out of memory");
+    puts(text);
+    free(text);
+    return CLI_EXIT_OK;
+}
+
 static void csv_str(FILE *f, const char *s) {
     if (strpbrk(s, ",\"\n")) {
         fputc('"', f);
@@ -188,6 +190,7 @@ static void csv_num(FILE *f, double v) {
 struct list_ctx {
     enum fmt fmt;
     int n;
+    cJSON *json; /* --format json: the runs, printed at the end */
 };
 
 static int list_one(void *ctx, const struct history_run_info *r) {
@@ -215,20 +218,20 @@ static int list_one(void *ctx, const struct history_run_info *r) {
         csv_str(f, r->folder);
         fputc('\n', f);
     } else {
-        fprintf(f, "%s{\"run\": %lld, \"utc\": ", c->n ? ",\n " : "[", r->id);
-        json_str(f, r->utc);
-        fputs(", \"host\": ", f);
-        json_str(f, r->host);
-        fprintf(f, ", \"machine\": \"%s\", \"commit\": ", r->machine_key);
-        json_str(f, r->commit);
-        fprintf(f, ", \"dirty\": %s, \"model\": ", r->dirty ? "true" : "false");
-        json_str(f, r->model);
-        fputs(", \"options\": ", f);
-        json_str(f, r->options);
-        fprintf(f, ", \"rows\": %d, \"samples\": %d, \"has_samples\": %s, \"folder\": ", r->rows, r->samples,
-                r->has_samples ? "true" : "false");
-        json_str(f, r->folder);
-        fputc('}', f);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "run", (double)r->id);
+        cJSON_AddStringToObject(o, "utc", r->utc);
+        cJSON_AddStringToObject(o, "host", r->host);
+        cJSON_AddStringToObject(o, "machine", r->machine_key);
+        cJSON_AddStringToObject(o, "commit", r->commit);
+        cJSON_AddBoolToObject(o, "dirty", r->dirty);
+        cJSON_AddStringToObject(o, "model", r->model);
+        cJSON_AddStringToObject(o, "options", r->options);
+        cJSON_AddNumberToObject(o, "rows", r->rows);
+        cJSON_AddNumberToObject(o, "samples", r->samples);
+        cJSON_AddBoolToObject(o, "has_samples", r->has_samples);
+        cJSON_AddStringToObject(o, "folder", r->folder);
+        cJSON_AddItemToArray(c->json, o);
     }
     c->n++;
     return 0;
@@ -236,8 +239,8 @@ static int list_one(void *ctx, const struct history_run_info *r) {
 
 /* ---- show ---- */
 
-/* A series' points, and where they have a paired read, the points normalised by it: value x (its paired read
- * over the series' median paired read), so a slower machine state is not taken for slower code. */
+/* A series' points, and where they have a paired read, the points normalised by it: value x (its paired
+ * read over the series' median paired read), so a slower machine state is not taken for slower code. */
 struct analysed {
     double *norm; /* NaN where the point has no paired read */
     bool any_norm, all_norm;
@@ -312,11 +315,11 @@ static void show_md(const struct history_series *sr, const struct analysed *an) 
     fprintf(f, "## %s: machine %s (hosts %s)\n\n", sr->key, sr->machine.key, sr->hosts);
     describe_machine(f, sr);
     fprintf(f, "; model %s, %s; %d runs\n\n", sr->model, sr->options, sr->n);
-    fprintf(
-        f,
-        "| run | utc | commit | point (%s) | run.json median | min | max | reps | samples | paired read GB/s "
-        "| normalised |\n|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
-        sr->unit);
+    fprintf(f,
+            "| run | utc | commit | point (%s) | run.json median | min | max | reps | samples | paired "
+            "read GB/s "
+            "| normalised |\n|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+            sr->unit);
     for (int i = 0; i < sr->n; i++) {
         const struct history_point *p = &sr->points[i];
         fprintf(f, "| %lld | %s | %s%s | %.6g | %.6g | %.6g | %.6g | %d | ", p->run_id, p->utc, p->commit,
@@ -361,11 +364,11 @@ static const struct history_shift *shift_at(const struct history_shift *s, int n
 static void show_csv(const struct history_series *sr, const struct analysed *an, bool header) {
     FILE *f = stdout;
     if (header)
-        fputs(
-            "row,machine,model,options,unit,run,utc,commit,dirty,point,median,min,max,reps,samples,disturbed,"
-            "paired_read_gbs,normalised,shift_size,shift_confidence,normalised_shift_size,"
-            "normalised_shift_confidence\n",
-            f);
+        fputs("row,machine,model,options,unit,run,utc,commit,dirty,point,median,min,max,reps,samples,"
+              "disturbed,"
+              "paired_read_gbs,normalised,shift_size,shift_confidence,normalised_shift_size,"
+              "normalised_shift_confidence\n",
+              f);
     for (int i = 0; i < sr->n; i++) {
         const struct history_point *p = &sr->points[i];
         fprintf(f, "%s,%s,", sr->key, sr->machine.key);
@@ -395,74 +398,60 @@ static void show_csv(const struct history_series *sr, const struct analysed *an,
     }
 }
 
-static void json_shifts(FILE *f, const struct history_series *sr, const struct history_shift *s, int n) {
-    fputc('[', f);
+static cJSON *json_shifts(const struct history_series *sr, const struct history_shift *s, int n) {
+    cJSON *arr = cJSON_CreateArray();
     for (int k = 0; k < n; k++) {
-        const struct history_point *a = &sr->points[s[k].index - 1], *b = &sr->points[s[k].index];
-        fprintf(f, "%s{\"index\": %d, \"run\": %lld, \"size\": ", k ? ", " : "", s[k].index, b->run_id);
-        json_num(f, s[k].size);
-        fputs(", \"size_lo\": ", f);
-        json_num(f, s[k].size_lo);
-        fputs(", \"size_hi\": ", f);
-        json_num(f, s[k].size_hi);
-        fputs(", \"confidence\": ", f);
-        json_num(f, s[k].confidence);
-        fputs(", \"commit_before\": ", f);
-        json_str(f, a->commit);
-        fputs(", \"commit_after\": ", f);
-        json_str(f, b->commit);
-        fputc('}', f);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "index", s[k].index);
+        cJSON_AddNumberToObject(o, "run", (double)sr->points[s[k].index].run_id);
+        json_num(o, "size", s[k].size);
+        json_num(o, "size_lo", s[k].size_lo);
+        json_num(o, "size_hi", s[k].size_hi);
+        json_num(o, "confidence", s[k].confidence);
+        cJSON_AddStringToObject(o, "commit_before", sr->points[s[k].index - 1].commit);
+        cJSON_AddStringToObject(o, "commit_after", sr->points[s[k].index].commit);
+        cJSON_AddItemToArray(arr, o);
     }
-    fputc(']', f);
+    return arr;
 }
 
-static void show_json(const struct history_series *sr, const struct analysed *an, bool first) {
-    FILE *f = stdout;
-    fprintf(f, "%s{\"row\": ", first ? "[" : ",\n ");
-    json_str(f, sr->key);
-    fprintf(f, ", \"machine\": {\"key\": \"%s\", \"cpu\": ", sr->machine.key);
-    json_str(f, sr->machine.cpu);
-    fputs(", \"isa\": ", f);
-    json_str(f, sr->machine.isa);
-    fprintf(f, ", \"threads\": %d, \"topology\": ", sr->machine.threads);
-    json_str(f, sr->machine.topology);
-    fputs(", \"kernel\": ", f);
-    json_str(f, sr->machine.kernel);
-    fputs(", \"mm_state\": ", f);
-    json_str(f, sr->machine.mm_state);
-    fputs("}, \"hosts\": ", f);
-    json_str(f, sr->hosts);
-    fputs(", \"model\": ", f);
-    json_str(f, sr->model);
-    fputs(", \"options\": ", f);
-    json_str(f, sr->options);
-    fprintf(f, ", \"unit\": \"%s\", \"points\": [", sr->unit);
+static cJSON *json_series(const struct history_series *sr, const struct analysed *an) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "row", sr->key);
+    cJSON *m = cJSON_AddObjectToObject(o, "machine");
+    cJSON_AddStringToObject(m, "key", sr->machine.key);
+    cJSON_AddStringToObject(m, "cpu", sr->machine.cpu);
+    cJSON_AddStringToObject(m, "isa", sr->machine.isa);
+    cJSON_AddNumberToObject(m, "threads", sr->machine.threads);
+    cJSON_AddStringToObject(m, "topology", sr->machine.topology);
+    cJSON_AddStringToObject(m, "kernel", sr->machine.kernel);
+    cJSON_AddStringToObject(m, "mm_state", sr->machine.mm_state);
+    cJSON_AddStringToObject(o, "hosts", sr->hosts);
+    cJSON_AddStringToObject(o, "model", sr->model);
+    cJSON_AddStringToObject(o, "options", sr->options);
+    cJSON_AddStringToObject(o, "unit", sr->unit);
+    cJSON *pts = cJSON_AddArrayToObject(o, "points");
     for (int i = 0; i < sr->n; i++) {
         const struct history_point *p = &sr->points[i];
-        fprintf(f, "%s{\"run\": %lld, \"utc\": ", i ? ", " : "", p->run_id);
-        json_str(f, p->utc);
-        fputs(", \"commit\": ", f);
-        json_str(f, p->commit);
-        fprintf(f, ", \"dirty\": %s, \"point\": ", p->dirty ? "true" : "false");
-        json_num(f, p->value);
-        fputs(", \"median\": ", f);
-        json_num(f, p->median);
-        fputs(", \"min\": ", f);
-        json_num(f, p->min);
-        fputs(", \"max\": ", f);
-        json_num(f, p->max);
-        fprintf(f, ", \"reps\": %d, \"samples\": %d, \"disturbed\": %d, \"paired_read_gbs\": ", p->reps,
-                p->samples, p->disturbed);
-        json_num(f, p->paired_read_gbs);
-        fputs(", \"normalised\": ", f);
-        json_num(f, an->norm[i]);
-        fputc('}', f);
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "run", (double)p->run_id);
+        cJSON_AddStringToObject(x, "utc", p->utc);
+        cJSON_AddStringToObject(x, "commit", p->commit);
+        cJSON_AddBoolToObject(x, "dirty", p->dirty);
+        json_num(x, "point", p->value);
+        json_num(x, "median", p->median);
+        json_num(x, "min", p->min);
+        json_num(x, "max", p->max);
+        cJSON_AddNumberToObject(x, "reps", p->reps);
+        cJSON_AddNumberToObject(x, "samples", p->samples);
+        cJSON_AddNumberToObject(x, "disturbed", p->disturbed);
+        json_num(x, "paired_read_gbs", p->paired_read_gbs);
+        json_num(x, "normalised", an->norm[i]);
+        cJSON_AddItemToArray(pts, x);
     }
-    fputs("], \"shifts\": ", f);
-    json_shifts(f, sr, an->shifts, an->n_shifts);
-    fputs(", \"normalised_shifts\": ", f);
-    json_shifts(f, sr, an->norm_shifts, an->n_norm_shifts);
-    fputc('}', f);
+    cJSON_AddItemToObject(o, "shifts", json_shifts(sr, an->shifts, an->n_shifts));
+    cJSON_AddItemToObject(o, "normalised_shifts", json_shifts(sr, an->norm_shifts, an->n_norm_shifts));
+    return o;
 }
 
 /* ---- plot ---- */
@@ -560,6 +549,7 @@ static int do_show(const struct hist_args *a, struct history_store *s, bool plot
         history_free_series(sr, n);
         return cli_usage_error("history plot: pick one with --machine and --model");
     }
+    cJSON *json = cJSON_CreateArray();
     for (int i = 0; i < n && rc == CLI_EXIT_OK; i++) {
         struct analysed an;
         if (analyse(&sr[i], &an, &err) != 0) {
@@ -586,12 +576,13 @@ static int do_show(const struct hist_args *a, struct history_store *s, bool plot
         } else if (a->fmt == FMT_CSV) {
             show_csv(&sr[i], &an, i == 0);
         } else {
-            show_json(&sr[i], &an, i == 0);
+            cJSON_AddItemToArray(json, json_series(&sr[i], &an));
         }
         free(an.norm);
     }
-    if (!plot && a->fmt == FMT_JSON && rc == CLI_EXIT_OK) fputs("]\n", stdout);
     history_free_series(sr, n);
+    if (rc == CLI_EXIT_OK && !plot && a->fmt == FMT_JSON) return json_print(json);
+    cJSON_Delete(json);
     return rc;
 }
 
@@ -676,13 +667,14 @@ int cmd_history(int argc, char **argv) {
     if ((rc = open_store(&a, false, &s)) != 0) return rc;
     struct fr_err err = {{0}};
     if (strcmp(cmd, "list") == 0) {
-        struct list_ctx c = {a.fmt, 0};
+        struct list_ctx c = {a.fmt, 0, cJSON_CreateArray()};
         if (history_list_runs(s, &a.filter, list_one, &c, &err) != 0)
             rc = cli_fail("history: %s", err.msg);
         else if (a.fmt == FMT_JSON)
-            fputs(c.n ? "]\n" : "[]\n", stdout);
+            rc = json_print(c.json), c.json = NULL;
         else if (c.n == 0 && a.fmt == FMT_MD)
             fputs("no runs in the store match\n", stdout);
+        cJSON_Delete(c.json);
     } else if (strcmp(cmd, "export") == 0) {
         if (history_export(s, strcmp(a.export_fmt, "csv") == 0 ? HISTORY_EXPORT_CSV : HISTORY_EXPORT_JSONL,
                            stdout, &err) != 0)

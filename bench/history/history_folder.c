@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "roofline/samples.h"
+
 /* FNV-1a, 64 bits: a stable identity for a file's bytes or the machine's fields (not a security hash). */
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
     const unsigned char *b = p;
@@ -107,8 +109,8 @@ static int read_rows(const cJSON *root, struct history_run *r, struct fr_err *er
         struct history_row *o = &r->rows[r->n_rows++];
         const char *kind = jstr(j, "row_kind");
         bool realistic = !*kind || strcmp(kind, "realistic") == 0;
-        snprintf(o->key, sizeof o->key, "sampler:%s@%.0f%s%s", jstr(j, "variant"), jnum(j, "vocab"),
-                 realistic ? "" : ":", realistic ? "" : kind);
+        snprintf(o->key, sizeof o->key, "sampler:%s%s%s@%.0f", jstr(j, "variant"), realistic ? "" : ".",
+                 realistic ? "" : kind, jnum(j, "vocab"));
         timed_row(o, j);
     }
     const cJSON *batch = cJSON_GetObjectItemCaseSensitive(root, "batch");
@@ -183,98 +185,26 @@ static int row_index(const struct history_run *r, const char *key) {
     return -1;
 }
 
-/* One field of a CSV line (no quoting: the samples' fields never hold commas). */
-static char *csv_field(char **p) {
-    char *s = *p;
-    if (!s) return NULL;
-    char *c = strchr(s, ',');
-    if (c) {
-        *c = '\0';
-        *p = c + 1;
-    } else {
-        *p = NULL;
-    }
-    return s;
-}
-
-static double csv_num(const char *s, bool *ok) {
-    if (!*s) return NAN; /* an empty field: no figure */
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || *end || !isfinite(v)) *ok = false;
-    return v;
-}
-
-#define SAMPLES_SCHEMA "# forge-roofline-samples/1"
-#define SAMPLES_HEADER "row,rep,time_s,paired_read_gbs,disturbed,cause,threads,mono_ns"
-
+/* samples.csv through the run's own reader (roofline/samples.h), so the store reads what compare reads. */
 static int read_samples(const char *dir, struct history_run *r, struct fr_err *err) {
     char path[4200];
-    snprintf(path, sizeof path, "%s/samples.csv", dir);
-    errno = 0;
-    char *text = slurp(path, NULL);
-    if (!text) {
-        if (errno == ENOENT) return 0; /* an older run: its rows' medians only */
-        return fr_err_set(err, "%s: %s", path, strerror(errno));
+    snprintf(path, sizeof path, "%s/" SAMPLES_FILE, dir);
+    struct sample_set set = {0};
+    int rc = samples_read_csv(path, &set, err);
+    if (rc == 1) return 0; /* an older run: its rows' medians only */
+    if (rc == 0 && set.n > 0 && !(r->samples = malloc(sizeof *r->samples * (size_t)set.n)))
+        rc = fr_err_set(err, "out of memory");
+    for (int i = 0; rc == 0 && i < set.n; i++) {
+        const struct sample *x = &set.s[i];
+        struct history_sample *o = &r->samples[r->n_samples++];
+        sample_key(x->row, o->key, sizeof o->key);
+        o->rep = x->rep, o->time_s = x->time_s, o->paired_read_gbs = x->paired_read_gbs;
+        o->disturbed = x->disturbed, o->threads = x->threads, o->mono_ns = x->mono_ns;
+        snprintf(o->cause, sizeof o->cause, "%s", x->cause);
+        if (row_index(r, o->key) < 0) r->unmatched_samples++;
     }
-    r->has_samples = true;
-    int cap = 0, line_no = 0, rc = 0;
-    char *save = NULL;
-    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        line_no++;
-        line[strcspn(line, "\r")] = '\0';
-        if (line_no == 1) {
-            if (strcmp(line, SAMPLES_SCHEMA) != 0) {
-                rc = fr_err_set(err, "%s: first line is not '%s'", path, SAMPLES_SCHEMA);
-                break;
-            }
-            continue;
-        }
-        if (line_no == 2) {
-            if (strcmp(line, SAMPLES_HEADER) != 0) {
-                rc = fr_err_set(err, "%s: header is not '%s'", path, SAMPLES_HEADER);
-                break;
-            }
-            continue;
-        }
-        if (!*line) continue;
-        char *p = line;
-        char *f[8];
-        for (int i = 0; i < 8; i++) f[i] = csv_field(&p);
-        bool ok = f[7] && !p && *f[0] && strlen(f[5]) < sizeof r->samples[0].cause;
-        if (ok && r->n_samples == cap) {
-            int nc = cap ? cap * 2 : 1024;
-            struct history_sample *g = realloc(r->samples, sizeof *g * (size_t)nc);
-            if (!g) {
-                rc = fr_err_set(err, "out of memory");
-                break;
-            }
-            r->samples = g, cap = nc;
-        }
-        if (ok) {
-            struct history_sample *s = &r->samples[r->n_samples];
-            sample_key(f[0], s->key, sizeof s->key);
-            double rep = csv_num(f[1], &ok), dist = csv_num(f[4], &ok), thr = csv_num(f[6], &ok);
-            double mono = csv_num(f[7], &ok);
-            s->time_s = csv_num(f[2], &ok);
-            s->paired_read_gbs = csv_num(f[3], &ok);
-            ok = ok && isfinite(rep) && rep >= 0 && isfinite(s->time_s) && (dist == 0 || dist == 1);
-            s->rep = ok ? (int)rep : 0;
-            s->disturbed = dist == 1;
-            s->threads = isfinite(thr) ? (int)thr : 0;
-            s->mono_ns = isfinite(mono) ? (long long)mono : -1;
-            snprintf(s->cause, sizeof s->cause, "%s", f[5]);
-        }
-        if (!ok) {
-            rc = fr_err_set(err, "%s: line %d is not a sample (%s)", path, line_no, SAMPLES_HEADER);
-            break;
-        }
-        if (row_index(r, r->samples[r->n_samples].key) < 0) r->unmatched_samples++;
-        r->n_samples++;
-    }
-    if (rc == 0 && line_no < 2) rc = fr_err_set(err, "%s: no schema line and header", path);
-    free(text);
+    r->has_samples = rc == 0;
+    samples_free(&set);
     return rc;
 }
 
@@ -378,6 +308,65 @@ static bool md_number(const char *s, double *v) {
 
 #define MD_MAX_CELLS 24
 
+/* compare_verdicts.csv (bench/report/compare_verdict.h), when the folder has one: its rows replace the ones
+ * read from compare.md's tables. Columns are found by name, so added columns do not move them. */
+static int read_verdicts(struct history_compare *out, struct fr_err *err) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/compare_verdicts.csv", out->folder);
+    char *text = slurp(path, NULL);
+    if (!text) return errno == ENOENT ? 0 : fr_err_set(err, "%s: %s", path, strerror(errno));
+    enum { C_KEY, C_RATIO, C_LO, C_HI, C_P, C_VERDICT, C_N };
+    static const char *const names[C_N] = {"key", "ratio", "lo", "hi", "p_adj", "verdict"};
+    int col[C_N], n = 0, cap = 0, rc = 0, line_no = 0;
+    struct history_compare_row *rows = NULL;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line && rc == 0; line = strtok_r(NULL, "\n", &save)) {
+        char copy[1024], *cells[MD_MAX_CELLS], *p = copy;
+        snprintf(copy, sizeof copy, "%s", line);
+        int nc = 0;
+        for (char *c; nc < MD_MAX_CELLS && (c = strsep(&p, ",")) != NULL;) cells[nc++] = c;
+        if (line_no++ == 0) {
+            for (int k = 0; k < C_N; k++) {
+                col[k] = -1;
+                for (int i = 0; i < nc; i++)
+                    if (strcmp(cells[i], names[k]) == 0) col[k] = i;
+                if (col[k] < 0) rc = fr_err_set(err, "%s: no '%s' column", path, names[k]);
+            }
+            continue;
+        }
+        if (n == cap) {
+            int ncap = cap ? cap * 2 : 64;
+            struct history_compare_row *g = realloc(rows, sizeof *g * (size_t)ncap);
+            if (!g) {
+                rc = fr_err_set(err, "out of memory");
+                break;
+            }
+            rows = g, cap = ncap;
+        }
+        struct history_compare_row *o = &rows[n++];
+        *o = (struct history_compare_row){.ratio = NAN, .ratio_lo = NAN, .ratio_hi = NAN, .p_adj = NAN};
+        snprintf(o->section, sizeof o->section, "verdicts");
+        snprintf(o->cells, sizeof o->cells, "%s", line);
+        const char *get[C_N];
+        for (int k = 0; k < C_N; k++) get[k] = col[k] < nc ? cells[col[k]] : "";
+        snprintf(o->key, sizeof o->key, "%s", get[C_KEY]);
+        snprintf(o->verdict, sizeof o->verdict, "%s", get[C_VERDICT]);
+        double v;
+        if (md_number(get[C_RATIO], &v)) o->ratio = v;
+        if (md_number(get[C_LO], &v)) o->ratio_lo = v;
+        if (md_number(get[C_HI], &v)) o->ratio_hi = v;
+        if (md_number(get[C_P], &v)) o->p_adj = v;
+    }
+    free(text);
+    if (rc) {
+        free(rows);
+        return -1;
+    }
+    free(out->rows);
+    out->rows = rows, out->n_rows = n;
+    return 0;
+}
+
 int history_folder_read_compare(const char *dir, struct history_compare *out, struct fr_err *err) {
     *out = (struct history_compare){0};
     char real[PATH_MAX];
@@ -433,7 +422,7 @@ int history_folder_read_compare(const char *dir, struct history_compare *out, st
             out->rows = g, cap = ncap;
         }
         struct history_compare_row *o = &out->rows[out->n_rows++];
-        *o = (struct history_compare_row){.ratio = NAN};
+        *o = (struct history_compare_row){.ratio = NAN, .ratio_lo = NAN, .ratio_hi = NAN, .p_adj = NAN};
         snprintf(o->section, sizeof o->section, "%s", section);
         snprintf(o->cells, sizeof o->cells, "%s", line);
         /* the row's identity: the cells before the first of A's figures ("A µs", "A ms", ...) */
@@ -452,6 +441,7 @@ int history_folder_read_compare(const char *dir, struct history_compare *out, st
         }
     }
     free(text);
+    if (rc == 0) rc = read_verdicts(out, err);
     if (rc == 0 && out->n_rows == 0) rc = fr_err_set(err, "%s: no table rows: not a compare", path);
     if (rc) history_folder_free_compare(out);
     return rc;

@@ -5,12 +5,12 @@
  * Row keys (the store's and `history show`'s ROW):
  *   step@<context>                 a decode step's row
  *   block:<name>@<context>         a block alone, at the run's block context
- *   sampler:<variant>@<vocab>      a sampler variant on realistic rows; other row kinds add ":<kind>"
- *                                  (sampler:top_p_fast@151936:flat); sampler@<vocab> names the full chain
- *                                  (chain_fast), the sampler the decode step runs
+ *   sampler:<variant>@<vocab>      a sampler variant on realistic rows; other row kinds add ".<kind>" to
+ *                                  the variant (sampler:top_p_fast.flat@151936); sampler@<vocab> names the
+ *                                  full chain (chain_fast), the sampler the decode step runs
  *   batch:<B>@<context>            a batched step on the run's backend; another backend adds ":<backend>"
  *   ceiling:<name>                 a measured ceiling, in its own unit (GB/s, GFLOP/s, ...)
- * samples.csv's keys follow the same rules (docs/history.md). */
+ * These are samples.csv's keys (roofline/samples.h) and compare_verdicts.csv's (docs/history.md). */
 #ifndef FR_HISTORY_FOLDER_H
 #define FR_HISTORY_FOLDER_H
 
@@ -37,7 +37,7 @@ struct history_sample {
     double time_s;
     double paired_read_gbs; /* NaN where none */
     int disturbed;
-    char cause[64];
+    char cause[48];
     int threads;
     long long mono_ns;
 };
@@ -75,11 +75,13 @@ void history_folder_free_run(struct history_run *r);
 int history_folder_row_key(const char *row, char *key, size_t len);
 
 struct history_compare_row {
-    char key[HISTORY_KEY_LEN]; /* the row's label as compare.md writes it */
-    char section[64];          /* the markdown section it is in */
-    double ratio;              /* B/A where the table gives one; NaN otherwise */
-    char verdict[48];          /* the verdict word where the table gives one; "" otherwise */
-    char cells[384];           /* the whole table row as written */
+    char key[HISTORY_KEY_LEN]; /* the row key (compare_verdicts.csv), or the row's label in compare.md */
+    char section[64];          /* "verdicts", or the markdown section it is in */
+    double ratio;              /* B/A; NaN where the row gives none */
+    double ratio_lo, ratio_hi; /* its 95 % interval (compare_verdicts.csv); NaN otherwise */
+    double p_adj;              /* Holm-adjusted p (compare_verdicts.csv); NaN otherwise */
+    char verdict[48];          /* the verdict word where the row gives one; "" otherwise */
+    char cells[384];           /* the whole line as written */
 };
 
 struct history_compare {
@@ -91,7 +93,8 @@ struct history_compare {
     int n_rows;
 };
 
-/* Reads DIR/compare.md: its runs, summary line and the rows of its tables. */
+/* Reads DIR/compare.md (its runs and first finding) and the rows of DIR/compare_verdicts.csv, or of
+ * compare.md's tables for a compare folder from before that file. */
 int history_folder_read_compare(const char *dir, struct history_compare *out, struct fr_err *err);
 void history_folder_free_compare(struct history_compare *c);
 

@@ -43,8 +43,9 @@ static const char *const migrations[HISTORY_SCHEMA_VERSION] = {
     "CREATE TABLE compares (id %ID_PK%, uid TEXT NOT NULL UNIQUE, folder TEXT NOT NULL, run_a TEXT NOT NULL,"
     " run_b TEXT NOT NULL, summary TEXT NOT NULL, added_utc TEXT NOT NULL);"
     "CREATE TABLE compare_rows (compare_id BIGINT NOT NULL REFERENCES compares (id), idx INTEGER NOT NULL,"
-    " section TEXT NOT NULL, key TEXT NOT NULL, ratio DOUBLE PRECISION, verdict TEXT NOT NULL,"
-    " cells TEXT NOT NULL, PRIMARY KEY (compare_id, idx));"
+    " section TEXT NOT NULL, key TEXT NOT NULL, ratio DOUBLE PRECISION, ratio_lo DOUBLE PRECISION,"
+    " ratio_hi DOUBLE PRECISION, p_adj DOUBLE PRECISION, verdict TEXT NOT NULL, cells TEXT NOT NULL,"
+    " PRIMARY KEY (compare_id, idx));"
     "CREATE INDEX run_rows_key ON run_rows (key, run_id);",
 };
 
@@ -424,14 +425,15 @@ int history_append_compare(struct history_store *s, const char *dir, struct hist
     int bad = q_scalar(&q, &res->id, err);
     q_done(&q);
     if (bad || q_prepare(s, &q,
-                         "INSERT INTO compare_rows (compare_id, idx, section, key, ratio, verdict, cells)"
-                         " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                         "INSERT INTO compare_rows (compare_id, idx, section, key, ratio, ratio_lo, ratio_hi,"
+                         " p_adj, verdict, cells) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                          err) != 0)
         goto rollback;
     for (int i = 0; i < c.n_rows && !bad; i++) {
         const struct history_compare_row *w = &c.rows[i];
         q_int(&q, res->id), q_int(&q, i), q_text(&q, w->section), q_text(&q, w->key);
-        q_double(&q, w->ratio), q_text(&q, w->verdict), q_text(&q, w->cells);
+        q_double(&q, w->ratio), q_double(&q, w->ratio_lo), q_double(&q, w->ratio_hi), q_double(&q, w->p_adj);
+        q_text(&q, w->verdict), q_text(&q, w->cells);
         bad = q_step(&q, err) < 0;
         q_reset(&q);
     }
@@ -780,6 +782,9 @@ static int export_jsonl(struct history_store *s, FILE *f, struct fr_err *err) {
         cJSON_AddStringToObject(w, "section", c_text(&q, 6));
         cJSON_AddStringToObject(w, "row", c_text(&q, 7));
         json_num(w, "ratio", c_double(&q, 8));
+        json_num(w, "ratio_lo", c_double(&q, 10));
+        json_num(w, "ratio_hi", c_double(&q, 11));
+        json_num(w, "p_adj", c_double(&q, 12));
         cJSON_AddStringToObject(w, "verdict", c_text(&q, 9));
         cJSON_AddItemToArray(rows, w);
     }
