@@ -192,9 +192,11 @@ static int read_samples(const char *dir, struct history_run *r, struct fr_err *e
     struct sample_set set = {0};
     int rc = samples_read_csv(path, &set, err);
     if (rc == 1) return 0; /* an older run: its rows' medians only */
-    if (rc == 0 && set.n > 0 && !(r->samples = malloc(sizeof *r->samples * (size_t)set.n)))
-        rc = fr_err_set(err, "out of memory");
-    for (int i = 0; rc == 0 && i < set.n; i++) {
+    if (rc == 0 && set.n > 0) {
+        r->samples = malloc(sizeof *r->samples * (size_t)set.n);
+        if (!r->samples) rc = fr_err_set(err, "out of memory");
+    }
+    for (int i = 0; rc == 0 && r->samples && i < set.n; i++) {
         const struct sample *x = &set.s[i];
         struct history_sample *o = &r->samples[r->n_samples++];
         sample_key(x->row, o->key, sizeof o->key);
