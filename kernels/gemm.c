@@ -175,6 +175,13 @@ int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, 
          int cols, int panel_cols, const struct gemm_blocking *blk, enum matvec_backend backend,
          const char **why) {
     if (batch == 1) return matvec_panels(y, w, wtype, x, rows, cols, panel_cols, backend, why);
+    if (fr_dtype_is_block(wtype)) { /* Q8_0 / Q4_0: one matvec per batch row, the weights read each time */
+        for (int b = 0; b < batch; b++)
+            if (matvec_panels(y + (size_t)b * (size_t)ldy, w, wtype, x + (size_t)b * (size_t)ldx, rows, cols,
+                              panel_cols, backend, why))
+                return -1;
+        return 0;
+    }
     if (panel_cols < 1) {
         if (why) *why = "column panels of fewer than one column";
         return -1;
