@@ -96,8 +96,8 @@ static int chk_matvec_block(double *max_err, enum fr_dtype t) {
     matvec_ref(chk_ref, chk_w16, t, chk_x, MV_ROWS, MV_QCOLS);
     *max_err = 0.0;
     for (int r = 0; r < MV_ROWS; r++) {
-        quant_dequantize_row(chk_a, t, (const unsigned char *)chk_w16 + fr_dtype_bytes(t, (size_t)r * MV_QCOLS),
-                             MV_QCOLS);
+        quant_dequantize_row(
+            chk_a, t, (const unsigned char *)chk_w16 + fr_dtype_bytes(t, (size_t)r * MV_QCOLS), MV_QCOLS);
         double mag = 1e-30;
         for (int c = 0; c < MV_QCOLS; c++) mag += fabs((double)chk_a[c] * chk_x[c]);
         *max_err = fmax(*max_err, chk_rel(chk_y[r], chk_ref[r], mag));

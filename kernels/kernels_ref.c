@@ -16,9 +16,9 @@ void matvec_ref_panels(float *y, const void *w, enum fr_dtype wtype, const float
                        int panel_cols) {
     if (fr_dtype_is_block(wtype)) { /* panel by panel, each a row-major block matrix */
         for (int p = 0; p < col_panel_count(cols, panel_cols); p++)
-            quant_matvec_ref(y, (const unsigned char *)w + fr_dtype_bytes(wtype, col_panel_start(rows, panel_cols, p)),
-                             wtype, x + (size_t)p * (size_t)panel_cols, rows, col_panel_cols(cols, panel_cols, p),
-                             p > 0);
+            quant_matvec_ref(
+                y, (const unsigned char *)w + fr_dtype_bytes(wtype, col_panel_start(rows, panel_cols, p)),
+                wtype, x + (size_t)p * (size_t)panel_cols, rows, col_panel_cols(cols, panel_cols, p), p > 0);
         return;
     }
     for (int r = 0; r < rows; r++) {

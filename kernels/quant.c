@@ -29,12 +29,12 @@ uint16_t quant_f16_from_f32(float f) {
     uint32_t x;
     memcpy(&x, &f, sizeof x);
     uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
-    if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u); /* NaN stays NaN */
+    if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);  /* NaN stays NaN */
     if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* 65520 and up round to inf */
     if (ax < 0x38800000u) {                                   /* below 2^-14: a subnormal f16 */
         float a;
         memcpy(&a, &ax, sizeof a);
-        float r = a * 16777216.0f; /* in units of 2^-24, exact */
+        float r = a * 16777216.0f;                              /* in units of 2^-24, exact */
         uint32_t m = (uint32_t)((r + 8388608.0f) - 8388608.0f); /* nearest even; 1024 is the least normal */
         return (uint16_t)(sign | m);
     }

@@ -19,33 +19,33 @@ static inline float qv_hsum(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-#define QV_MATVEC(NAME, BLOCK, DOT, CORR)                                                                   \
+#define QV_MATVEC(NAME, BLOCK, DOT, CORR)                                                                    \
     static void NAME(float *y, const struct BLOCK *w, const struct quant_act *a, int blk0, int rows, int nb, \
-                     int add) {                                                                             \
-        const int8_t *xq = a->qs + (size_t)blk0 * QUANT_BLOCK;                                              \
-        const float *xd = a->d + blk0;                                                                      \
-        const int32_t *xc = a->CORR + blk0;                                                                 \
-        for (int r = 0; r < rows; r++) {                                                                    \
-            const struct BLOCK *row = w + (size_t)r * (size_t)nb;                                           \
-            __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();                                  \
-            int k = 0;                                                                                      \
-            for (; k + 2 <= nb; k += 2) {                                                                   \
-                _mm_prefetch((const char *)(row + k) + QV_PF_BYTES, _MM_HINT_T0);                           \
-                __m256i s0 = DOT(row[k].qs, xq + (size_t)k * QUANT_BLOCK, xc + k);                          \
-                __m256i s1 = DOT(row[k + 1].qs, xq + (size_t)(k + 1) * QUANT_BLOCK, xc + k + 1);            \
-                acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), _mm256_set1_ps(_cvtsh_ss(row[k].d) * xd[k]), \
-                                       acc0);                                                               \
-                acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1),                                              \
-                                       _mm256_set1_ps(_cvtsh_ss(row[k + 1].d) * xd[k + 1]), acc1);          \
-            }                                                                                               \
-            if (k < nb) {                                                                                   \
-                __m256i s0 = DOT(row[k].qs, xq + (size_t)k * QUANT_BLOCK, xc + k);                          \
-                acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), _mm256_set1_ps(_cvtsh_ss(row[k].d) * xd[k]), \
-                                       acc0);                                                               \
-            }                                                                                               \
-            float v = qv_hsum(_mm256_add_ps(acc0, acc1));                                                   \
-            y[r] = add ? y[r] + v : v;                                                                      \
-        }                                                                                                   \
+                     int add) {                                                                              \
+        const int8_t *xq = a->qs + (size_t)blk0 * QUANT_BLOCK;                                               \
+        const float *xd = a->d + blk0;                                                                       \
+        const int32_t *xc = a->CORR + blk0;                                                                  \
+        for (int r = 0; r < rows; r++) {                                                                     \
+            const struct BLOCK *row = w + (size_t)r * (size_t)nb;                                            \
+            __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();                                   \
+            int k = 0;                                                                                       \
+            for (; k + 2 <= nb; k += 2) {                                                                    \
+                _mm_prefetch((const char *)(row + k) + QV_PF_BYTES, _MM_HINT_T0);                            \
+                __m256i s0 = DOT(row[k].qs, xq + (size_t)k * QUANT_BLOCK, xc + k);                           \
+                __m256i s1 = DOT(row[k + 1].qs, xq + (size_t)(k + 1) * QUANT_BLOCK, xc + k + 1);             \
+                acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), _mm256_set1_ps(_cvtsh_ss(row[k].d) * xd[k]),  \
+                                       acc0);                                                                \
+                acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1),                                               \
+                                       _mm256_set1_ps(_cvtsh_ss(row[k + 1].d) * xd[k + 1]), acc1);           \
+            }                                                                                                \
+            if (k < nb) {                                                                                    \
+                __m256i s0 = DOT(row[k].qs, xq + (size_t)k * QUANT_BLOCK, xc + k);                           \
+                acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), _mm256_set1_ps(_cvtsh_ss(row[k].d) * xd[k]),  \
+                                       acc0);                                                                \
+            }                                                                                                \
+            float v = qv_hsum(_mm256_add_ps(acc0, acc1));                                                    \
+            y[r] = add ? y[r] + v : v;                                                                       \
+        }                                                                                                    \
     }
 
 QV_MATVEC(qv_matvec_q8_0, quant_block_q8_0, qv_dot_q8_0, c128)

@@ -293,7 +293,8 @@ static void convert_run(void *dst, enum fr_dtype dt, const unsigned char *src, e
             float v[QUANT_BLOCK];
             for (size_t i = 0; i < QUANT_BLOCK; i++)
                 v[i] = bf16_to_f32(bf16_from_f32(read_src(src, st, k * QUANT_BLOCK + i)));
-            quant_quantize_row((unsigned char *)dst + fr_dtype_bytes(dt, k * QUANT_BLOCK), dt, v, QUANT_BLOCK);
+            quant_quantize_row((unsigned char *)dst + fr_dtype_bytes(dt, k * QUANT_BLOCK), dt, v,
+                               QUANT_BLOCK);
         }
     } else if (round_bf16 && st == ST_F32 && dt == FR_DTYPE_F32) {
         float *d = dst;

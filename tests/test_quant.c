@@ -14,11 +14,11 @@ Test(quant, f16_by_hand) {
     cr_expect_eq(quant_f16_from_f32(1.0f), 0x3c00);
     cr_expect_eq(quant_f16_from_f32(-2.0f), 0xc000);
     cr_expect_eq(quant_f16_from_f32(65504.0f), 0x7bff);
-    cr_expect_eq(quant_f16_from_f32(65520.0f), 0x7c00);      /* rounds up to inf */
-    cr_expect_eq(quant_f16_from_f32(0x1.0p-24f), 0x0001);    /* least subnormal */
-    cr_expect_eq(quant_f16_from_f32(0x1.8p-25f), 0x0001);    /* 0.75 ulp: nearest */
-    cr_expect_eq(quant_f16_from_f32(0x1.0p-25f), 0x0000);    /* a tie: to even (0) */
-    cr_expect_eq(quant_f16_from_f32(0.1f), 0x2e66);          /* 0.0999755859375 */
+    cr_expect_eq(quant_f16_from_f32(65520.0f), 0x7c00);          /* rounds up to inf */
+    cr_expect_eq(quant_f16_from_f32(0x1.0p-24f), 0x0001);        /* least subnormal */
+    cr_expect_eq(quant_f16_from_f32(0x1.8p-25f), 0x0001);        /* 0.75 ulp: nearest */
+    cr_expect_eq(quant_f16_from_f32(0x1.0p-25f), 0x0000);        /* a tie: to even (0) */
+    cr_expect_eq(quant_f16_from_f32(0.1f), 0x2e66);              /* 0.0999755859375 */
     cr_expect_eq(quant_f16_from_f32(1.0f + 0x1.0p-11f), 0x3c00); /* tie between 1 and 1 + 2^-10: even */
     cr_expect_eq(quant_f16_from_f32(1.0f + 0x1.8p-11f), 0x3c01);
     cr_expect_float_eq(quant_f16_to_f32(0x3555), 0.333251953125f, 0.0f);
@@ -27,7 +27,8 @@ Test(quant, f16_by_hand) {
     for (uint32_t h = 0; h < 0x10000u; h++) {
         if ((h & 0x7c00u) == 0x7c00u) continue;
         uint16_t back = quant_f16_from_f32(quant_f16_to_f32((uint16_t)h));
-        if (back != h) cr_assert_fail("f16 0x%04x -> %g -> 0x%04x", h, (double)quant_f16_to_f32((uint16_t)h), back);
+        if (back != h)
+            cr_assert_fail("f16 0x%04x -> %g -> 0x%04x", h, (double)quant_f16_to_f32((uint16_t)h), back);
     }
 }
 
@@ -93,18 +94,19 @@ Test(quant, round_trip_within_bound) {
                     double xi = x[k * 32 + i], err = fabs(xi - back[k * 32 + i]);
                     /* the f16 scale's error: 2^-11 relative, 2^-25 absolute below 2^-14 (subnormal) */
                     double dd = fmax(d / 2048, 0x1.0p-25), codes = t == FR_DTYPE_Q8_0 ? 127 : 8;
-                    int clamped = t == FR_DTYPE_Q4_0 && fabs(xi) > 7.5 * d && err > 0.5 * d; /* the +8 d end */
+                    int clamped =
+                        t == FR_DTYPE_Q4_0 && fabs(xi) > 7.5 * d && err > 0.5 * d; /* the +8 d end */
                     double bound = ((clamped ? 1.0 : 0.5) * d + codes * dd) * (1 + 1e-6);
                     if (!(err <= bound))
-                        cr_assert_fail("%s block %d [%d]: x %.9g back %.9g err %.3g > %.3g", fr_dtype_name(t), k, i, xi,
-                                 (double)back[k * 32 + i], err, bound);
+                        cr_assert_fail("%s block %d [%d]: x %.9g back %.9g err %.3g > %.3g", fr_dtype_name(t),
+                                       k, i, xi, (double)back[k * 32 + i], err, bound);
                     sq_err += err * err, sq += xi * xi;
                 }
             }
             /* uniform data: the rms error near step / sqrt(12) of the rms value's scale */
             double rel = sqrt(sq_err / sq);
-            cr_expect(rel < (t == FR_DTYPE_Q8_0 ? 0.01 : 0.12), "%s rms relative error %.4f", fr_dtype_name(t),
-                      rel);
+            cr_expect(rel < (t == FR_DTYPE_Q8_0 ? 0.01 : 0.12), "%s rms relative error %.4f",
+                      fr_dtype_name(t), rel);
         }
     }
     free(x), free(back), free(q);
@@ -134,7 +136,7 @@ struct qm_case {
 };
 /* odd row counts (not a multiple of the row blocks or chunks), odd and even block counts, one block; the
  * last two in column panels (the last panel narrower) */
-static const struct qm_case qm_cases[] = {{1, 32, 0},     {3, 96, 0},      {37, 1056, 0}, {131, 64, 0},
+static const struct qm_case qm_cases[] = {{1, 32, 0},      {3, 96, 0},      {37, 1056, 0}, {131, 64, 0},
                                           {1040, 1024, 0}, {5, 3072, 1536}, {67, 160, 64}};
 
 /* Each row's bound against the dequantised weights' f32 product: x's quantisation moves each element by
@@ -199,7 +201,8 @@ static void qm_check(enum fr_dtype t) {
         qm_tol_ref(tol, wdq, x, rows, cols);
         qm_tol_f32(tol32, wdq, x, rows, cols);
         char what[160];
-        snprintf(what, sizeof what, "%s ref %dx%d (pw %d) vs dequantised f32", fr_dtype_name(t), rows, cols, pw);
+        snprintf(what, sizeof what, "%s ref %dx%d (pw %d) vs dequantised f32", fr_dtype_name(t), rows, cols,
+                 pw);
         cr_expect(test_close(what, ref, f32, (size_t)rows, 0.0, 0.0, tol32), "%s", what);
         FOR_EACH_ISA(isa) {
             for (int nt = 1; nt <= 2; nt++) {
@@ -223,8 +226,8 @@ static void qm_check(enum fr_dtype t) {
                 matvec_panels(y, w, t, x, rows, cols, pw, MATVEC_BACKEND_FORGE, NULL);
                 kernel_team_leave();
             }
-            snprintf(what, sizeof what, "%s %s %dx%d pw %d, kernel team", fr_dtype_name(t), kernel_isa_name(isa),
-                     rows, cols, pw);
+            snprintf(what, sizeof what, "%s %s %dx%d pw %d, kernel team", fr_dtype_name(t),
+                     kernel_isa_name(isa), rows, cols, pw);
             cr_expect(test_close(what, y, ref, (size_t)rows, 0.0, 0.0, tol), "%s", what);
         }
         free(wf), free(wdq), free(w), free(x), free(y), free(ref), free(f32), free(tol), free(tol32);

@@ -130,7 +130,8 @@ Test(quant_model, decode_matches_dequantised_f32) {
         setup(&wq, &sq, &c, (enum fr_dtype)t);
         cr_assert_eq(qwen3_weights_alloc(&wf, &c, FR_DTYPE_F32, &err), 0, "%s", err.msg);
         dequantise_model(&wf, &wq);
-        cr_assert_eq(decode_state_init(&sf, &wf, 8, FR_DTYPE_F32, MATVEC_BACKEND_FORGE, &err), 0, "%s", err.msg);
+        cr_assert_eq(decode_state_init(&sf, &wf, 8, FR_DTYPE_F32, MATVEC_BACKEND_FORGE, &err), 0, "%s",
+                     err.msg);
         const int tokens[] = {3, 200, 17, 256, 0, 3};
         for (int pos = 0; pos < 6; pos++) {
             cr_assert_eq(decode_step(&sq, tokens[pos], pos, NULL, &err), 0, "%s", err.msg);

@@ -61,7 +61,8 @@ struct run_args {
 static void usage(FILE *f) {
     fprintf(
         f,
-        "usage: forge-roofline --model M [--dtype bf16|f32|q8_0|q4_0] [--kv bf16|f32] [--threads N] [--context LIST]\n"
+        "usage: forge-roofline --model M [--dtype bf16|f32|q8_0|q4_0] [--kv bf16|f32] [--threads N] "
+        "[--context LIST]\n"
         "                      [--block-context T] [--gemv forge|openblas] [--events LIST] [--quick]\n"
         "                      [--out DIR] [--no-plots] [--isa scalar|avx2|avx512]\n"
         "                      [--batch LIST|none] [--batch-context T]\n"
