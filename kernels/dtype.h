@@ -15,9 +15,10 @@ enum fr_dtype { FR_DTYPE_BF16, FR_DTYPE_F32, FR_DTYPE_Q8_0, FR_DTYPE_Q4_0 };
 static inline int fr_dtype_is_block(enum fr_dtype t) {
     return t == FR_DTYPE_Q8_0 || t == FR_DTYPE_Q4_0;
 }
-/* Bytes of one element; 0 for a block format (fr_dtype_bytes counts those). */
+/* Bytes of one element of an element type. A block format's bytes come from fr_dtype_bytes only; this
+ * says 1 for them, never 0, so that no caller can divide by it. */
 static inline size_t fr_dtype_size(enum fr_dtype t) {
-    return t == FR_DTYPE_BF16 ? 2 : t == FR_DTYPE_F32 ? 4 : 0;
+    return t == FR_DTYPE_BF16 ? 2 : t == FR_DTYPE_F32 ? 4 : 1;
 }
 /* Bytes of n elements; n a multiple of 32 for a block format (34 bytes a Q8_0 block, 18 a Q4_0 one). */
 static inline size_t fr_dtype_bytes(enum fr_dtype t, size_t n) {

@@ -24,7 +24,8 @@ void gemm_quant_panel(const struct gemm_ops *ops, float *y, size_t ldy, const vo
                                      (const unsigned char *)w + (size_t)(r0 + r) * row_bytes +
                                          fr_dtype_bytes(t, (size_t)k0),
                                      (size_t)kn);
-            ops->panel_f32(y + r0, ldy, quant_tile, (size_t)kn, x + k0, ldx, rn, batch, kn, accumulate || k0 > 0);
+            ops->panel_f32(y + r0, ldy, quant_tile, (size_t)kn, x + k0, ldx, rn, batch, kn,
+                           accumulate || k0 > 0);
         }
     }
 }

@@ -9,7 +9,8 @@
 struct qg_case {
     int rows, cols, pw, batch;
 };
-static const struct qg_case qg_cases[] = {{37, 1056, 0, 3}, {17, 64, 0, 7}, {130, 3072, 1536, 5}, {5, 160, 64, 2}};
+static const struct qg_case qg_cases[] = {
+    {37, 1056, 0, 3}, {17, 64, 0, 7}, {130, 3072, 1536, 5}, {5, 160, 64, 2}};
 
 Test(quant_gemm, every_isa_against_ref) {
     struct test_rng rng = {31};
@@ -37,12 +38,14 @@ Test(quant_gemm, every_isa_against_ref) {
                 int np = C - p * pw < pw ? C - p * pw : pw;
                 for (int r = 0; r < R; r++)
                     quant_dequantize_row(deq + (size_t)r * C + (size_t)p * pw, t,
-                                         w + fr_dtype_bytes(t, (size_t)R * pw * p + (size_t)r * np), (size_t)np);
+                                         w + fr_dtype_bytes(t, (size_t)R * pw * p + (size_t)r * np),
+                                         (size_t)np);
             }
             for (int b = 0; b < B; b++)
                 for (int r = 0; r < R; r++) {
                     double mag = 0;
-                    for (int c = 0; c < C; c++) mag += fabs((double)deq[(size_t)r * C + c] * x[(size_t)b * C + c]);
+                    for (int c = 0; c < C; c++)
+                        mag += fabs((double)deq[(size_t)r * C + c] * x[(size_t)b * C + c]);
                     tol[(size_t)b * R + r] = (double)C * TEST_U32 * mag + 1e-30;
                 }
             gemm_ref(ref, R, w, t, x, C, B, R, C, pw);
