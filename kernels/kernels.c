@@ -18,6 +18,7 @@
 #include "kernels/kernels.h"
 #include "kernels/col_panels.h"
 #include "kernels/quant.h"
+#include "kernels/quant_ops.h"
 #include "kernels/team.h"
 
 /* ---- instruction-set dispatch ---- */
@@ -229,6 +230,43 @@ const char *kernel_matvec_describe(void) {
                                     : "; the bf16 matvec reads two rows at a time";
 }
 
+/* -1 until first use, then whether the CPU has AVX512_VNNI (relaxed atomics, as the ISA's). */
+static int kernel_vnni = -1;
+
+/* The block matvec's loops for the active ISA: AVX-512 runs VNNI's where the CPU has it, else AVX2's. */
+static const struct quant_ops *quant_ops_active(void) {
+    switch (kernel_isa_active()) {
+    case KERNEL_ISA_AVX512: {
+        int v = __atomic_load_n(&kernel_vnni, __ATOMIC_RELAXED);
+        if (v < 0) {
+            __builtin_cpu_init();
+            v = __builtin_cpu_supports("avx512vnni") ? 1 : 0;
+            __atomic_store_n(&kernel_vnni, v, __ATOMIC_RELAXED);
+        }
+        return v ? &quant_ops_avx512 : &quant_ops_avx2;
+    }
+    case KERNEL_ISA_AVX2:
+        return &quant_ops_avx2;
+    default:
+        return &quant_ops_scalar;
+    }
+}
+
+const char *kernel_quant_describe(void) {
+    return quant_ops_active()->name;
+}
+
+/* y[r] (+)= W[r] . x for `rows` rows of a block format from w (cols weights a row) against a's blocks from
+ * blk0 on. */
+static void quant_rows(float *y, const void *w, enum fr_dtype t, const struct quant_act *a, int blk0,
+                       int rows, int cols, int add) {
+    const struct quant_ops *ops = quant_ops_active();
+    if (t == FR_DTYPE_Q8_0)
+        ops->matvec_q8_0(y, w, a, blk0, rows, cols / QUANT_BLOCK, add);
+    else
+        ops->matvec_q4_0(y, w, a, blk0, rows, cols / QUANT_BLOCK, add);
+}
+
 typedef void (*matvec_bf16_loop)(float *, const uint16_t *, const float *, int, int, int);
 
 /* Chunk c of the plan over one panel: the panel's block of rows (row stride `cols`, its width) starts at w
@@ -240,8 +278,8 @@ static void matvec_chunk(const struct matvec_plan *plan, int c, float *y, const 
     matvec_plan_chunk(plan, c, &r0, &n);
     size_t off = (size_t)r0 * (size_t)cols;
     if (qa) /* a block format: x's blocks from the panel's first column on */
-        quant_matvec_rows(y + r0, (const unsigned char *)w + fr_dtype_bytes(wtype, off), wtype, qa, blk0, n,
-                          cols, add);
+        quant_rows(y + r0, (const unsigned char *)w + fr_dtype_bytes(wtype, off), wtype, qa, blk0, n, cols,
+                   add);
     else if (wtype == FR_DTYPE_BF16)
         bf16_loop(y + r0, (const uint16_t *)w + off, x, n, cols, add);
     else

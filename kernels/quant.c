@@ -1,12 +1,11 @@
 /* The block formats of kernels/quant.h: f16 scales, quantise and dequantise, the activations' quantisation,
- * the dispatch of the block matvec to the active ISA's loops (quant_ops.h), the scalar loops and the
+ * the scalar loops of the block matvec (quant_ops.h; kernels.c picks the active ISA's table) and the
  * reference. Checked in tests/test_quant.c (round trips within each format's bound, hand-made blocks, every
  * ISA's matvec against quant_matvec_ref and the dequantised weights' f32 product). */
 #include "kernels/quant.h"
 
 #include <string.h>
 
-#include "kernels/kernels.h"
 #include "kernels/quant_ops.h"
 
 float quant_f16_to_f32(uint16_t h) {
@@ -201,41 +200,6 @@ static void scalar_q4_0(float *y, const struct quant_block_q4_0 *w, const struct
 
 const struct quant_ops quant_ops_scalar = {
     .matvec_q8_0 = scalar_q8_0, .matvec_q4_0 = scalar_q4_0, .name = "scalar"};
-
-/* -1 until first use, then whether the CPU has AVX512_VNNI (relaxed atomics: every thread finds the same). */
-static int quant_vnni = -1;
-
-static const struct quant_ops *quant_ops_active(void) {
-    switch (kernel_isa_active()) {
-    case KERNEL_ISA_AVX512: {
-        int v = __atomic_load_n(&quant_vnni, __ATOMIC_RELAXED);
-        if (v < 0) {
-            __builtin_cpu_init();
-            v = __builtin_cpu_supports("avx512vnni") ? 1 : 0;
-            __atomic_store_n(&quant_vnni, v, __ATOMIC_RELAXED);
-        }
-        return v ? &quant_ops_avx512 : &quant_ops_avx2; /* without VNNI, AVX2's loops (say so) */
-    }
-    case KERNEL_ISA_AVX2:
-        return &quant_ops_avx2;
-    default:
-        return &quant_ops_scalar;
-    }
-}
-
-const char *quant_isa_describe(void) {
-    return quant_ops_active()->name;
-}
-
-void quant_matvec_rows(float *y, const void *w, enum fr_dtype t, const struct quant_act *a, int blk0,
-                       int rows, int cols, int add) {
-    const struct quant_ops *ops = quant_ops_active();
-    int nb = cols / QUANT_BLOCK;
-    if (t == FR_DTYPE_Q8_0)
-        ops->matvec_q8_0(y, w, a, blk0, rows, nb, add);
-    else
-        ops->matvec_q4_0(y, w, a, blk0, rows, nb, add);
-}
 
 void quant_matvec_ref(float *y, const void *w, enum fr_dtype t, const float *x, int rows, int cols, int add) {
     int nb = cols / QUANT_BLOCK;

@@ -58,14 +58,8 @@ struct quant_act {
  * plain loop for every ISA, so every path multiplies the same codes); valid until the thread's next call. */
 const struct quant_act *quant_act_quantize(const float *x, int n);
 
-/* y[r] (+)= W[r] . x for the `rows` rows of block type t from w (row stride `cols` weights) against the
- * blocks of a starting at block blk0, on the active ISA (one thread). */
-void quant_matvec_rows(float *y, const void *w, enum fr_dtype t, const struct quant_act *a, int blk0,
-                       int rows, int cols, int add);
 /* The reference: x quantised as above, each block's integer dot product exact, summed in double; with
  * `add` the row's sum is added to y. */
 void quant_matvec_ref(float *y, const void *w, enum fr_dtype t, const float *x, int rows, int cols, int add);
-/* Which loop quant_matvec_rows runs: "AVX-512 VNNI (vpdpbusd)", "AVX2 (vpmaddubsw)" or "scalar". */
-const char *quant_isa_describe(void);
 
 #endif

@@ -6,6 +6,7 @@
 #include <immintrin.h>
 #include <stdint.h>
 
+#include "kernels/quant.h"
 #include "kernels/quant_ops.h"
 
 static inline __m256i qv_dot_q8_0(const int8_t *w, const int8_t *x, const int32_t *c128) {

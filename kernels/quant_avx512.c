@@ -7,6 +7,7 @@
 #include <immintrin.h>
 #include <stdint.h>
 
+#include "kernels/quant.h"
 #include "kernels/quant_ops.h"
 
 /* The offset c in lane 0, the other lanes 0: one load. */

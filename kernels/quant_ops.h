@@ -1,11 +1,14 @@
-/* quant_ops: the per-ISA table behind kernels/quant.h's matvec (one body, kernels/quant_simd_body.h, over
- * each ISA's block dot product). Internal to kernels/ and its tests. */
+/* quant_ops: the per-ISA table of the block matvec (kernels/quant.h's formats; one body,
+ * kernels/quant_simd_body.h, over each ISA's block dot product). kernels.c picks the table for the active
+ * ISA, as it does kernel_ops. Internal to kernels/ and its tests. */
 #ifndef FR_QUANT_OPS_H
 #define FR_QUANT_OPS_H
 
 #include <stdint.h>
 
-#include "kernels/quant.h"
+struct quant_block_q8_0; /* kernels/quant.h */
+struct quant_block_q4_0;
+struct quant_act;
 
 struct quant_ops {
     /* y[r] (+)= row r . x over nb blocks from block blk0 of a; rows of nb blocks, one after the other. */

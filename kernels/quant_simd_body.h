@@ -7,6 +7,7 @@
  * f32 and added in with one FMA by the product of the two scales; two sums break the FMA chain. */
 #include <immintrin.h>
 
+#include "kernels/quant.h"
 #include "kernels/quant_ops.h"
 
 /* Bytes ahead of the block being read that each step prefetches into L1 (about one line a step). */

@@ -212,7 +212,7 @@ static void qm_check(enum fr_dtype t) {
                 rc |= matvec_panels(y, w, t, x, rows, cols, pw, MATVEC_BACKEND_FORGE, NULL);
                 cr_assert_eq(rc, 0);
                 snprintf(what, sizeof what, "%s %s (%s) %dx%d pw %d, team of %d", fr_dtype_name(t),
-                         kernel_isa_name(isa), quant_isa_describe(), rows, cols, pw, nt);
+                         kernel_isa_name(isa), kernel_quant_describe(), rows, cols, pw, nt);
                 cr_expect(test_close(what, y, ref, (size_t)rows, 0.0, 0.0, tol), "%s", what);
                 cr_expect(test_close(what, y, f32, (size_t)rows, 0.0, 0.0, tol32), "%s vs f32", what);
             }
