@@ -87,11 +87,11 @@ static int chk_matvec(double *max_err, int threads, enum fr_dtype t, int pw) {
  * matvec_ref (the same quantised x and integer dot products, summed in double); error / sum |w x| of the
  * row with w dequantised. */
 #define MV_QCOLS 992
-static int chk_matvec_block(double *max_err, enum fr_dtype t) {
+static int chk_matvec_block(double *max_err, int threads, enum fr_dtype t) {
     chk_fill(chk_w32, MV_ROWS * MV_QCOLS, 5, -1.0f, 1.0f);
     chk_fill(chk_x, MV_QCOLS, 6, -2.0f, 2.0f);
     quant_quantize_row(chk_w16, t, chk_w32, (size_t)MV_ROWS * MV_QCOLS); /* chk_w16 as bytes */
-    if (matvec(chk_y, chk_w16, t, chk_x, MV_ROWS, MV_QCOLS, MATVEC_BACKEND_FORGE, NULL) != 0)
+    if (matvec(chk_y, chk_w16, t, chk_x, MV_ROWS, MV_QCOLS, MATVEC_BACKEND_FORGE, threads, NULL) != 0)
         return *max_err = INFINITY, 1;
     matvec_ref(chk_ref, chk_w16, t, chk_x, MV_ROWS, MV_QCOLS);
     *max_err = 0.0;
@@ -105,11 +105,11 @@ static int chk_matvec_block(double *max_err, enum fr_dtype t) {
     return !(*max_err <= TOL_MATVEC);
 }
 
-static int chk_matvec_q8_0(double *e) {
-    return chk_matvec_block(e, FR_DTYPE_Q8_0);
+static int chk_matvec_q8_0(double *e, int threads) {
+    return chk_matvec_block(e, threads, FR_DTYPE_Q8_0);
 }
-static int chk_matvec_q4_0(double *e) {
-    return chk_matvec_block(e, FR_DTYPE_Q4_0);
+static int chk_matvec_q4_0(double *e, int threads) {
+    return chk_matvec_block(e, threads, FR_DTYPE_Q4_0);
 }
 
 /* gemm: the matvec shape for GM_BATCH rows of X, against gemm_ref; error per output / sum|w x| of it */

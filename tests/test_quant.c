@@ -121,13 +121,13 @@ Test(quant, cols_not_whole_blocks_refused) {
     float x[40] = {0}, y[2];
     unsigned char w[2 * 34 * 2] = {0};
     why = NULL;
-    cr_expect_eq(matvec(y, w, FR_DTYPE_Q8_0, x, 2, 40, MATVEC_BACKEND_FORGE, &why), -1);
+    cr_expect_eq(matvec(y, w, FR_DTYPE_Q8_0, x, 2, 40, MATVEC_BACKEND_FORGE, 1, &why), -1);
     cr_expect(why && strstr(why, "multiple of 32"));
     why = NULL;
-    cr_expect_eq(matvec_panels(y, w, FR_DTYPE_Q8_0, x, 1, 128, 48, MATVEC_BACKEND_FORGE, &why), -1);
+    cr_expect_eq(matvec_panels(y, w, FR_DTYPE_Q8_0, x, 1, 128, 48, MATVEC_BACKEND_FORGE, 1, &why), -1);
     cr_expect(why && strstr(why, "whole blocks"));
     why = NULL;
-    cr_expect_eq(matvec(y, w, FR_DTYPE_Q4_0, x, 2, 32, MATVEC_BACKEND_OPENBLAS, &why), -1);
+    cr_expect_eq(matvec(y, w, FR_DTYPE_Q4_0, x, 2, 32, MATVEC_BACKEND_OPENBLAS, 1, &why), -1);
     cr_expect(why && strstr(why, "OpenBLAS"));
 }
 
@@ -209,7 +209,7 @@ static void qm_check(enum fr_dtype t) {
                 for (int r = 0; r < rows; r++) y[r] = NAN;
                 int rc = 0;
 #pragma omp parallel num_threads(nt) reduction(| : rc)
-                rc |= matvec_panels(y, w, t, x, rows, cols, pw, MATVEC_BACKEND_FORGE, NULL);
+                rc |= matvec_panels(y, w, t, x, rows, cols, pw, MATVEC_BACKEND_FORGE, nt, NULL);
                 cr_assert_eq(rc, 0);
                 snprintf(what, sizeof what, "%s %s (%s) %dx%d pw %d, team of %d", fr_dtype_name(t),
                          kernel_isa_name(isa), kernel_quant_describe(), rows, cols, pw, nt);
@@ -223,7 +223,7 @@ static void qm_check(enum fr_dtype t) {
 #pragma omp parallel num_threads(2)
             {
                 kernel_team_join(&team);
-                matvec_panels(y, w, t, x, rows, cols, pw, MATVEC_BACKEND_FORGE, NULL);
+                matvec_panels(y, w, t, x, rows, cols, pw, MATVEC_BACKEND_FORGE, 2, NULL);
                 kernel_team_leave();
             }
             snprintf(what, sizeof what, "%s %s %dx%d pw %d, kernel team", fr_dtype_name(t),

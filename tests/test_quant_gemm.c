@@ -52,8 +52,8 @@ Test(quant_gemm, every_isa_against_ref) {
             FOR_EACH_ISA(isa) {
                 for (int i = 0; i < B * R; i++) y[i] = NAN;
                 const char *why = NULL;
-                cr_assert_eq(gemm(y, R, w, t, x, C, B, R, C, pw, &small, MATVEC_BACKEND_FORGE, &why), 0, "%s",
-                             why ? why : "");
+                cr_assert_eq(gemm(y, R, w, t, x, C, B, R, C, pw, &small, MATVEC_BACKEND_FORGE, 2, &why), 0,
+                             "%s", why ? why : "");
                 char what[128];
                 snprintf(what, sizeof what, "gemm %s %s %dx%d pw %d batch %d", fr_dtype_name(t),
                          kernel_isa_name(isa), R, C, pw, B);
@@ -67,9 +67,10 @@ Test(quant_gemm, refusals) {
     float x[2 * 64] = {0}, y[2 * 2];
     unsigned char w[2 * 2 * 34] = {0};
     const char *why = NULL;
-    cr_expect_eq(gemm(y, 2, w, FR_DTYPE_Q8_0, x, 48, 2, 2, 48, 48, NULL, MATVEC_BACKEND_FORGE, &why), -1);
+    cr_expect_eq(gemm(y, 2, w, FR_DTYPE_Q8_0, x, 48, 2, 2, 48, 48, NULL, MATVEC_BACKEND_FORGE, 1, &why), -1);
     cr_expect(why && strstr(why, "multiple of 32"));
     why = NULL;
-    cr_expect_eq(gemm(y, 2, w, FR_DTYPE_Q4_0, x, 64, 2, 2, 64, 64, NULL, MATVEC_BACKEND_OPENBLAS, &why), -1);
+    cr_expect_eq(gemm(y, 2, w, FR_DTYPE_Q4_0, x, 64, 2, 2, 64, 64, NULL, MATVEC_BACKEND_OPENBLAS, 1, &why),
+                 -1);
     cr_expect(why && strstr(why, "OpenBLAS"));
 }

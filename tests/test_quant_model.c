@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernels/quant.h"
+#include "kernels/team.h"
 #include "model/cost.h"
 #include "model/decode.h"
 #include "tests/model_fixtures.h"
@@ -67,7 +68,8 @@ static void setup(struct qwen3_weights *w, struct decode_state *st, const struct
     struct fr_err err = {{0}};
     cr_assert_eq(qwen3_weights_alloc(w, c, t, &err), 0, "%s", err.msg);
     qwen3_weights_init_synthetic(w, 7);
-    cr_assert_eq(decode_state_init(st, w, 8, FR_DTYPE_F32, MATVEC_BACKEND_FORGE, &err), 0, "%s", err.msg);
+    cr_assert_eq(decode_state_init(st, w, 8, FR_DTYPE_F32, MATVEC_BACKEND_FORGE, kernel_team_procs(), &err),
+                 0, "%s", err.msg);
 }
 
 Test(quant_model, spans_are_the_cost_models_dram_bytes) {
@@ -130,8 +132,9 @@ Test(quant_model, decode_matches_dequantised_f32) {
         setup(&wq, &sq, &c, (enum fr_dtype)t);
         cr_assert_eq(qwen3_weights_alloc(&wf, &c, FR_DTYPE_F32, &err), 0, "%s", err.msg);
         dequantise_model(&wf, &wq);
-        cr_assert_eq(decode_state_init(&sf, &wf, 8, FR_DTYPE_F32, MATVEC_BACKEND_FORGE, &err), 0, "%s",
-                     err.msg);
+        cr_assert_eq(
+            decode_state_init(&sf, &wf, 8, FR_DTYPE_F32, MATVEC_BACKEND_FORGE, kernel_team_procs(), &err), 0,
+            "%s", err.msg);
         const int tokens[] = {3, 200, 17, 256, 0, 3};
         for (int pos = 0; pos < 6; pos++) {
             cr_assert_eq(decode_step(&sq, tokens[pos], pos, NULL, &err), 0, "%s", err.msg);
