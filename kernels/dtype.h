@@ -1,6 +1,7 @@
 /* Element types of weights and the KV cache, and bf16 <-> f32 conversion.
  * bf16 is stored as uint16_t (the top half of an IEEE f32); f32 -> bf16 rounds to nearest even and keeps
- * NaN a (quiet) NaN. Checked against hand-computed bit patterns in tests/test_dtype.c. */
+ * NaN a (quiet) NaN. Checked against hand-computed bit patterns in tests/test_dtype.c.
+ * Q8_0 and Q4_0 are block formats of matrix weights only (kernels/quant.h): 32 weights a block. */
 #ifndef FR_DTYPE_H
 #define FR_DTYPE_H
 
@@ -8,16 +9,27 @@
 #include <stdint.h>
 #include <string.h>
 
-enum fr_dtype { FR_DTYPE_BF16, FR_DTYPE_F32 };
+enum fr_dtype { FR_DTYPE_BF16, FR_DTYPE_F32, FR_DTYPE_Q8_0, FR_DTYPE_Q4_0 };
 
+/* Whether t is a block format (32 weights and one f16 scale a block). */
+static inline int fr_dtype_is_block(enum fr_dtype t) {
+    return t == FR_DTYPE_Q8_0 || t == FR_DTYPE_Q4_0;
+}
+/* Bytes of one element of an element type. A block format's bytes come from fr_dtype_bytes only; this
+ * says 1 for them, never 0, so that no caller can divide by it. */
 static inline size_t fr_dtype_size(enum fr_dtype t) {
-    return t == FR_DTYPE_BF16 ? 2 : 4;
+    return t == FR_DTYPE_BF16 ? 2 : t == FR_DTYPE_F32 ? 4 : 1;
+}
+/* Bytes of n elements; n a multiple of 32 for a block format (34 bytes a Q8_0 block, 18 a Q4_0 one). */
+static inline size_t fr_dtype_bytes(enum fr_dtype t, size_t n) {
+    return t == FR_DTYPE_Q8_0 ? n / 32 * 34 : t == FR_DTYPE_Q4_0 ? n / 32 * 18 : n * fr_dtype_size(t);
 }
 static inline const char *fr_dtype_name(enum fr_dtype t) {
-    return t == FR_DTYPE_BF16 ? "bf16" : "f32";
+    static const char *const names[] = {"bf16", "f32", "q8_0", "q4_0"};
+    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
 }
 
-/* Parses "bf16" or "f32"; returns 0 on success. */
+/* Parses "bf16" or "f32" (the element types, for the KV cache and logits); returns 0 on success. */
 static inline int fr_dtype_parse(const char *s, enum fr_dtype *out) {
     if (strcmp(s, "bf16") == 0)
         *out = FR_DTYPE_BF16;
@@ -25,6 +37,17 @@ static inline int fr_dtype_parse(const char *s, enum fr_dtype *out) {
         *out = FR_DTYPE_F32;
     else
         return -1;
+    return 0;
+}
+
+/* Parses a weight type: an element type or "q8_0" / "q4_0"; returns 0 on success. */
+static inline int fr_wtype_parse(const char *s, enum fr_dtype *out) {
+    if (strcmp(s, "q8_0") == 0)
+        *out = FR_DTYPE_Q8_0;
+    else if (strcmp(s, "q4_0") == 0)
+        *out = FR_DTYPE_Q4_0;
+    else
+        return fr_dtype_parse(s, out);
     return 0;
 }
 

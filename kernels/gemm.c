@@ -8,6 +8,7 @@
 #include "kernels/col_panels.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_ops.h"
+#include "kernels/quant.h"
 #include "kernels/team.h"
 
 /* Rows are handed out in chunks of about this many weight bytes (whole row tiles), dynamically, as matvec
@@ -93,9 +94,14 @@ static int gemm_plan_kc(const struct gemm_ops *ops, int batch, int cols, size_t 
     return (int)(kc < (size_t)cols ? kc : (size_t)cols);
 }
 
+/* Bytes a panel loop reads per weight: a block format's tiles are dequantised to f32 first. */
+static size_t gemm_elem_bytes(enum fr_dtype t) {
+    return fr_dtype_is_block(t) ? sizeof(float) : fr_dtype_size(t);
+}
+
 int gemm_block_cols(int batch, int cols, enum fr_dtype wtype, const struct gemm_blocking *blk) {
     if (batch <= 0 || cols <= 0) return 0;
-    return gemm_plan_kc(gemm_ops_active(), batch, cols, fr_dtype_size(wtype), blk);
+    return gemm_plan_kc(gemm_ops_active(), batch, cols, gemm_elem_bytes(wtype), blk);
 }
 
 struct gemm_args {
@@ -103,6 +109,7 @@ struct gemm_args {
     size_t ldy, ldx;
     const void *w;
     int bf16;
+    enum fr_dtype wtype;
     const float *x;
     int batch, rows, cols, pw, kc; /* pw: the panel width (col_panels.h) */
     const struct gemm_ops *ops;
@@ -112,7 +119,7 @@ struct gemm_args {
  * column blocks outermost, so the batch's X rows of one block stay in L2 while the chunk's weight rows pass.
  */
 static void gemm_chunks(const struct gemm_args *a) {
-    size_t row_bytes = (size_t)a->cols * (a->bf16 ? 2 : 4);
+    size_t row_bytes = fr_dtype_bytes(a->wtype, (size_t)a->cols);
     size_t blocks = GEMM_CHUNK_BYTES / (row_bytes * GEMM_ROW_BLOCK);
     int chunk = (int)(blocks > 0 ? blocks : 1) * GEMM_ROW_BLOCK;
     int n_chunks = (a->rows + chunk - 1) / chunk;
@@ -124,7 +131,12 @@ static void gemm_chunks(const struct gemm_args *a) {
             size_t base = col_panel_start(a->rows, a->pw, p) + (size_t)r0 * (size_t)np;
             for (int k0 = 0; k0 < np; k0 += a->kc) {
                 int kc = np - k0 < a->kc ? np - k0 : a->kc;
-                if (a->bf16)
+                if (fr_dtype_is_block(a->wtype))
+                    gemm_quant_panel(a->ops, a->y + r0, a->ldy,
+                                     (const unsigned char *)a->w +
+                                         fr_dtype_bytes(a->wtype, base + (size_t)k0),
+                                     a->wtype, np, a->x + c0 + k0, a->ldx, n, a->batch, kc, c0 + k0 > 0);
+                else if (a->bf16)
                     a->ops->panel_bf16(a->y + r0, a->ldy, (const uint16_t *)a->w + base + k0, (size_t)np,
                                        a->x + c0 + k0, a->ldx, n, a->batch, kc, c0 + k0 > 0);
                 else
@@ -165,6 +177,10 @@ static void gemm_openblas_chunks(const struct gemm_args *a) {
 bool gemm_backend_available(enum matvec_backend backend, enum fr_dtype wtype, int batch, const char **why) {
     if (batch <= 1) return matvec_backend_available(backend, wtype, why);
     if (backend == MATVEC_BACKEND_FORGE || wtype == FR_DTYPE_F32) return true;
+    if (why && fr_dtype_is_block(wtype)) {
+        *why = "OpenBLAS has no Q8_0 or Q4_0 GEMM";
+        return false;
+    }
     if (why)
         *why = "a bf16 GEMM on OpenBLAS needs cblas_sbgemm, which is not used here (Debian 12's OpenBLAS "
                "0.3.21 does not export it)";
@@ -180,6 +196,12 @@ int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, 
         return -1;
     }
     if (!gemm_backend_available(backend, wtype, batch, why)) return -1;
+    if (fr_dtype_is_block(wtype) &&
+        (quant_check_cols(wtype, cols, why) || (panel_cols < cols && panel_cols % QUANT_BLOCK != 0))) {
+        if (why && panel_cols < cols && panel_cols % QUANT_BLOCK != 0)
+            *why = "column panels of a Q8_0 or Q4_0 matrix must be whole blocks of 32 columns";
+        return -1;
+    }
     if (batch <= 0 || rows <= 0) return 0;
     if (cols <= 0) {
         for (int b = 0; b < batch; b++) memset(y + (size_t)b * (size_t)ldy, 0, (size_t)rows * sizeof *y);
@@ -214,12 +236,13 @@ int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, 
         .ldx = (size_t)ldx,
         .w = w,
         .bf16 = wtype == FR_DTYPE_BF16,
+        .wtype = wtype,
         .x = x,
         .batch = batch,
         .rows = rows,
         .cols = cols,
         .pw = panel_cols,
-        .kc = gemm_plan_kc(ops, batch, panel_cols < cols ? panel_cols : cols, fr_dtype_size(wtype), blk),
+        .kc = gemm_plan_kc(ops, batch, panel_cols < cols ? panel_cols : cols, gemm_elem_bytes(wtype), blk),
         .ops = ops};
     if (kernel_team_in_region()) {
         gemm_chunks(&a); /* ends with the work-share's barrier */
@@ -231,8 +254,31 @@ int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, 
     return 0;
 }
 
+/* A block format's reference: the weights dequantised a block at a time, x in f32, summed in double (the
+ * GEMM does not quantise x; matvec_ref, which does, is the batch-of-one reference). */
+static void gemm_ref_block(float *y, int ldy, const void *w, enum fr_dtype t, const float *x, int ldx,
+                           int batch, int rows, int cols, int pw) {
+    for (int b = 0; b < batch; b++)
+        for (int r = 0; r < rows; r++) {
+            double acc = 0;
+            for (int c = 0; c < cols; c += QUANT_BLOCK) {
+                float v[QUANT_BLOCK];
+                quant_dequantize_row(
+                    v, t, (const unsigned char *)w + fr_dtype_bytes(t, col_panel_index(rows, cols, pw, r, c)),
+                    QUANT_BLOCK);
+                for (int i = 0; i < QUANT_BLOCK; i++)
+                    acc += (double)v[i] * x[(size_t)b * (size_t)ldx + c + i];
+            }
+            y[(size_t)b * (size_t)ldy + r] = (float)acc;
+        }
+}
+
 void gemm_ref(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, int ldx, int batch,
               int rows, int cols, int panel_cols) {
+    if (fr_dtype_is_block(wtype)) {
+        gemm_ref_block(y, ldy, w, wtype, x, ldx, batch, rows, cols, panel_cols);
+        return;
+    }
     for (int b = 0; b < batch; b++)
         matvec_ref_panels(y + (size_t)b * (size_t)ldy, w, wtype, x + (size_t)b * (size_t)ldx, rows, cols,
                           panel_cols);

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/dtype.h"
+
 struct gemm_ops {
     int mr, nb; /* register tile: weight rows x batch rows per inner loop */
     /* Panel of `rows` weight rows (row stride ldw elements) by `batch` X rows (stride ldx) over kc columns:
@@ -19,6 +21,11 @@ struct gemm_ops {
 };
 
 extern const struct gemm_ops gemm_ops_avx2;
+
+/* ops->panel_f32 over a panel of Q8_0 / Q4_0 weights (gemm_quant.c): w at the panel's first row and column
+ * (a whole block), rows ldw weights apart, kc a multiple of 32; dequantised a tile at a time. */
+void gemm_quant_panel(const struct gemm_ops *ops, float *y, size_t ldy, const void *w, enum fr_dtype t,
+                      int ldw, const float *x, size_t ldx, int rows, int batch, int kc, int accumulate);
 extern const struct gemm_ops gemm_ops_avx512;
 
 #endif

@@ -16,6 +16,8 @@
 #include "kernels/kernel_ops.h"
 #include "kernels/kernels.h"
 #include "kernels/col_panels.h"
+#include "kernels/quant.h"
+#include "kernels/quant_ops.h"
 #include "kernels/team.h"
 
 /* ---- instruction-set dispatch ---- */
@@ -202,17 +204,57 @@ const char *kernel_matvec_describe(void) {
                                     : "; the bf16 matvec reads two rows at a time";
 }
 
+/* -1 until first use, then whether the CPU has AVX512_VNNI (relaxed atomics, as the ISA's). */
+static int kernel_vnni = -1;
+
+/* The block matvec's loops for the active ISA: AVX-512 runs VNNI's where the CPU has it, else AVX2's. */
+static const struct quant_ops *quant_ops_active(void) {
+    switch (kernel_isa_active()) {
+    case KERNEL_ISA_AVX512: {
+        int v = __atomic_load_n(&kernel_vnni, __ATOMIC_RELAXED);
+        if (v < 0) {
+            __builtin_cpu_init();
+            v = __builtin_cpu_supports("avx512vnni") ? 1 : 0;
+            __atomic_store_n(&kernel_vnni, v, __ATOMIC_RELAXED);
+        }
+        return v ? &quant_ops_avx512 : &quant_ops_avx2;
+    }
+    case KERNEL_ISA_AVX2:
+        return &quant_ops_avx2;
+    default:
+        return &quant_ops_scalar;
+    }
+}
+
+const char *kernel_quant_describe(void) {
+    return quant_ops_active()->name;
+}
+
+/* y[r] (+)= W[r] . x for `rows` rows of a block format from w (cols weights a row) against a's blocks from
+ * blk0 on. */
+static void quant_rows(float *y, const void *w, enum fr_dtype t, const struct quant_act *a, int blk0,
+                       int rows, int cols, int add) {
+    const struct quant_ops *ops = quant_ops_active();
+    if (t == FR_DTYPE_Q8_0)
+        ops->matvec_q8_0(y, w, a, blk0, rows, cols / QUANT_BLOCK, add);
+    else
+        ops->matvec_q4_0(y, w, a, blk0, rows, cols / QUANT_BLOCK, add);
+}
+
 typedef void (*matvec_bf16_loop)(float *, const uint16_t *, const float *, int, int, int);
 
 /* Chunk c of the plan over one panel: the panel's block of rows (row stride `cols`, its width) starts at w
  * and meets x's slice at x; with `add` the products are added to y. */
 static void matvec_chunk(const struct matvec_plan *plan, int c, float *y, const void *w, enum fr_dtype wtype,
                          const float *x, int cols, int add, const struct kernel_ops *ops,
-                         matvec_bf16_loop bf16_loop) {
+                         matvec_bf16_loop bf16_loop, const struct quant_act *qa, int blk0) {
     int r0, n;
     matvec_plan_chunk(plan, c, &r0, &n);
     size_t off = (size_t)r0 * (size_t)cols;
-    if (wtype == FR_DTYPE_BF16)
+    if (qa) /* a block format: x's blocks from the panel's first column on */
+        quant_rows(y + r0, (const unsigned char *)w + fr_dtype_bytes(wtype, off), wtype, qa, blk0, n, cols,
+                   add);
+    else if (wtype == FR_DTYPE_BF16)
         bf16_loop(y + r0, (const uint16_t *)w + off, x, n, cols, add);
     else
         ops->matvec_f32(y + r0, (const float *)w + off, x, n, cols, add);
@@ -226,24 +268,25 @@ static void matvec_chunks(float *y, const void *w, enum fr_dtype wtype, const fl
     matvec_bf16_loop bf16_loop = kernel_prefetch_active() == KERNEL_PREFETCH_L2 ? ops->matvec_bf16_l2
                                  : threads == 1                                 ? ops->matvec_bf16_solo
                                                                                 : ops->matvec_bf16;
-    size_t el = fr_dtype_size(wtype);
+    /* a block format's x is quantised by each thread for itself (kernels/quant.h) */
+    const struct quant_act *qa = fr_dtype_is_block(wtype) ? quant_act_quantize(x, cols) : NULL;
     for (int p = 0; p < col_panel_count(cols, pw); p++) {
-        int n = col_panel_cols(cols, pw, p);
-        const void *wp = (const unsigned char *)w + col_panel_start(rows, pw, p) * el;
+        int n = col_panel_cols(cols, pw, p), blk0 = p * pw / QUANT_BLOCK;
+        const void *wp = (const unsigned char *)w + fr_dtype_bytes(wtype, col_panel_start(rows, pw, p));
         const float *xp = x + (size_t)p * (size_t)pw;
         struct matvec_plan plan;
-        matvec_plan_make(&plan, rows, (size_t)n * el, kernel_team_size());
+        matvec_plan_make(&plan, rows, fr_dtype_bytes(wtype, (size_t)n), kernel_team_size());
         if (kernel_team_active()) {
             struct kernel_share share;
             kernel_share_begin(&share, plan.n_chunks);
             for (int c; (c = kernel_share_next(&share)) >= 0;)
-                matvec_chunk(&plan, c, y, wp, wtype, xp, n, p > 0, ops, bf16_loop);
+                matvec_chunk(&plan, c, y, wp, wtype, xp, n, p > 0, ops, bf16_loop, qa, blk0);
             kernel_share_end(&share);
             continue;
         }
 #pragma omp for schedule(dynamic, 1)
         for (int c = 0; c < plan.n_chunks; c++)
-            matvec_chunk(&plan, c, y, wp, wtype, xp, n, p > 0, ops, bf16_loop);
+            matvec_chunk(&plan, c, y, wp, wtype, xp, n, p > 0, ops, bf16_loop, qa, blk0);
     }
 }
 
@@ -255,6 +298,12 @@ int matvec_panels(float *y, const void *w, enum fr_dtype wtype, const float *x, 
                   int panel_cols, enum matvec_backend backend, int threads, const char **why) {
     if (panel_cols < 1) {
         if (why) *why = "column panels of fewer than one column";
+        return -1;
+    }
+    if (fr_dtype_is_block(wtype) &&
+        (quant_check_cols(wtype, cols, why) || (panel_cols < cols && panel_cols % QUANT_BLOCK != 0))) {
+        if (why && panel_cols < cols && panel_cols % QUANT_BLOCK != 0)
+            *why = "column panels of a Q8_0 or Q4_0 matrix must be whole blocks of 32 columns";
         return -1;
     }
     if (backend == MATVEC_BACKEND_OPENBLAS)
@@ -306,7 +355,10 @@ void swiglu(float *out, const float *gate, const float *up, int n) {
 void embed_gather(float *out, const void *table, enum fr_dtype ttype, int token, int hidden) {
     if (hidden <= 0) return;
     size_t off = (size_t)token * (size_t)hidden;
-    if (ttype == FR_DTYPE_BF16)
+    if (fr_dtype_is_block(ttype)) /* one row dequantised */
+        quant_dequantize_row(out, ttype, (const unsigned char *)table + fr_dtype_bytes(ttype, off),
+                             (size_t)hidden);
+    else if (ttype == FR_DTYPE_BF16)
         kernel_ops_active()->bf16_to_f32(out, (const uint16_t *)table + off, hidden);
     else
         memcpy(out, (const float *)table + off, (size_t)hidden * sizeof *out);

@@ -43,6 +43,9 @@ const char *kernel_prefetch_describe(void);
  * where the forge matvec runs: on the L2 profile above scalar "; the bf16 matvec reads two rows at a time"
  * (and, with AVX-512 active, that it runs AVX2's loop); "" otherwise. */
 const char *kernel_matvec_describe(void);
+/* Which loops the Q8_0 / Q4_0 matvec runs on the active ISA (kernels/quant.h): "AVX-512 VNNI (vpdpbusd)",
+ * "AVX2 (vpmaddubsw)" (also AVX-512 CPUs without VNNI) or "scalar". */
+const char *kernel_quant_describe(void);
 
 /* ---- matvec: y[rows] = W[rows][cols] . x[cols], W bf16 or f32, x and y f32, f32 accumulation ---- */
 enum matvec_backend { MATVEC_BACKEND_FORGE, MATVEC_BACKEND_OPENBLAS };

@@ -8,6 +8,7 @@
 #include "kernels/kernels.h"
 #include "kernels/col_panels.h"
 #include "kernels/kernels_check.h"
+#include "kernels/quant.h"
 
 #define U32 0x1.0p-24
 
@@ -80,6 +81,35 @@ static int chk_matvec(double *max_err, int threads, enum fr_dtype t, int pw) {
     for (int r = 0; r < MV_ROWS; r++)
         *max_err = fmax(*max_err, chk_rel(chk_y[r], chk_ref[r], chk_mag(t, pw, r, chk_x)));
     return !(*max_err <= TOL_MATVEC);
+}
+
+/* matvec of Q8_0 / Q4_0 weights (kernels/quant.h): MV_ROWS x MV_QCOLS (31 blocks a row), against
+ * matvec_ref (the same quantised x and integer dot products, summed in double); error / sum |w x| of the
+ * row with w dequantised. */
+#define MV_QCOLS 992
+static int chk_matvec_block(double *max_err, int threads, enum fr_dtype t) {
+    chk_fill(chk_w32, MV_ROWS * MV_QCOLS, 5, -1.0f, 1.0f);
+    chk_fill(chk_x, MV_QCOLS, 6, -2.0f, 2.0f);
+    quant_quantize_row(chk_w16, t, chk_w32, (size_t)MV_ROWS * MV_QCOLS); /* chk_w16 as bytes */
+    if (matvec(chk_y, chk_w16, t, chk_x, MV_ROWS, MV_QCOLS, MATVEC_BACKEND_FORGE, threads, NULL) != 0)
+        return *max_err = INFINITY, 1;
+    matvec_ref(chk_ref, chk_w16, t, chk_x, MV_ROWS, MV_QCOLS);
+    *max_err = 0.0;
+    for (int r = 0; r < MV_ROWS; r++) {
+        quant_dequantize_row(
+            chk_a, t, (const unsigned char *)chk_w16 + fr_dtype_bytes(t, (size_t)r * MV_QCOLS), MV_QCOLS);
+        double mag = 1e-30;
+        for (int c = 0; c < MV_QCOLS; c++) mag += fabs((double)chk_a[c] * chk_x[c]);
+        *max_err = fmax(*max_err, chk_rel(chk_y[r], chk_ref[r], mag));
+    }
+    return !(*max_err <= TOL_MATVEC);
+}
+
+static int chk_matvec_q8_0(double *e, int threads) {
+    return chk_matvec_block(e, threads, FR_DTYPE_Q8_0);
+}
+static int chk_matvec_q4_0(double *e, int threads) {
+    return chk_matvec_block(e, threads, FR_DTYPE_Q4_0);
 }
 
 /* gemm: the matvec shape for GM_BATCH rows of X, against gemm_ref; error per output / sum|w x| of it */
@@ -236,6 +266,10 @@ static int chk_exact(double *max_err, int threads) {
 static const struct kernels_check checks[] = {
     {"matvec_bf16", "203x1000 bf16 weights vs matvec_ref; error / sum|w x|", chk_matvec_bf16, TOL_MATVEC},
     {"matvec_f32", "203x1000 f32 weights vs matvec_ref; error / sum|w x|", chk_matvec_f32, TOL_MATVEC},
+    {"matvec_q8_0", "203x992 Q8_0 weights, x quantised per 32-block, vs matvec_ref; error / sum|w x|",
+     chk_matvec_q8_0, TOL_MATVEC},
+    {"matvec_q4_0", "203x992 Q4_0 weights, x quantised per 32-block, vs matvec_ref; error / sum|w x|",
+     chk_matvec_q4_0, TOL_MATVEC},
     {"matvec_bf16_panels",
      "203x1000 bf16 weights in column panels of 384 vs matvec_ref_panels; error / sum|w x|",
      chk_matvec_bf16_panels, TOL_MATVEC},

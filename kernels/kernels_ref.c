@@ -5,6 +5,7 @@
 
 #include "kernels/col_panels.h"
 #include "kernels/kernels.h"
+#include "kernels/quant.h"
 
 static double ref_load(const void *base, enum fr_dtype t, size_t i) {
     return t == FR_DTYPE_BF16 ? (double)bf16_to_f32(((const uint16_t *)base)[i])
@@ -13,6 +14,13 @@ static double ref_load(const void *base, enum fr_dtype t, size_t i) {
 
 void matvec_ref_panels(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
                        int panel_cols) {
+    if (fr_dtype_is_block(wtype)) { /* panel by panel, each a row-major block matrix */
+        for (int p = 0; p < col_panel_count(cols, panel_cols); p++)
+            quant_matvec_ref(
+                y, (const unsigned char *)w + fr_dtype_bytes(wtype, col_panel_start(rows, panel_cols, p)),
+                wtype, x + (size_t)p * (size_t)panel_cols, rows, col_panel_cols(cols, panel_cols, p), p > 0);
+        return;
+    }
     for (int r = 0; r < rows; r++) {
         double acc = 0.0;
         for (int c = 0; c < cols; c++)

@@ -43,6 +43,10 @@ static sbgemv_fn sbgemv_lookup(void) {
 bool matvec_backend_available(enum matvec_backend backend, enum fr_dtype wtype, const char **why) {
     if (backend == MATVEC_BACKEND_FORGE) return true;
     if (wtype == FR_DTYPE_F32) return true;
+    if (fr_dtype_is_block(wtype)) {
+        if (why) *why = "OpenBLAS has no Q8_0 or Q4_0 matvec";
+        return false;
+    }
     if (!sbgemv_lookup()) {
         if (why) *why = "cblas_sbgemv not exported by this OpenBLAS build";
         return false;

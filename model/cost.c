@@ -68,10 +68,20 @@ static void norm_cost(struct block_cost *b, double n) {
     b->act_bytes = 4 * (n + n);
 }
 
-/* y[rows] = W x: 2 FLOPs per weight, rows*cols weights, read x once, write y once. */
-static void matvec_cost(struct block_cost *b, double rows, double cols, double wsize) {
+/* Bytes per weight: 34 / 32 for Q8_0 and 18 / 32 for Q4_0 (the f16 scale a block counted), exact. */
+static double weight_size(enum fr_dtype t) {
+    return (double)fr_dtype_bytes(t, 32) / 32.0;
+}
+
+/* y[rows] = W x: 2 FLOPs per weight, rows*cols weights, read x once, write y once. A block format (Q8_0,
+ * Q4_0) adds its dequantisation work: x quantised per 32-block (per element a multiply by 1/d and an add
+ * into the code sum, per block d = max/127 and 1/d: 2 cols + 2 cols / 32), and per weight block the product
+ * of the two scales and its multiply-add into the row's sum (3 a block); the 2 per weight are then integer
+ * multiply-adds (kernels/quant.h). */
+static void matvec_cost(struct block_cost *b, double rows, double cols, enum fr_dtype t) {
     b->flops = 2 * rows * cols;
-    b->weight_bytes = rows * cols * wsize;
+    if (fr_dtype_is_block(t)) b->flops += 2 * cols + 2 * cols / 32 + 3 * rows * cols / 32;
+    b->weight_bytes = rows * cols * weight_size(t);
     b->act_bytes = 4 * (cols + rows);
 }
 
@@ -126,15 +136,17 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     const struct block_desc *d = &block_table()[id];
     const double h = c->hidden, hd = c->head_dim, I = c->intermediate, V = c->vocab;
     const double q = (double)c->n_heads * hd, kv = (double)c->n_kv_heads * hd;
-    const double ws = (double)fr_dtype_size(o->weights), ks = (double)fr_dtype_size(o->kv);
+    const double ws = weight_size(o->weights), ks = (double)fr_dtype_size(o->kv);
+    const enum fr_dtype wt = o->weights;
     const double n_pos = (double)context + 1;
     struct block_cost b = {0};
     /* per call: the activations' working set, kernel calls, forks, exps, whether it runs on the team */
     double act_ws = 0, kcalls = 0, forks = 0, exps = 0;
     int parallel = 0, exps_parallel = 0;
     switch (id) {
-    case BLOCK_EMBED: /* one row, widened to f32 */
+    case BLOCK_EMBED: /* one row, widened to f32 (a block format's dequantised: d * q, a multiply a weight) */
         b.weight_bytes = h * ws;
+        b.flops = fr_dtype_is_block(wt) ? h : 0;
         b.act_bytes = 4 * h;
         act_ws = 4 * h, kcalls = 1;
         break;
@@ -145,7 +157,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
         act_ws = 8 * h, kcalls = 1; /* reads x, writes xb */
         break;
     case BLOCK_QKV_PROJ:
-        matvec_cost(&b, q + 2 * kv, h, ws);
+        matvec_cost(&b, q + 2 * kv, h, wt);
         act_ws = 4 * (h + q + 2 * kv);
         parallel = matvec_opens_team((int)(q + 2 * kv), (int)h);
         break;
@@ -175,7 +187,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     case BLOCK_O_PROJ: /* matvec (writes h) plus the residual add: read both h vectors, add h, write h */
     case BLOCK_DOWN_PROJ: {
         const double cols = id == BLOCK_O_PROJ ? q : I;
-        matvec_cost(&b, h, cols, ws);
+        matvec_cost(&b, h, cols, wt);
         b.flops += h;
         b.act_bytes += 4 * 3 * h;
         act_ws = 4 * (cols + 2 * h), kcalls = 1; /* the residual add is a call of its own */
@@ -183,7 +195,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
         break;
     }
     case BLOCK_GATE_UP_PROJ:
-        matvec_cost(&b, 2 * I, h, ws);
+        matvec_cost(&b, 2 * I, h, wt);
         act_ws = 4 * (h + 2 * I);
         parallel = matvec_opens_team((int)(2 * I), (int)h);
         break;
@@ -193,7 +205,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
         act_ws = 4 * 3 * I, kcalls = 1, exps = I;
         break;
     case BLOCK_LM_HEAD: /* tied: streams the embedding matrix; untied: lm_head.weight, same shape */
-        matvec_cost(&b, V, h, ws);
+        matvec_cost(&b, V, h, wt);
         act_ws = 4 * (h + V);
         parallel = matvec_opens_team((int)V, (int)h);
         break;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "kernels/col_panels.h"
+#include "kernels/quant.h"
 
 /* The safetensors format caps its header at 100 MB; a larger length is a corrupt file, not a big model. */
 #define ST_MAX_HEADER_BYTES (100u * 1000u * 1000u)
@@ -287,7 +288,15 @@ static float read_src(const unsigned char *src, enum st_dtype t, size_t i) {
  * values: a bf16 model's norms, stored widened. */
 static void convert_run(void *dst, enum fr_dtype dt, const unsigned char *src, enum st_dtype st, size_t n,
                         int round_bf16) {
-    if (round_bf16 && st == ST_F32 && dt == FR_DTYPE_F32) {
+    if (fr_dtype_is_block(dt)) { /* the values as bf16, quantised a block at a time (n: whole blocks) */
+        for (size_t k = 0; k < n / QUANT_BLOCK; k++) {
+            float v[QUANT_BLOCK];
+            for (size_t i = 0; i < QUANT_BLOCK; i++)
+                v[i] = bf16_to_f32(bf16_from_f32(read_src(src, st, k * QUANT_BLOCK + i)));
+            quant_quantize_row((unsigned char *)dst + fr_dtype_bytes(dt, k * QUANT_BLOCK), dt, v,
+                               QUANT_BLOCK);
+        }
+    } else if (round_bf16 && st == ST_F32 && dt == FR_DTYPE_F32) {
         float *d = dst;
         for (size_t i = 0; i < n; i++) d[i] = bf16_to_f32(bf16_from_f32(read_src(src, st, i)));
     } else if (st == ST_BF16 && dt == FR_DTYPE_BF16) {
@@ -315,14 +324,14 @@ struct st_dest {
 /* Copies the tensor's n_rows rows from the file into its destination, converting. */
 static void copy_tensor(const struct st_dest *d, const unsigned char *src, enum st_dtype st, int n_rows,
                         int round_bf16) {
-    size_t src_el = st == ST_BF16 ? 2 : 4, dst_el = fr_dtype_size(d->dt);
+    size_t src_el = st == ST_BF16 ? 2 : 4;
     int panels = col_panel_count(d->cols, d->pw);
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < n_rows; r++)
         for (int p = 0; p < panels; p++) {
             int c0 = p * d->pw;
             size_t at = col_panel_index(d->rows, d->cols, d->pw, d->row0 + r, c0);
-            convert_run((unsigned char *)d->base + at * dst_el, d->dt,
+            convert_run((unsigned char *)d->base + fr_dtype_bytes(d->dt, at), d->dt,
                         src + ((size_t)r * (size_t)d->cols + (size_t)c0) * src_el, st,
                         (size_t)col_panel_cols(d->cols, d->pw, p), round_bf16);
         }
@@ -412,7 +421,7 @@ int safetensors_load_buffer(const void *data, size_t len, const char *name, cons
             struct st_dest d;
             if (s->seen && slot_dest(s, w, &d))
                 copy_tensor(&d, base + s->begin, s->dtype, s->ndim == 2 ? (int)s->dims[0] : 1,
-                            w->wtype == FR_DTYPE_BF16);
+                            w->wtype != FR_DTYPE_F32);
         }
     }
     free(c.slots);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kernels/huge_map.h"
+#include "kernels/quant.h"
 
 #define WEIGHTS_ALIGN_BYTES 64
 
@@ -45,10 +46,11 @@ static int mul_size(size_t a, size_t b, size_t *out) {
     return __builtin_mul_overflow(a, b, out) ? -1 : 0;
 }
 
-/* bytes = rows * cols * elem, failing on overflow */
-static int tensor_bytes(size_t rows, size_t cols, size_t elem, size_t *out) {
+/* bytes of a [rows][cols] matrix of type t (whole blocks a row for a block format), failing on overflow */
+static int tensor_bytes(size_t rows, size_t cols, enum fr_dtype t, size_t *out) {
     size_t n;
-    if (mul_size(rows, cols, &n) || mul_size(n, elem, out)) return -1;
+    if (fr_dtype_is_block(t)) return mul_size(rows, fr_dtype_bytes(t, cols), out) ? -1 : 0;
+    if (mul_size(rows, cols, &n) || mul_size(n, fr_dtype_size(t), out)) return -1;
     return 0;
 }
 
@@ -71,9 +73,15 @@ int qwen3_weights_sizes(const struct qwen3_config *cfg, enum fr_dtype wtype, str
     if (cfg->hidden <= 0 || cfg->intermediate <= 0 || cfg->n_layers <= 0 || cfg->n_heads <= 0 ||
         cfg->n_kv_heads <= 0 || cfg->head_dim <= 0 || cfg->vocab <= 0)
         return fr_err_set(err, "model '%s': every size must be positive", cfg->name);
-    size_t el = fr_dtype_size(wtype), f = sizeof(float);
+    size_t f = sizeof(float);
     size_t hidden = (size_t)cfg->hidden, inter = (size_t)cfg->intermediate, hd = (size_t)cfg->head_dim;
     size_t q_dim = (size_t)cfg->n_heads * hd, kv_dim = (size_t)cfg->n_kv_heads * hd;
+    const enum fr_dtype el = wtype;
+    if (fr_dtype_is_block(wtype) && (hidden % 32 || inter % 32 || q_dim % 32))
+        return fr_err_set(err,
+                          "model '%s': %s weights need every matrix's columns a multiple of 32 (hidden %zu, "
+                          "intermediate %zu, heads x head_dim %zu)",
+                          cfg->name, fr_dtype_name(wtype), hidden, inter, q_dim);
     int bad = 0;
     bad |= tensor_bytes((size_t)cfg->vocab, hidden, el, &sz->embed_bytes);
     sz->lm_head_bytes = sz->embed_bytes;
@@ -184,7 +192,15 @@ void qwen3_weights_free(struct qwen3_weights *w) {
 
 void qwen3_fill_uniform(void *dst, enum fr_dtype t, size_t n, float scale, uint64_t seed, uint64_t stream) {
     uint64_t key = stream_key(seed, stream);
-    if (t == FR_DTYPE_BF16) {
+    if (fr_dtype_is_block(t)) { /* the bf16 model's values, quantised a block at a time */
+#pragma omp parallel for schedule(static)
+        for (size_t k = 0; k < n / QUANT_BLOCK; k++) {
+            float v[QUANT_BLOCK];
+            for (size_t i = 0; i < QUANT_BLOCK; i++)
+                v[i] = bf16_to_f32(bf16_from_f32(scale * key_uniform(key, k * QUANT_BLOCK + i)));
+            quant_quantize_row((unsigned char *)dst + fr_dtype_bytes(t, k * QUANT_BLOCK), t, v, QUANT_BLOCK);
+        }
+    } else if (t == FR_DTYPE_BF16) {
         uint16_t *d = dst;
 #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < n; i++) d[i] = bf16_from_f32(scale * key_uniform(key, i));
@@ -202,7 +218,7 @@ static void fill_norm(float *dst, enum fr_dtype t, size_t n, uint64_t seed, uint
     uint64_t key = stream_key(seed, stream);
     for (size_t i = 0; i < n; i++) {
         float v = 1.0f + 0.1f * key_uniform(key, i);
-        dst[i] = t == FR_DTYPE_BF16 ? bf16_to_f32(bf16_from_f32(v)) : v;
+        dst[i] = t != FR_DTYPE_F32 ? bf16_to_f32(bf16_from_f32(v)) : v;
     }
 }
 

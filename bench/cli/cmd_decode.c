@@ -38,7 +38,7 @@ static void usage(FILE *f) {
                "  --weights FILE       safetensors checkpoint (default: synthetic weights, fixed seed)\n"
                "  --prompt-ids LIST    comma-separated token ids, fed one step at a time\n"
                "  --max-new N          tokens to generate (>= 0)\n"
-               "  --dtype bf16|f32     weight type (default bf16)\n"
+               "  --dtype T            weight type: bf16 (default), f32, q8_0, q4_0\n"
                "  --kv bf16|f32        KV cache type (default bf16)\n"
                "  --gemv forge|openblas  matvec backend (default forge)\n"
                "  --threads N          OpenMP (and OpenBLAS) threads\n"
@@ -80,7 +80,8 @@ static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
             if (cli_parse_long(v, 0, INT_MAX, &a->max_new))
                 return cli_usage_error("decode: --max-new '%s' is not an integer >= 0", v);
         } else if (strcmp(o, "--dtype") == 0) {
-            if (fr_dtype_parse(v, &a->wtype)) return cli_usage_error("decode: --dtype '%s': bf16 or f32", v);
+            if (fr_wtype_parse(v, &a->wtype))
+                return cli_usage_error("decode: --dtype '%s': bf16, f32, q8_0 or q4_0", v);
         } else if (strcmp(o, "--kv") == 0) {
             if (fr_dtype_parse(v, &a->kvtype)) return cli_usage_error("decode: --kv '%s': bf16 or f32", v);
         } else if (strcmp(o, "--gemv") == 0) {

@@ -43,7 +43,8 @@ struct predict_args {
 static void usage(FILE *f) {
     fprintf(
         f,
-        "usage: forge-roofline predict --model M [--context 1,1024,4096] [--dtype bf16|f32] [--kv bf16|f32]\n"
+        "usage: forge-roofline predict --model M [--context 1,1024,4096] [--dtype bf16|f32|q8_0|q4_0] [--kv "
+        "bf16|f32]\n"
         "                              [--sampler chain|greedy] [--format md|csv|json]\n"
         "                              [--batch LIST [--peak-gflops P --bw-gbs B [--cache-gbs C] | "
         "--measure-roofs]]\n"
@@ -92,7 +93,7 @@ static int parse_args(int argc, char **argv, struct predict_args *a) {
             a->contexts_given = true;
             break;
         case 'd':
-            if (model_opts_dtype("--dtype", optarg, &a->cost.weights)) return CLI_EXIT_USAGE;
+            if (model_opts_wtype(optarg, &a->cost.weights)) return CLI_EXIT_USAGE;
             break;
         case 'k':
             if (model_opts_dtype("--kv", optarg, &a->cost.kv)) return CLI_EXIT_USAGE;

@@ -64,7 +64,8 @@ struct run_args {
 static void usage(FILE *f) {
     fprintf(
         f,
-        "usage: forge-roofline --model M [--dtype bf16|f32] [--kv bf16|f32] [--threads N] [--context LIST]\n"
+        "usage: forge-roofline --model M [--dtype bf16|f32|q8_0|q4_0] [--kv bf16|f32] [--threads N] "
+        "[--context LIST]\n"
         "                      [--block-context T] [--gemv forge|openblas] [--events LIST] [--quick]\n"
         "                      [--out DIR] [--no-plots] [--isa scalar|avx2|avx512]\n"
         "                      [--batch LIST|none] [--batch-context T] [--history STORE|--no-history]\n"
@@ -108,7 +109,7 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
             a->model = optarg;
             break;
         case 'd':
-            if (model_opts_dtype("--dtype", optarg, &a->wtype)) return CLI_EXIT_USAGE;
+            if (model_opts_wtype(optarg, &a->wtype)) return CLI_EXIT_USAGE;
             break;
         case 'k':
             if (model_opts_dtype("--kv", optarg, &a->kvtype)) return CLI_EXIT_USAGE;

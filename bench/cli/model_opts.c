@@ -17,3 +17,9 @@ int model_opts_dtype(const char *flag, const char *value, enum fr_dtype *out) {
         return cli_usage_error("%s: expected bf16 or f32, got '%s'", flag, value);
     return CLI_EXIT_OK;
 }
+
+int model_opts_wtype(const char *value, enum fr_dtype *out) {
+    if (fr_wtype_parse(value, out) != 0)
+        return cli_usage_error("--dtype: expected bf16, f32, q8_0 or q4_0, got '%s'", value);
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,31 @@
+/* The batch's GEMM over Q8_0 / Q4_0 weights (kernels/gemm.h with a block weight type): each tile of at most
+ * GEMM_QUANT_TILE_ROWS rows and GEMM_QUANT_TILE_COLS columns is dequantised into the thread's f32 buffer,
+ * then multiplied by the active ISA's f32 panel loop (gemm_ops.h) against every batch row; the weights are
+ * read once for the whole batch, and x stays f32 (unlike the matvec, which quantises it). Checked against
+ * gemm_ref (the dequantised weights' product in double) on odd shapes in tests/test_quant_gemm.c. */
+#include "kernels/gemm_ops.h"
+#include "kernels/quant.h"
+
+#define GEMM_QUANT_TILE_ROWS 16
+#define GEMM_QUANT_TILE_COLS 1024
+
+/* 64 KiB a thread: the tile stays in L2 while the batch's rows pass over it */
+static _Thread_local float quant_tile[GEMM_QUANT_TILE_ROWS * GEMM_QUANT_TILE_COLS];
+
+void gemm_quant_panel(const struct gemm_ops *ops, float *y, size_t ldy, const void *w, enum fr_dtype t,
+                      int ldw, const float *x, size_t ldx, int rows, int batch, int kc, int accumulate) {
+    const size_t row_bytes = fr_dtype_bytes(t, (size_t)ldw);
+    for (int k0 = 0; k0 < kc; k0 += GEMM_QUANT_TILE_COLS) {
+        int kn = kc - k0 < GEMM_QUANT_TILE_COLS ? kc - k0 : GEMM_QUANT_TILE_COLS;
+        for (int r0 = 0; r0 < rows; r0 += GEMM_QUANT_TILE_ROWS) {
+            int rn = rows - r0 < GEMM_QUANT_TILE_ROWS ? rows - r0 : GEMM_QUANT_TILE_ROWS;
+            for (int r = 0; r < rn; r++)
+                quant_dequantize_row(quant_tile + (size_t)r * (size_t)kn, t,
+                                     (const unsigned char *)w + (size_t)(r0 + r) * row_bytes +
+                                         fr_dtype_bytes(t, (size_t)k0),
+                                     (size_t)kn);
+            ops->panel_f32(y + r0, ldy, quant_tile, (size_t)kn, x + k0, ldx, rn, batch, kn,
+                           accumulate || k0 > 0);
+        }
+    }
+}

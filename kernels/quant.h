@@ -1,0 +1,65 @@
+/* Layer: kernels/ (bottom of the include graph).
+ * The block formats Q8_0 and Q4_0 of matrix weights, with llama.cpp's block layout (ggml-common.h's
+ * block_q8_0 and block_q4_0; our own code): 32 weights a block, one f16 scale d first. Q8_0: w = d * q, q
+ * int8 in [-127, 127], d = max|w| / 127 (34 bytes a block). Q4_0: w = d * (q - 8), q a 4-bit code in
+ * [0, 15], the low nibbles of the 16 bytes elements 0-15 and the high nibbles 16-31, d = m / -8 where m is
+ * the block's value of largest magnitude (18 bytes a block). Rows are whole blocks: a matrix's columns (and
+ * a column panel's) must be a multiple of 32.
+ * The matvec of a block matrix quantises x first, per 32-block, to int8 with an f32 scale (llama.cpp's Q8_0
+ * activations, whose scale is f16): a block's product is then an integer dot product times two scales.
+ * Checked in tests/test_quant.c: round trips within the formats' bounds, every ISA's matvec against
+ * quant_matvec_ref and against the dequantised weights' f32 product. */
+#ifndef FR_QUANT_H
+#define FR_QUANT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/dtype.h"
+
+#define QUANT_BLOCK 32
+
+struct quant_block_q8_0 {
+    uint16_t d; /* f16 scale */
+    int8_t qs[QUANT_BLOCK];
+};
+struct quant_block_q4_0 {
+    uint16_t d;                  /* f16 scale */
+    uint8_t qs[QUANT_BLOCK / 2]; /* element i in the low nibble of qs[i], element 16 + i in the high one */
+};
+_Static_assert(sizeof(struct quant_block_q8_0) == 34, "Q8_0 block is 34 bytes");
+_Static_assert(sizeof(struct quant_block_q4_0) == 18, "Q4_0 block is 18 bytes");
+
+/* The widest x the matvec quantises (its per-thread buffer), in columns. */
+#define QUANT_ACT_MAX_COLS 32768
+
+/* IEEE binary16 <-> f32, round to nearest even (the scales). */
+float quant_f16_to_f32(uint16_t h);
+uint16_t quant_f16_from_f32(float f);
+
+/* 0 when a matrix of block type t can have `cols` columns (a multiple of 32, at most QUANT_ACT_MAX_COLS);
+ * else -1 and *why (when non-NULL) says why. Any cols for an element type. */
+int quant_check_cols(enum fr_dtype t, int cols, const char **why);
+
+/* dst = the n (a multiple of 32) values of src in block type t; and back. */
+void quant_quantize_row(void *dst, enum fr_dtype t, const float *src, size_t n);
+void quant_dequantize_row(float *dst, enum fr_dtype t, const void *src, size_t n);
+
+/* x quantised for a block matvec: per 32-block int8 codes qs, scale d (x ~ d * qs) and the integer
+ * offsets the SIMD dot products start from: c4 = -8 * sum(qs) (Q4_0's codes carry +8) and c128 = -128 *
+ * sum(qs) (Q8_0's on VNNI, whose codes are made unsigned by +128). */
+struct quant_act {
+    const int8_t *qs;
+    const float *d;
+    const int32_t *c4, *c128;
+    int n;
+};
+/* x[n] (n a multiple of 32, at most QUANT_ACT_MAX_COLS) quantised into the calling thread's buffer (one
+ * plain loop for every ISA, so every path multiplies the same codes); valid until the thread's next call. */
+const struct quant_act *quant_act_quantize(const float *x, int n);
+
+/* The reference: x quantised as above, each block's integer dot product exact, summed in double; with
+ * `add` the row's sum is added to y. */
+void quant_matvec_ref(float *y, const void *w, enum fr_dtype t, const float *x, int rows, int cols, int add);
+
+#endif

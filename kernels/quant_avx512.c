@@ -1,0 +1,34 @@
+/* The AVX-512 VNNI block dot products of the quantised matvec (kernels/quant_simd_body.h's loops):
+ * vpdpbusd (AVX512_VNNI with AVX512VL, on 256-bit vectors: one 32-weight block a vector) multiplies
+ * unsigned by signed bytes and adds each 4 products into an int32 lane, starting from the block's offset
+ * correction: Q4_0's codes are unsigned already (+8, c4 takes it off), Q8_0's are made so by flipping the
+ * sign bit (+128, c128 takes it off). Chosen at run time only where the CPU has AVX512_VNNI (quant.c).
+ * Checked against quant_matvec_ref in tests/test_quant.c. */
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "kernels/quant.h"
+#include "kernels/quant_ops.h"
+
+/* The offset c in lane 0, the other lanes 0: one load. */
+static inline __m256i qv_offset(const int32_t *c) {
+    return _mm256_zextsi128_si256(_mm_cvtsi32_si128(*c));
+}
+
+static inline __m256i qv_dot_q8_0(const int8_t *w, const int8_t *x, const int32_t *c128) {
+    __m256i wv = _mm256_loadu_si256((const __m256i *)(const void *)w);
+    __m256i wu = _mm256_xor_si256(wv, _mm256_set1_epi8((char)0x80)); /* w + 128, unsigned */
+    return _mm256_dpbusd_epi32(qv_offset(c128), wu, _mm256_loadu_si256((const __m256i *)(const void *)x));
+}
+
+static inline __m256i qv_dot_q4_0(const uint8_t *w, const int8_t *x, const int32_t *c4) {
+    __m128i q = _mm_loadu_si128((const __m128i *)(const void *)w);
+    __m256i both = _mm256_inserti128_si256(_mm256_castsi128_si256(q), _mm_srli_epi16(q, 4), 1);
+    __m256i n = _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
+    return _mm256_dpbusd_epi32(qv_offset(c4), n, _mm256_loadu_si256((const __m256i *)(const void *)x));
+}
+
+#include "kernels/quant_simd_body.h"
+
+const struct quant_ops quant_ops_avx512 = {
+    .matvec_q8_0 = qv_matvec_q8_0, .matvec_q4_0 = qv_matvec_q4_0, .name = "AVX-512 VNNI (vpdpbusd)"};

@@ -1,0 +1,26 @@
+/* quant_ops: the per-ISA table of the block matvec (kernels/quant.h's formats; one body,
+ * kernels/quant_simd_body.h, over each ISA's block dot product). kernels.c picks the table for the active
+ * ISA, as it does kernel_ops. Internal to kernels/ and its tests. */
+#ifndef FR_QUANT_OPS_H
+#define FR_QUANT_OPS_H
+
+#include <stdint.h>
+
+struct quant_block_q8_0; /* kernels/quant.h */
+struct quant_block_q4_0;
+struct quant_act;
+
+struct quant_ops {
+    /* y[r] (+)= row r . x over nb blocks from block blk0 of a; rows of nb blocks, one after the other. */
+    void (*matvec_q8_0)(float *y, const struct quant_block_q8_0 *w, const struct quant_act *a, int blk0,
+                        int rows, int nb, int add);
+    void (*matvec_q4_0)(float *y, const struct quant_block_q4_0 *w, const struct quant_act *a, int blk0,
+                        int rows, int nb, int add);
+    const char *name;
+};
+
+extern const struct quant_ops quant_ops_scalar;
+extern const struct quant_ops quant_ops_avx2;
+extern const struct quant_ops quant_ops_avx512; /* AVX-512 VNNI: vpdpbusd on 256-bit vectors */
+
+#endif
