@@ -1,4 +1,4 @@
-/* forge-roofline decode: runs the Qwen3 decode loop end to end on synthetic or safetensors weights. The
+/* forge-roofline decode: runs the Qwen3 decode loop end to end on synthetic, GGUF or safetensors weights. The
  * prompt ids go through the step one position at a time, then max-new tokens are generated (greedy unless
  * a temperature is given); the generated ids go to stdout on one line, the setup and tokens/s to stderr,
  * and --logits-out keeps every generated token's logits row (little-endian f32) for comparison with another
@@ -17,7 +17,7 @@
 #include "model/config.h"
 #include "model/cost.h"
 #include "model/decode.h"
-#include "model/safetensors.h"
+#include "model/weights_file.h"
 #include "roofline/blas_pool.h"
 #include "roofline/topology.h"
 
@@ -34,21 +34,23 @@ struct decode_args {
 };
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: forge-roofline decode --model M --prompt-ids 1,2,3 --max-new N [options]\n"
-               "  --model M            model name, directory or config.json\n"
-               "  --weights FILE       safetensors checkpoint (default: synthetic weights, fixed seed)\n"
-               "  --prompt-ids LIST    comma-separated token ids, fed one step at a time\n"
-               "  --max-new N          tokens to generate (>= 0)\n"
-               "  --dtype bf16|f32     weight type (default bf16)\n"
-               "  --kv bf16|f32        KV cache type (default bf16)\n"
-               "  --gemv forge|openblas  matvec backend (default forge)\n"
-               "  --threads N          OpenMP (and OpenBLAS) threads\n"
-               "  --isa NAME           " CLI_ISA_HELP "\n"
-               "  --temperature T      0 = greedy (default); > 0 samples\n"
-               "  --top-p P            nucleus in [0, 1] (default 1)\n"
-               "  --seed S             sampler seed (default 0)\n"
-               "  --logits-out FILE    each generated token's logits as little-endian f32 rows\n"
-               "Generated ids go to stdout on one line; setup and tokens/s to stderr.\n");
+    fprintf(
+        f, "usage: forge-roofline decode --model M --prompt-ids 1,2,3 --max-new N [options]\n"
+           "  --model M            model name, directory or config.json (optional with a GGUF --weights)\n"
+           "  --weights FILE       GGUF or safetensors checkpoint (default: synthetic weights, fixed seed);\n"
+           "                       a GGUF file's config comes from its metadata, checked against --model\n"
+           "  --prompt-ids LIST    comma-separated token ids, fed one step at a time\n"
+           "  --max-new N          tokens to generate (>= 0)\n"
+           "  --dtype bf16|f32     weight type (default bf16)\n"
+           "  --kv bf16|f32        KV cache type (default bf16)\n"
+           "  --gemv forge|openblas  matvec backend (default forge)\n"
+           "  --threads N          OpenMP (and OpenBLAS) threads\n"
+           "  --isa NAME           " CLI_ISA_HELP "\n"
+           "  --temperature T      0 = greedy (default); > 0 samples\n"
+           "  --top-p P            nucleus in [0, 1] (default 1)\n"
+           "  --seed S             sampler seed (default 0)\n"
+           "  --logits-out FILE    each generated token's logits as little-endian f32 rows\n"
+           "Generated ids go to stdout on one line; setup and tokens/s to stderr.\n");
 }
 
 static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
@@ -107,7 +109,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
         } else
             return cli_usage_error("decode: unknown option '%s' (try --help)", o);
     }
-    if (!a->model) return cli_usage_error("decode: --model is required");
+    if (!a->model && !a->weights) return cli_usage_error("decode: --model (or a GGUF --weights) is required");
     if (!a->prompt) return cli_usage_error("decode: --prompt-ids is required");
     if (a->max_new < 0) return cli_usage_error("decode: --max-new is required");
     return cli_isa_apply("decode: ", a->isa, a->backend == MATVEC_BACKEND_OPENBLAS);
@@ -160,8 +162,7 @@ struct run {
 
 static int run_decode(const struct decode_args *a, struct run *r) {
     struct fr_err err = {{0}};
-    char path[1024];
-    if (qwen3_config_resolve(a->model, path, sizeof path, &err) || qwen3_config_load(path, &r->cfg, &err))
+    if (weights_file_config(a->weights, a->model, &r->cfg, &err))
         return cli_usage_error("decode: %s", err.msg);
     if (sampler_check_params(&a->sampler, &err)) return cli_usage_error("decode: %s", err.msg);
     int n_prompt = 0;
@@ -172,7 +173,8 @@ static int run_decode(const struct decode_args *a, struct run *r) {
     if (positions > r->cfg.max_context)
         return cli_usage_error("decode: %d prompt ids + %ld new tokens need %ld positions; %s allows %d",
                                n_prompt, a->max_new, positions, r->cfg.name, r->cfg.max_context);
-    if (a->logits_out && (cli_same_file(a->logits_out, a->weights) || cli_same_file(a->logits_out, path)))
+    if (a->logits_out &&
+        (cli_same_file(a->logits_out, a->weights) || cli_same_file(a->logits_out, r->cfg.path)))
         return cli_usage_error("decode: --logits-out '%s' is an input file", a->logits_out);
     if (a->logits_out && !(r->logits_f = fopen(a->logits_out, "wb")))
         return cli_usage_error("decode: cannot write --logits-out '%s': %s", a->logits_out, strerror(errno));
@@ -188,7 +190,7 @@ static int run_decode(const struct decode_args *a, struct run *r) {
     if (qwen3_weights_alloc(&r->w, &r->cfg, a->wtype, &err)) return cli_usage_error("decode: %s", err.msg);
     double t0 = timing_now_s();
     if (a->weights) {
-        if (safetensors_load(a->weights, &r->w, &err)) return cli_usage_error("decode: %s", err.msg);
+        if (weights_file_load(a->weights, &r->w, &err)) return cli_usage_error("decode: %s", err.msg);
     } else {
         qwen3_weights_init_synthetic(&r->w, DECODE_WEIGHTS_SEED);
     }
