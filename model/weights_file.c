@@ -30,33 +30,45 @@ static int load_model(const char *model, struct qwen3_config *cfg, struct fr_err
     return qwen3_config_resolve(model, path, sizeof path, err) || qwen3_config_load(path, cfg, err) ? -1 : 0;
 }
 
+/* Checks the file's tensor index against cfg without copying anything: a bad file fails before a run
+ * spends minutes measuring the machine. */
+static int check_tensors(const struct file_map *m, enum weights_format fmt, const char *path,
+                         const struct qwen3_config *cfg, struct fr_err *err) {
+    if (fmt == WEIGHTS_FORMAT_SAFETENSORS)
+        return safetensors_load_buffer(m->data, m->len, path, cfg, NULL, err);
+    struct gguf_file g;
+    int rc = gguf_parse(m->data, m->len, path, &g, err);
+    if (rc == 0) rc = gguf_qwen3_load(&g, cfg, NULL, err);
+    gguf_free(&g);
+    return rc;
+}
+
 int weights_file_config(const char *path, const char *model, struct qwen3_config *cfg, struct fr_err *err) {
     if (!path)
         return model ? load_model(model, cfg, err)
                      : fr_err_set(err, "--model or a GGUF --weights is required");
     enum weights_format fmt;
     if (weights_file_format(path, &fmt, err)) return -1;
-    if (fmt != WEIGHTS_FORMAT_GGUF) {
-        if (!model)
-            return fr_err_set(err, "%s: a safetensors file carries no model config: give --model as well",
-                              path);
-        return load_model(model, cfg, err);
-    }
+    if (fmt != WEIGHTS_FORMAT_GGUF && !model)
+        return fr_err_set(err, "%s: a safetensors file carries no model config: give --model as well", path);
     struct file_map m;
-    if (file_map_open(path, 4, &m, err)) return -1;
-    struct gguf_file g;
-    struct qwen3_config file_cfg;
-    int rc = gguf_parse(m.data, m.len, path, &g, err);
-    if (rc == 0) rc = gguf_qwen3_config(&g, &file_cfg, err);
-    gguf_free(&g);
-    file_map_close(&m);
-    if (rc) return rc;
-    if (!model) {
-        *cfg = file_cfg;
-        return 0;
+    if (file_map_open(path, fmt == WEIGHTS_FORMAT_GGUF ? 4 : 8, &m, err)) return -1;
+    int rc = 0;
+    if (fmt == WEIGHTS_FORMAT_GGUF) {
+        struct gguf_file g;
+        struct qwen3_config file_cfg;
+        rc = gguf_parse(m.data, m.len, path, &g, err);
+        if (rc == 0) rc = gguf_qwen3_config(&g, &file_cfg, err);
+        gguf_free(&g);
+        if (rc == 0 && !model) *cfg = file_cfg;
+        if (rc == 0 && model)
+            rc = load_model(model, cfg, err) || gguf_qwen3_check_config(&file_cfg, cfg, err);
+    } else {
+        rc = load_model(model, cfg, err);
     }
-    if (load_model(model, cfg, err)) return -1;
-    return gguf_qwen3_check_config(&file_cfg, cfg, err);
+    if (rc == 0) rc = check_tensors(&m, fmt, path, cfg, err);
+    file_map_close(&m);
+    return rc ? -1 : 0;
 }
 
 int weights_file_load(const char *path, struct qwen3_weights *w, struct fr_err *err) {

@@ -17,8 +17,9 @@ int weights_file_format(const char *path, enum weights_format *fmt, struct fr_er
 const char *weights_format_name(enum weights_format fmt);
 
 /* The model config for --weights path and --model `model` (either may be NULL, not both): a GGUF file's own
- * config, checked against --model's when both are given; a safetensors file needs --model. Errors are
- * usage errors (bad input), one line naming the file and the field. */
+ * config, checked against --model's when both are given; a safetensors file needs --model. The file's tensor
+ * index is then checked against the config (nothing copied). Errors are usage errors (bad input), one line
+ * naming the file and the field. */
 int weights_file_config(const char *path, const char *model, struct qwen3_config *cfg, struct fr_err *err);
 
 /* Loads the file into w (allocated for the config it must match). */

@@ -20,6 +20,7 @@
 #include "bench/decode_bench.h"
 #include "bench/cli/model_opts.h"
 #include "bench/cli/run_batch.h"
+#include "bench/cli/run_weights.h"
 #include "bench/report/report.h"
 #include "bench/report/report_write.h"
 #include "bench/report/results_dir.h"
@@ -28,6 +29,7 @@
 #include "model/cost.h"
 #include "model/decode.h"
 #include "model/weights.h"
+#include "model/weights_file.h"
 #include "roofline/blas_pool.h"
 #include "roofline/ceilings.h"
 #include "roofline/core_speed.h"
@@ -41,6 +43,7 @@
 
 struct run_args {
     const char *model;
+    const char *weights; /* --weights FILE (GGUF or safetensors); NULL: synthetic */
     enum fr_dtype wtype, kvtype;
     enum matvec_backend gemv;
     int threads;
@@ -72,19 +75,31 @@ static void usage(FILE *f) {
         "--batch 1,2,4,8,16,32,64 (the default; --quick: 1,2,4): batched decode steps, B sequences in "
         "lockstep\n"
         "at --batch-context T (default 1024; --quick: 256, at most the model's context), on the run's\n"
-        "backend and on OpenBLAS sgemm with f32 weights beside it; --batch none skips the sweep.\n");
+        "backend and on OpenBLAS sgemm with f32 weights beside it; --batch none skips the sweep.\n"
+        "--weights FILE: a GGUF or safetensors checkpoint instead of synthetic weights (a GGUF file's "
+        "config\n"
+        "comes from its metadata, checked against --model, which may then be left out); the steps' sampler\n"
+        "samples the model's logits for a fixed prompt, and the report names the file and its sha256.\n");
 }
 
 static int parse_args(int argc, char **argv, struct run_args *a) {
-    static const struct option opts[] = {
-        {"model", required_argument, 0, 'm'},   {"dtype", required_argument, 0, 'd'},
-        {"kv", required_argument, 0, 'k'},      {"threads", required_argument, 0, 't'},
-        {"context", required_argument, 0, 'c'}, {"block-context", required_argument, 0, 'b'},
-        {"gemv", required_argument, 0, 'g'},    {"events", required_argument, 0, 'e'},
-        {"out", required_argument, 0, 'o'},     {"quick", no_argument, 0, 'q'},
-        {"no-plots", no_argument, 0, 'n'},      {"isa", required_argument, 0, 'i'},
-        {"batch", required_argument, 0, 'B'},   {"batch-context", required_argument, 0, 'C'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    static const struct option opts[] = {{"model", required_argument, 0, 'm'},
+                                         {"dtype", required_argument, 0, 'd'},
+                                         {"kv", required_argument, 0, 'k'},
+                                         {"threads", required_argument, 0, 't'},
+                                         {"context", required_argument, 0, 'c'},
+                                         {"block-context", required_argument, 0, 'b'},
+                                         {"gemv", required_argument, 0, 'g'},
+                                         {"events", required_argument, 0, 'e'},
+                                         {"out", required_argument, 0, 'o'},
+                                         {"quick", no_argument, 0, 'q'},
+                                         {"no-plots", no_argument, 0, 'n'},
+                                         {"isa", required_argument, 0, 'i'},
+                                         {"batch", required_argument, 0, 'B'},
+                                         {"batch-context", required_argument, 0, 'C'},
+                                         {"weights", required_argument, 0, 'w'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     *a = (struct run_args){.wtype = FR_DTYPE_BF16,
                            .kvtype = FR_DTYPE_BF16,
                            .out = "results",
@@ -100,6 +115,9 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
         switch (ch) {
         case 'm':
             a->model = optarg;
+            break;
+        case 'w':
+            a->weights = optarg;
             break;
         case 'd':
             if (model_opts_dtype("--dtype", optarg, &a->wtype)) return CLI_EXIT_USAGE;
@@ -179,7 +197,8 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
         }
     }
     if (optind < argc) return cli_usage_error("unexpected argument '%s' (try --help)", argv[optind]);
-    if (!a->model) return cli_usage_error("--model is required (e.g. --model qwen3-0.6b; try --help)");
+    if (!a->model && !a->weights)
+        return cli_usage_error("--model is required (e.g. --model qwen3-0.6b; try --help)");
     int rc = cli_isa_apply("", a->isa, a->gemv == MATVEC_BACKEND_OPENBLAS);
     if (rc) return rc;
     if (!contexts_given) {
@@ -326,6 +345,7 @@ struct run {
     struct block_cost block_costs[BLOCK_COUNT]; /* at blocks_context */
     struct qwen3_weights weights;
     int have_weights;
+    struct run_weights rw; /* where the weights came from, and the prompt's logits */
     struct decode_state st;
     int have_state;
     struct counters counters;
@@ -383,6 +403,7 @@ static void run_free(struct run *r) {
     if (r->have_counters) counters_close(&r->counters);
     if (r->have_state) decode_state_free(&r->st);
     if (r->have_weights) qwen3_weights_free(&r->weights);
+    run_weights_free(&r->rw);
     ceilings_stream_free(r->read_buf, r->read_n);
     free(r->report);
 }
@@ -715,7 +736,9 @@ static int run_main(struct run *r, int argc, char **argv) {
     char batch_failed[sizeof(struct fr_err) + 16] = "";
     struct fr_err err = {{0}};
     int rc;
-    if ((rc = model_opts_load(a->model, &r->cfg))) return rc;
+    if (a->weights ? weights_file_config(a->weights, a->model, &r->cfg, &err) != 0
+                   : (rc = model_opts_load(a->model, &r->cfg)) != 0)
+        return a->weights ? cli_usage_error("%s", err.msg) : rc;
     long max_ctx = 0;
     for (int i = 0; i < a->n_contexts; i++) max_ctx = a->contexts[i] > max_ctx ? a->contexts[i] : max_ctx;
     if (a->block_context < 0) a->block_context = max_ctx < 1024 ? max_ctx : 1024;
@@ -818,10 +841,11 @@ static int run_main(struct run *r, int argc, char **argv) {
             "verify: %d check(s) failed: nothing is timed on wrong kernels (see the FAILED lines above)",
             counts[VERIFY_FAILED]);
 
-    progress_phase(&pr, "weights (synthetic)");
+    progress_phase(&pr, a->weights ? "weights (file)" : "weights (synthetic)");
     if (qwen3_weights_alloc(&r->weights, &r->cfg, a->wtype, &err) != 0) return cli_usage_error("%s", err.msg);
     r->have_weights = 1;
-    qwen3_weights_init_synthetic(&r->weights, 0x0f0e6eULL);
+    r->rw.file = a->weights;
+    if (run_weights_load(&r->rw, &r->weights, r->report, &err) != 0) return cli_usage_error("%s", err.msg);
     if (decode_state_init(&r->st, &r->weights, (int)max_ctx + 1, a->kvtype, a->gemv, &err) != 0)
         return cli_usage_error("%s", err.msg);
     r->have_state = 1;
@@ -847,7 +871,7 @@ static int run_main(struct run *r, int argc, char **argv) {
     bo.read_buf = r->read_buf, bo.read_n = r->read_n, bo.weights_read_min_bytes = read_bytes;
     bo.counting = (struct decode_bench_counting){&r->counters, &r->energy};
     calibrate_llc(r);
-    if (decode_step(&r->st, 1 % r->cfg.vocab, 0, NULL, &err) != 0)
+    if (run_weights_prompt(&r->rw, &r->st, r->report, &err) != 0)
         return cli_fail("%s", err.msg); /* real logits for the sampler */
 
     progress_phase(&pr, "blocks (cold weights)");
