@@ -25,6 +25,8 @@ int cmd_sample(int argc, char **argv);
 int cmd_machine(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
+int cmd_detokenize(int argc, char **argv);
 
 /* Prints "forge-roofline: <message>" to stderr and returns CLI_EXIT_USAGE. */
 __attribute__((format(printf, 1, 2))) int cli_usage_error(const char *fmt, ...);

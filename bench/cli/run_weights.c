@@ -60,10 +60,11 @@ int run_weights_prompt(struct run_weights *rw, struct decode_state *st, struct r
         return fr_err_set(err, "out of memory for the prompt's %d logits", vocab);
     memcpy(rw->prompt_logits, st->logits, sizeof(float) * (size_t)vocab);
     st->sample_logits = rw->prompt_logits;
-    snprintf(p->sampler_logits, sizeof p->sampler_logits,
-             "the model's logits after the fixed prompt ids %s (\"The quick brown fox jumps over the lazy dog.\" "
-             "in Qwen3's vocabulary%s)",
-             ids, vocab < 151936 ? ", each id modulo this vocabulary" : "");
+    snprintf(
+        p->sampler_logits, sizeof p->sampler_logits,
+        "the model's logits after the fixed prompt ids %s (\"The quick brown fox jumps over the lazy dog.\" "
+        "in Qwen3's vocabulary%s)",
+        ids, vocab < 151936 ? ", each id modulo this vocabulary" : "");
     return 0;
 }
 

@@ -1,14 +1,17 @@
 /* libFuzzer harness for the GGUF reader: any bytes, taken as a whole file, must parse or fail with a
- * one-line error, never crash, leak or read out of bounds; a parsed file's config and tensors are then
+ * one-line error, never crash, leak or read out of bounds; a parsed file's tokenizer metadata is built into
+ * a tokenizer (or refused) that then encodes a fixed text, and its config and tensors are
  * checked against its own metadata and against a fixed tiny Qwen3 config, and loaded into it when they fit
  * (checking and loading must agree). Seed corpus: tests/fuzz/corpus/fuzz_gguf, written by llama.cpp's gguf-py
  * (scripts/fixtures/make_gguf_fixtures.py) for this config. */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/gguf.h"
 #include "model/gguf_qwen3.h"
+#include "model/tokenizer.h"
 #include "tests/model_fixtures.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -43,6 +46,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             total += n;
         }
         (void)total;
+    }
+    /* the tokenizer from the metadata: built, or refused in one line; a built one encodes text */
+    struct tokenizer tok;
+    if (tokenizer_from_gguf(&tok, &g, &err) == 0) {
+        static const char text[] = "<|im_start|>user\nHello, world! 12 \xe4\xbd\xa0\xe5\xa5\xbd<|im_end|>";
+        int *ids = NULL, n = 0;
+        if (tokenizer_encode(&tok, text, sizeof text - 1, &ids, &n, &err) == 0) {
+            for (int i = 0; i < n; i++) {
+                size_t len;
+                if (!tokenizer_piece(&tok, ids[i], &len)) __builtin_trap(); /* every id it gives has bytes */
+            }
+            free(ids);
+        }
+        tokenizer_free(&tok);
+    } else {
+        one_line(&err);
     }
     struct qwen3_config c;
     if (gguf_qwen3_config(&g, &c, &err) != 0) one_line(&err);
