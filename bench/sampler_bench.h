@@ -25,7 +25,7 @@ enum sampler_bench_variant {
 
 struct sampler_bench_result {
     const char *variant;  /* sampler_bench_variant_name */
-    const char *row_kind; /* "realistic" or "flat" */
+    const char *row_kind; /* "realistic", "flat", or "model" (opts.model_logits) */
     int vocab;
     int nucleus; /* tokens kept by top-p on this row; -1 on greedy and softmax rows (no top-p) */
     struct timing_stats timing;
@@ -37,7 +37,10 @@ struct sampler_bench_opts {
     float temperature, top_p;
     double min_time_s; /* per figure; the sort-based figures stop at min_reps */
     int min_reps;
-    bool skip_sort; /* leave out the two sort-based figures (they dominate the run time) */
+    bool skip_sort;            /* leave out the two sort-based figures (they dominate the run time) */
+    const float *model_logits; /* [model_vocab] a model's own logits row, timed as row kind "model" after the
+                                  generated rows (the full run with --weights); NULL: none */
+    int model_vocab;
 };
 
 extern const int sampler_bench_default_vocabs[5]; /* 32000, 65536, 128256, 151936, 262144 */

@@ -99,16 +99,6 @@ static int rd_str(struct cursor *c, const char **s, size_t *n, uint64_t max, con
     return 0;
 }
 
-static const char *printable(const char *s, size_t n, char *buf, size_t len) {
-    size_t i = 0;
-    for (; i < n && i + 1 < len; i++) buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
-    if (i < n && len > 4)
-        memcpy(buf + len - 4, "...", 4);
-    else
-        buf[i] = '\0';
-    return buf;
-}
-
 /* Skips one value of type t (a scalar or a string), checking it fits. */
 static int skip_scalar(struct cursor *c, enum gguf_vtype t, const char *what) {
     if (t == GGUF_VTYPE_STRING) {
@@ -135,7 +125,7 @@ static int parse_kv(struct cursor *c, struct gguf_kv *kv, uint64_t i) {
     char what[160], kbuf[96];
     snprintf(what, sizeof what, "metadata key %llu", (unsigned long long)i);
     if (rd_str(c, &kv->key, &kv->key_len, GGUF_MAX_KEY_BYTES, what)) return -1;
-    snprintf(what, sizeof what, "metadata '%s'", printable(kv->key, kv->key_len, kbuf, sizeof kbuf));
+    snprintf(what, sizeof what, "metadata '%s'", fr_err_printable(kv->key, kv->key_len, kbuf, sizeof kbuf));
     if (rd_vtype(c, &kv->type, what)) return -1;
     kv->n = 1;
     kv->elem_type = kv->type;
@@ -165,7 +155,7 @@ static int parse_tensor(struct cursor *c, struct gguf_tensor *t, uint64_t i) {
     char what[160], nbuf[96], tbuf[24];
     snprintf(what, sizeof what, "tensor %llu's name", (unsigned long long)i);
     if (rd_str(c, &t->name, &t->name_len, GGUF_MAX_NAME_BYTES, what)) return -1;
-    snprintf(what, sizeof what, "tensor '%s'", printable(t->name, t->name_len, nbuf, sizeof nbuf));
+    snprintf(what, sizeof what, "tensor '%s'", fr_err_printable(t->name, t->name_len, nbuf, sizeof nbuf));
     if (memchr(t->name, '\0', t->name_len))
         return fr_err_set(c->err, "%s: %s: name holds a NUL byte", c->path, what);
     if (rd_u32(c, &t->ndim, what)) return -1;
@@ -211,7 +201,7 @@ static int check_unique(const struct gguf_file *g, struct name_ref *refs, uint64
     for (uint64_t i = 1; i < n; i++)
         if (cmp_name(&refs[i - 1], &refs[i]) == 0)
             return fr_err_set(err, "%s: %s '%s' appears twice", g->path, what,
-                              printable(refs[i].s, refs[i].n, buf, sizeof buf));
+                              fr_err_printable(refs[i].s, refs[i].n, buf, sizeof buf));
     return 0;
 }
 
@@ -240,7 +230,7 @@ static int check_layout(const struct gguf_file *g, struct fr_err *err) {
     char nbuf[96], obuf[96];
     for (uint64_t i = 0; i < g->n_tensors; i++) {
         const struct gguf_tensor *t = &g->tensors[i];
-        const char *name = printable(t->name, t->name_len, nbuf, sizeof nbuf);
+        const char *name = fr_err_printable(t->name, t->name_len, nbuf, sizeof nbuf);
         if (t->offset % g->alignment)
             return fr_err_set(err, "%s: tensor '%s': offset %llu is not a multiple of the alignment %llu",
                               g->path, name, (unsigned long long)t->offset, (unsigned long long)g->alignment);
@@ -261,8 +251,8 @@ static int check_layout(const struct gguf_file *g, struct fr_err *err) {
         const struct gguf_tensor *a = by_off[i - 1], *b = by_off[i];
         if (b->offset < a->offset + a->bytes)
             rc = fr_err_set(err, "%s: tensor '%s' overlaps tensor '%s' in the data", g->path,
-                            printable(b->name, b->name_len, nbuf, sizeof nbuf),
-                            printable(a->name, a->name_len, obuf, sizeof obuf));
+                            fr_err_printable(b->name, b->name_len, nbuf, sizeof nbuf),
+                            fr_err_printable(a->name, a->name_len, obuf, sizeof obuf));
     }
     free(by_off);
     return rc;

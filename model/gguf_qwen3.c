@@ -45,7 +45,7 @@ int gguf_qwen3_config(const struct gguf_file *g, struct qwen3_config *cfg, struc
     if (arch_n != 5 || memcmp(arch, "qwen3", 5) != 0) {
         char buf[40];
         return fr_err_set(err, "%s: metadata 'general.architecture' is '%s', expected 'qwen3'", g->path,
-                          wslot_printable(arch, arch_n, buf, sizeof buf));
+                          fr_err_printable(arch, arch_n, buf, sizeof buf));
     }
     int value_dim = 0;
     if (get_dim(g, "qwen3.block_count", &cfg->n_layers, err) ||

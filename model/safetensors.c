@@ -38,7 +38,7 @@ static int check_entry(struct st_ctx *c, const cJSON *e, uint64_t data_bytes) {
     char name_buf[128], dtype_buf[40];
     struct wslot *s = wslot_find(&c->t, e->string);
     /* a known name is printable already; an unknown one may hold any byte */
-    const char *name = wslot_printable(e->string, strlen(e->string), name_buf, sizeof name_buf);
+    const char *name = fr_err_printable(e->string, strlen(e->string), name_buf, sizeof name_buf);
     if (!s)
         return fr_err_set(c->err, "%s: unexpected tensor '%s' for model '%s'", c->file, name, c->t.cfg->name);
     if (s->seen) return fr_err_set(c->err, "%s: tensor '%s' appears twice in the header", c->file, name);
@@ -54,7 +54,7 @@ static int check_entry(struct st_ctx *c, const cJSON *e, uint64_t data_bytes) {
     else
         return fr_err_set(
             c->err, "%s: tensor '%s': unsupported dtype '%s' (BF16 or F32)", c->file, name,
-            wslot_printable(dt->valuestring, strlen(dt->valuestring), dtype_buf, sizeof dtype_buf));
+            fr_err_printable(dt->valuestring, strlen(dt->valuestring), dtype_buf, sizeof dtype_buf));
 
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(e, "shape");
     if (!cJSON_IsArray(shape)) return fr_err_set(c->err, "%s: tensor '%s': missing shape", c->file, name);

@@ -96,21 +96,11 @@ static int map_find(const struct tokenizer *t, const unsigned char *s, size_t n)
     }
 }
 
-/* A message-safe rendering of a file string. */
-static const char *shown(const char *s, size_t n, char *buf, size_t len) {
-    size_t i = 0;
-    for (; i < n && i + 1 < len; i++) buf[i] = (unsigned char)s[i] >= 0x20 && s[i] != 0x7f ? s[i] : '?';
-    if (i < n && len > 4)
-        memcpy(buf + len - 4, "...", 4);
-    else
-        buf[i] = '\0';
-    return buf;
-}
-
 static bool valid_utf8(const char *s, size_t n) {
     for (size_t i = 0; i < n;) {
         utf8proc_int32_t cp;
-        utf8proc_ssize_t l = utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(n - i), &cp);
+        utf8proc_ssize_t l =
+            utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(n - i), &cp);
         if (l <= 0) return false;
         i += (size_t)l;
     }
@@ -119,18 +109,20 @@ static bool valid_utf8(const char *s, size_t n) {
 
 /* Undoes the byte-to-character table: the piece's bytes into out (at most n bytes); -1 with err set when the
  * text is not UTF-8 or holds a character outside the alphabet. */
-static int piece_bytes(struct builder *b, int id, const char *s, size_t n, unsigned char *out, size_t *out_n) {
+static int piece_bytes(struct builder *b, int id, const char *s, size_t n, unsigned char *out,
+                       size_t *out_n) {
     char buf[48];
     size_t k = 0;
     for (size_t i = 0; i < n;) {
         utf8proc_int32_t cp;
-        utf8proc_ssize_t l = utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(n - i), &cp);
+        utf8proc_ssize_t l =
+            utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(n - i), &cp);
         if (l <= 0)
             return fr_err_set(b->err, "%s: token %d ('%s') is not valid UTF-8 at byte %zu", b->t->source, id,
-                              shown(s, n, buf, sizeof buf), i);
+                              fr_err_printable(s, n, buf, sizeof buf), i);
         if (cp >= 512 || cp_to_byte[cp] < 0)
             return fr_err_set(b->err, "%s: token %d ('%s') holds U+%04X, outside the byte-level alphabet",
-                              b->t->source, id, shown(s, n, buf, sizeof buf), (unsigned)cp);
+                              b->t->source, id, fr_err_printable(s, n, buf, sizeof buf), (unsigned)cp);
         out[k++] = (unsigned char)cp_to_byte[cp];
         i += (size_t)l;
     }
@@ -142,14 +134,15 @@ static int piece_bytes(struct builder *b, int id, const char *s, size_t n, unsig
 static int tok_set(struct builder *b, int id, const char *s, size_t n, bool added) {
     struct tokenizer *t = b->t;
     char buf[48];
-    if (id < 0 || id >= t->n_vocab) return fr_err_set(b->err, "%s: token id %d outside [0, %d)", t->source, id, t->n_vocab);
+    if (id < 0 || id >= t->n_vocab)
+        return fr_err_set(b->err, "%s: token id %d outside [0, %d)", t->source, id, t->n_vocab);
     if (t->pieces[id].len || t->added[id])
         return fr_err_set(b->err, "%s: token id %d is given twice", t->source, id);
     if (n == 0) return fr_err_set(b->err, "%s: token %d is empty", t->source, id);
     if (added) {
         if (!valid_utf8(s, n))
             return fr_err_set(b->err, "%s: added token %d ('%s') is not valid UTF-8", t->source, id,
-                              shown(s, n, buf, sizeof buf));
+                              fr_err_printable(s, n, buf, sizeof buf));
         t->added[id] = 1;
         t->added_ids[t->n_added++] = id;
         return arena_put(b, (const unsigned char *)s, n, &t->pieces[id]);
@@ -160,8 +153,8 @@ static int tok_set(struct builder *b, int id, const char *s, size_t n, bool adde
     int rc = piece_bytes(b, id, s, n, raw, &raw_n);
     int other = rc == 0 ? map_find(t, raw, raw_n) : -1;
     if (rc == 0 && other >= 0)
-        rc = fr_err_set(b->err, "%s: token %d ('%s') repeats token %d", t->source, id, shown(s, n, buf, sizeof buf),
-                        other);
+        rc = fr_err_set(b->err, "%s: token %d ('%s') repeats token %d", t->source, id,
+                        fr_err_printable(s, n, buf, sizeof buf), other);
     if (rc == 0) rc = arena_put(b, raw, raw_n, &t->pieces[id]);
     free(raw);
     if (rc) return rc;
@@ -209,11 +202,15 @@ static int merge_add(struct builder *b, int rank, const char *a, size_t an, cons
     free(raw);
     if (ia < 0 || ib < 0 || im < 0)
         return fr_err_set(b->err, "%s: merge %d ('%s %s'): %s is not in the vocabulary", t->source, rank,
-                          shown(a, an, buf, sizeof buf), shown(bs, bn, buf2, sizeof buf2),
-                          ia < 0 ? "its first part" : ib < 0 ? "its second part" : "the merged token");
+                          fr_err_printable(a, an, buf, sizeof buf),
+                          fr_err_printable(bs, bn, buf2, sizeof buf2),
+                          ia < 0   ? "its first part"
+                          : ib < 0 ? "its second part"
+                                   : "the merged token");
     uint32_t h = (uint32_t)hash_pair(ia, ib) & (t->merge_cap - 1);
     while (t->merges[h].a >= 0) {
-        if (t->merges[h].a == ia && t->merges[h].b == ib) return 0; /* a repeated merge keeps its first rank */
+        if (t->merges[h].a == ia && t->merges[h].b == ib)
+            return 0; /* a repeated merge keeps its first rank */
         h = (h + 1) & (t->merge_cap - 1);
     }
     t->merges[h] = (struct tok_merge){ia, ib, rank, im};
@@ -224,8 +221,8 @@ static int merge_add(struct builder *b, int rank, const char *a, size_t an, cons
 static int tok_finish(struct builder *b) {
     for (int i = 0; i < 256; i++)
         if (b->t->byte_id[i] < 0)
-            return fr_err_set(b->err, "%s: no token for the byte 0x%02x: byte-level BPE needs all 256", b->t->source,
-                              i);
+            return fr_err_set(b->err, "%s: no token for the byte 0x%02x: byte-level BPE needs all 256",
+                              b->t->source, i);
     return 0;
 }
 
@@ -238,19 +235,23 @@ static int from_gguf(struct tokenizer *t, const struct gguf_file *g, struct fr_e
     if (gguf_get_string(g, "tokenizer.ggml.model", &model, &model_n, err)) return -1;
     if (model_n != 4 || memcmp(model, "gpt2", 4) != 0) {
         char buf[32];
-        return fr_err_set(err, "%s: metadata 'tokenizer.ggml.model' is '%s', not 'gpt2' (byte-level BPE)", g->path,
-                          shown(model, model_n, buf, sizeof buf));
+        return fr_err_set(err, "%s: metadata 'tokenizer.ggml.model' is '%s', not 'gpt2' (byte-level BPE)",
+                          g->path, fr_err_printable(model, model_n, buf, sizeof buf));
     }
     const struct gguf_kv *tokens = gguf_get_array(g, "tokenizer.ggml.tokens", GGUF_VTYPE_STRING, err);
-    const struct gguf_kv *merges = tokens ? gguf_get_array(g, "tokenizer.ggml.merges", GGUF_VTYPE_STRING, err) : NULL;
+    const struct gguf_kv *merges =
+        tokens ? gguf_get_array(g, "tokenizer.ggml.merges", GGUF_VTYPE_STRING, err) : NULL;
     if (!tokens || !merges) return -1;
     if (tokens->n < 256 || tokens->n > INT_MAX / 2)
-        return fr_err_set(err, "%s: 'tokenizer.ggml.tokens' holds %llu tokens", g->path, (unsigned long long)tokens->n);
+        return fr_err_set(err, "%s: 'tokenizer.ggml.tokens' holds %llu tokens", g->path,
+                          (unsigned long long)tokens->n);
     const struct gguf_kv *types = gguf_find_kv(g, "tokenizer.ggml.token_type");
-    if (types && (!gguf_get_array(g, "tokenizer.ggml.token_type", GGUF_VTYPE_INT32, err) || types->n != tokens->n))
-        return types->n != tokens->n ? fr_err_set(err, "%s: 'tokenizer.ggml.token_type' has %llu entries for %llu tokens",
-                                                  g->path, (unsigned long long)types->n, (unsigned long long)tokens->n)
-                                     : -1;
+    if (types &&
+        (!gguf_get_array(g, "tokenizer.ggml.token_type", GGUF_VTYPE_INT32, err) || types->n != tokens->n))
+        return types->n != tokens->n
+                   ? fr_err_set(err, "%s: 'tokenizer.ggml.token_type' has %llu entries for %llu tokens",
+                                g->path, (unsigned long long)types->n, (unsigned long long)tokens->n)
+                   : -1;
     if (tok_alloc(&b, (int)tokens->n)) return -1;
     size_t off = tokens->value_off;
     for (int i = 0; i < t->n_vocab; i++) {
@@ -272,12 +273,12 @@ static int from_gguf(struct tokenizer *t, const struct gguf_file *g, struct fr_e
         char buf[48];
         if (!sp || sp == s || sp + 1 == s + n)
             return fr_err_set(err, "%s: merge %llu ('%s') is not two pieces separated by a space", g->path,
-                              (unsigned long long)r, shown(s, n, buf, sizeof buf));
+                              (unsigned long long)r, fr_err_printable(s, n, buf, sizeof buf));
         if (merge_add(&b, (int)r, s, (size_t)(sp - s), sp + 1, n - (size_t)(sp - s) - 1)) return -1;
     }
     uint64_t eos;
-    if (gguf_find_kv(g, "tokenizer.ggml.eos_token_id") && gguf_get_uint(g, "tokenizer.ggml.eos_token_id", &eos, err) == 0 &&
-        eos < (uint64_t)t->n_vocab)
+    if (gguf_find_kv(g, "tokenizer.ggml.eos_token_id") &&
+        gguf_get_uint(g, "tokenizer.ggml.eos_token_id", &eos, err) == 0 && eos < (uint64_t)t->n_vocab)
         t->eos_id = (int)eos;
     return tok_finish(&b);
 }
@@ -335,10 +336,12 @@ static int check_pretokenizer(const cJSON *root, const char *path, struct fr_err
     const cJSON *p;
     cJSON_ArrayForEach(p, list) {
         const cJSON *type = cJSON_GetObjectItemCaseSensitive(p, "type");
-        const cJSON *re = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p, "pattern"), "Regex");
+        const cJSON *re =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p, "pattern"), "Regex");
         if (cJSON_IsString(type) && strcmp(type->valuestring, "Split") == 0 &&
             (!cJSON_IsString(re) || strcmp(re->valuestring, qwen2_pattern) != 0))
-            return fr_err_set(err, "%s: pre_tokenizer's Split pattern is not Qwen2's (the only one implemented)", path);
+            return fr_err_set(
+                err, "%s: pre_tokenizer's Split pattern is not Qwen2's (the only one implemented)", path);
     }
     return 0;
 }
@@ -359,29 +362,36 @@ static int from_json_root(struct builder *b, const cJSON *root, const char *path
     double most = -1;
     const cJSON *e;
     cJSON_ArrayForEach(e, vocab) {
-        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > (1 << 24) || e->valuedouble != (int)e->valuedouble)
-            return fr_err_set(err, "%s: 'model.vocab' entry has an id that is not an integer in [0, 2^24]", path);
+        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > (1 << 24) ||
+            e->valuedouble != (int)e->valuedouble)
+            return fr_err_set(err, "%s: 'model.vocab' entry has an id that is not an integer in [0, 2^24]",
+                              path);
         if (e->valuedouble > most) most = e->valuedouble;
     }
     cJSON_ArrayForEach(e, added) {
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
-        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble > (1 << 24) || id->valuedouble != (int)id->valuedouble)
+        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble > (1 << 24) ||
+            id->valuedouble != (int)id->valuedouble)
             return fr_err_set(err, "%s: an 'added_tokens' entry has no integer 'id' in [0, 2^24]", path);
         if (id->valuedouble > most) most = id->valuedouble;
     }
-    if (most < 255) return fr_err_set(err, "%s: a vocabulary of %d tokens cannot hold the 256 bytes", path, (int)most + 1);
+    if (most < 255)
+        return fr_err_set(err, "%s: a vocabulary of %d tokens cannot hold the 256 bytes", path,
+                          (int)most + 1);
     if (tok_alloc(b, (int)most + 1)) return -1;
     cJSON_ArrayForEach(e, vocab) {
         if (tok_set(b, (int)e->valuedouble, e->string, strlen(e->string), false)) return -1;
     }
     cJSON_ArrayForEach(e, added) {
-        const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id"), *content = cJSON_GetObjectItemCaseSensitive(e, "content");
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id"),
+                    *content = cJSON_GetObjectItemCaseSensitive(e, "content");
         if (!cJSON_IsString(content))
             return fr_err_set(err, "%s: added token %d has no 'content'", path, (int)id->valuedouble);
         /* an added token may repeat a vocabulary entry's id with the same text: it is matched verbatim */
         struct tok_piece *p = &b->t->pieces[(int)id->valuedouble];
         if (p->len && !b->t->added[(int)id->valuedouble]) p->len = 0;
-        if (tok_set(b, (int)id->valuedouble, content->valuestring, strlen(content->valuestring), true)) return -1;
+        if (tok_set(b, (int)id->valuedouble, content->valuestring, strlen(content->valuestring), true))
+            return -1;
         if (strcmp(content->valuestring, "<|endoftext|>") == 0) b->t->eos_id = (int)id->valuedouble;
     }
     if (merges_alloc(b, (size_t)cJSON_GetArraySize(merges))) return -1;
@@ -394,8 +404,8 @@ static int from_json_root(struct builder *b, const cJSON *root, const char *path
             if (!sp || sp == e->valuestring || !sp[1])
                 return fr_err_set(err, "%s: merge %d is not two pieces separated by a space", path, r);
             s1 = e->valuestring, n1 = (size_t)(sp - s1), s2 = sp + 1, n2 = strlen(s2);
-        } else if (cJSON_IsArray(e) && cJSON_GetArraySize(e) == 2 && cJSON_IsString(cJSON_GetArrayItem(e, 0)) &&
-                   cJSON_IsString(cJSON_GetArrayItem(e, 1))) {
+        } else if (cJSON_IsArray(e) && cJSON_GetArraySize(e) == 2 &&
+                   cJSON_IsString(cJSON_GetArrayItem(e, 0)) && cJSON_IsString(cJSON_GetArrayItem(e, 1))) {
             s1 = cJSON_GetArrayItem(e, 0)->valuestring, n1 = strlen(s1);
             s2 = cJSON_GetArrayItem(e, 1)->valuestring, n2 = strlen(s2);
         } else {
@@ -481,8 +491,9 @@ static int32_t fold(int32_t c) {
 }
 
 /* Length, in code points, of the pre-tokenizer's match at i: the first alternative of
- * (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
- * that matches, each with the length its greedy quantifiers and backtracking give. */
+ * (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|
+ * ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+ that matches, each with the length its greedy quantifiers
+ * and backtracking give. */
 static size_t match_at(const int32_t *cp, size_t n, size_t i) {
     int32_t c = cp[i];
     if (c == '\'' && i + 1 < n) {
@@ -508,7 +519,7 @@ static size_t match_at(const int32_t *cp, size_t n, size_t i) {
     size_t last_nl = n;
     for (size_t k = i; k < end; k++)
         if (is_crlf(cp[k])) last_nl = k;
-    if (last_nl < n) return last_nl + 1 - i;    /* \s*[\r\n]+ */
+    if (last_nl < n) return last_nl + 1 - i;     /* \s*[\r\n]+ */
     if (end == n || end - i < 2) return end - i; /* \s+(?!\S) at the end, or \s+ */
     return end - i - 1;                          /* \s+(?!\S): the last space goes with the next word */
 }
@@ -549,7 +560,8 @@ static int encode_plain(const struct tokenizer *t, const char *s, size_t len, si
         size_t at = 0;
         utf8proc_int32_t cp;
         utf8proc_ssize_t l;
-        while (at < len && (l = utf8proc_iterate((const utf8proc_uint8_t *)s + at, (utf8proc_ssize_t)(len - at), &cp)) > 0)
+        while (at < len && (l = utf8proc_iterate((const utf8proc_uint8_t *)s + at,
+                                                 (utf8proc_ssize_t)(len - at), &cp)) > 0)
             at += (size_t)l;
         return fr_err_set(err, "the text is not valid UTF-8 at byte %zu", base + at);
     }
@@ -592,10 +604,12 @@ int tokenizer_encode(const struct tokenizer *t, const char *text, size_t len, in
             const char *hit = memmem(text + pos, len - pos, t->arena + p->off, p->len);
             if (!hit) continue;
             size_t at = (size_t)(hit - text);
-            if (at < best_at || (at == best_at && p->len > best_len)) best_at = at, best_len = p->len, best_id = t->added_ids[k];
+            if (at < best_at || (at == best_at && p->len > best_len))
+                best_at = at, best_len = p->len, best_id = t->added_ids[k];
         }
         rc = encode_plain(t, text + pos, best_at - pos, pos, &out, err);
-        if (rc == 0 && best_id >= 0 && ids_push(&out, best_id)) rc = fr_err_set(err, "out of memory for the ids");
+        if (rc == 0 && best_id >= 0 && ids_push(&out, best_id))
+            rc = fr_err_set(err, "out of memory for the ids");
         if (best_id < 0) break;
         pos = best_at + best_len;
     }

@@ -30,11 +30,11 @@ struct tokenizer {
     struct tok_merge *merges; /* [merge_cap] open-addressed by (a, b) */
     uint32_t merge_cap;
     int n_merges;
-    int byte_id[256];   /* the token of each single byte */
-    int *added_ids;     /* [n_added] */
+    int byte_id[256]; /* the token of each single byte */
+    int *added_ids;   /* [n_added] */
     int n_added;
-    int eos_id;         /* -1 when unknown */
-    char source[512];   /* the file it came from, for messages */
+    int eos_id;       /* -1 when unknown */
+    char source[512]; /* the file it came from, for messages */
 };
 
 /* From a parsed GGUF file (tokenizer.ggml.model "gpt2", tokens, token_type, merges). Errors name the file

@@ -135,16 +135,6 @@ void wslot_format_shape(char *buf, size_t len, const uint64_t *dims, int ndim) {
     if (off < len) snprintf(buf + off, len - off, "]");
 }
 
-const char *wslot_printable(const char *s, size_t n, char *buf, size_t len) {
-    size_t i = 0;
-    for (; i < n && i + 1 < len; i++) buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
-    if (i < n && len > 4)
-        memcpy(buf + len - 4, "...", 4);
-    else
-        buf[i] = '\0';
-    return buf;
-}
-
 static int cmp_slot_begin(const void *a, const void *b) {
     const struct wslot *x = *(const struct wslot *const *)a, *y = *(const struct wslot *const *)b;
     return x->begin < y->begin ? -1 : x->begin > y->begin;

@@ -71,10 +71,6 @@ size_t wslot_dtype_size(enum wslot_dtype d);
 /* "[r, c]" or "[n]" into buf. */
 void wslot_format_shape(char *buf, size_t len, const uint64_t *dims, int ndim);
 
-/* A file string made safe for a one-line message: printable ASCII kept, any other byte '?', truncated with
- * "..." to fit buf. s need not be NUL-terminated: n bytes are read. */
-const char *wslot_printable(const char *s, size_t n, char *buf, size_t len);
-
 /* Every required tensor present (a tied config's LM head is optional), and no two byte ranges sharing a
  * byte. */
 int wslot_check_complete(const struct wslot_table *t, const char *file, struct fr_err *err);

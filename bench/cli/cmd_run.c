@@ -681,9 +681,11 @@ static void fill_plan(struct run_report *rep, const struct run_args *a, const st
     if (off < len) sampler_bench_describe(&so, p + off, len - off);
 }
 
-static int measure_sampler(struct run_report *rep, int quick) {
+/* model_logits (NULL: synthetic weights): the prompt's logits row, timed as the sweep's "model" rows. */
+static int measure_sampler(struct run_report *rep, int quick, const float *model_logits, int vocab) {
     struct sampler_bench_opts o;
     sampler_opts_for(quick, &o);
+    o.model_logits = model_logits, o.model_vocab = vocab;
     struct sampler_bench_result *res = NULL;
     int n = 0;
     struct fr_err err = {{0}};
@@ -884,7 +886,7 @@ static int run_main(struct run *r, int argc, char **argv) {
 
     probe_cores(r, "after the steps");
     progress_phase(&pr, "sampler sweep");
-    if ((rc = measure_sampler(r->report, a->quick))) return rc;
+    if ((rc = measure_sampler(r->report, a->quick, r->rw.prompt_logits, r->cfg.vocab))) return rc;
 
     if ((rc = predict_all(r))) return rc;
     add_roof_rows(r);

@@ -15,7 +15,8 @@ struct tok_args {
     const char *file, *text, *ids;
 };
 
-static int parse(int argc, char **argv, const char *cmd, const char *value_flag, struct tok_args *a, int *help) {
+static int parse(int argc, char **argv, const char *cmd, const char *value_flag, struct tok_args *a,
+                 int *help) {
     memset(a, 0, sizeof *a);
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
@@ -61,7 +62,8 @@ int cmd_tokenize(int argc, char **argv) {
     if (rc) return rc;
     if (help) {
         printf("usage: forge-roofline tokenize --tokenizer FILE [--text TEXT]\n"
-               "  --tokenizer FILE  tokenizer.json, or a GGUF file's tokenizer (--weights FILE.gguf is the same)\n"
+               "  --tokenizer FILE  tokenizer.json, or a GGUF file's tokenizer (--weights FILE.gguf is the "
+               "same)\n"
                "  --text TEXT       the text (default: all of stdin, bytes as they are)\n"
                "Prints the ids comma-separated on one line (decode --prompt-ids takes them).\n");
         return CLI_EXIT_OK;
@@ -91,7 +93,8 @@ int cmd_detokenize(int argc, char **argv) {
     if (rc) return rc;
     if (help) {
         printf("usage: forge-roofline detokenize --tokenizer FILE [--ids 1,2,3]\n"
-               "  --tokenizer FILE  tokenizer.json, or a GGUF file's tokenizer (--weights FILE.gguf is the same)\n"
+               "  --tokenizer FILE  tokenizer.json, or a GGUF file's tokenizer (--weights FILE.gguf is the "
+               "same)\n"
                "  --ids LIST        comma-separated ids (default: the list on stdin)\n"
                "Writes the tokens' bytes to stdout as they are (added tokens as their text).\n");
         return CLI_EXIT_OK;
@@ -114,8 +117,8 @@ int cmd_detokenize(int argc, char **argv) {
     for (int i = 0; rc == 0 && i < n; i++) {
         size_t l;
         if (!tokenizer_piece(&t, (int)vals[i], &l))
-            rc = cli_usage_error("detokenize: id %ld (position %d) has no token in %s (%d ids)", vals[i], i, a.file,
-                                 t.n_vocab);
+            rc = cli_usage_error("detokenize: id %ld (position %d) has no token in %s (%d ids)", vals[i], i,
+                                 a.file, t.n_vocab);
     }
     for (int i = 0; rc == 0 && i < n; i++) {
         size_t l;
