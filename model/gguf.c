@@ -156,7 +156,7 @@ static int parse_tensor(struct cursor *c, struct gguf_tensor *t, uint64_t i) {
     snprintf(what, sizeof what, "tensor %llu's name", (unsigned long long)i);
     if (rd_str(c, &t->name, &t->name_len, GGUF_MAX_NAME_BYTES, what)) return -1;
     snprintf(what, sizeof what, "tensor '%s'", fr_err_printable(t->name, t->name_len, nbuf, sizeof nbuf));
-    if (memchr(t->name, '\0', t->name_len))
+    if (t->name_len && memchr(t->name, '\0', t->name_len))
         return fr_err_set(c->err, "%s: %s: name holds a NUL byte", c->path, what);
     if (rd_u32(c, &t->ndim, what)) return -1;
     if (t->ndim < 1 || t->ndim > GGUF_MAX_DIMS)
@@ -301,8 +301,11 @@ int gguf_parse(const void *buf, size_t len, const char *path, struct gguf_file *
                           (unsigned long long)g->n_tensors, len);
     g->kv = calloc((size_t)(g->n_kv ? g->n_kv : 1), sizeof *g->kv);
     g->tensors = calloc((size_t)(g->n_tensors ? g->n_tensors : 1), sizeof *g->tensors);
+    if (!g->kv || !g->tensors) {
+        gguf_free(g);
+        return fr_err_set(err, "%s: out of memory for the index", path);
+    }
     int rc = 0;
-    if (!g->kv || !g->tensors) rc = fr_err_set(err, "%s: out of memory for the index", path);
     for (uint64_t i = 0; rc == 0 && i < g->n_kv; i++) rc = parse_kv(&c, &g->kv[i], i);
     for (uint64_t i = 0; rc == 0 && i < g->n_tensors; i++) rc = parse_tensor(&c, &g->tensors[i], i);
     if (rc == 0) rc = check_names(g, err);
@@ -354,7 +357,7 @@ static uint64_t int_at(const unsigned char *p, enum gguf_vtype t, bool *neg) {
     case GGUF_VTYPE_BOOL:
         return *p;
     case GGUF_VTYPE_INT8:
-        memcpy(&u8, p, 1), s = (int8_t)u8;
+        memcpy(&u8, p, 1), s = u8 >= 128 ? (int64_t)u8 - 256 : (int64_t)u8;
         break;
     case GGUF_VTYPE_UINT16:
         memcpy(&u16, p, 2);

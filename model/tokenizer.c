@@ -189,7 +189,7 @@ static int merge_add(struct builder *b, int rank, const char *a, size_t an, cons
     char buf[48], buf2[48];
     unsigned char *raw = malloc(an + bn + 1);
     if (!raw) return fr_err_set(b->err, "%s: out of memory", t->source);
-    size_t ra, rb;
+    size_t ra = 0, rb = 0;
     int rc = piece_bytes(b, -1, a, an, raw, &ra) || piece_bytes(b, -1, bs, bn, raw + ra, &rb) ? -1 : 0;
     if (rc) {
         char keep[sizeof b->err->msg];
@@ -568,7 +568,13 @@ static int encode_plain(const struct tokenizer *t, const char *s, size_t len, si
     size_t n = 0, cap = (size_t)nl + 1;
     int32_t *cp = malloc(sizeof *cp * cap);
     size_t *off = malloc(sizeof *off * cap);
-    int rc = cp && off ? 0 : fr_err_set(err, "out of memory for %zd bytes of text", nl);
+    if (!cp || !off) {
+        free(cp);
+        free(off);
+        free(nfc);
+        return fr_err_set(err, "out of memory for %zd bytes of text", nl);
+    }
+    int rc = 0;
     for (size_t at = 0; rc == 0 && at < (size_t)nl;) {
         utf8proc_ssize_t l = utf8proc_iterate(nfc + at, nl - (utf8proc_ssize_t)at, &cp[n]);
         if (l <= 0) {

@@ -738,9 +738,12 @@ static int run_main(struct run *r, int argc, char **argv) {
     char batch_failed[sizeof(struct fr_err) + 16] = "";
     struct fr_err err = {{0}};
     int rc;
-    if (a->weights ? weights_file_config(a->weights, a->model, &r->cfg, &err) != 0
-                   : (rc = model_opts_load(a->model, &r->cfg)) != 0)
-        return a->weights ? cli_usage_error("%s", err.msg) : rc;
+    if (a->weights) {
+        if (weights_file_config(a->weights, a->model, &r->cfg, &err) != 0)
+            return cli_usage_error("%s", err.msg);
+    } else if ((rc = model_opts_load(a->model, &r->cfg)) != 0) {
+        return rc;
+    }
     long max_ctx = 0;
     for (int i = 0; i < a->n_contexts; i++) max_ctx = a->contexts[i] > max_ctx ? a->contexts[i] : max_ctx;
     if (a->block_context < 0) a->block_context = max_ctx < 1024 ? max_ctx : 1024;
