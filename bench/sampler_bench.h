@@ -41,6 +41,10 @@ struct sampler_bench_opts {
     const float *model_logits; /* [model_vocab] a model's own logits row, timed as row kind "model" after the
                                   generated rows (the full run with --weights); NULL: none */
     int model_vocab;
+    /* NULL: none. Else every timed repetition is kept under sampler:<variant>@<vocab> (realistic rows),
+     * sampler:<variant>.flat@<vocab> or sampler:<variant>.model@<vocab>, with the set's thread count
+     * (roofline/samples.h). */
+    struct sample_set *samples;
 };
 
 extern const int sampler_bench_default_vocabs[5]; /* 32000, 65536, 128256, 151936, 262144 */

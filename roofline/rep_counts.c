@@ -5,6 +5,7 @@
 #include "roofline/rep_counts.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,7 @@ static bool hook_end(void *ctx, int rep, double wall_s) {
     if (rep + 1 > rc->n) rc->n = rep + 1;
     rc->wall_s[rep] = wall_s;
     rc->disturbed[rep] = rc->faulted[rep] = rc->switched[rep] = false;
+    rc->preempted[rep] = rc->migrated[rep] = false;
     if (energy_ok) {
         rc->energy_j += counters_energy_j(rc->energy);
         rc->energy_reps++;
@@ -44,7 +46,9 @@ static bool hook_end(void *ctx, int rep, double wall_s) {
     rc->switched[rep] = counters_role_value(c, COUNTERS_ROLE_CONTEXT_SWITCHES) > 0 || involuntary > 0;
     /* without the involuntary count, a switch cannot be told from a wait: each is taken as a preemption */
     bool preempted = involuntary >= 0 ? involuntary > 0 : rc->switched[rep];
-    rc->disturbed[rep] = preempted || counters_role_value(c, COUNTERS_ROLE_MIGRATIONS) > 0;
+    rc->preempted[rep] = preempted;
+    rc->migrated[rep] = counters_role_value(c, COUNTERS_ROLE_MIGRATIONS) > 0;
+    rc->disturbed[rep] = preempted || rc->migrated[rep];
     rc->faulted[rep] = counters_role_value(c, COUNTERS_ROLE_PAGE_FAULTS) > 0 ||
                        counters_role_value(c, COUNTERS_ROLE_MAJOR_FAULTS) > 0;
     return rc->disturbed[rep];
@@ -57,7 +61,10 @@ int rep_counts_init(struct rep_counts *rc, struct counters *team, struct counter
     rc->disturbed = calloc((size_t)max_reps, sizeof *rc->disturbed);
     rc->faulted = calloc((size_t)max_reps, sizeof *rc->faulted);
     rc->switched = calloc((size_t)max_reps, sizeof *rc->switched);
-    if (max_reps < 1 || !rc->wall_s || !rc->disturbed || !rc->faulted || !rc->switched) {
+    rc->preempted = calloc((size_t)max_reps, sizeof *rc->preempted);
+    rc->migrated = calloc((size_t)max_reps, sizeof *rc->migrated);
+    if (max_reps < 1 || !rc->wall_s || !rc->disturbed || !rc->faulted || !rc->switched || !rc->preempted ||
+        !rc->migrated) {
         rep_counts_free(rc);
         return fr_err_set(err, "rep_counts: cannot hold %d repetitions", max_reps);
     }
@@ -73,11 +80,24 @@ void rep_counts_reset(struct rep_counts *rc) {
 }
 
 void rep_counts_free(struct rep_counts *rc) {
+    free(rc->migrated);
+    free(rc->preempted);
     free(rc->switched);
     free(rc->faulted);
     free(rc->disturbed);
     free(rc->wall_s);
-    rc->wall_s = NULL, rc->disturbed = rc->faulted = rc->switched = NULL;
+    rc->wall_s = NULL, rc->disturbed = rc->faulted = rc->switched = rc->preempted = rc->migrated = NULL;
+}
+
+void rep_counts_mark_samples(const struct rep_counts *rc, struct sample_set *set, int first) {
+    for (int i = 0; i < rc->n && first + i < set->n; i++) {
+        char *c = set->s[first + i].cause;
+        size_t len = sizeof set->s[first + i].cause;
+        snprintf(c, len, "%s%s%s%s%s", rc->preempted[i] ? "preempted" : "",
+                 rc->preempted[i] && rc->migrated[i] ? "+" : "", rc->migrated[i] ? "migrated" : "",
+                 (rc->preempted[i] || rc->migrated[i]) && rc->faulted[i] ? "+" : "",
+                 rc->faulted[i] ? "faulted" : "");
+    }
 }
 
 /* sum of the role's event over repetitions, or NaN when it is not counted */

@@ -22,10 +22,11 @@ struct rep_counts {
     void (*before)(void *ctx); /* untimed work before counting starts (e.g. evicting the caches); NULL */
     void *before_ctx;
     int max_reps;
-    int n;                     /* repetitions recorded */
-    double *wall_s;            /* [max_reps] timed wall time of each repetition */
-    bool *disturbed, *faulted; /* [max_reps] */
-    bool *switched;            /* [max_reps] any context switch, voluntary ones included */
+    int n;                      /* repetitions recorded */
+    double *wall_s;             /* [max_reps] timed wall time of each repetition */
+    bool *disturbed, *faulted;  /* [max_reps] */
+    bool *switched;             /* [max_reps] any context switch, voluntary ones included */
+    bool *preempted, *migrated; /* [max_reps] what made a repetition disturbed (either, or both) */
     double sum[COUNTERS_MAX_EVENTS],
         sum_max[COUNTERS_MAX_EVENTS]; /* over repetitions: team sum, thread max */
     double energy_j;                  /* over repetitions */
@@ -58,6 +59,9 @@ void rep_counts_free(struct rep_counts *rc);
 /* Forgets the recorded repetitions (for the next measurement with the same counters). */
 void rep_counts_reset(struct rep_counts *rc);
 void rep_counts_summarize(const struct rep_counts *rc, struct rep_counts_summary *out);
+/* Writes each recorded repetition's causes ('+'-joined: preempted, migrated, faulted; "" for none) into the
+ * samples set->s[first + rep] (the samples the harness appended for this measurement). */
+void rep_counts_mark_samples(const struct rep_counts *rc, struct sample_set *set, int first);
 /* What marks a repetition disturbed with these counters, in words (e.g. "a thread preempted (involuntary
  * context switch) or migrated"); names what is not counted. team may be NULL. */
 const char *rep_counts_rule(const struct counters *team);
