@@ -38,6 +38,7 @@ struct sampler_bench_opts {
     double min_time_s; /* per figure; the sort-based figures stop at min_reps */
     int min_reps;
     bool skip_sort;            /* leave out the two sort-based figures (they dominate the run time) */
+    int threads;               /* the run's: the softmax's passes split over up to this many (default 1) */
     const float *model_logits; /* [model_vocab] a model's own logits row, timed as row kind "model" after the
                                   generated rows (the full run with --weights); NULL: none */
     int model_vocab;

@@ -189,7 +189,8 @@ static void load(const char *path, const struct qwen3_config *c, struct qwen3_we
 static void greedy(const struct qwen3_weights *w, int *out, int n) {
     struct decode_state st;
     struct fr_err err = {{0}};
-    cr_assert_eq(decode_state_init(&st, w, 16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, &err), 0, "%s", err.msg);
+    cr_assert_eq(decode_state_init(&st, w, 16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, 1, &err), 0, "%s",
+                 err.msg);
     static const int prompt[] = {72, 101, 108, 260, 298};
     int pos = 0;
     for (int i = 0; i < 5; i++)

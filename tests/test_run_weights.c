@@ -33,7 +33,8 @@ Test(run_weights, file_weights_record_the_file_and_sample_the_prompt_logits, .ti
     cr_expect_str_eq(rep.prov.weights_sha256, want);
 
     struct decode_state st;
-    cr_assert_eq(decode_state_init(&st, &w, 32, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, &err), 0, "%s", err.msg);
+    cr_assert_eq(decode_state_init(&st, &w, 32, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, 1, &err), 0, "%s",
+                 err.msg);
     cr_assert_eq(run_weights_prompt(&rw, &st, &rep, &err), 0, "%s", err.msg);
     cr_assert_eq(st.sample_logits, rw.prompt_logits);
     cr_expect(strstr(rep.prov.sampler_logits, "fixed prompt") != NULL, "%s", rep.prov.sampler_logits);
@@ -66,7 +67,8 @@ Test(run_weights, synthetic_weights_say_so) {
     cr_expect_str_eq(rep.prov.weights_source, "synthetic");
     cr_expect_str_eq(rep.prov.weights_file, "");
     struct decode_state st;
-    cr_assert_eq(decode_state_init(&st, &w, 4, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, &err), 0, "%s", err.msg);
+    cr_assert_eq(decode_state_init(&st, &w, 4, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, 1, &err), 0, "%s",
+                 err.msg);
     cr_assert_eq(run_weights_prompt(&rw, &st, &rep, &err), 0, "%s", err.msg);
     cr_expect_null(st.sample_logits);
     cr_expect_null(rw.prompt_logits);

@@ -24,7 +24,7 @@ Test(sampler_bench, model_rows_time_the_given_logits) {
     struct fr_err err = {{0}};
     cr_assert_eq(sampler_bench_run(&o, &res, &n, &err), 0, "%s", err.msg);
     void *scratch = malloc(sampler_scratch_bytes(V));
-    cr_assert_eq(sampler_softmax(probs, logits, FR_DTYPE_F32, V, o.temperature, &err), 0);
+    cr_assert_eq(sampler_softmax(probs, logits, FR_DTYPE_F32, V, o.temperature, 1, &err), 0);
     int want_nucleus = sampler_top_p_ref(probs, V, o.top_p, scratch);
     int model_rows = 0;
     for (int i = 0; i < n; i++) {

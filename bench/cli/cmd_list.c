@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bench/cli/cli.h"
+#include "kernels/team.h"
 #include "model/blocks.h"
 #include "model/config.h"
 #include "model/datadir.h"
@@ -67,7 +68,8 @@ static void list_event_set(const char *title, const struct counters *c) {
 static int list_counters(void) {
     struct counters c;
     struct fr_err err = {{0}};
-    if (counters_open(&c, counters_source_papi(), NULL, NULL, &err) != 0)
+    /* in a team of one thread per processor, a run's default */
+    if (counters_open(&c, counters_source_papi(), NULL, NULL, kernel_team_procs(), &err) != 0)
         return cli_fail("list: %s", err.msg);
     list_event_set(
         "counter events (PAPI, and getrusage for rusage::; default set of a run; --events NAME,... "
