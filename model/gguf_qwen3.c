@@ -130,7 +130,10 @@ static int check_tensor(struct wslot_table *t, const struct gguf_file *g, const 
     memcpy(name, gt->name, gt->name_len); /* the parser caps names at 63 bytes and refuses NULs */
     name[gt->name_len] = '\0';
     struct wslot *s = wslot_find(t, name);
-    if (!s) return fr_err_set(err, "%s: unexpected tensor '%s' for model '%s'", g->path, name, t->cfg->name);
+    char shown[72]; /* a name no slot knows may hold any byte but NUL: made printable for the message */
+    if (!s)
+        return fr_err_set(err, "%s: unexpected tensor '%s' for model '%s'", g->path,
+                          fr_err_printable(name, gt->name_len, shown, sizeof shown), t->cfg->name);
     if (s->seen) return fr_err_set(err, "%s: tensor '%s' appears twice", g->path, name);
     switch (gt->type) {
     case GGUF_GGML_F32:

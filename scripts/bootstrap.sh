@@ -5,8 +5,8 @@
 set -euo pipefail
 
 packages=(gcc make pkg-config libpapi-dev libhwloc-dev libopenblas-dev libcjson-dev libutf8proc-dev
-          libcriterion-dev
-          gnuplot-nox clang libclang-rt-14-dev clang-format clang-tidy cppcheck)
+          libcriterion-dev gnuplot-nox clang libclang-rt-14-dev clang-format clang-tidy cppcheck
+          libsqlite3-dev libpq-dev postgresql)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -22,6 +22,7 @@ static const struct command commands[] = {
     {"list", cmd_list, "list blocks, models and counter events"},
     {"tokenize", cmd_tokenize, "text to Qwen3 token ids (tokenizer.json or GGUF)"},
     {"detokenize", cmd_detokenize, "Qwen3 token ids to text"},
+    {"history", cmd_history, "every run remembered: series, shifts and trends per machine"},
 };
 
 static void usage(FILE *f) {
