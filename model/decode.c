@@ -268,8 +268,8 @@ static int block_run_once(struct decode_state *st, enum block_id b, int layer, i
         rmsnorm(st->xb, st->x, w->final_norm, hidden, st->eps);
         return 0;
     case BLOCK_SAMPLER:
-        return sampler_pick(st->logits, c->vocab, &st->sampler_params, st->sample_step, st->sampler_scratch,
-                            st->threads, &st->sampled_token, &st->err);
+        return sampler_pick(st->sample_logits ? st->sample_logits : st->logits, c->vocab, &st->sampler_params,
+                            st->sample_step, st->sampler_scratch, st->threads, &st->sampled_token, &st->err);
     case BLOCK_COUNT:
         break;
     }

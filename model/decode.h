@@ -54,6 +54,9 @@ struct decode_state {
     /* inputs and outputs of the blocks that take no position or layer */
     int token;                            /* BLOCK_EMBED's input token */
     struct sampler_params sampler_params; /* BLOCK_SAMPLER's parameters */
+    const float *sample_logits;           /* [vocab] the row BLOCK_SAMPLER reads; NULL: logits. The full run
+                                             points it at a fixed prompt's logits so that every timed sampler
+                                             call sees the model's own distribution */
     uint64_t sample_step;                 /* BLOCK_SAMPLER's step counter (the draw's stream) */
     int sampled_token;                    /* BLOCK_SAMPLER's output */
 

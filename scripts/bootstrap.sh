@@ -4,8 +4,8 @@
 # --check only reports (exit 1 when something is missing).
 set -euo pipefail
 
-packages=(gcc make pkg-config libpapi-dev libhwloc-dev libopenblas-dev libcjson-dev libcriterion-dev
-          gnuplot-nox clang libclang-rt-14-dev clang-format clang-tidy cppcheck
+packages=(gcc make pkg-config libpapi-dev libhwloc-dev libopenblas-dev libcjson-dev libutf8proc-dev
+          libcriterion-dev gnuplot-nox clang libclang-rt-14-dev clang-format clang-tidy cppcheck
           libsqlite3-dev libpq-dev postgresql)
 
 missing=()

@@ -86,6 +86,7 @@ Test(run, quick_tiny_config_writes_the_contract, .timeout = 480) {
     cr_expect(tu_starts(cJSON_GetObjectItem(prov, "command_line")->valuestring,
                         "forge-roofline --model tests/fixtures/tiny-qwen3 --quick"));
     cr_expect_str_eq(cJSON_GetObjectItem(prov, "dtype")->valuestring, "bf16");
+    cr_expect_str_eq(cJSON_GetObjectItem(prov, "weights")->valuestring, "synthetic"); /* no --weights */
     cr_expect_geq(cJSON_GetObjectItem(prov, "threads")->valuedouble, 1);
     char commit[64];
     build_commit(commit, sizeof commit);

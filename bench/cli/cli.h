@@ -25,6 +25,8 @@ int cmd_sample(int argc, char **argv);
 int cmd_machine(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
+int cmd_detokenize(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 
 /* Appends a completed run folder (compare: a compare folder) to the history store `where` (NULL: the

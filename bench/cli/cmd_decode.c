@@ -1,4 +1,4 @@
-/* forge-roofline decode: runs the Qwen3 decode loop end to end on synthetic or safetensors weights. The
+/* forge-roofline decode: runs the Qwen3 decode loop end to end on synthetic, GGUF or safetensors weights. The
  * prompt ids go through the step one position at a time, then max-new tokens are generated (greedy unless
  * a temperature is given); the generated ids go to stdout on one line, the setup and tokens/s to stderr,
  * and --logits-out keeps every generated token's logits row (little-endian f32) for comparison with another
@@ -16,7 +16,8 @@
 #include "model/config.h"
 #include "model/cost.h"
 #include "model/decode.h"
-#include "model/safetensors.h"
+#include "model/tokenizer.h"
+#include "model/weights_file.h"
 #include "roofline/blas_pool.h"
 #include "roofline/topology.h"
 
@@ -25,6 +26,8 @@
 
 struct decode_args {
     const char *model, *weights, *prompt, *logits_out, *isa;
+    const char *text, *tokenizer; /* --prompt TEXT and where its tokenizer comes from */
+    bool chat;                    /* --chat: the text is one user turn of Qwen3's chat template */
     long max_new;
     enum fr_dtype wtype, kvtype;
     enum matvec_backend backend;
@@ -33,21 +36,27 @@ struct decode_args {
 };
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: forge-roofline decode --model M --prompt-ids 1,2,3 --max-new N [options]\n"
-               "  --model M            model name, directory or config.json\n"
-               "  --weights FILE       safetensors checkpoint (default: synthetic weights, fixed seed)\n"
-               "  --prompt-ids LIST    comma-separated token ids, fed one step at a time\n"
-               "  --max-new N          tokens to generate (>= 0)\n"
-               "  --dtype T            weight type: bf16 (default), f32, q8_0, q4_0\n"
-               "  --kv bf16|f32        KV cache type (default bf16)\n"
-               "  --gemv forge|openblas  matvec backend (default forge)\n"
-               "  --threads N          OpenMP (and OpenBLAS) threads\n"
-               "  --isa NAME           " CLI_ISA_HELP "\n"
-               "  --temperature T      0 = greedy (default); > 0 samples\n"
-               "  --top-p P            nucleus in [0, 1] (default 1)\n"
-               "  --seed S             sampler seed (default 0)\n"
-               "  --logits-out FILE    each generated token's logits as little-endian f32 rows\n"
-               "Generated ids go to stdout on one line; setup and tokens/s to stderr.\n");
+    fprintf(
+        f, "usage: forge-roofline decode --model M --prompt-ids 1,2,3 --max-new N [options]\n"
+           "  --model M            model name, directory or config.json (optional with a GGUF --weights)\n"
+           "  --weights FILE       GGUF or safetensors checkpoint (default: synthetic weights, fixed seed);\n"
+           "                       a GGUF file's config comes from its metadata, checked against --model\n"
+           "  --prompt-ids LIST    comma-separated token ids, fed one step at a time\n"
+           "  --prompt TEXT        text instead of ids: encoded with Qwen3's tokenizer, and the generated\n"
+           "                       text is printed as it is produced (stops at <|im_end|> or <|endoftext|>)\n"
+           "  --chat               the --prompt is one user turn of Qwen3's chat template\n"
+           "  --tokenizer FILE     tokenizer.json or GGUF for --prompt (default: a GGUF --weights)\n"
+           "  --max-new N          tokens to generate (>= 0)\n"
+           "  --dtype T            weight type: bf16 (default), f32, q8_0, q4_0\n"
+           "  --kv bf16|f32        KV cache type (default bf16)\n"
+           "  --gemv forge|openblas  matvec backend (default forge)\n"
+           "  --threads N          OpenMP (and OpenBLAS) threads\n"
+           "  --isa NAME           " CLI_ISA_HELP "\n"
+           "  --temperature T      0 = greedy (default); > 0 samples\n"
+           "  --top-p P            nucleus in [0, 1] (default 1)\n"
+           "  --seed S             sampler seed (default 0)\n"
+           "  --logits-out FILE    each generated token's logits as little-endian f32 rows\n"
+           "Generated ids go to stdout on one line; setup and tokens/s to stderr.\n");
 }
 
 static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
@@ -63,6 +72,10 @@ static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
             return 0;
         }
         if (strncmp(o, "--", 2) != 0) return cli_usage_error("decode: unexpected argument '%s'", o);
+        if (strcmp(o, "--chat") == 0) {
+            a->chat = true;
+            continue;
+        }
         if (i + 1 >= argc) return cli_usage_error("decode: %s needs a value", o);
         const char *v = argv[++i];
         unsigned long long u;
@@ -72,6 +85,10 @@ static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
             a->weights = v;
         else if (strcmp(o, "--prompt-ids") == 0)
             a->prompt = v;
+        else if (strcmp(o, "--prompt") == 0)
+            a->text = v;
+        else if (strcmp(o, "--tokenizer") == 0)
+            a->tokenizer = v;
         else if (strcmp(o, "--logits-out") == 0)
             a->logits_out = v;
         else if (strcmp(o, "--isa") == 0)
@@ -107,8 +124,12 @@ static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
         } else
             return cli_usage_error("decode: unknown option '%s' (try --help)", o);
     }
-    if (!a->model) return cli_usage_error("decode: --model is required");
-    if (!a->prompt) return cli_usage_error("decode: --prompt-ids is required");
+    if (!a->model && !a->weights) return cli_usage_error("decode: --model is required (or a GGUF --weights)");
+    if (!a->prompt && !a->text) return cli_usage_error("decode: --prompt-ids is required (or --prompt TEXT)");
+    if (a->prompt && a->text)
+        return cli_usage_error("decode: give one of --prompt-ids and --prompt, not both");
+    if (a->chat && !a->text) return cli_usage_error("decode: --chat needs --prompt TEXT");
+    if (a->tokenizer && !a->text) return cli_usage_error("decode: --tokenizer is for --prompt TEXT");
     if (a->max_new < 0) return cli_usage_error("decode: --max-new is required");
     return cli_isa_apply("decode: ", a->isa, a->backend == MATVEC_BACKEND_OPENBLAS);
 }
@@ -145,11 +166,8 @@ static int parse_prompt(const char *s, int vocab, int **ids_out, int *n_out) {
     return 0;
 }
 
-static int write_row(FILE *f, const float *logits, int vocab) {
-    return fwrite(logits, sizeof *logits, (size_t)vocab, f) == (size_t)vocab ? 0 : -1;
-}
-
 struct run {
+    struct tokenizer tok; /* --prompt only */
     struct qwen3_config cfg;
     struct qwen3_weights w;
     struct decode_state st;
@@ -158,21 +176,57 @@ struct run {
     bool logits_created; /* --logits-out was opened as a plain file: removed again on failure */
 };
 
+/* --prompt TEXT: the tokenizer of --tokenizer or of a GGUF --weights, the chat template's one user turn when
+ * --chat (Qwen3's template with the generation prompt), the ids checked against the model's vocabulary. */
+static int encode_prompt(const struct decode_args *a, struct run *r, int *n) {
+    struct fr_err err = {{0}};
+    enum weights_format fmt = WEIGHTS_FORMAT_SAFETENSORS;
+    const char *from = a->tokenizer;
+    if (!from && a->weights && weights_file_format(a->weights, &fmt, &err) == 0 && fmt == WEIGHTS_FORMAT_GGUF)
+        from = a->weights;
+    if (!from)
+        return cli_usage_error("decode: --prompt needs a tokenizer: --tokenizer FILE or a GGUF --weights");
+    if (tokenizer_load(&r->tok, from, &err)) return cli_usage_error("decode: %s", err.msg);
+    static const char head[] = "<|im_start|>user\n", tail[] = "<|im_end|>\n<|im_start|>assistant\n";
+    size_t tl = strlen(a->text), len = a->chat ? sizeof head - 1 + tl + sizeof tail - 1 : tl;
+    char *text = malloc(len + 1);
+    if (!text) return cli_fail("decode: out of memory for the prompt");
+    snprintf(text, len + 1, "%s%s%s", a->chat ? head : "", a->text, a->chat ? tail : "");
+    int rc = tokenizer_encode(&r->tok, text, len, &r->ids, n, &err);
+    free(text);
+    if (rc) return cli_usage_error("decode: --prompt: %s", err.msg);
+    if (*n == 0) return cli_usage_error("decode: --prompt encodes to no tokens");
+    for (int i = 0; i < *n; i++)
+        if (r->ids[i] >= r->cfg.vocab)
+            return cli_usage_error(
+                "decode: --prompt token %d (id %d) is outside the model's vocabulary [0, %d)", i, r->ids[i],
+                r->cfg.vocab);
+    return 0;
+}
+
+static int write_row(FILE *f, const float *logits, int vocab) {
+    return fwrite(logits, sizeof *logits, (size_t)vocab, f) == (size_t)vocab ? 0 : -1;
+}
+
 static int run_decode(const struct decode_args *a, struct run *r) {
     struct fr_err err = {{0}};
-    char path[1024];
-    if (qwen3_config_resolve(a->model, path, sizeof path, &err) || qwen3_config_load(path, &r->cfg, &err))
+    if (weights_file_config(a->weights, a->model, &r->cfg, &err))
         return cli_usage_error("decode: %s", err.msg);
     if (sampler_check_params(&a->sampler, &err)) return cli_usage_error("decode: %s", err.msg);
     int n_prompt = 0;
-    int rc = parse_prompt(a->prompt, r->cfg.vocab, &r->ids, &n_prompt);
+    int rc =
+        a->text ? encode_prompt(a, r, &n_prompt) : parse_prompt(a->prompt, r->cfg.vocab, &r->ids, &n_prompt);
     if (rc) return rc;
+    /* text mode stops where the model ends its turn */
+    int stop1 = a->text ? tokenizer_find_added(&r->tok, "<|im_end|>") : -1;
+    int stop2 = a->text ? tokenizer_find_added(&r->tok, "<|endoftext|>") : -1;
     /* positions: the prompt, then every generated token but the last is fed back */
     long positions = (long)n_prompt + (a->max_new > 0 ? a->max_new - 1 : 0);
     if (positions > r->cfg.max_context)
         return cli_usage_error("decode: %d prompt ids + %ld new tokens need %ld positions; %s allows %d",
                                n_prompt, a->max_new, positions, r->cfg.name, r->cfg.max_context);
-    if (a->logits_out && (cli_same_file(a->logits_out, a->weights) || cli_same_file(a->logits_out, path)))
+    if (a->logits_out &&
+        (cli_same_file(a->logits_out, a->weights) || cli_same_file(a->logits_out, r->cfg.path)))
         return cli_usage_error("decode: --logits-out '%s' is an input file", a->logits_out);
     if (a->logits_out && !(r->logits_f = fopen(a->logits_out, "wb")))
         return cli_usage_error("decode: cannot write --logits-out '%s': %s", a->logits_out, strerror(errno));
@@ -188,7 +242,7 @@ static int run_decode(const struct decode_args *a, struct run *r) {
     if (qwen3_weights_alloc(&r->w, &r->cfg, a->wtype, &err)) return cli_usage_error("decode: %s", err.msg);
     double t0 = timing_now_s();
     if (a->weights) {
-        if (safetensors_load(a->weights, &r->w, &err)) return cli_usage_error("decode: %s", err.msg);
+        if (weights_file_load(a->weights, &r->w, &err)) return cli_usage_error("decode: %s", err.msg);
     } else {
         qwen3_weights_init_synthetic(&r->w, DECODE_WEIGHTS_SEED);
     }
@@ -215,6 +269,7 @@ static int run_decode(const struct decode_args *a, struct run *r) {
 
     t0 = timing_now_s();
     int pos = n_prompt;
+    long made = 0;
     for (long g = 0; g < a->max_new; g++) {
         if (g > 0 && decode_step(&r->st, r->st.sampled_token, pos++, NULL, &err))
             return cli_fail("decode: %s", err.msg);
@@ -223,7 +278,18 @@ static int run_decode(const struct decode_args *a, struct run *r) {
         int token;
         if (decode_sample(&r->st, &a->sampler, (uint64_t)g, NULL, &token, &err))
             return cli_fail("decode: logits of new token %ld: %s", g, err.msg);
-        printf("%s%d", g ? " " : "", token);
+        made++;
+        if (!a->text) {
+            printf("%s%d", g ? " " : "", token);
+            continue;
+        }
+        if (token == stop1 || token == stop2) break;
+        size_t len;
+        const unsigned char *piece = tokenizer_piece(&r->tok, token, &len);
+        if (!piece) return cli_fail("decode: generated id %d has no token in %s", token, r->tok.source);
+        /* as produced: a piece may end inside a UTF-8 character, the terminal joins the bytes */
+        if (fwrite(piece, 1, len, stdout) != len || fflush(stdout))
+            return cli_fail("decode: writing the text failed");
     }
     printf("\n");
     double gen_s = timing_now_s() - t0;
@@ -241,9 +307,8 @@ static int run_decode(const struct decode_args *a, struct run *r) {
     long gen_steps = a->max_new > 0 ? a->max_new - 1 : 0;
     fprintf(stderr, "decode: prompt %d tokens in %.3f s (%.2f tokens/s)", n_prompt, prompt_s,
             prompt_s > 0 ? n_prompt / prompt_s : 0.0);
-    if (a->max_new > 0)
-        fprintf(stderr, "; generated %ld tokens in %.3f s (%.2f tokens/s)", a->max_new, gen_s,
-                a->max_new / gen_s);
+    if (made > 0)
+        fprintf(stderr, "; generated %ld tokens in %.3f s (%.2f tokens/s)", made, gen_s, made / gen_s);
     double steps_s = (double)(n_prompt + gen_steps) / (prompt_s + gen_s);
     fprintf(stderr,
             "; %.2f steps/s streams %.2f GB of weights per step = %.1f GB/s (provisional wall time)\n",
@@ -268,5 +333,6 @@ int cmd_decode(int argc, char **argv) {
     decode_state_free(&r.st);
     qwen3_weights_free(&r.w);
     free(r.ids);
+    tokenizer_free(&r.tok);
     return rc;
 }

@@ -21,6 +21,7 @@
 #include "bench/decode_bench.h"
 #include "bench/cli/model_opts.h"
 #include "bench/cli/run_batch.h"
+#include "bench/cli/run_weights.h"
 #include "bench/report/report.h"
 #include "bench/report/report_write.h"
 #include "bench/report/results_dir.h"
@@ -29,6 +30,7 @@
 #include "model/cost.h"
 #include "model/decode.h"
 #include "model/weights.h"
+#include "model/weights_file.h"
 #include "roofline/blas_pool.h"
 #include "roofline/ceilings.h"
 #include "roofline/core_speed.h"
@@ -42,6 +44,7 @@
 
 struct run_args {
     const char *model;
+    const char *weights; /* --weights FILE (GGUF or safetensors); NULL: synthetic */
     enum fr_dtype wtype, kvtype;
     enum matvec_backend gemv;
     int threads;
@@ -78,20 +81,33 @@ static void usage(FILE *f) {
         "at --batch-context T (default 1024; --quick: 256, at most the model's context), on the run's\n"
         "backend and on OpenBLAS sgemm with f32 weights beside it; --batch none skips the sweep.\n"
         "The complete run is appended to the history store (--history: a SQLite file or postgresql://...;\n"
-        "default <out>/history.sqlite); --no-history skips it. docs/history.md.\n");
+        "default <out>/history.sqlite); --no-history skips it. docs/history.md.\n"
+        "--weights FILE: a GGUF or safetensors checkpoint instead of synthetic weights (a GGUF file's "
+        "config\n"
+        "comes from its metadata, checked against --model, which may then be left out); the steps' sampler\n"
+        "samples the model's logits for a fixed prompt, and the report names the file and its sha256.\n");
 }
 
 static int parse_args(int argc, char **argv, struct run_args *a) {
-    static const struct option opts[] = {
-        {"model", required_argument, 0, 'm'},   {"dtype", required_argument, 0, 'd'},
-        {"kv", required_argument, 0, 'k'},      {"threads", required_argument, 0, 't'},
-        {"context", required_argument, 0, 'c'}, {"block-context", required_argument, 0, 'b'},
-        {"gemv", required_argument, 0, 'g'},    {"events", required_argument, 0, 'e'},
-        {"out", required_argument, 0, 'o'},     {"quick", no_argument, 0, 'q'},
-        {"no-plots", no_argument, 0, 'n'},      {"isa", required_argument, 0, 'i'},
-        {"batch", required_argument, 0, 'B'},   {"batch-context", required_argument, 0, 'C'},
-        {"history", required_argument, 0, 'H'}, {"no-history", no_argument, 0, 'N'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    static const struct option opts[] = {{"model", required_argument, 0, 'm'},
+                                         {"dtype", required_argument, 0, 'd'},
+                                         {"kv", required_argument, 0, 'k'},
+                                         {"threads", required_argument, 0, 't'},
+                                         {"context", required_argument, 0, 'c'},
+                                         {"block-context", required_argument, 0, 'b'},
+                                         {"gemv", required_argument, 0, 'g'},
+                                         {"events", required_argument, 0, 'e'},
+                                         {"out", required_argument, 0, 'o'},
+                                         {"quick", no_argument, 0, 'q'},
+                                         {"no-plots", no_argument, 0, 'n'},
+                                         {"isa", required_argument, 0, 'i'},
+                                         {"batch", required_argument, 0, 'B'},
+                                         {"batch-context", required_argument, 0, 'C'},
+                                         {"history", required_argument, 0, 'H'},
+                                         {"no-history", no_argument, 0, 'N'},
+                                         {"weights", required_argument, 0, 'w'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     *a = (struct run_args){.wtype = FR_DTYPE_BF16,
                            .kvtype = FR_DTYPE_BF16,
                            .out = "results",
@@ -107,6 +123,9 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
         switch (ch) {
         case 'm':
             a->model = optarg;
+            break;
+        case 'w':
+            a->weights = optarg;
             break;
         case 'd':
             if (model_opts_wtype(optarg, &a->wtype)) return CLI_EXIT_USAGE;
@@ -193,7 +212,8 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
         }
     }
     if (optind < argc) return cli_usage_error("unexpected argument '%s' (try --help)", argv[optind]);
-    if (!a->model) return cli_usage_error("--model is required (e.g. --model qwen3-0.6b; try --help)");
+    if (!a->model && !a->weights)
+        return cli_usage_error("--model is required (e.g. --model qwen3-0.6b; try --help)");
     if (a->history && a->no_history) return cli_usage_error("--history and --no-history: choose one");
     int rc = cli_isa_apply("", a->isa, a->gemv == MATVEC_BACKEND_OPENBLAS);
     if (rc) return rc;
@@ -343,6 +363,7 @@ struct run {
     struct block_cost block_costs[BLOCK_COUNT]; /* at blocks_context */
     struct qwen3_weights weights;
     int have_weights;
+    struct run_weights rw; /* where the weights came from, and the prompt's logits */
     struct decode_state st;
     int have_state;
     struct counters counters;
@@ -401,6 +422,7 @@ static void run_free(struct run *r) {
     if (r->have_counters) counters_close(&r->counters);
     if (r->have_state) decode_state_free(&r->st);
     if (r->have_weights) qwen3_weights_free(&r->weights);
+    run_weights_free(&r->rw);
     ceilings_stream_free(r->read_buf, r->read_n);
     samples_free(&r->samples);
     free(r->report);
@@ -688,11 +710,14 @@ static void fill_plan(struct run_report *rep, const struct run_args *a, const st
     if (off < len) sampler_bench_describe(&so, p + off, len - off);
 }
 
-static int measure_sampler(struct run_report *rep, int quick, struct sample_set *samples, int threads) {
+/* model_logits (NULL: synthetic weights): the prompt's logits row, timed as the sweep's "model" rows. */
+static int measure_sampler(struct run_report *rep, int quick, struct sample_set *samples, int threads,
+                           const float *model_logits, int vocab) {
     struct sampler_bench_opts o;
     sampler_opts_for(quick, threads, &o);
     o.samples = samples;
     samples->threads = threads;
+    o.model_logits = model_logits, o.model_vocab = vocab;
     struct sampler_bench_result *res = NULL;
     int n = 0;
     struct fr_err err = {{0}};
@@ -745,7 +770,12 @@ static int run_main(struct run *r, int argc, char **argv) {
     char batch_failed[sizeof(struct fr_err) + 16] = "";
     struct fr_err err = {{0}};
     int rc;
-    if ((rc = model_opts_load(a->model, &r->cfg))) return rc;
+    if (a->weights) {
+        if (weights_file_config(a->weights, a->model, &r->cfg, &err) != 0)
+            return cli_usage_error("%s", err.msg);
+    } else if ((rc = model_opts_load(a->model, &r->cfg)) != 0) {
+        return rc;
+    }
     long max_ctx = 0;
     for (int i = 0; i < a->n_contexts; i++) max_ctx = a->contexts[i] > max_ctx ? a->contexts[i] : max_ctx;
     if (a->block_context < 0) a->block_context = max_ctx < 1024 ? max_ctx : 1024;
@@ -848,10 +878,11 @@ static int run_main(struct run *r, int argc, char **argv) {
             "verify: %d check(s) failed: nothing is timed on wrong kernels (see the FAILED lines above)",
             counts[VERIFY_FAILED]);
 
-    progress_phase(&pr, "weights (synthetic)");
+    progress_phase(&pr, a->weights ? "weights (file)" : "weights (synthetic)");
     if (qwen3_weights_alloc(&r->weights, &r->cfg, a->wtype, &err) != 0) return cli_usage_error("%s", err.msg);
     r->have_weights = 1;
-    qwen3_weights_init_synthetic(&r->weights, 0x0f0e6eULL);
+    r->rw.file = a->weights;
+    if (run_weights_load(&r->rw, &r->weights, r->report, &err) != 0) return cli_usage_error("%s", err.msg);
     if (decode_state_init(&r->st, &r->weights, (int)max_ctx + 1, a->kvtype, a->gemv, r->machine.threads,
                           &err) != 0)
         return cli_usage_error("%s", err.msg);
@@ -878,7 +909,7 @@ static int run_main(struct run *r, int argc, char **argv) {
     bo.read_buf = r->read_buf, bo.read_n = r->read_n, bo.weights_read_min_bytes = read_bytes;
     bo.counting = (struct decode_bench_counting){&r->counters, &r->energy};
     calibrate_llc(r);
-    if (decode_step(&r->st, 1 % r->cfg.vocab, 0, NULL, &err) != 0)
+    if (run_weights_prompt(&r->rw, &r->st, r->report, &err) != 0)
         return cli_fail("%s", err.msg); /* real logits for the sampler */
 
     progress_phase(&pr, "blocks (cold weights)");
@@ -891,7 +922,9 @@ static int run_main(struct run *r, int argc, char **argv) {
 
     probe_cores(r, "after the steps");
     progress_phase(&pr, "sampler sweep");
-    if ((rc = measure_sampler(r->report, a->quick, &r->samples, r->machine.threads))) return rc;
+    if ((rc = measure_sampler(r->report, a->quick, &r->samples, r->machine.threads, r->rw.prompt_logits,
+                              r->cfg.vocab)))
+        return rc;
 
     if ((rc = predict_all(r))) return rc;
     add_roof_rows(r);

@@ -14,12 +14,14 @@ struct command {
 static const struct command commands[] = {
     {"run", cmd_run, "full run: machine, verify, blocks, steps, sampler, report (the default)"},
     {"predict", cmd_predict, "predicted FLOPs and bytes per block and per decode step"},
-    {"decode", cmd_decode, "run the Qwen3 decode loop on synthetic or safetensors weights"},
+    {"decode", cmd_decode, "run the Qwen3 decode loop on synthetic, GGUF or safetensors weights"},
     {"verify", cmd_verify, "check every optimized kernel against its reference"},
     {"sample", cmd_sample, "sample token ids from rows of logits or probabilities"},
     {"machine", cmd_machine, "topology (hwloc) and measured ceilings"},
     {"compare", cmd_compare, "compare two runs for a pull request"},
     {"list", cmd_list, "list blocks, models and counter events"},
+    {"tokenize", cmd_tokenize, "text to Qwen3 token ids (tokenizer.json or GGUF)"},
+    {"detokenize", cmd_detokenize, "Qwen3 token ids to text"},
     {"history", cmd_history, "every run remembered: series, shifts and trends per machine"},
 };
 
@@ -28,7 +30,7 @@ static void usage(FILE *f) {
                "       forge-roofline --model qwen3-0.6b [run options]   (full run)\n\n"
                "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].what);
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].what);
     fprintf(f, "\n'forge-roofline COMMAND --help' shows a command's options.\n"
                "  --help, -h     this text\n  --version      version\n  --list         same as 'list'\n");
 }

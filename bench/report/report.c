@@ -239,6 +239,11 @@ static const struct report_field prov_fields[] = {
     F_NUM_OPT(P, "damon_on", REPORT_F_BOOL, damon_on),
     F_STR_OPT(P, "core_speed", core_speed),
     F_NUM_OPT(P, "core_speed_low", REPORT_F_DOUBLE, core_speed_low),
+    F_STR_OPT(P, "weights", weights_source),
+    F_STR_OPT(P, "weights_file", weights_file),
+    F_STR_OPT(P, "weights_format", weights_format),
+    F_STR_OPT(P, "weights_sha256", weights_sha256),
+    F_STR_OPT(P, "sampler_logits", sampler_logits),
     F_STR_OPT(P, "kernel", kernel),
 };
 #undef P

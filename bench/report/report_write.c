@@ -151,6 +151,11 @@ static void md_setup(FILE *f, const struct run_report *r) {
         core_speed_low_words(p->core_speed_low, low, sizeof low);
         fprintf(f, "- Core speed: %s%s.\n", p->core_speed, low);
     }
+    if (p->weights_source[0] && p->weights_file[0])
+        fprintf(f, "- Weights: %s (%s, sha256 %s).\n", p->weights_file, p->weights_format, p->weights_sha256);
+    else if (p->weights_source[0])
+        fprintf(f, "- Weights: %s.\n", p->weights_source);
+    if (p->sampler_logits[0]) fprintf(f, "- Sampler rows of the steps sample %s.\n", p->sampler_logits);
     if (p->plan[0]) fprintf(f, "- Repetitions%s: %s.\n", p->quick ? " (quick run)" : "", p->plan);
     const struct report_model *m = &r->model;
     char params[REPORT_FMT_LEN], wb[REPORT_FMT_LEN];

@@ -1,0 +1,177 @@
+/* Qwen3 config and weights from GGUF metadata and tensors. Key names are llama.cpp's (gguf-py's Keys with
+ * the architecture "qwen3"); its Qwen3 converter permutes no rows (conversion/qwen.py), so a GGUF tensor's
+ * rows are the Hugging Face tensor's rows and dims {cols, rows} list them fastest-first. Checked in
+ * tests/test_gguf.c on files gguf-py wrote (tests/fixtures/gguf/) and on malformed ones. */
+#include "model/gguf_qwen3.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model/weight_slots.h"
+
+/* The same bound config.c puts on every dimension. */
+#define GGUF_QWEN3_MAX_DIM (1u << 24)
+
+static int get_dim(const struct gguf_file *g, const char *key, int *out, struct fr_err *err) {
+    uint64_t v;
+    if (gguf_get_uint(g, key, &v, err)) return -1;
+    if (v < 1 || v > GGUF_QWEN3_MAX_DIM)
+        return fr_err_set(err, "%s: metadata '%s' must be in [1, %u], is %llu", g->path, key,
+                          GGUF_QWEN3_MAX_DIM, (unsigned long long)v);
+    *out = (int)v;
+    return 0;
+}
+
+static int get_positive(const struct gguf_file *g, const char *key, double *out, struct fr_err *err) {
+    if (gguf_get_float(g, key, out, err)) return -1;
+    if (!isfinite(*out) || *out <= 0)
+        return fr_err_set(err, "%s: metadata '%s' must be a positive number, is %g", g->path, key, *out);
+    return 0;
+}
+
+static void name_from_path(const char *path, char *name, size_t len) {
+    const char *slash = strrchr(path, '/');
+    snprintf(name, len, "%s", slash ? slash + 1 : path);
+    size_t n = strlen(name);
+    if (n > 5 && strcmp(name + n - 5, ".gguf") == 0) name[n - 5] = '\0';
+}
+
+int gguf_qwen3_config(const struct gguf_file *g, struct qwen3_config *cfg, struct fr_err *err) {
+    memset(cfg, 0, sizeof *cfg);
+    const char *arch;
+    size_t arch_n;
+    if (gguf_get_string(g, "general.architecture", &arch, &arch_n, err)) return -1;
+    if (arch_n != 5 || memcmp(arch, "qwen3", 5) != 0) {
+        char buf[40];
+        return fr_err_set(err, "%s: metadata 'general.architecture' is '%s', expected 'qwen3'", g->path,
+                          fr_err_printable(arch, arch_n, buf, sizeof buf));
+    }
+    int value_dim = 0;
+    if (get_dim(g, "qwen3.block_count", &cfg->n_layers, err) ||
+        get_dim(g, "qwen3.context_length", &cfg->max_context, err) ||
+        get_dim(g, "qwen3.embedding_length", &cfg->hidden, err) ||
+        get_dim(g, "qwen3.feed_forward_length", &cfg->intermediate, err) ||
+        get_dim(g, "qwen3.attention.head_count", &cfg->n_heads, err) ||
+        get_dim(g, "qwen3.attention.head_count_kv", &cfg->n_kv_heads, err) ||
+        get_dim(g, "qwen3.attention.key_length", &cfg->head_dim, err) ||
+        get_positive(g, "qwen3.rope.freq_base", &cfg->rope_theta, err) ||
+        get_positive(g, "qwen3.attention.layer_norm_rms_epsilon", &cfg->rms_eps, err))
+        return -1;
+    /* each layer has 11 tensors: a block count the index cannot hold is refused before any table is sized
+     * by it */
+    if ((uint64_t)cfg->n_layers > g->n_tensors / 11)
+        return fr_err_set(err, "%s: metadata 'qwen3.block_count' %d needs %d tensors, the file has %llu",
+                          g->path, cfg->n_layers, 11 * cfg->n_layers, (unsigned long long)g->n_tensors);
+    /* the step uses one head_dim for V as for K */
+    if (gguf_find_kv(g, "qwen3.attention.value_length")) {
+        if (get_dim(g, "qwen3.attention.value_length", &value_dim, err)) return -1;
+        if (value_dim != cfg->head_dim)
+            return fr_err_set(err,
+                              "%s: metadata 'qwen3.attention.value_length' %d differs from key_length %d",
+                              g->path, value_dim, cfg->head_dim);
+    }
+    /* the vocabulary is the tokenizer's; a file without one is sized by its embedding */
+    const struct gguf_kv *tokens = gguf_find_kv(g, "tokenizer.ggml.tokens");
+    uint64_t vocab;
+    if (tokens) {
+        if (!gguf_get_array(g, "tokenizer.ggml.tokens", GGUF_VTYPE_STRING, err)) return -1;
+        vocab = tokens->n;
+    } else {
+        const struct gguf_tensor *e = gguf_find_tensor(g, "token_embd.weight");
+        if (!e || e->ndim != 2)
+            return fr_err_set(err,
+                              "%s: no 'tokenizer.ggml.tokens' and no 2-D 'token_embd.weight' to size the "
+                              "vocabulary",
+                              g->path);
+        vocab = e->dims[1];
+    }
+    if (vocab < 1 || vocab > GGUF_QWEN3_MAX_DIM)
+        return fr_err_set(err, "%s: vocabulary of %llu tokens is outside [1, %u]", g->path,
+                          (unsigned long long)vocab, GGUF_QWEN3_MAX_DIM);
+    cfg->vocab = (int)vocab;
+    cfg->tied_embeddings = gguf_find_tensor(g, "output.weight") == NULL;
+    snprintf(cfg->path, sizeof cfg->path, "%s", g->path);
+    name_from_path(g->path, cfg->name, sizeof cfg->name);
+    return qwen3_config_check(cfg, g->path, err);
+}
+
+int gguf_qwen3_check_config(const struct qwen3_config *f, const struct qwen3_config *m, struct fr_err *err) {
+    struct {
+        const char *key;
+        long file, model;
+    } ints[] = {{"qwen3.block_count", f->n_layers, m->n_layers},
+                {"qwen3.embedding_length", f->hidden, m->hidden},
+                {"qwen3.feed_forward_length", f->intermediate, m->intermediate},
+                {"qwen3.attention.head_count", f->n_heads, m->n_heads},
+                {"qwen3.attention.head_count_kv", f->n_kv_heads, m->n_kv_heads},
+                {"qwen3.attention.key_length", f->head_dim, m->head_dim},
+                {"tokenizer.ggml.tokens (vocabulary)", f->vocab, m->vocab},
+                {"qwen3.context_length", f->max_context, m->max_context}};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        if (ints[i].file != ints[i].model)
+            return fr_err_set(err, "%s: metadata '%s' is %ld, model '%s' (%s) has %ld", f->path, ints[i].key,
+                              ints[i].file, m->name, m->path, ints[i].model);
+    /* the file stores these as float32: compare at that precision */
+    if ((float)f->rope_theta != (float)m->rope_theta)
+        return fr_err_set(err, "%s: metadata 'qwen3.rope.freq_base' is %g, model '%s' has %g", f->path,
+                          f->rope_theta, m->name, m->rope_theta);
+    if ((float)f->rms_eps != (float)m->rms_eps)
+        return fr_err_set(err,
+                          "%s: metadata 'qwen3.attention.layer_norm_rms_epsilon' is %g, model '%s' has %g",
+                          f->path, f->rms_eps, m->name, m->rms_eps);
+    return 0;
+}
+
+/* Checks one tensor of the index against its slot and records it. */
+static int check_tensor(struct wslot_table *t, const struct gguf_file *g, const struct gguf_tensor *gt,
+                        struct fr_err *err) {
+    char name[72], tbuf[24];
+    memcpy(name, gt->name, gt->name_len); /* the parser caps names at 63 bytes and refuses NULs */
+    name[gt->name_len] = '\0';
+    struct wslot *s = wslot_find(t, name);
+    char shown[72]; /* a name no slot knows may hold any byte but NUL: made printable for the message */
+    if (!s)
+        return fr_err_set(err, "%s: unexpected tensor '%s' for model '%s'", g->path,
+                          fr_err_printable(name, gt->name_len, shown, sizeof shown), t->cfg->name);
+    if (s->seen) return fr_err_set(err, "%s: tensor '%s' appears twice", g->path, name);
+    switch (gt->type) {
+    case GGUF_GGML_F32:
+        s->dtype = WSLOT_F32;
+        break;
+    case GGUF_GGML_F16:
+        s->dtype = WSLOT_F16;
+        break;
+    case GGUF_GGML_BF16:
+        s->dtype = WSLOT_BF16;
+        break;
+    default:
+        return fr_err_set(err, "%s: tensor '%s': type %s is not read (f32, f16 or bf16)", g->path, name,
+                          gguf_ggml_type_name(gt->type, tbuf, sizeof tbuf));
+    }
+    /* GGUF lists dims fastest-first: a [rows][cols] matrix is {cols, rows} */
+    uint64_t want[2] = {s->ndim == 2 ? s->dims[1] : s->dims[0], s->dims[0]};
+    char ws[64], gs[96];
+    wslot_format_shape(ws, sizeof ws, want, s->ndim);
+    if ((int)gt->ndim != s->ndim || gt->dims[0] != want[0] || (s->ndim == 2 && gt->dims[1] != want[1])) {
+        wslot_format_shape(gs, sizeof gs, gt->dims, (int)gt->ndim);
+        return fr_err_set(err, "%s: tensor '%s': dims %s, expected %s (fastest first) for model '%s'",
+                          g->path, name, gs, ws, t->cfg->name);
+    }
+    s->begin = gt->offset;
+    s->end = gt->offset + gt->bytes;
+    s->seen = 1;
+    return 0;
+}
+
+int gguf_qwen3_load(const struct gguf_file *g, const struct qwen3_config *cfg, struct qwen3_weights *w,
+                    struct fr_err *err) {
+    if (w) cfg = &w->cfg;
+    struct wslot_table t;
+    int rc = wslot_table_init(&t, cfg, WSLOT_NAMES_GGUF, g->path, err);
+    for (uint64_t i = 0; rc == 0 && i < g->n_tensors; i++) rc = check_tensor(&t, g, &g->tensors[i], err);
+    if (rc == 0) rc = wslot_check_complete(&t, g->path, err);
+    if (rc == 0 && w) wslot_copy_all(&t, g->buf + g->data_off, w);
+    wslot_table_free(&t);
+    return rc;
+}

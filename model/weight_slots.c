@@ -1,0 +1,306 @@
+/* The Qwen3 tensor table shared by the checkpoint loaders: names in Hugging Face's and llama.cpp's GGUF
+ * spelling, the shapes the config calls for, completeness and overlap checks, and the one copy from the
+ * mapped file into the weights' allocation (column panels for the wide layer matrices, model/weights.h).
+ * Checked through both loaders: tests/test_safetensors.c and tests/test_gguf.c load files written by other
+ * code and decode them to the logits of the weights they came from. */
+#include "model/weight_slots.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/col_panels.h"
+#include "kernels/quant.h"
+
+static const char *const hf_suffix[WSLOT_LAYER_COUNT] = {
+    [WSLOT_Q] = "self_attn.q_proj.weight",
+    [WSLOT_K] = "self_attn.k_proj.weight",
+    [WSLOT_V] = "self_attn.v_proj.weight",
+    [WSLOT_O] = "self_attn.o_proj.weight",
+    [WSLOT_Q_NORM] = "self_attn.q_norm.weight",
+    [WSLOT_K_NORM] = "self_attn.k_norm.weight",
+    [WSLOT_GATE] = "mlp.gate_proj.weight",
+    [WSLOT_UP] = "mlp.up_proj.weight",
+    [WSLOT_DOWN] = "mlp.down_proj.weight",
+    [WSLOT_ATTN_NORM] = "input_layernorm.weight",
+    [WSLOT_MLP_NORM] = "post_attention_layernorm.weight",
+};
+
+/* llama.cpp's gguf-py tensor map (MODEL_ARCH.QWEN3 in gguf/constants.py) */
+static const char *const gguf_suffix[WSLOT_LAYER_COUNT] = {
+    [WSLOT_Q] = "attn_q.weight",           [WSLOT_K] = "attn_k.weight",
+    [WSLOT_V] = "attn_v.weight",           [WSLOT_O] = "attn_output.weight",
+    [WSLOT_Q_NORM] = "attn_q_norm.weight", [WSLOT_K_NORM] = "attn_k_norm.weight",
+    [WSLOT_GATE] = "ffn_gate.weight",      [WSLOT_UP] = "ffn_up.weight",
+    [WSLOT_DOWN] = "ffn_down.weight",      [WSLOT_ATTN_NORM] = "attn_norm.weight",
+    [WSLOT_MLP_NORM] = "ffn_norm.weight",
+};
+
+struct naming {
+    const char *embed, *final_norm, *lm_head, *layer_prefix;
+    const char *const *suffix;
+};
+
+static const struct naming namings[] = {
+    [WSLOT_NAMES_HF] = {"model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+                        hf_suffix},
+    [WSLOT_NAMES_GGUF] = {"token_embd.weight", "output_norm.weight", "output.weight", "blk.", gguf_suffix},
+};
+
+static void slot_set(struct wslot *s, enum wslot_part part, int layer, uint64_t rows, uint64_t cols) {
+    memset(s, 0, sizeof *s);
+    s->part = part;
+    s->layer = layer;
+    s->ndim = cols ? 2 : 1;
+    s->dims[0] = rows;
+    s->dims[1] = cols;
+}
+
+int wslot_table_init(struct wslot_table *t, const struct qwen3_config *cfg, enum wslot_names names,
+                     const char *file, struct fr_err *err) {
+    uint64_t hidden = (uint64_t)cfg->hidden, inter = (uint64_t)cfg->intermediate,
+             hd = (uint64_t)cfg->head_dim;
+    uint64_t q_dim = (uint64_t)cfg->n_heads * hd, kv_dim = (uint64_t)cfg->n_kv_heads * hd;
+    t->cfg = cfg;
+    t->names = names;
+    t->n_slots = 3 + WSLOT_LAYER_COUNT * cfg->n_layers;
+    t->slots = calloc((size_t)t->n_slots, sizeof *t->slots);
+    if (!t->slots) return fr_err_set(err, "%s: out of memory for the tensor table", file);
+    slot_set(&t->slots[0], WSLOT_EMBED, -1, (uint64_t)cfg->vocab, hidden);
+    slot_set(&t->slots[1], WSLOT_FINAL_NORM, -1, hidden, 0);
+    slot_set(&t->slots[2], WSLOT_LM_HEAD, -1, (uint64_t)cfg->vocab, hidden);
+    for (int l = 0; l < cfg->n_layers; l++) {
+        struct wslot *s = &t->slots[3 + WSLOT_LAYER_COUNT * l];
+        slot_set(&s[WSLOT_Q], WSLOT_Q, l, q_dim, hidden);
+        slot_set(&s[WSLOT_K], WSLOT_K, l, kv_dim, hidden);
+        slot_set(&s[WSLOT_V], WSLOT_V, l, kv_dim, hidden);
+        slot_set(&s[WSLOT_O], WSLOT_O, l, hidden, q_dim);
+        slot_set(&s[WSLOT_Q_NORM], WSLOT_Q_NORM, l, hd, 0);
+        slot_set(&s[WSLOT_K_NORM], WSLOT_K_NORM, l, hd, 0);
+        slot_set(&s[WSLOT_GATE], WSLOT_GATE, l, inter, hidden);
+        slot_set(&s[WSLOT_UP], WSLOT_UP, l, inter, hidden);
+        slot_set(&s[WSLOT_DOWN], WSLOT_DOWN, l, hidden, inter);
+        slot_set(&s[WSLOT_ATTN_NORM], WSLOT_ATTN_NORM, l, hidden, 0);
+        slot_set(&s[WSLOT_MLP_NORM], WSLOT_MLP_NORM, l, hidden, 0);
+    }
+    return 0;
+}
+
+void wslot_table_free(struct wslot_table *t) {
+    free(t->slots);
+    t->slots = NULL;
+    t->n_slots = 0;
+}
+
+void wslot_name(const struct wslot_table *t, const struct wslot *s, char *buf, size_t len) {
+    const struct naming *nm = &namings[t->names];
+    if (s->part == WSLOT_EMBED)
+        snprintf(buf, len, "%s", nm->embed);
+    else if (s->part == WSLOT_FINAL_NORM)
+        snprintf(buf, len, "%s", nm->final_norm);
+    else if (s->part == WSLOT_LM_HEAD)
+        snprintf(buf, len, "%s", nm->lm_head);
+    else
+        snprintf(buf, len, "%s%d.%s", nm->layer_prefix, s->layer, nm->suffix[s->part]);
+}
+
+struct wslot *wslot_find(struct wslot_table *t, const char *name) {
+    const struct naming *nm = &namings[t->names];
+    if (strcmp(name, nm->embed) == 0) return &t->slots[0];
+    if (strcmp(name, nm->final_norm) == 0) return &t->slots[1];
+    if (strcmp(name, nm->lm_head) == 0) return &t->slots[2];
+    size_t plen = strlen(nm->layer_prefix);
+    if (strncmp(name, nm->layer_prefix, plen) != 0) return NULL;
+    const char *p = name + plen;
+    if (*p < '0' || *p > '9' || (p[0] == '0' && p[1] >= '0' && p[1] <= '9')) return NULL;
+    long layer = 0;
+    while (*p >= '0' && *p <= '9') {
+        layer = layer * 10 + (*p++ - '0');
+        if (layer >= t->cfg->n_layers) return NULL;
+    }
+    if (*p++ != '.') return NULL;
+    for (int k = 0; k < WSLOT_LAYER_COUNT; k++)
+        if (strcmp(p, nm->suffix[k]) == 0) return &t->slots[3 + WSLOT_LAYER_COUNT * layer + k];
+    return NULL;
+}
+
+size_t wslot_dtype_size(enum wslot_dtype d) {
+    return d == WSLOT_F32 ? 4 : 2;
+}
+
+void wslot_format_shape(char *buf, size_t len, const uint64_t *dims, int ndim) {
+    size_t off = (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < ndim && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%llu", i ? ", " : "", (unsigned long long)dims[i]);
+    if (off < len) snprintf(buf + off, len - off, "]");
+}
+
+static int cmp_slot_begin(const void *a, const void *b) {
+    const struct wslot *x = *(const struct wslot *const *)a, *y = *(const struct wslot *const *)b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+int wslot_check_complete(const struct wslot_table *t, const char *file, struct fr_err *err) {
+    char name[128], other[128];
+    struct wslot **seen = malloc((size_t)t->n_slots * sizeof(struct wslot *));
+    if (!seen) return fr_err_set(err, "%s: out of memory", file);
+    int n = 0;
+    for (int i = 0; i < t->n_slots; i++) {
+        struct wslot *s = &t->slots[i];
+        int optional = s->part == WSLOT_LM_HEAD && t->cfg->tied_embeddings;
+        if (!s->seen && !optional) {
+            wslot_name(t, s, name, sizeof name);
+            free(seen);
+            return fr_err_set(err, "%s: missing tensor '%s'", file, name);
+        }
+        if (s->seen) seen[n++] = s;
+    }
+    qsort(seen, (size_t)n, sizeof(struct wslot *), cmp_slot_begin);
+    for (int i = 1; i < n; i++)
+        if (seen[i]->begin < seen[i - 1]->end) {
+            wslot_name(t, seen[i - 1], other, sizeof other);
+            wslot_name(t, seen[i], name, sizeof name);
+            free(seen);
+            return fr_err_set(err, "%s: tensor '%s' overlaps tensor '%s' in the data", file, name, other);
+        }
+    free(seen);
+    return 0;
+}
+
+/* IEEE half to single, exactly (every f16 value, subnormals included, is an f32 value). */
+static float f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, u;
+    if (exp == 0x1f) {
+        u = sign | 0x7f800000u | (man << 13); /* inf, NaN */
+    } else if (exp != 0) {
+        u = sign | ((exp + 112) << 23) | (man << 13);
+    } else if (man == 0) {
+        u = sign;
+    } else { /* subnormal: shift the mantissa up to normal form */
+        exp = 113;
+        while (!(man & 0x400)) man <<= 1, exp--;
+        u = sign | (exp << 23) | ((man & 0x3ff) << 13);
+    }
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static float read_src(const unsigned char *src, enum wslot_dtype t, size_t i) {
+    if (t != WSLOT_F32) {
+        uint16_t h;
+        memcpy(&h, src + 2 * i, 2); /* little-endian file on a little-endian host */
+        return t == WSLOT_BF16 ? bf16_to_f32(h) : f16_to_f32(h);
+    }
+    float f;
+    memcpy(&f, src + 4 * i, 4);
+    return f;
+}
+
+/* Converts a run of n elements from the file into dst of type dt. round_bf16 rounds f32 destinations to bf16
+ * values: a bf16 model's norms, stored widened. */
+static void convert_run(void *dst, enum fr_dtype dt, const unsigned char *src, enum wslot_dtype st, size_t n,
+                        int round_bf16) {
+    if (fr_dtype_is_block(dt)) { /* the values as bf16, quantised a block at a time (n: whole blocks) */
+        for (size_t k = 0; k < n / QUANT_BLOCK; k++) {
+            float v[QUANT_BLOCK];
+            for (size_t i = 0; i < QUANT_BLOCK; i++)
+                v[i] = bf16_to_f32(bf16_from_f32(read_src(src, st, k * QUANT_BLOCK + i)));
+            quant_quantize_row((unsigned char *)dst + fr_dtype_bytes(dt, k * QUANT_BLOCK), dt, v,
+                               QUANT_BLOCK);
+        }
+    } else if (round_bf16 && st != WSLOT_BF16 && dt == FR_DTYPE_F32) {
+        float *d = dst;
+        for (size_t i = 0; i < n; i++) d[i] = bf16_to_f32(bf16_from_f32(read_src(src, st, i)));
+    } else if (st == WSLOT_BF16 && dt == FR_DTYPE_BF16) {
+        memcpy(dst, src, 2 * n);
+    } else if (st == WSLOT_F32 && dt == FR_DTYPE_F32) {
+        memcpy(dst, src, 4 * n);
+    } else if (dt == FR_DTYPE_BF16) {
+        uint16_t *d = dst;
+        for (size_t i = 0; i < n; i++) d[i] = bf16_from_f32(read_src(src, st, i));
+    } else {
+        float *d = dst;
+        for (size_t i = 0; i < n; i++) d[i] = read_src(src, st, i);
+    }
+}
+
+/* Where a tensor goes: its row r is row row0 + r of a [rows][cols] matrix of type dt at base, stored as
+ * column panels of pw columns (kernels/col_panels.h; pw = cols: row-major). A one-dimensional tensor is one
+ * row. */
+struct wslot_dest {
+    void *base;
+    enum fr_dtype dt;
+    int rows, cols, row0, pw;
+};
+
+/* Copies the tensor's n_rows rows from the file into its destination, converting. */
+static void copy_tensor(const struct wslot_dest *d, const unsigned char *src, enum wslot_dtype st, int n_rows,
+                        int round_bf16) {
+    size_t src_el = wslot_dtype_size(st);
+    int panels = col_panel_count(d->cols, d->pw);
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < n_rows; r++)
+        for (int p = 0; p < panels; p++) {
+            int c0 = p * d->pw;
+            size_t at = col_panel_index(d->rows, d->cols, d->pw, d->row0 + r, c0);
+            convert_run((unsigned char *)d->base + fr_dtype_bytes(d->dt, at), d->dt,
+                        src + ((size_t)r * (size_t)d->cols + (size_t)c0) * src_el, st,
+                        (size_t)col_panel_cols(d->cols, d->pw, p), round_bf16);
+        }
+}
+
+/* Where a slot's data goes in w (a layer's projection matrices in column panels, see model/weights.h); false
+ * for a tied model's LM head. */
+static bool slot_dest(const struct wslot *s, struct qwen3_weights *w, struct wslot_dest *d) {
+    const struct qwen3_config *cfg = &w->cfg;
+    int inter = cfg->intermediate;
+    int q_dim = cfg->n_heads * cfg->head_dim, kv_dim = cfg->n_kv_heads * cfg->head_dim;
+    int n = (int)s->dims[0], cols = s->ndim == 2 ? (int)s->dims[1] : n;
+    *d = (struct wslot_dest){.dt = w->wtype, .rows = s->ndim == 2 ? n : 1, .cols = cols, .pw = cols};
+    if (s->part == WSLOT_EMBED) return (d->base = w->embed) != NULL;
+    if (s->part == WSLOT_LM_HEAD) return (d->base = w->lm_head_own) != NULL;
+    if (s->part == WSLOT_FINAL_NORM) {
+        d->dt = FR_DTYPE_F32;
+        return (d->base = w->final_norm) != NULL;
+    }
+    struct qwen3_layer_weights *L = &w->layers[s->layer];
+    switch (s->part) {
+    case WSLOT_Q:
+    case WSLOT_K:
+    case WSLOT_V:
+        d->base = L->qkv, d->rows = q_dim + 2 * kv_dim;
+        d->row0 = s->part == WSLOT_Q ? 0 : s->part == WSLOT_K ? q_dim : q_dim + kv_dim;
+        break;
+    case WSLOT_O:
+        d->base = L->o;
+        break;
+    case WSLOT_GATE:
+    case WSLOT_UP:
+        d->base = L->gate_up, d->rows = 2 * inter, d->row0 = s->part == WSLOT_GATE ? 0 : inter;
+        break;
+    case WSLOT_DOWN:
+        d->base = L->down;
+        break;
+    default:
+        d->dt = FR_DTYPE_F32;
+        d->base = s->part == WSLOT_Q_NORM      ? L->q_norm
+                  : s->part == WSLOT_K_NORM    ? L->k_norm
+                  : s->part == WSLOT_ATTN_NORM ? L->attn_norm
+                                               : L->mlp_norm;
+        return true;
+    }
+    d->pw = col_panel_width(cols);
+    return true;
+}
+
+void wslot_copy_all(const struct wslot_table *t, const unsigned char *data, struct qwen3_weights *w) {
+    for (int i = 0; i < t->n_slots; i++) {
+        const struct wslot *s = &t->slots[i];
+        struct wslot_dest d;
+        if (s->seen && slot_dest(s, w, &d))
+            copy_tensor(&d, data + s->begin, s->dtype, s->ndim == 2 ? (int)s->dims[0] : 1,
+                        w->wtype != FR_DTYPE_F32);
+    }
+}

@@ -1,0 +1,82 @@
+/* The tensors a Qwen3 config calls for, as every checkpoint format names them, and where each lands in
+ * struct qwen3_weights. Both file loaders (model/safetensors.c, model/gguf_qwen3.c) fill one table from
+ * their file's index, check it complete and free of overlaps, then copy every tensor once, converting. */
+#ifndef FR_WEIGHT_SLOTS_H
+#define FR_WEIGHT_SLOTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/fr_err.h"
+#include "model/weights.h"
+
+enum wslot_part {
+    WSLOT_Q,
+    WSLOT_K,
+    WSLOT_V,
+    WSLOT_O,
+    WSLOT_Q_NORM,
+    WSLOT_K_NORM,
+    WSLOT_GATE,
+    WSLOT_UP,
+    WSLOT_DOWN,
+    WSLOT_ATTN_NORM,
+    WSLOT_MLP_NORM,
+    WSLOT_LAYER_COUNT,
+    /* the per-model tensors, after the per-layer ones */
+    WSLOT_EMBED = WSLOT_LAYER_COUNT,
+    WSLOT_FINAL_NORM,
+    WSLOT_LM_HEAD,
+};
+
+/* Tensor naming: Hugging Face's (model.layers.N.self_attn.q_proj.weight) or llama.cpp's GGUF names
+ * (blk.N.attn_q.weight), which its converter writes for Qwen3 without permuting any rows. */
+enum wslot_names { WSLOT_NAMES_HF, WSLOT_NAMES_GGUF };
+
+/* Element types a file may store a tensor in. */
+enum wslot_dtype { WSLOT_BF16, WSLOT_F16, WSLOT_F32 };
+
+/* One tensor the config calls for, and what the file's index said about it. */
+struct wslot {
+    enum wslot_part part;
+    int layer;        /* -1 for per-model tensors */
+    int ndim;         /* 1 or 2 */
+    uint64_t dims[2]; /* [rows, cols] as PyTorch lists them (row-major); cols 0 when ndim is 1 */
+    int seen;         /* the file has it */
+    enum wslot_dtype dtype;
+    uint64_t begin, end; /* its bytes, relative to the start of the file's data */
+};
+
+struct wslot_table {
+    const struct qwen3_config *cfg;
+    enum wslot_names names;
+    struct wslot *slots; /* 3 per-model slots, then WSLOT_LAYER_COUNT per layer */
+    int n_slots;
+};
+
+int wslot_table_init(struct wslot_table *t, const struct qwen3_config *cfg, enum wslot_names names,
+                     const char *file, struct fr_err *err);
+void wslot_table_free(struct wslot_table *t);
+
+/* The slot a tensor name maps to, or NULL for a name the config does not call for. Layer numbers must be
+ * canonical decimal ("07" is not layer 7) so two names can never reach the same slot. */
+struct wslot *wslot_find(struct wslot_table *t, const char *name);
+
+/* The slot's tensor name in the table's naming. */
+void wslot_name(const struct wslot_table *t, const struct wslot *s, char *buf, size_t len);
+
+/* Bytes per element. */
+size_t wslot_dtype_size(enum wslot_dtype d);
+
+/* "[r, c]" or "[n]" into buf. */
+void wslot_format_shape(char *buf, size_t len, const uint64_t *dims, int ndim);
+
+/* Every required tensor present (a tied config's LM head is optional), and no two byte ranges sharing a
+ * byte. */
+int wslot_check_complete(const struct wslot_table *t, const char *file, struct fr_err *err);
+
+/* Copies every seen slot from data (the start of the file's data) into w, converting to w's dtypes
+ * (norms f32, rounded to bf16 values when w is bf16). A tied config's LM head is checked, never copied. */
+void wslot_copy_all(const struct wslot_table *t, const unsigned char *data, struct qwen3_weights *w);
+
+#endif

@@ -1,0 +1,101 @@
+/* Weights files behind one interface: GGUF (config from its metadata, model/gguf_qwen3.h) or safetensors
+ * (config from --model, model/safetensors.h), both memory-mapped (model/file_map.h) and copied once into the
+ * weights' huge-page allocation. Checked in tests/test_gguf.c and through the decode command's tests. */
+#include "model/weights_file.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model/file_map.h"
+#include "model/gguf.h"
+#include "model/gguf_qwen3.h"
+#include "model/safetensors.h"
+#include "model/sha256.h"
+
+int weights_file_format(const char *path, enum weights_format *fmt, struct fr_err *err) {
+    struct file_map m;
+    if (file_map_open(path, 4, &m, err)) return -1;
+    *fmt = memcmp(m.data, "GGUF", 4) == 0 ? WEIGHTS_FORMAT_GGUF : WEIGHTS_FORMAT_SAFETENSORS;
+    file_map_close(&m);
+    return 0;
+}
+
+const char *weights_format_name(enum weights_format fmt) {
+    return fmt == WEIGHTS_FORMAT_GGUF ? "gguf" : "safetensors";
+}
+
+static int load_model(const char *model, struct qwen3_config *cfg, struct fr_err *err) {
+    char path[1024];
+    return qwen3_config_resolve(model, path, sizeof path, err) || qwen3_config_load(path, cfg, err) ? -1 : 0;
+}
+
+/* Checks the file's tensor index against cfg without copying anything: a bad file fails before a run
+ * spends minutes measuring the machine. */
+static int check_tensors(const struct file_map *m, enum weights_format fmt, const char *path,
+                         const struct qwen3_config *cfg, struct fr_err *err) {
+    if (fmt == WEIGHTS_FORMAT_SAFETENSORS)
+        return safetensors_load_buffer(m->data, m->len, path, cfg, NULL, err);
+    struct gguf_file g;
+    int rc = gguf_parse(m->data, m->len, path, &g, err);
+    if (rc == 0) rc = gguf_qwen3_load(&g, cfg, NULL, err);
+    gguf_free(&g);
+    return rc;
+}
+
+int weights_file_config(const char *path, const char *model, struct qwen3_config *cfg, struct fr_err *err) {
+    if (!path)
+        return model ? load_model(model, cfg, err)
+                     : fr_err_set(err, "--model or a GGUF --weights is required");
+    enum weights_format fmt;
+    if (weights_file_format(path, &fmt, err)) return -1;
+    if (fmt != WEIGHTS_FORMAT_GGUF && !model)
+        return fr_err_set(err, "%s: a safetensors file carries no model config: give --model as well", path);
+    struct file_map m;
+    if (file_map_open(path, fmt == WEIGHTS_FORMAT_GGUF ? 4 : 8, &m, err)) return -1;
+    int rc = 0;
+    if (fmt == WEIGHTS_FORMAT_GGUF) {
+        struct gguf_file g;
+        struct qwen3_config file_cfg;
+        rc = gguf_parse(m.data, m.len, path, &g, err);
+        if (rc == 0) rc = gguf_qwen3_config(&g, &file_cfg, err);
+        gguf_free(&g);
+        if (rc == 0 && !model) *cfg = file_cfg;
+        if (rc == 0 && model)
+            rc = load_model(model, cfg, err) || gguf_qwen3_check_config(&file_cfg, cfg, err);
+    } else {
+        rc = load_model(model, cfg, err);
+    }
+    if (rc == 0) rc = check_tensors(&m, fmt, path, cfg, err);
+    file_map_close(&m);
+    return rc ? -1 : 0;
+}
+
+int weights_file_load(const char *path, struct qwen3_weights *w, struct fr_err *err) {
+    enum weights_format fmt;
+    if (weights_file_format(path, &fmt, err)) return -1;
+    if (fmt == WEIGHTS_FORMAT_SAFETENSORS) return safetensors_load(path, w, err);
+    struct file_map m;
+    if (file_map_open(path, 4, &m, err)) return -1;
+    struct gguf_file g;
+    int rc = gguf_parse(m.data, m.len, path, &g, err);
+    if (rc == 0) rc = gguf_qwen3_load(&g, &w->cfg, w, err);
+    gguf_free(&g);
+    file_map_close(&m);
+    return rc;
+}
+
+int weights_file_sha256(const char *path, char hex[65], struct fr_err *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return fr_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    unsigned char buf[1 << 16];
+    struct sha256 s;
+    sha256_init(&s);
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sha256_update(&s, buf, n);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) return fr_err_set(err, "%s: read error while hashing", path);
+    sha256_final_hex(&s, hex);
+    return 0;
+}

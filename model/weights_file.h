@@ -1,0 +1,31 @@
+/* The one weights interface of the commands: a checkpoint file in either format, told apart by its first
+ * bytes (GGUF's magic, else safetensors), mapped once and copied once into qwen3_weights. */
+#ifndef FR_WEIGHTS_FILE_H
+#define FR_WEIGHTS_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kernels/fr_err.h"
+#include "model/config.h"
+#include "model/weights.h"
+
+enum weights_format { WEIGHTS_FORMAT_SAFETENSORS, WEIGHTS_FORMAT_GGUF };
+
+/* The file's format from its first four bytes; fails when it cannot be opened or read. */
+int weights_file_format(const char *path, enum weights_format *fmt, struct fr_err *err);
+const char *weights_format_name(enum weights_format fmt);
+
+/* The model config for --weights path and --model `model` (either may be NULL, not both): a GGUF file's own
+ * config, checked against --model's when both are given; a safetensors file needs --model. The file's tensor
+ * index is then checked against the config (nothing copied). Errors are usage errors (bad input), one line
+ * naming the file and the field. */
+int weights_file_config(const char *path, const char *model, struct qwen3_config *cfg, struct fr_err *err);
+
+/* Loads the file into w (allocated for the config it must match). */
+int weights_file_load(const char *path, struct qwen3_weights *w, struct fr_err *err);
+
+/* SHA-256 of the whole file as 64 lowercase hex digits (the report's record of which weights ran). */
+int weights_file_sha256(const char *path, char hex[65], struct fr_err *err);
+
+#endif
