@@ -309,7 +309,9 @@ static void describe_counters(struct report_counters *out, const struct counters
         snprintf(out->events[e].name, sizeof out->events[e].name, "%s", c->events[e].name);
         out->events[e].available = c->events[e].counted;
         snprintf(out->events[e].reason, sizeof out->events[e].reason, "%s", c->events[e].reason);
+        snprintf(out->events[e].source, sizeof out->events[e].source, "%s", c->events[e].source);
     }
+    snprintf(out->hardware, sizeof out->hardware, "%s", c->hardware_note);
 }
 
 /* Everything the run holds, released in reverse order by run_free. */
@@ -771,13 +773,15 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (core_speed_probe(&r->speed, "at the start", r->machine.threads) != 0)
         return cli_fail("core speed probe: out of memory, or its attention output was not finite");
     /* after binding: one event set per thread of the bound team */
-    int crc = counters_open(&r->counters, counters_source_papi(), NULL, a->events, &err);
+    const void *src_cfg = NULL;
+    const struct counters_source *src = cli_counter_source(&src_cfg);
+    int crc = counters_open(&r->counters, src, src_cfg, a->events, &err);
     r->have_counters = 1;
     if (crc != 0) return cli_fail("%s", err.msg);
     describe_counters(&r->report->counters, &r->counters);
     snprintf(r->report->counters.disturbed_rule, sizeof r->report->counters.disturbed_rule, "%s",
              rep_counts_rule(&r->counters));
-    crc = counters_open_energy(&r->energy, counters_source_papi(), NULL, &err);
+    crc = counters_open_energy(&r->energy, src, src_cfg, &err);
     r->have_energy = 1;
     if (crc != 0) return cli_fail("%s", err.msg);
     describe_counters(&r->report->energy, &r->energy);

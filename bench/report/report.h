@@ -61,6 +61,7 @@ struct report_event {
     char name[REPORT_NAME_LEN]; /* PAPI event name, e.g. "PAPI_TOT_CYC" */
     bool available;
     char reason[REPORT_REASON_LEN]; /* why it cannot be counted; "" when available */
+    char source[REPORT_NAME_LEN];   /* what counted it: "papi", "perf_event", "getrusage"; "" unknown/none */
 };
 
 struct report_counters {
@@ -71,6 +72,7 @@ struct report_counters {
     int threads; /* team threads counted, each with its own event set (0: not recorded) */
     char calibration[REPORT_REASON_LEN];    /* LLC misses x line bytes over a known read, or why not; "" */
     char disturbed_rule[REPORT_REASON_LEN]; /* what marks a repetition disturbed (rep_counts_rule); "" */
+    char hardware[REPORT_REASON_LEN];       /* no hardware event counted: said once (counters.h); "" */
 };
 
 enum report_ceiling_kind {

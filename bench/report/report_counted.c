@@ -13,10 +13,36 @@ static void md_event_list(FILE *f, const char *what, const struct report_counter
     fprintf(f, "%s", what);
     if (c->threads > 0) fprintf(f, " (every thread of %d counted, summed)", c->threads);
     fputc(':', f);
-    for (int i = 0; i < c->n_events; i++)
-        fprintf(f, "%s %s %s%s%s", i ? ";" : "", c->events[i].name,
-                c->events[i].available ? "counted" : "unavailable", c->events[i].available ? "" : " — ",
-                c->events[i].available ? "" : c->events[i].reason);
+    /* the hardware events' shared reason is said once, in the note after the list */
+    for (int i = 0; i < c->n_events; i++) {
+        const struct report_event *e = &c->events[i];
+        fprintf(f, "%s %s ", i ? ";" : "", e->name);
+        if (e->available)
+            fprintf(f, "counted%s%s%s", e->source[0] ? " (" : "", e->source, e->source[0] ? ")" : "");
+        else if (c->hardware[0] && strncmp(e->name, "PAPI_", 5) == 0)
+            fprintf(f, "unavailable (no PMU, below)");
+        else
+            fprintf(f, "unavailable — %s", e->reason);
+    }
+    if (c->hardware[0]) fprintf(f, ". Hardware events: %s", c->hardware);
+}
+
+int report_counted_write_csv(const struct run_report *r, const char *dir, struct fr_err *err) {
+    FILE *f = report_file_open(dir, "counters.csv", err);
+    if (!f) return -1;
+    fputs("set,event,counted,source,reason\n", f);
+    const struct report_counters *sets[2] = {&r->counters, &r->energy};
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < sets[s]->n_events; i++) {
+            const struct report_event *e = &sets[s]->events[i];
+            fprintf(f, "%s,%s,%d,%s,\"", s ? "energy" : "team", e->name, e->available, e->source);
+            for (const char *q = e->available ? "" : e->reason; *q; q++) {
+                if (*q == '"') fputc('"', f); /* CSV doubles a quote inside a quoted field */
+                fputc(*q, f);
+            }
+            fputs("\"\n", f);
+        }
+    return report_file_close(f, dir, "counters.csv", err);
 }
 
 void report_md_counters(FILE *f, const struct run_report *r) {

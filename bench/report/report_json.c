@@ -82,11 +82,13 @@ static cJSON *json_counters(const struct report_counters *c) {
         cJSON_AddStringToObject(e, "name", c->events[i].name);
         cJSON_AddBoolToObject(e, "available", c->events[i].available);
         cJSON_AddStringToObject(e, "reason", c->events[i].reason);
+        if (c->events[i].source[0]) cJSON_AddStringToObject(e, "source", c->events[i].source);
         cJSON_AddItemToArray(ev, e);
     }
     cJSON_AddNumberToObject(o, "threads", c->threads);
     if (c->calibration[0]) cJSON_AddStringToObject(o, "calibration", c->calibration);
     if (c->disturbed_rule[0]) cJSON_AddStringToObject(o, "disturbed_rule", c->disturbed_rule);
+    if (c->hardware[0]) cJSON_AddStringToObject(o, "hardware", c->hardware);
     return o;
 }
 
@@ -282,6 +284,9 @@ static void rd_counters(struct reader *rd, const cJSON *o, struct report_counter
         snprintf(c->events[i].name, sizeof c->events[i].name, "%s", rd_str(rd, e, "name"));
         c->events[i].available = rd_bool(rd, e, "available");
         snprintf(c->events[i].reason, sizeof c->events[i].reason, "%s", rd_str(rd, e, "reason"));
+        const cJSON *src = cJSON_GetObjectItemCaseSensitive(e, "source"); /* absent in older runs */
+        snprintf(c->events[i].source, sizeof c->events[i].source, "%s",
+                 cJSON_IsString(src) ? src->valuestring : "");
     }
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "threads"); /* absent in older runs */
     c->threads = cJSON_IsNumber(t) ? (int)t->valuedouble : 0;
@@ -290,6 +295,8 @@ static void rd_counters(struct reader *rd, const cJSON *o, struct report_counter
     const cJSON *rule = cJSON_GetObjectItemCaseSensitive(o, "disturbed_rule"); /* absent in older runs */
     snprintf(c->disturbed_rule, sizeof c->disturbed_rule, "%s",
              cJSON_IsString(rule) ? rule->valuestring : "");
+    const cJSON *hw = cJSON_GetObjectItemCaseSensitive(o, "hardware");
+    snprintf(c->hardware, sizeof c->hardware, "%s", cJSON_IsString(hw) ? hw->valuestring : "");
 }
 
 /* An object that older runs lack: NULL when absent. */
