@@ -103,7 +103,8 @@ struct counters_event {
     char units[COUNTERS_UNITS_LEN]; /* as the source names them; "" when none */
     double joules_per_unit;         /* energy events: from units (nJ, uJ, mJ, J); NaN otherwise */
     bool by_rusage;                 /* counted by this module (getrusage), not by the source */
-    char source[COUNTERS_NAME_LEN]; /* what counted it: "papi", "perf_event", "getrusage"; "" if not counted */
+    char
+        source[COUNTERS_NAME_LEN]; /* what counted it: "papi", "perf_event", "getrusage"; "" if not counted */
 };
 
 struct counters {
@@ -117,8 +118,8 @@ struct counters {
     /* When no hardware event (cycles, instructions, LLC misses, FP ops) asked for is counted: that no PMU
      * counts here and the first one's reason, said once for the run; "" otherwise. */
     char hardware_note[COUNTERS_REASON_LEN];
-    char reason[COUNTERS_REASON_LEN];    /* why not, or which events are missing; "" when all are counted */
-    int n_events;                        /* events asked (defaults or --events) */
+    char reason[COUNTERS_REASON_LEN]; /* why not, or which events are missing; "" when all are counted */
+    int n_events;                     /* events asked (defaults or --events) */
     struct counters_event events[COUNTERS_MAX_EVENTS];
     int n_counted;
     int counted_index[COUNTERS_MAX_EVENTS];    /* events[] index of the i-th counted event */
@@ -178,8 +179,8 @@ struct counters_calibration {
 void counters_calibrate(struct counters *c, void (*region)(void *ctx), void *ctx, double known_bytes,
                         double line_bytes, struct counters_calibration *out);
 
-/* {available, reason, source, threads, hardware?, events: [{name, counted, source?, reason?}], calibration?}; NULL on allocation
- * failure. cal may be NULL. */
+/* {available, reason, source, threads, hardware?, events: [{name, counted, source?, reason?}], calibration?};
+ * NULL on allocation failure. cal may be NULL. */
 struct cJSON *counters_to_json(const struct counters *c, const struct counters_calibration *cal);
 
 #endif

@@ -39,9 +39,9 @@ static int sw_event_index(const char *name) {
 }
 
 struct perf_handle {
-    int n;                        /* events in the group */
-    int fd[COUNTERS_MAX_EVENTS];  /* fd[0] leads the group */
-    pid_t tid;                    /* the thread the group counts (opened in it) */
+    int n;                       /* events in the group */
+    int fd[COUNTERS_MAX_EVENTS]; /* fd[0] leads the group */
+    pid_t tid;                   /* the thread the group counts (opened in it) */
 };
 
 static int perf_open(const void *config, int thread, void **handle, struct fr_err *why) {
@@ -79,10 +79,11 @@ static int perf_add(void *handle, const char *event, char units[COUNTERS_UNITS_L
     int e = errno;
     if (fd < 0 && (e == EACCES || e == EPERM)) {
         if (sw_events[k].in_kernel)
-            return fr_err_set(why,
-                              "perf_event_open: %s (counted in the kernel, which needs perf_event_paranoid <= 1 "
-                              "or CAP_PERFMON; with the kernel excluded it would read 0)",
-                              strerror(e));
+            return fr_err_set(
+                why,
+                "perf_event_open: %s (counted in the kernel, which needs perf_event_paranoid <= 1 "
+                "or CAP_PERFMON; with the kernel excluded it would read 0)",
+                strerror(e));
         attr.exclude_kernel = 1; /* task clock and faults count the same with the kernel excluded */
         fd = sys_perf_event_open(&attr, group);
         e = errno;
@@ -140,10 +141,10 @@ const struct counters_source *perf_events_source(void) {
 
 struct fallback_handle {
     const struct perf_events_fallback_config *cfg;
-    void *first;                      /* NULL: the first source is skipped or did not open */
+    void *first;                         /* NULL: the first source is skipped or did not open */
     char first_why[COUNTERS_REASON_LEN]; /* why not, when first is NULL */
-    void *kernel;                     /* the perf_event handle */
-    int n, n_first;                   /* events added, of which to the first source */
+    void *kernel;                        /* the perf_event handle */
+    int n, n_first;                      /* events added, of which to the first source */
     bool by_first[COUNTERS_MAX_EVENTS];
     const char *last_origin;
 };
@@ -157,9 +158,11 @@ static int fallback_open(const void *config, int thread, void **handle, struct f
     struct fr_err first_why = {{0}};
     int n = 0;
     if (cfg->first_skipped)
-        n = snprintf(h->first_why, sizeof h->first_why, "%s not used: %s", cfg->first->name, cfg->first_skipped);
+        n = snprintf(h->first_why, sizeof h->first_why, "%s not used: %s", cfg->first->name,
+                     cfg->first_skipped);
     else if (cfg->first->open(cfg->first_config, thread, &h->first, &first_why) != 0)
-        n = snprintf(h->first_why, sizeof h->first_why, "%s: %s", cfg->first->name, first_why.msg), h->first = NULL;
+        n = snprintf(h->first_why, sizeof h->first_why, "%s: %s", cfg->first->name, first_why.msg),
+        h->first = NULL;
     if (n >= (int)sizeof h->first_why) h->first_why[sizeof h->first_why - 1] = '\0'; /* cut, said as is */
     if (perf_open(NULL, thread, &h->kernel, why) != 0) {
         if (h->first) cfg->first->close(h->first);
@@ -221,9 +224,9 @@ static const char *fallback_origin(void *handle) {
     return ((struct fallback_handle *)handle)->last_origin;
 }
 
-static const struct counters_source fallback_source = {
-    "papi+perf_event", fallback_open, fallback_add, fallback_start, fallback_stop, fallback_close,
-    fallback_origin};
+static const struct counters_source fallback_source = {"papi+perf_event", fallback_open, fallback_add,
+                                                       fallback_start,    fallback_stop, fallback_close,
+                                                       fallback_origin};
 
 const struct counters_source *perf_events_source_fallback(void) {
     return &fallback_source;

@@ -7,8 +7,9 @@
  * Events: perf::TASK-CLOCK, perf::CONTEXT-SWITCHES (perf::CS), perf::CPU-MIGRATIONS, perf::PAGE-FAULTS,
  * perf::MINOR-FAULTS, perf::MAJOR-FAULTS. Each handle is one group in the calling thread (pid 0, any CPU),
  * enabled, disabled and read as a group. Switches and migrations are counted by the kernel on the kernel's
- * side of the task: with the kernel excluded (perf_event_paranoid 2 without CAP_PERFMON) they would read 0, so
- * they are refused then with that reason; task clock and page faults are counted with the kernel excluded. */
+ * side of the task: with the kernel excluded (perf_event_paranoid 2 without CAP_PERFMON) they would read 0,
+ * so they are refused then with that reason; task clock and page faults are counted with the kernel excluded.
+ */
 #ifndef FR_PERF_EVENTS_H
 #define FR_PERF_EVENTS_H
 

@@ -1,16 +1,18 @@
 #!/bin/sh
 # One command for a performance pull request, in the manner of llama.cpp's compare-commits.sh:
-#   scripts/compare-commits.sh [--runs N] [--out DIR] BASE HEAD [run options]
+#   scripts/compare-commits.sh [--runs N] [--out DIR] [--no-wait] BASE HEAD [run options]
 # builds BASE and HEAD in temporary git worktrees (make -j2 all), runs them alternately (BASE, HEAD, BASE,
 # HEAD, ...: N runs each, at least 2, so both sides see the same load of a shared machine), and writes one
 # compare folder (compare.md, compare.png, compare.svg) from the pooled runs of each side: per row the median
 # of the runs' medians, spread from the smallest min to the largest max (forge-roofline compare A1,A2 B1,B2).
 # The runs themselves are kept under DIR/runs/. Run options go to every run (default --model qwen3-0.6b),
 # e.g. --quick, --context 1,1024, --threads 2. The compare itself is made by this checkout's build.
+# The rounds hold the machine lock a run takes (docs/trust.md): another run waits, and so does this one
+# (--no-wait: exit 3 instead).
 set -eu
 
 usage() {
-  echo "usage: scripts/compare-commits.sh [--runs N] [--out DIR] BASE HEAD [run options]" >&2
+  echo "usage: scripts/compare-commits.sh [--runs N] [--out DIR] [--no-wait] BASE HEAD [run options]" >&2
   exit 2
 }
 die() {
@@ -20,11 +22,13 @@ die() {
 
 runs=2
 out=
+no_wait=no
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) [ $# -ge 2 ] || usage; runs=$2; shift 2 ;;
     --out) [ $# -ge 2 ] || usage; out=$2; shift 2 ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --no-wait) no_wait=yes; shift ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option '$1' before BASE (try --help)" ;;
     *) break ;;
   esac
@@ -86,6 +90,28 @@ if [ "$(git -C "$repo" rev-parse HEAD)" != "$head_sha" ] || ! git -C "$repo" dif
   }
   compare_bin="$repo/build/forge-roofline"
 fi
+
+# One run at a time on this machine: the rounds hold the lock the runs take (bench/cli/machine_lock.h, the
+# same file), and hand it to this checkout's runs in FORGE_ROOFLINE_LOCK_FD, so nothing runs between them.
+lock=${FORGE_ROOFLINE_LOCK:-}
+if [ -z "$lock" ]; then
+  if [ -d /run/lock ] && [ -w /run/lock ]; then lock=/run/lock/forge-roofline.lock
+  elif [ -n "${XDG_RUNTIME_DIR:-}" ] && [ -w "$XDG_RUNTIME_DIR" ]; then lock=$XDG_RUNTIME_DIR/forge-roofline.lock
+  else lock=$out/forge-roofline.lock; mkdir -p "$out"; fi
+fi
+exec 9>>"$lock"
+if ! flock -n 9; then
+  holder=$(head -n 1 "$lock" 2>/dev/null || true)
+  if [ "$no_wait" = yes ]; then
+    echo "compare-commits: the machine is busy: ${holder:-another run} holds $lock; not waiting (--no-wait)" >&2
+    exit 3
+  fi
+  echo "compare-commits: waiting for the machine: ${holder:-another run} holds $lock (one run at a time)" >&2
+  flock 9
+fi
+printf 'pid %s since %s: scripts/compare-commits.sh %s %s\n' $$ "$(date -u '+%Y-%m-%d %H:%M:%S UTC')" \
+  "$base" "$head" >"$lock"
+export FORGE_ROOFLINE_LOCK="$lock" FORGE_ROOFLINE_LOCK_FD=9
 
 mkdir -p "$out/runs"
 out=$(cd "$out" && pwd) # the runs start in the worktrees: the folder must not be relative

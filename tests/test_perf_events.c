@@ -36,7 +36,8 @@ Test(perf_events, counts_a_threads_faults_and_switches_as_getrusage_does) {
         counters_close(&c);
         cr_skip_test("the kernel refuses perf_event_open here: %s", c.reason);
     }
-    for (int i = 0; i < 3; i++) cr_assert(c.events[i].counted, "%s: %s", c.events[i].name, c.events[i].reason);
+    for (int i = 0; i < 3; i++)
+        cr_assert(c.events[i].counted, "%s: %s", c.events[i].name, c.events[i].reason);
     cr_expect_str_eq(c.events[0].source, "perf_event");
     const size_t pages = 256, page = (size_t)sysconf(_SC_PAGESIZE);
     char *buf = mmap(NULL, pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -69,7 +70,8 @@ Test(perf_events, refuses_what_it_does_not_know) {
     struct fr_err err = {{0}};
     cr_assert_eq(counters_open(&c, perf_events_source(), NULL, "PAPI_TOT_CYC", &err), 0, "%s", err.msg);
     cr_expect_not(c.available);
-    cr_expect(strstr(c.events[0].reason, "not one of the kernel's software events"), "%s", c.events[0].reason);
+    cr_expect(strstr(c.events[0].reason, "not one of the kernel's software events"), "%s",
+              c.events[0].reason);
     counters_close(&c);
 }
 
@@ -119,8 +121,9 @@ Test(perf_events, first_source_skipped_is_said_once) {
     cr_assert_eq(counters_open(&c, perf_events_source_fallback(), &cfg, NULL, &err), 0, "%s", err.msg);
     cr_expect_not(c.events[0].counted);
     cr_expect_str_eq(c.events[0].reason, "fake not used: asked not to");
-    cr_expect(strstr(c.hardware_note, "none of the 4 hardware events is counted (PAPI_TOT_CYC: fake not used"),
-              "%s", c.hardware_note);
+    cr_expect(
+        strstr(c.hardware_note, "none of the 4 hardware events is counted (PAPI_TOT_CYC: fake not used"),
+        "%s", c.hardware_note);
     counters_close(&c);
 }
 

@@ -142,7 +142,8 @@ const struct counters_source *cli_counter_source(const void **config) {
     const char *no_papi = getenv("FORGE_ROOFLINE_NO_PAPI");
     cfg = (struct perf_events_fallback_config){
         .first = counters_source_papi(),
-        .first_skipped = no_papi && *no_papi && strcmp(no_papi, "0") != 0 ? "FORGE_ROOFLINE_NO_PAPI is set" : NULL};
+        .first_skipped =
+            no_papi && *no_papi && strcmp(no_papi, "0") != 0 ? "FORGE_ROOFLINE_NO_PAPI is set" : NULL};
     *config = &cfg;
     return perf_events_source_fallback();
 }

@@ -14,6 +14,7 @@ enum cli_exit {
     CLI_EXIT_OK = 0,
     CLI_EXIT_FAIL = 1,  /* a measurement or validation failed, or a runtime error */
     CLI_EXIT_USAGE = 2, /* bad option, bad value, bad input file */
+    CLI_EXIT_BUSY = 3,  /* another run holds the machine lock and --no-wait was given */
 };
 
 /* Subcommands; each takes argv with argv[0] = the subcommand name. */

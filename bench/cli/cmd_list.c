@@ -70,16 +70,14 @@ static int list_counters(void) {
     struct fr_err err = {{0}};
     const void *src_cfg = NULL;
     const struct counters_source *src = cli_counter_source(&src_cfg);
-    if (counters_open(&c, src, src_cfg, NULL, &err) != 0)
-        return cli_fail("list: %s", err.msg);
+    if (counters_open(&c, src, src_cfg, NULL, &err) != 0) return cli_fail("list: %s", err.msg);
     list_event_set(
         "counter events (PAPI, the kernel's perf_event_open for software events PAPI does not count, and "
         "getrusage for rusage::; default set of a run; --events NAME,... "
         "replaces it)",
         &c);
     counters_close(&c);
-    if (counters_open_energy(&c, src, src_cfg, &err) != 0)
-        return cli_fail("list: %s", err.msg);
+    if (counters_open_energy(&c, src, src_cfg, &err) != 0) return cli_fail("list: %s", err.msg);
     list_event_set("energy events (PAPI RAPL / powercap, package-wide)", &c);
     counters_close(&c);
     return CLI_EXIT_OK;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bench/cli/cli.h"
+#include "bench/cli/machine_lock.h"
 #include "roofline/counters.h"
 #include "bench/decode_bench.h"
 #include "bench/cli/model_opts.h"
@@ -51,6 +52,7 @@ struct run_args {
     const char *out;
     const char *isa; /* --isa, NULL: the best the CPU has */
     int quick, no_plots;
+    int no_wait;                 /* --no-wait: exit 3 when another run holds the machine lock */
     int contexts_default;        /* no --context: the default list, named so in errors */
     long batches[RUN_BATCH_MAX]; /* --batch: the batch sweep (n_batches 0: none) */
     int n_batches;
@@ -64,7 +66,7 @@ static void usage(FILE *f) {
         "usage: forge-roofline --model M [--dtype bf16|f32] [--kv bf16|f32] [--threads N] [--context LIST]\n"
         "                      [--block-context T] [--gemv forge|openblas] [--events LIST] [--quick]\n"
         "                      [--out DIR] [--no-plots] [--isa scalar|avx2|avx512]\n"
-        "                      [--batch LIST|none] [--batch-context T]\n"
+        "                      [--batch LIST|none] [--batch-context T] [--no-wait]\n"
         "Measures the machine, verifies the kernels, times every block and whole decode steps (default\n"
         "contexts 1,1024,4096,16384) and the sampler, and writes results/<host>-<UTC stamp>/ with run.json,\n"
         "CSV files, report.md and roofline plots. --quick: fewer repetitions and contexts (CI, smoke "
@@ -72,19 +74,29 @@ static void usage(FILE *f) {
         "--batch 1,2,4,8,16,32,64 (the default; --quick: 1,2,4): batched decode steps, B sequences in "
         "lockstep\n"
         "at --batch-context T (default 1024; --quick: 256, at most the model's context), on the run's\n"
-        "backend and on OpenBLAS sgemm with f32 weights beside it; --batch none skips the sweep.\n");
+        "backend and on OpenBLAS sgemm with f32 weights beside it; --batch none skips the sweep.\n"
+        "One run at a time per machine (docs/trust.md): a run waits for the machine lock, saying for what;\n"
+        "--no-wait exits 3 instead.\n");
 }
 
 static int parse_args(int argc, char **argv, struct run_args *a) {
-    static const struct option opts[] = {
-        {"model", required_argument, 0, 'm'},   {"dtype", required_argument, 0, 'd'},
-        {"kv", required_argument, 0, 'k'},      {"threads", required_argument, 0, 't'},
-        {"context", required_argument, 0, 'c'}, {"block-context", required_argument, 0, 'b'},
-        {"gemv", required_argument, 0, 'g'},    {"events", required_argument, 0, 'e'},
-        {"out", required_argument, 0, 'o'},     {"quick", no_argument, 0, 'q'},
-        {"no-plots", no_argument, 0, 'n'},      {"isa", required_argument, 0, 'i'},
-        {"batch", required_argument, 0, 'B'},   {"batch-context", required_argument, 0, 'C'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    static const struct option opts[] = {{"model", required_argument, 0, 'm'},
+                                         {"dtype", required_argument, 0, 'd'},
+                                         {"kv", required_argument, 0, 'k'},
+                                         {"threads", required_argument, 0, 't'},
+                                         {"context", required_argument, 0, 'c'},
+                                         {"block-context", required_argument, 0, 'b'},
+                                         {"gemv", required_argument, 0, 'g'},
+                                         {"events", required_argument, 0, 'e'},
+                                         {"out", required_argument, 0, 'o'},
+                                         {"quick", no_argument, 0, 'q'},
+                                         {"no-plots", no_argument, 0, 'n'},
+                                         {"isa", required_argument, 0, 'i'},
+                                         {"batch", required_argument, 0, 'B'},
+                                         {"batch-context", required_argument, 0, 'C'},
+                                         {"no-wait", no_argument, 0, 'W'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     *a = (struct run_args){.wtype = FR_DTYPE_BF16,
                            .kvtype = FR_DTYPE_BF16,
                            .out = "results",
@@ -147,6 +159,9 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
             break;
         case 'n':
             a->no_plots = 1;
+            break;
+        case 'W':
+            a->no_wait = 1;
             break;
         case 'i':
             a->isa = optarg;
@@ -334,6 +349,9 @@ struct run {
     int have_counters;
     struct counters energy; /* RAPL / powercap, package-wide */
     int have_energy;
+    struct machine_lock lock; /* one run at a time on this machine */
+    struct steal_clock steal; /* the hypervisor's steal, read around each repetition */
+    int have_steal;
     struct counters_calibration calibration; /* LLC misses x line bytes over a known DRAM read */
     struct run_report *report;
     struct results_dir dir;
@@ -380,6 +398,8 @@ static void calibrate_llc(struct run *r) {
 }
 
 static void run_free(struct run *r) {
+    machine_lock_release(&r->lock);
+    if (r->have_steal) steal_close(&r->steal);
     if (r->dir.active) results_dir_abort(&r->dir);
     if (r->have_energy) counters_close(&r->energy);
     if (r->have_counters) counters_close(&r->counters);
@@ -402,6 +422,8 @@ struct report_counted {
     int *disturbed_reps, *faulted_reps;
     double *measured_all_s, *ipc;
     int *switched_reps;
+    int *steal_reps;
+    double *steal_s;
 };
 
 static void fill_counted(const struct run *r, const struct rep_counts_summary *s, struct report_counted o) {
@@ -413,6 +435,8 @@ static void fill_counted(const struct run *r, const struct rep_counts_summary *s
     *o.measured_all_s = s->median_all_s;
     *o.ipc = s->ipc;
     *o.switched_reps = s->switched_reps;
+    *o.steal_reps = s->steal_reps;
+    *o.steal_s = s->steal_s;
 }
 
 static int measure_blocks(struct run *r, const struct timing_opts *t) {
@@ -429,7 +453,7 @@ static int measure_blocks(struct run *r, const struct timing_opts *t) {
         snprintf(o->name, sizeof o->name, "%s", block_name((enum block_id)b));
         o->calls = c->calls, o->flops = c->flops, o->bytes = c->bytes;
         struct decode_bench_block_reads reads;
-        struct decode_bench_counting cnt = {&r->counters, NULL};
+        struct decode_bench_counting cnt = {&r->counters, NULL, r->have_steal ? &r->steal : NULL};
         struct rep_counts_summary counts;
         if (decode_bench_block_evict(&r->st, (enum block_id)b, T, t, r->read_buf, r->read_n, &cnt,
                                      &o->measured, &counts, &reads, &err) != 0)
@@ -448,7 +472,7 @@ static int measure_blocks(struct run *r, const struct timing_opts *t) {
         fill_counted(r, &counts,
                      (struct report_counted){o->counters, o->counters_max, &o->utilization,
                                              &o->disturbed_reps, &o->faulted_reps, &o->measured_all_s,
-                                             &o->ipc, &o->switched_reps});
+                                             &o->ipc, &o->switched_reps, &o->steal_reps, &o->steal_s});
         int llc = r->counters.role_index[COUNTERS_ROLE_LLC_MISSES];
         if (llc >= 0 && r->calibration.available && r->calibration.ratio > 0)
             o->dram_bytes_counted =
@@ -488,7 +512,7 @@ static int measure_steps(struct run *r, const struct decode_bench_opts *o) {
         fill_counted(r, &m.counts,
                      (struct report_counted){s->counters, s->counters_max, &s->utilization,
                                              &s->disturbed_reps, &s->faulted_reps, &s->measured_all_s,
-                                             &s->ipc, &s->switched_reps});
+                                             &s->ipc, &s->switched_reps, &s->steal_reps, &s->steal_s});
         s->energy_j = m.counts.energy_j;
         s->energy_j_per_token = m.counts.energy_j; /* batch 1: one token per step */
     }
@@ -755,6 +779,22 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (!(r->report = calloc(1, sizeof *r->report))) return cli_fail("out of memory");
     report_init(r->report);
 
+    /* one run at a time on this machine: wait for (or, --no-wait, refuse) a run that holds it */
+    char lock_path[1024], command[1024] = "";
+    machine_lock_path(a->out, lock_path, sizeof lock_path);
+    for (int i = 0, used = 0; i < argc && used < (int)sizeof command; i++)
+        used += snprintf(command + used, sizeof command - (size_t)used, "%s%s", i ? " " : "forge-roofline",
+                         i ? argv[i] : "");
+    switch (machine_lock_take(&r->lock, lock_path, command, !a->no_wait, stderr, &err)) {
+    case MACHINE_LOCK_TAKEN:
+        break;
+    case MACHINE_LOCK_BUSY:
+        fprintf(stderr, "forge-roofline: %s\n", err.msg);
+        return CLI_EXIT_BUSY;
+    case MACHINE_LOCK_ERROR:
+        return cli_fail("%s", err.msg);
+    }
+
     /* the output folder first: an unwritable --out fails before anything is measured */
     char stamp[32], host[128];
     results_dir_stamp(time(NULL), stamp, sizeof stamp);
@@ -779,8 +819,18 @@ static int run_main(struct run *r, int argc, char **argv) {
     r->have_counters = 1;
     if (crc != 0) return cli_fail("%s", err.msg);
     describe_counters(&r->report->counters, &r->counters);
-    snprintf(r->report->counters.disturbed_rule, sizeof r->report->counters.disturbed_rule, "%s",
-             rep_counts_rule(&r->counters));
+    /* the hypervisor's steal disturbs a repetition too, counters or not */
+    struct fr_err steal_err = {{0}};
+    r->have_steal = steal_open(&r->steal, NULL, &steal_err) == 0;
+    char steal_rule[160];
+    if (r->have_steal)
+        snprintf(steal_rule, sizeof steal_rule,
+                 "; or the hypervisor stole more than %.0f %% of the machine's CPU time (/proc/stat steal)",
+                 100 * REP_COUNTS_STEAL_SHARE);
+    else
+        snprintf(steal_rule, sizeof steal_rule, "; steal time not read (%.120s)", steal_err.msg);
+    snprintf(r->report->counters.disturbed_rule, sizeof r->report->counters.disturbed_rule, "%s%s",
+             rep_counts_rule(&r->counters), steal_rule);
     crc = counters_open_energy(&r->energy, src, src_cfg, &err);
     r->have_energy = 1;
     if (crc != 0) return cli_fail("%s", err.msg);
@@ -849,7 +899,7 @@ static int run_main(struct run *r, int argc, char **argv) {
     r->read_huge = ceilings_huge_fraction(r->read_buf, read_bytes);
     r->weights_huge = ceilings_huge_fraction(r->weights.base, r->weights.total_bytes);
     bo.read_buf = r->read_buf, bo.read_n = r->read_n, bo.weights_read_min_bytes = read_bytes;
-    bo.counting = (struct decode_bench_counting){&r->counters, &r->energy};
+    bo.counting = (struct decode_bench_counting){&r->counters, &r->energy, r->have_steal ? &r->steal : NULL};
     calibrate_llc(r);
     if (decode_step(&r->st, 1 % r->cfg.vocab, 0, NULL, &err) != 0)
         return cli_fail("%s", err.msg); /* real logits for the sampler */
@@ -920,6 +970,7 @@ static int run_main(struct run *r, int argc, char **argv) {
 
 int cmd_run(int argc, char **argv) {
     struct run r = {0};
+    r.lock.fd = -1;
     int rc = parse_args(argc, argv, &r.args);
     if (rc < 0) return CLI_EXIT_OK; /* --help */
     if (rc) return rc;

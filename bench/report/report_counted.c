@@ -56,22 +56,29 @@ void report_md_counters(FILE *f, const struct run_report *r) {
 }
 
 static void md_counted_head(FILE *f, const char *first, const struct report_counters *c, bool energy) {
-    fprintf(f,
-            "| %s | utilization | disturbed reps | switched reps | faulted reps | median µs | median µs, all "
-            "reps "
-            "| IPC |%s",
-            first, energy ? " J/step | J/token |" : "");
+    fprintf(
+        f,
+        "| %s | utilization | disturbed reps | steal reps | steal ms/rep | switched reps | faulted reps | "
+        "median µs | median µs, all reps | IPC |%s",
+        first, energy ? " J/step | J/token |" : "");
     for (int e = 0; e < c->n_events; e++)
         if (c->events[e].available) fprintf(f, " %s |", c->events[e].name);
-    fprintf(f, "\n|---|--:|--:|--:|--:|--:|--:|--:|%s", energy ? "--:|--:|" : "");
+    fprintf(f, "\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|%s", energy ? "--:|--:|" : "");
     for (int e = 0; e < c->n_events; e++)
         if (c->events[e].available) fputs("--:|", f);
     fputc('\n', f);
 }
 
-static void md_counted_row(FILE *f, const struct report_counters *c, double util, int disturbed,
+/* One row's disturbed repetitions: their share of the row's repetitions, and the steal among them. */
+struct md_disturbed {
+    int disturbed, steal_reps;
+    double steal_s;
+};
+
+static void md_counted_row(FILE *f, const struct report_counters *c, double util, struct md_disturbed d,
                            const struct timing_stats *t, int switched, int faulted, double med,
                            double med_all, double ipc, const double *ej, const double *values) {
+    int disturbed = d.disturbed;
     char u[REPORT_FMT_LEN], m[REPORT_FMT_LEN], ma[REPORT_FMT_LEN], ip[REPORT_FMT_LEN];
     report_fmt_pct(util, u);
     report_fmt_md(med, 1e6, 1, m);
@@ -83,8 +90,13 @@ static void md_counted_row(FILE *f, const struct report_counters *c, double util
     if (all_kept)
         snprintf(kept, sizeof kept, " (all kept: %s)",
                  disturbed == t->reps ? "no clean one" : "fewer than " TIMING_MIN_CLEAN_STR " clean");
-    fprintf(f, " %s | %d of %d%s | %d | %d | %s | %s | %s |", u, disturbed, t->reps + t->excluded_reps, kept,
-            switched, faulted, m, ma, ip);
+    int all = t->reps + t->excluded_reps;
+    char share[32] = "";
+    if (all > 0 && disturbed > 0) snprintf(share, sizeof share, " (%.0f %%)", 100.0 * disturbed / all);
+    char st[REPORT_FMT_LEN];
+    report_fmt_md(d.steal_s, 1e3, 1, st);
+    fprintf(f, " %s | %d of %d%s%s | %d | %s | %d | %d | %s | %s | %s |", u, disturbed, all, share, kept,
+            d.steal_reps, st, switched, faulted, m, ma, ip);
     if (ej) {
         char j[2][REPORT_FMT_LEN];
         report_fmt_md(ej[0], 1, 3, j[0]);
@@ -111,8 +123,10 @@ void report_md_counted(FILE *f, const struct run_report *r) {
     for (int i = 0; i < r->n_blocks; i++) {
         const struct report_block *b = &r->blocks[i];
         fprintf(f, "| %s |", b->name);
-        md_counted_row(f, c, b->utilization, b->disturbed_reps, &b->measured, b->switched_reps,
-                       b->faulted_reps, b->measured.median_s, b->measured_all_s, b->ipc, NULL, b->counters);
+        md_counted_row(f, c, b->utilization,
+                       (struct md_disturbed){b->disturbed_reps, b->steal_reps, b->steal_s}, &b->measured,
+                       b->switched_reps, b->faulted_reps, b->measured.median_s, b->measured_all_s, b->ipc,
+                       NULL, b->counters);
     }
     fputc('\n', f);
     md_counted_head(f, "context", c, true);
@@ -120,8 +134,10 @@ void report_md_counted(FILE *f, const struct run_report *r) {
         const struct report_step *s = &r->steps[i];
         double ej[2] = {s->energy_j, s->energy_j_per_token};
         fprintf(f, "| %ld |", s->context);
-        md_counted_row(f, c, s->utilization, s->disturbed_reps, &s->measured, s->switched_reps,
-                       s->faulted_reps, s->measured.median_s, s->measured_all_s, s->ipc, ej, s->counters);
+        md_counted_row(f, c, s->utilization,
+                       (struct md_disturbed){s->disturbed_reps, s->steal_reps, s->steal_s}, &s->measured,
+                       s->switched_reps, s->faulted_reps, s->measured.median_s, s->measured_all_s, s->ipc, ej,
+                       s->counters);
     }
     fprintf(f,
             "\nCounts are per step (a block's calls of one step), summed over the team's threads; "

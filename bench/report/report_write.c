@@ -173,8 +173,7 @@ static int write_csvs(const struct run_report *r, const char *dir, struct fr_err
 
 int report_write_data(const struct run_report *r, const char *dir, struct fr_err *err) {
     if (write_json(r, dir, err) || write_csvs(r, dir, err) || report_counted_write_csv(r, dir, err) ||
-        report_batch_write_csv(r, dir, err) ||
-        report_plots_write_inputs(r, dir, err))
+        report_batch_write_csv(r, dir, err) || report_plots_write_inputs(r, dir, err))
         return -1;
     return 0;
 }
