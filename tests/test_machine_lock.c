@@ -31,7 +31,8 @@ static pid_t holder(const char *path, double hold_s) {
     if (pid == 0) {
         struct machine_lock l;
         struct fr_err err = {{0}};
-        if (machine_lock_take(&l, path, "forge-roofline --model held-by-test", false, NULL, &err) != 0) _exit(9);
+        if (machine_lock_take(&l, path, "forge-roofline --model held-by-test", false, NULL, &err) != 0)
+            _exit(9);
         if (write(p[1], "x", 1) != 1) _exit(9);
         if (hold_s > 0)
             usleep((useconds_t)(hold_s * 1e6));
@@ -99,7 +100,8 @@ Test(machine_lock, a_callers_descriptor_is_taken_over) {
     char fd[16];
     snprintf(fd, sizeof fd, "%d", outer.fd);
     setenv("FORGE_ROOFLINE_LOCK_FD", fd, 1);
-    cr_expect_eq(machine_lock_take(&inner, path, "a run", false, NULL, &err), MACHINE_LOCK_TAKEN, "%s", err.msg);
+    cr_expect_eq(machine_lock_take(&inner, path, "a run", false, NULL, &err), MACHINE_LOCK_TAKEN, "%s",
+                 err.msg);
     cr_expect(inner.inherited);
     machine_lock_release(&inner);
     cr_expect_eq(fcntl(outer.fd, F_GETFD), FD_CLOEXEC, "the caller's descriptor stays open");
@@ -115,7 +117,8 @@ Test(machine_lock, path_follows_the_environment) {
     cr_expect_str_eq(out, "/tmp/some.lock");
     unsetenv("FORGE_ROOFLINE_LOCK");
     machine_lock_path("results", out, sizeof out);
-    cr_expect(strcmp(out, "/run/lock/forge-roofline.lock") == 0 || strstr(out, "forge-roofline.lock"), "%s", out);
+    cr_expect(strcmp(out, "/run/lock/forge-roofline.lock") == 0 || strstr(out, "forge-roofline.lock"), "%s",
+              out);
 }
 
 Test(machine_lock, a_run_with_no_wait_exits_3, .timeout = 120) {

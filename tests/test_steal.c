@@ -31,7 +31,8 @@ Test(steal, parses_the_cpu_line_and_counts_cpus) {
 static void write_stat(const char *path, unsigned long long steal) {
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f);
-    fprintf(f, "cpu  100 0 100 100 0 0 0 %llu 0 0\ncpu0 1 0 1 1 0 0 0 0 0 0\ncpu1 1 0 1 1 0 0 0 0 0 0\n", steal);
+    fprintf(f, "cpu  100 0 100 100 0 0 0 %llu 0 0\ncpu0 1 0 1 1 0 0 0 0 0 0\ncpu1 1 0 1 1 0 0 0 0 0 0\n",
+            steal);
     fclose(f);
 }
 

@@ -18,9 +18,9 @@
 #include "kernels/fr_err.h"
 
 struct machine_lock {
-    int fd;                /* -1: not held */
+    int fd; /* -1: not held */
     char path[1024];
-    bool inherited;        /* held by the caller (FORGE_ROOFLINE_LOCK_FD) */
+    bool inherited; /* held by the caller (FORGE_ROOFLINE_LOCK_FD) */
 };
 
 enum machine_lock_result {
