@@ -156,8 +156,9 @@ Test(report_write, csv_headers_and_rows) {
     cr_expect(strstr(blocks, ",utilization,disturbed_reps,faulted_reps,measured_all_s,ipc,") != NULL,
               "the counted columns");
     cr_expect(
-        strstr(blocks, ",dram_bytes_counted,switched_reps,paired_read_gbs,paired_efficiency,own_read_gbs,"
-                       "own_read_efficiency,second_bound,second_term_s,PAPI_TOT_CYC,") != NULL,
+        strstr(blocks,
+               ",dram_bytes_counted,switched_reps,paired_read_gbs,paired_efficiency,own_read_gbs,"
+               "own_read_efficiency,second_bound,second_term_s,steal_reps,steal_s,PAPI_TOT_CYC,") != NULL,
         "switched_reps, then the paired read's and the own bytes read's columns, then the second term's, "
         "appended after the older columns");
     cr_expect_eq(tu_count_lines(blocks), 1 + BLOCK_COUNT);
@@ -437,12 +438,11 @@ Test(report_write, counted_section_rule_and_switched) {
     fclose(f);
     cr_expect(strstr(buf, "| block | utilization | disturbed reps | switched reps | faulted reps |") != NULL,
               "%s", buf);
-    cr_expect(strstr(buf, "| attention | n/a | 1 of 10 | 8 | 0 |") != NULL, "%s", buf);
-    cr_expect(
-        strstr(buf,
-               "Disturbed = preempted or migrated: a repetition is disturbed when a thread was preempted "
-               "(involuntary context switch) or migrated during it") != NULL,
-        "%s", buf);
+    cr_expect(strstr(buf, "| attention | n/a | 1 of 10 (10 %) | 8 | 0 |") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "Disturbed = preempted, migrated or stolen from: a repetition is disturbed when a "
+                          "thread was preempted "
+                          "(involuntary context switch) or migrated during it") != NULL,
+              "%s", buf);
     free(buf);
     free(r);
 }

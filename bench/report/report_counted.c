@@ -58,7 +58,7 @@ void report_md_counters(FILE *f, const struct run_report *r) {
 static void md_counted_head(FILE *f, const char *first, const struct report_counters *c, bool energy) {
     fprintf(
         f,
-        "| %s | utilization | disturbed reps | steal reps | steal ms/rep | switched reps | faulted reps | "
+        "| %s | utilization | disturbed reps | switched reps | faulted reps | steal reps | steal ms/rep | "
         "median µs | median µs, all reps | IPC |%s",
         first, energy ? " J/step | J/token |" : "");
     for (int e = 0; e < c->n_events; e++)
@@ -95,8 +95,8 @@ static void md_counted_row(FILE *f, const struct report_counters *c, double util
     if (all > 0 && disturbed > 0) snprintf(share, sizeof share, " (%.0f %%)", 100.0 * disturbed / all);
     char st[REPORT_FMT_LEN];
     report_fmt_md(d.steal_s, 1e3, 1, st);
-    fprintf(f, " %s | %d of %d%s%s | %d | %s | %d | %d | %s | %s | %s |", u, disturbed, all, share, kept,
-            d.steal_reps, st, switched, faulted, m, ma, ip);
+    fprintf(f, " %s | %d of %d%s%s | %d | %d | %d | %s | %s | %s | %s |", u, disturbed, all, share, kept,
+            switched, faulted, d.steal_reps, st, m, ma, ip);
     if (ej) {
         char j[2][REPORT_FMT_LEN];
         report_fmt_md(ej[0], 1, 3, j[0]);
@@ -141,7 +141,8 @@ void report_md_counted(FILE *f, const struct run_report *r) {
     }
     fprintf(f,
             "\nCounts are per step (a block's calls of one step), summed over the team's threads; "
-            "utilization = task-clock / (wall x threads). Disturbed = preempted or migrated: a repetition is "
+            "utilization = task-clock / (wall x threads). Disturbed = preempted, migrated or stolen from: a "
+            "repetition is "
             "disturbed when %s during it: it is left out of the median (\"median µs\"; \"all reps\" keeps "
             "it); when every repetition is disturbed, all are kept and the row is flagged noisy. A switched "
             "repetition had any context switch, voluntary ones included: a thread of the team sleeping at a "

@@ -3,6 +3,7 @@
  * by hand. Checked in tests/test_report_write.c (keys, nulls) and tests/test_report_compare.c (round trip,
  * malformed input). */
 #include "bench/report/report_json.h"
+#include "bench/report/results_dir.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -409,6 +410,7 @@ int report_json_read(const char *path, struct run_report *r, struct fr_err *err)
     int n = S_ISDIR(st.st_mode) ? snprintf(file, sizeof file, "%s/run.json", path)
                                 : snprintf(file, sizeof file, "%s", path);
     if (n < 0 || (size_t)n >= sizeof file) return fr_err_set(err, "%s: path too long", path);
+    if (results_dir_check_complete(S_ISDIR(st.st_mode) ? path : file, err) != 0) return -1;
     /* checked before opening too: fopen of a FIFO would wait for a writer */
     if (stat(file, &st) == 0 && !S_ISREG(st.st_mode))
         return fr_err_set(err, "%s: not a regular file under 64 MiB", file);
