@@ -90,7 +90,8 @@ plots: all
 FMT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 fmt:
 	clang-format -i $(FMT_SRC)
-lint: deps
+lint: deps $(LIB_OBJ) $(BUILD)/obj/bench/cli/main.o
+	scripts/check-includes.sh --objects $(BUILD)/obj
 	clang-format --dry-run --Werror $(FMT_SRC)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
 	  --std=c11 -I. --suppress=missingIncludeSystem $(LIB_SRC) $(MAIN_SRC)

@@ -16,7 +16,9 @@
 
 #include "kernels/dtype.h"
 #include "kernels/fr_err.h"
-#include "kernels/kernels.h" /* enum kernel_isa */
+#include "kernels/kernels.h"       /* enum kernel_isa */
+#include "kernels/sampler_split.h" /* SAMPLER_SPLIT_MIN */
+#include "kernels/sampler_topp.h"  /* the top-p filter */
 
 struct sampler_params {
     float temperature; /* 0 = greedy; > 0 samples */
@@ -53,7 +55,7 @@ int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, f
                     struct fr_err *err);
 /* The threads a softmax of n tokens runs on if called now: 1 below SAMPLER_SOFTMAX_SPLIT_MIN tokens or inside
  * a parallel region, else omp_get_max_threads(), at most the processors and 8. One fork a call when more. */
-#define SAMPLER_SOFTMAX_SPLIT_MIN 32768
+#define SAMPLER_SOFTMAX_SPLIT_MIN SAMPLER_SPLIT_MIN
 int sampler_softmax_threads(int n);
 /* Plain scalar twin: libm expf and a double sum; agrees with sampler_softmax to a few ulp. */
 int sampler_softmax_ref(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
@@ -72,16 +74,6 @@ void sampler_exp_row(float *y, const float *x, int n);
 
 /* 0 if probs[n] is a usable distribution (finite, >= 0, not all 0); else -1 naming the first bad index. */
 int sampler_check_probs(const float *probs, int n, struct fr_err *err);
-
-/* Top-p in place over probs[n] (checked with sampler_check_probs first); returns the nucleus size.
- * The reference sorts the whole row (qsort); the fast one never does, and is bit-identical to it at every
- * size up to 2^26 tokens. */
-size_t sampler_top_p_scratch_bytes(int n);
-int sampler_top_p_ref(float *probs, int n, float top_p, void *scratch);
-int sampler_top_p_fast(float *probs, int n, float top_p, void *scratch);
-/* The same, writing out[n] and leaving probs as it is (out may equal probs). */
-int sampler_top_p_ref_into(float *out, const float *probs, int n, float top_p, void *scratch);
-int sampler_top_p_fast_into(float *out, const float *probs, int n, float top_p, void *scratch);
 
 /* Philox4x32-10 (Salmon et al., SC'11): one block of four 32-bit outputs. */
 void sampler_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);

@@ -10,17 +10,15 @@
  * way measured slower on two threads (AVX2, Zen 5 VM, hot rows of 151,936 tokens: realistic 119 -> 146-208
  * us, flat 258 -> 257-289 us), because its serial steps read probabilities all over the row and a thread
  * then writing a line the other core has read waits for it (the last pass took 53 us on the second thread
- * against 10 on the first). Layering: sampler.c includes this; it includes sampler.h for the public
- * threshold only. */
+ * against 10 on the first). Layering: sampler.h includes this (for the threshold); it includes no sampler
+ * header. */
 #ifndef FR_SAMPLER_SPLIT_H
 #define FR_SAMPLER_SPLIT_H
-
-#include "kernels/sampler.h" /* SAMPLER_SOFTMAX_SPLIT_MIN */
 
 #define SAMPLER_PARTS 8 /* also the most threads a row's passes use */
 /* A row shorter than this runs on one thread: on the 2-core Zen 5 VM a fork and join costs about 3 us, a
  * pass over 32768 tokens 5-20 us. */
-#define SAMPLER_SPLIT_MIN SAMPLER_SOFTMAX_SPLIT_MIN
+#define SAMPLER_SPLIT_MIN 32768
 
 /* Part k's tokens [lo, hi) of a row of n: whole 16-token blocks (the last part ends at n). */
 void sampler_part(int n, int k, int *lo, int *hi);

@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/sampler.h"
 #include "kernels/sampler_simd.h"
 #include "kernels/sampler_topp.h"
 

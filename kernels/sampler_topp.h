@@ -1,13 +1,23 @@
-/* Private to the sampler: the fast top-p filter's full entry, which sampler_pick (sampler.c) fuses with the
- * passes around it: the softmax's last step (scaling exp values to probabilities) runs inside the
- * filter's first pass, and the filter's last pass leaves the draw its block sums. Layering:
- * sampler.c -> sampler_topp.h -> (sampler_topp.c) -> sampler_simd.h; nothing here includes sampler.c's
- * declarations. */
+/* The top-p filter (kernels/sampler_topp.c; sampler.h includes this), and privately to the sampler the fast
+ * filter's full entry, which sampler_pick (sampler.c) fuses with the passes around it: the softmax's last
+ * step (scaling exp values to probabilities) runs inside the filter's first pass, and the filter's last pass
+ * leaves the draw its block sums. Layering: sampler.c -> sampler_topp.h -> (sampler_topp.c) ->
+ * sampler_simd.h; nothing here includes sampler.c's declarations. */
 #ifndef FR_SAMPLER_TOPP_H
 #define FR_SAMPLER_TOPP_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* Top-p in place over probs[n] (checked with sampler_check_probs first); returns the nucleus size.
+ * The reference sorts the whole row (qsort); the fast one never does, and is bit-identical to it at every
+ * size up to 2^26 tokens. */
+size_t sampler_top_p_scratch_bytes(int n);
+int sampler_top_p_ref(float *probs, int n, float top_p, void *scratch);
+int sampler_top_p_fast(float *probs, int n, float top_p, void *scratch);
+/* The same, writing out[n] and leaving probs as it is (out may equal probs). */
+int sampler_top_p_ref_into(float *out, const float *probs, int n, float top_p, void *scratch);
+int sampler_top_p_fast_into(float *out, const float *probs, int n, float top_p, void *scratch);
 
 struct sampler_topp_in {
     const float *probs; /* [n] probabilities, or exp values to be scaled by r (scaled != NULL) */

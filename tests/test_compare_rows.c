@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "bench/report/compare.h"
+#include "bench/report/compare_pool.h"
 #include "bench/report/report_json.h"
 #include "tests/cli_run.h"
 #include "tests/report_fixture.h"

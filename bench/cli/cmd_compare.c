@@ -12,8 +12,9 @@
 #include <sys/stat.h>
 
 #include "bench/report/compare.h"
+#include "bench/report/compare_pool.h"
 #include "bench/report/report_json.h"
-#include "bench/report/report_write.h"
+#include "bench/report/report_plots.h"
 
 static void usage(FILE *f) {
     fputs("usage: forge-roofline compare RUN_A RUN_B [--out DIR] [--force]\n"

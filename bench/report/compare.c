@@ -11,12 +11,30 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bench/report/report_write.h"
+#include "bench/report/report_plots.h"
 #include "model/blocks.h"
 #include "roofline/core_speed.h"
 #include "roofline/mm_state.h"
 
 /* ---------- checks and pairing ---------- */
+
+static int cmp_double(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+double compare_median(double *v, int n) {
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i])) v[k++] = v[i];
+    if (k == 0) return NAN;
+    qsort(v, (size_t)k, sizeof v[0], cmp_double);
+    return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+}
+
+const char *compare_run_isa(const struct run_report *r) {
+    return r->prov.isa;
+}
 
 int compare_check(const struct run_report *a, const struct run_report *b, struct fr_err *err) {
     char msg[sizeof err->msg];

@@ -1,7 +1,7 @@
 /* compare: two runs side by side for a pull request (read them with report_json_read).
  *
  *   compare_check            refuses runs of a different model, dtype, thread count or CPU model
- *   compare_pool_runs        several runs of one side pooled into one (scripts/compare-commits.sh)
+ *   compare_pool_runs        several runs of one side pooled into one (bench/report/compare_pool.h)
  *   compare_findings_compute the opening lines of compare.md: what got faster or slower beyond the noise
  *   compare_write            compare.md, compare_points.dat and compare_vars.gp (the compare plot's inputs)
  *
@@ -45,13 +45,6 @@ int compare_write(const struct run_report *a, const struct run_report *b, const 
  * not comparable and why, and the two runs' paired read bandwidths. */
 void compare_findings_compute(const struct run_report *a, const struct run_report *b,
                               struct report_findings *out);
-
-/* Pools n runs of one side into out (which may be runs[0]): per row the median of the runs' medians, the
- * min of their mins, the max of their maxes, the sum of their repetitions; noisy or above the roof when any
- * run is; the runs' own ratios (efficiency, paired read GB/s, ceilings) as medians. The runs must share
- * model, dtype, threads, CPU and the blocks' context, else -1 with a one-line err. */
-#define COMPARE_MAX_POOLED 16
-int compare_pool_runs(struct run_report *const *runs, int n, struct run_report *out, struct fr_err *err);
 
 /* The median of the finite values among v[0..n) (reorders v); NaN when there is none. */
 double compare_median(double *v, int n);

@@ -7,31 +7,15 @@
  * Ratios of the run's own (efficiency, paired read GB/s, per-block step times, ceilings) are medians too.
  * Rows pair by identity as in compare.c. Fields this file does not name stay as the first run's. Checked in
  * tests/test_report_compare.c (pooled medians and spreads on synthetic runs). */
+#include "bench/report/compare_pool.h"
+
 #include "bench/report/compare.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-double compare_median(double *v, int n) {
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        if (isfinite(v[i])) v[k++] = v[i];
-    if (k == 0) return NAN;
-    qsort(v, (size_t)k, sizeof v[0], cmp_double);
-    return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
-}
-
 #define POOL_MAX COMPARE_MAX_POOLED
-
-const char *compare_run_isa(const struct run_report *r) {
-    return r->prov.isa;
-}
 
 /* Median over the runs of one double each run holds at the same place. */
 static double pool_median(double *const *vals, int n) {

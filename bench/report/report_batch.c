@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "bench/report/report_write.h"
+#include "bench/report/report_csv.h"
 
 static bool is_forge(const struct report_batch *b) {
     return strcmp(b->backend, "openblas") != 0;

@@ -2,7 +2,7 @@
  * plot_*.dat tables), and running the script, telling "gnuplot is not installed" (the script's exit status
  * REPORT_PLOTS_EXIT_NO_GNUPLOT) apart from a real failure, whose last line of stderr becomes the message.
  * Checked in tests/test_report_plots.c (every image drawn, PNG magic, empty runs, missing gnuplot). */
-#include "bench/report/report_write.h"
+#include "bench/report/report_plots.h"
 #include "bench/report/report_batch.h"
 
 #include "model/datadir.h"

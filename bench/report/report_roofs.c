@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench/report/report_write.h"
+#include "bench/report/report_roofs.h"
 #include "roofline/roofline.h"
 
 /* The share of the headline step a block takes: its time inside that step, else its time alone over the

@@ -8,7 +8,9 @@
 #include "bench/report/findings.h"
 #include "bench/report/report_batch.h"
 #include "bench/report/report_counted.h"
+#include "bench/report/report_csv.h"
 #include "bench/report/report_json.h"
+#include "bench/report/report_roofs.h"
 #include "roofline/core_speed.h"
 #include "roofline/mm_state.h"
 
@@ -35,80 +37,6 @@ static int write_json(const struct run_report *r, const char *dir, struct fr_err
 
 /* ---------- CSV ---------- */
 
-static void csv_str(FILE *f, const char *s) {
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (const char *p = s; *p; p++) {
-        if (*p == '"') fputc('"', f);
-        fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
-static void csv_header(FILE *f, enum report_table t) {
-    int n;
-    const struct report_field *fs = report_table_fields(t, &n);
-    const char *sep = "";
-    for (int i = 0; i < n; i++) {
-        if (!(fs[i].where & REPORT_IN_CSV)) continue;
-        fprintf(f, "%s%s", sep, fs[i].csv_name ? fs[i].csv_name : fs[i].name);
-        sep = ",";
-    }
-}
-
-/* One row's table fields, comma-separated, without the line end. */
-static void csv_row(FILE *f, enum report_table t, const void *row) {
-    int n;
-    const struct report_field *fs = report_table_fields(t, &n);
-    bool first = true;
-    for (int i = 0; i < n; i++) {
-        const struct report_field *fd = &fs[i];
-        if (!(fd->where & REPORT_IN_CSV)) continue;
-        if (!first) fputc(',', f);
-        first = false;
-        const void *p = report_field_at(row, fd->offset);
-        char num[REPORT_FMT_LEN];
-        switch (fd->type) {
-        case REPORT_F_STR:
-            csv_str(f, p);
-            break;
-        case REPORT_F_DOUBLE:
-            report_fmt_exact(*(const double *)p, num), fputs(num, f);
-            break;
-        case REPORT_F_INT:
-            fprintf(f, "%d", *(const int *)p);
-            break;
-        case REPORT_F_LONG:
-            fprintf(f, "%ld", *(const long *)p);
-            break;
-        case REPORT_F_LONG_OPT:
-            if (*(const long *)p >= 0) fprintf(f, "%ld", *(const long *)p);
-            break;
-        case REPORT_F_BOOL:
-            fputc(*(const bool *)p ? '1' : '0', f);
-            break;
-        case REPORT_F_ABOVE_ROOF:
-            fputc(report_is_above_roof(*(const bool *)p, *(const double *)report_field_at(row, fd->aux))
-                      ? '1'
-                      : '0',
-                  f);
-            break;
-        case REPORT_F_KIND:
-            fputs(report_ceiling_kind_name(*(const enum report_ceiling_kind *)p), f);
-            break;
-        case REPORT_F_UNIT:
-            fputs(report_ceiling_unit(*(const enum report_ceiling_kind *)p), f);
-            break;
-        case REPORT_F_DERIVED:
-            report_fmt_exact(fd->derive(row), num), fputs(num, f);
-            break;
-        }
-    }
-}
-
 static void csv_num(FILE *f, double v) {
     char buf[REPORT_FMT_LEN];
     report_fmt_exact(v, buf);
@@ -131,41 +59,41 @@ static void csv_counter_values(FILE *f, const struct report_counters *c, const d
 static int write_csvs(const struct run_report *r, const char *dir, struct fr_err *err) {
     FILE *f = report_file_open(dir, "blocks.csv", err);
     if (!f) return -1;
-    csv_header(f, REPORT_TABLE_BLOCK);
+    report_csv_header(f, REPORT_TABLE_BLOCK);
     csv_counter_header(f, &r->counters);
     fputc('\n', f);
     for (int i = 0; i < r->n_blocks; i++) {
-        csv_row(f, REPORT_TABLE_BLOCK, &r->blocks[i]);
+        report_csv_row(f, REPORT_TABLE_BLOCK, &r->blocks[i]);
         csv_counter_values(f, &r->counters, r->blocks[i].counters, r->blocks[i].counters_max);
         fputc('\n', f);
     }
     if (report_file_close(f, dir, "blocks.csv", err) != 0 || !(f = report_file_open(dir, "steps.csv", err)))
         return -1;
-    csv_header(f, REPORT_TABLE_STEP);
+    report_csv_header(f, REPORT_TABLE_STEP);
     for (int b = 0; b < BLOCK_COUNT; b++) fprintf(f, ",%s_s", block_name((enum block_id)b));
     csv_counter_header(f, &r->counters);
     fputc('\n', f);
     for (int i = 0; i < r->n_steps; i++) {
-        csv_row(f, REPORT_TABLE_STEP, &r->steps[i]);
+        report_csv_row(f, REPORT_TABLE_STEP, &r->steps[i]);
         for (int b = 0; b < BLOCK_COUNT; b++) csv_num(f, r->steps[i].block_s[b]);
         csv_counter_values(f, &r->counters, r->steps[i].counters, r->steps[i].counters_max);
         fputc('\n', f);
     }
     if (report_file_close(f, dir, "steps.csv", err) != 0 || !(f = report_file_open(dir, "sampler.csv", err)))
         return -1;
-    csv_header(f, REPORT_TABLE_SAMPLER);
+    report_csv_header(f, REPORT_TABLE_SAMPLER);
     fputc('\n', f);
     for (int i = 0; i < r->n_sampler; i++) {
-        csv_row(f, REPORT_TABLE_SAMPLER, &r->sampler[i]);
+        report_csv_row(f, REPORT_TABLE_SAMPLER, &r->sampler[i]);
         fputc('\n', f);
     }
     if (report_file_close(f, dir, "sampler.csv", err) != 0 ||
         !(f = report_file_open(dir, "ceilings.csv", err)))
         return -1;
-    csv_header(f, REPORT_TABLE_CEILING);
+    report_csv_header(f, REPORT_TABLE_CEILING);
     fputc('\n', f);
     for (int i = 0; i < r->n_ceilings; i++) {
-        csv_row(f, REPORT_TABLE_CEILING, &r->ceilings[i]);
+        report_csv_row(f, REPORT_TABLE_CEILING, &r->ceilings[i]);
         fputc('\n', f);
     }
     return report_file_close(f, dir, "ceilings.csv", err);
@@ -176,14 +104,6 @@ int report_write_data(const struct run_report *r, const char *dir, struct fr_err
         report_batch_write_csv(r, dir, err) || report_plots_write_inputs(r, dir, err))
         return -1;
     return 0;
-}
-
-void report_csv_header(FILE *f, enum report_table t) {
-    csv_header(f, t);
-}
-
-void report_csv_row(FILE *f, enum report_table t, const void *row) {
-    csv_row(f, t, row);
 }
 
 /* ---------- markdown ---------- */

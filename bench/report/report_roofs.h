@@ -1,0 +1,17 @@
+/* report.md's "Roofs per block" section, from a struct run_report. */
+#ifndef FR_REPORT_ROOFS_H
+#define FR_REPORT_ROOFS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "bench/report/report.h"
+
+/* report.md's "Roofs per block" section (bench/report/report_roofs.c). A block to fix takes at least
+ * REPORT_FIX_SHARE of the step and runs under REPORT_FIX_EFFICIENCY of its roof (or above it). */
+#define REPORT_FIX_SHARE      0.01
+#define REPORT_FIX_EFFICIENCY 0.5
+void report_write_roofs(FILE *f, const struct run_report *r);
+bool report_block_to_fix(const struct run_report *r, const struct report_block *b);
+
+#endif
