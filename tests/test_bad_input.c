@@ -56,8 +56,10 @@ static const struct bad_case cases[] = {
     {"predict --model qwen3-0.6b --format xml", "--format: expected md, csv or json"},
     {"predict --model qwen3-0.6b --context x", "--context: expected a comma-separated list"},
     {"predict --model qwen3-0.6b --sampler topk", "--sampler: expected chain or greedy"},
-    {"predict --model qwen3-0.6b --batch 1 --peak-gflops -1 --bw-gbs 10", "--peak-gflops: expected a positive"},
-    {"predict --model qwen3-0.6b --batch 1 --peak-gflops nan --bw-gbs 10", "--peak-gflops: expected a positive"},
+    {"predict --model qwen3-0.6b --batch 1 --peak-gflops -1 --bw-gbs 10",
+     "--peak-gflops: expected a positive"},
+    {"predict --model qwen3-0.6b --batch 1 --peak-gflops nan --bw-gbs 10",
+     "--peak-gflops: expected a positive"},
     {"predict --model qwen3-0.6b --peak-gflops 10", "go together"},
     {"predict --model @/arr", "top level must be a JSON object"},
     /* decode: numbers, lists, weights files */
@@ -69,7 +71,8 @@ static const struct bad_case cases[] = {
     {"decode --model qwen3-0.6b --prompt-ids 1 --max-new 1 --top-p 2", "--top-p '2' must be in [0, 1]"},
     {"decode --model qwen3-0.6b --prompt-ids 1 --max-new 1 --seed abc", "--seed 'abc'"},
     {"decode --model qwen3-0.6b --prompt-ids 1 --max-new 1 --weights @/empty.bin", "truncated: 0 bytes"},
-    {"decode --model qwen3-0.6b --prompt-ids 1 --max-new 1 --weights @/trunc.safetensors", "runs past the end"},
+    {"decode --model qwen3-0.6b --prompt-ids 1 --max-new 1 --weights @/trunc.safetensors",
+     "runs past the end"},
     {"decode --model qwen3-0.6b --prompt-ids 1 --max-new 1 --weights @/garbage.bin", "runs past the end"},
     {"decode --model qwen3-0.6b --prompt-ids 1 --max-new 1 --weights @/nosuch", "cannot open"},
     /* verify */

@@ -133,7 +133,8 @@ Test(incomplete, killed_runs_leave_nothing_compare_accepts, .timeout = 240) {
         refused++;
     }
     closedir(d);
-    cr_log_info("killed runs: %d entries refused, %d complete (finished before the signal)", refused, complete);
+    cr_log_info("killed runs: %d entries refused, %d complete (finished before the signal)", refused,
+                complete);
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.cmp' '%s'", parent, parent, lock);
     cr_expect_eq(system(cmd), 0);
