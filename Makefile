@@ -82,6 +82,17 @@ test: deps $(TEST_BIN) $(SAN_BIN) $(BIN)
 bench: all
 	$(BIN) --model qwen3-0.6b
 
+# The tuning harness behind docs/tuning/: a kernel alternated with the read in one process.
+TUNE_SRC := bench/tune/forge_tune.c
+TUNE_BIN := $(BUILD)/forge-tune
+$(TUNE_BIN): $(LIB_OBJ) $(TUNE_SRC:%.c=$(BUILD)/obj/%.o)
+	$(CC) -o $@ $^ $(LDLIBS)
+.PHONY: tune-matvec tune-attention
+tune-matvec: deps $(TUNE_BIN)
+	$(TUNE_BIN) matvec
+tune-attention: deps $(TUNE_BIN)
+	$(TUNE_BIN) attention
+
 RUN ?= $(lastword $(sort $(wildcard results/*/run.json)))
 plots: all
 	@test -n "$(RUN)" || { echo "make plots: no run found; pass RUN=results/<dir>" >&2; exit 2; }
@@ -94,8 +105,8 @@ lint: deps $(LIB_OBJ) $(BUILD)/obj/bench/cli/main.o
 	scripts/check-includes.sh --objects $(BUILD)/obj
 	clang-format --dry-run --Werror $(FMT_SRC)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
-	  --std=c11 -I. --suppress=missingIncludeSystem $(LIB_SRC) $(MAIN_SRC)
-	clang-tidy --quiet $(LIB_SRC) $(MAIN_SRC) -- -std=c11 -D_GNU_SOURCE -fopenmp -I. $(PKG_CFLAGS) \
+	  --std=c11 -I. --suppress=missingIncludeSystem $(LIB_SRC) $(MAIN_SRC) $(TUNE_SRC)
+	clang-tidy --quiet $(LIB_SRC) $(MAIN_SRC) $(TUNE_SRC) -- -std=c11 -D_GNU_SOURCE -fopenmp -I. $(PKG_CFLAGS) \
 	  $(ISA_AVX512)
 
 # libFuzzer harnesses (clang); each runs for FUZZ_SECONDS over its seed corpus in tests/fuzz/corpus/.

@@ -60,6 +60,9 @@ int batch_bench_sweep(struct decode_batch *bt, long context, const int *batches,
         return fr_err_set(err, "batch sweep: context %ld needs %ld positions, the caches hold %d", context,
                           context + 1, bt->seq[0].max_pos);
     int cap = bt->capacity, rc = 0;
+    struct sample_set *set = timing->samples;
+    char suffix[SAMPLES_ROW_LEN] = "";
+    if (set) snprintf(suffix, sizeof suffix, "%s", set->row);
     struct batch_ctx c = {.bt = bt, .sampler = sampler};
     c.max_rows = (timing->max_reps > 0 ? timing->max_reps : 1000) + timing->warmup;
     c.tokens = calloc((size_t)cap, sizeof *c.tokens);
@@ -80,6 +83,9 @@ int batch_bench_sweep(struct decode_batch *bt, long context, const int *batches,
         out[i] =
             (struct batch_bench_result){.batch = batches[i], .proj_median_s = NAN, .step_over_read = NAN};
         struct decode_bench_read rd = {read_buf, read_n, 0};
+        if (set)
+            samples_begin_row(set, read_buf ? (double)read_n * sizeof(float) : 0, set->threads,
+                              "batch:%d@%ld%s", batches[i], context, suffix);
         int trc = read_buf ? timing_measure_pair(batch_rep, &c, decode_bench_read_rep, &rd, timing,
                                                  &out[i].step, &out[i].read, &out[i].step_over_read)
                            : timing_measure(batch_rep, &c, timing, &out[i].step);

@@ -18,7 +18,9 @@ struct batch_bench_result {
     double step_over_read;    /* median over pairs of step time / read time; NaN unpaired */
 };
 
-/* Times batched steps at position `context` (caches filled to that depth) for each of the n batch sizes
+/* With timing->samples, each B's repetitions are kept under batch:<B>@<context> followed by the set's
+ * current row (samples_begin_row: "" for the run's backend, ":openblas" for the other).
+ * Times batched steps at position `context` (caches filled to that depth) for each of the n batch sizes
  * (each <= bt->capacity), under `timing` and sampling with `sampler`. out[i] for batches[i]. With read_buf
  * non-NULL each step is paired with one all-threads read of read_buf[read_n] (step, read, step, read, ...),
  * as the decode steps are (bench/decode_bench.h), so each B's step is normalized by a read of the same

@@ -117,9 +117,14 @@ int decode_bench_block_evict(struct decode_state *st, enum block_id b, long cont
     const struct timing_partner own_read = {
         spans_read_rep,        &own, reads ? &reads->own : NULL, reads ? &reads->over_own : NULL,
         decode_bench_read_rep, &rd};
+    const int first = t.samples ? t.samples->n : 0;
     int rcode = own.n > 0 ? timing_measure_with(block_rep, &c, &own_read, 1, &t, out)
                           : timing_measure(block_rep, &c, &t, out);
     if (counts) rep_counts_summarize(&rc, counts);
+    if (t.samples) { /* a cold block's paired read is the eviction just before it, not its own read */
+        rep_counts_mark_samples(&rc, t.samples, first);
+        if (cold) samples_set_read(t.samples, first, ev.times_s, ev.n, (double)evict_n * sizeof(float));
+    }
     rep_counts_free(&rc);
     if (reads && rcode == 0 && ev.n > 0) rcode = timing_stats_compute(ev.times_s, ev.n, NULL, &reads->evict);
     free(ev.times_s);
@@ -200,9 +205,11 @@ int decode_bench_step(struct decode_state *st, long context, const struct decode
         {decode_bench_read_rep, &rd, &out->read, &out->step_over_read, NULL, NULL},
         {decode_bench_read_rep, &wr, &out->weights_read, &out->step_over_weights_read, NULL, NULL}};
     const int weights_too = st->w->total_bytes >= opts->weights_read_min_bytes;
+    const int first = t.samples ? t.samples->n : 0;
     int trc = opts->read_buf ? timing_measure_with(step_rep, &c, reads, weights_too ? 2 : 1, &t, &out->step)
                              : timing_measure(step_rep, &c, &t, &out->step);
     rep_counts_summarize(&counts, &out->counts);
+    if (t.samples) rep_counts_mark_samples(&counts, t.samples, first);
     if (trc != 0)
         rc = fr_err_set(err, "out of memory timing steps");
     else if (c.failed)

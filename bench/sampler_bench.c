@@ -114,7 +114,8 @@ static uint64_t row_seed(enum sampler_row_kind kind, int n, const struct sampler
 
 /* The sort-based figures take tens of ms each: a fixed 3 runs; the rest repeat to a minimum time. */
 static struct timing_opts timing_for(const struct sampler_bench_opts *o, bool sort) {
-    return (struct timing_opts){sort ? 1 : 3, sort ? 3 : o->min_reps, 1000, sort ? 0.0 : o->min_time_s, NULL};
+    return (struct timing_opts){sort ? 1 : 3, sort ? 3 : o->min_reps, 1000, sort ? 0.0 : o->min_time_s, NULL,
+                                NULL};
 }
 
 void sampler_bench_describe(const struct sampler_bench_opts *o, char *buf, size_t len) {
@@ -203,6 +204,11 @@ int sampler_bench_run(const struct sampler_bench_opts *o, struct sampler_bench_r
                                       o->top_p,
                                       0};
                 struct timing_opts to = timing_for(o, sort);
+                if (o->samples) {
+                    samples_begin_row(o->samples, 0, o->samples->threads, "sampler:%s%s@%d", variant_names[v],
+                                      kinds[k] == SAMPLER_ROW_FLAT ? ".flat" : "", n);
+                    to.samples = o->samples;
+                }
                 struct sampler_bench_result *r = &res[n_res];
                 r->variant = variant_names[v];
                 r->row_kind = sampler_row_kind_name(kinds[k]);

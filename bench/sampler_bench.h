@@ -38,6 +38,9 @@ struct sampler_bench_opts {
     double min_time_s; /* per figure; the sort-based figures stop at min_reps */
     int min_reps;
     bool skip_sort; /* leave out the two sort-based figures (they dominate the run time) */
+    /* NULL: none. Else every timed repetition is kept under sampler:<variant>@<vocab> (realistic rows) or
+     * sampler:<variant>.flat@<vocab>, with the set's thread count (roofline/samples.h). */
+    struct sample_set *samples;
 };
 
 extern const int sampler_bench_default_vocabs[5]; /* 32000, 65536, 128256, 151936, 262144 */

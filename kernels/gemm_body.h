@@ -1,17 +1,13 @@
 /* The gemm inner loop (kernels/gemm_ops.h), written once over the vector primitives of kernels_simd_body.h
  * and included after it by kernels_avx2.c and kernels_avx512.c, which define GEMM_NB (batch rows per
- * register tile) before including it. Not a header of its own: it defines static functions and the table
- * gemm_ops_<isa> in the including file.
- *
+ * register tile) before including it; it defines static functions and the table gemm_ops_<isa> there.
  * Register tile: GEMM_MR weight rows x nb X rows, one vector accumulator each, summed along the columns
- * (the dot product direction, where both W and X are contiguous). Per VW columns the tile loads GEMM_MR
- * weight vectors (bf16 widened exactly, as in matvec) and nb X vectors and issues GEMM_MR * nb FMAs: every
- * weight load serves nb FMAs, every X load GEMM_MR. AVX-512 holds 4 x 6 accumulators + 6 X + 1 W in its 32
- * registers, AVX2 4 x 3 + 3 + 1 in 16. The accumulators are reduced eight at a time with hsum8 at the end of
- * the panel's column block. The first batch tile of each row tile prefetches the next row tile into L2 at
- * the pace it consumes its own, as matvec does, so small batches still stream the weights at DRAM speed.
- * No AVX512_BF16 dot products: vdpbf16ps would round X to bf16 as well, an error of 2^-9 per product,
- * far outside the f32-activation tolerance the reference is held to. */
+ * (where both W and X are contiguous): per VW columns GEMM_MR weight loads (bf16 widened exactly) and nb X
+ * loads feed GEMM_MR * nb FMAs. AVX-512 holds 4 x 6 accumulators + 6 X + 1 W in its 32 registers, AVX2 4 x 3
+ * + 3 + 1 in 16; hsum8 reduces them at the end of the panel's column block. The first batch tile of each row
+ * tile prefetches the next row tile into L2 at the pace it consumes its own, as matvec does, so small batches
+ * still stream the weights at DRAM speed. No AVX512_BF16 dot products: vdpbf16ps would round X to bf16 as
+ * well, an error of 2^-9 per product, far outside the f32-activation tolerance the reference is held to. */
 #ifndef GEMM_NB
 #error "define GEMM_NB before including kernels/gemm_body.h"
 #endif

@@ -106,33 +106,8 @@ void kernel_vexp(float *y, const float *x, int n) {
  * core for a while (a shared or noisy machine) does not hold the others up at the barrier with a fixed share
  * of the matrix, and each chunk is still one long contiguous stream. Every chunk starts a new stream, and
  * that costs: the chunks are as long as MATVEC_CHUNK_MAX_BYTES while much is left, then shrink to what is
- * left divided by the team size, so that the threads finish together. Public matvec alternated with the
- * read in one process (Zen 5 VM, two threads, AVX2, the L2 loop, medians of 5-9, three runs, the read at
- * 50-75 GB/s), against fixed chunks of 1/(2 threads) of the matrix within [256 KiB, 2 MiB]: 4096 x 1024
- * 0.73-0.90 -> 0.79-0.92 of the read, 1024 x 3072 0.69-0.81 -> 0.72-0.85, 12288 x 1024 0.95 -> 0.94-0.98;
- * shrinking to 64 or 256 KiB instead of 128 about the same, to remaining / (2 threads) 0.01-0.04 lower.
- * Neither the split nor the barriers are where the matvec loses to the read: 28 matrices of 6144 x 1024 on
- * two threads, alternated with this plan (public matvec in a kernel team) in one process, nine runs,
- * binned by the read's rate (below 50, 50-60, above 60 GB/s): each thread's own half first, front to back
- * in chunks of 64 KiB, 256 KiB or 1 MiB (three runs each), the other stealing half of what is left from its
- * back, -0.03 to +0.03 against this plan; no barriers at all (each thread streaming its half of all 28 in
- * turn) -0.03 to +0.02; fixed halves 0.02-0.04 below.
- * Where a call's time goes (decode of Qwen3-0.6B, two threads, AVX2, 200-300 tokens, each thread's time
- * stamped around its chunks, five runs): the first thread to run out of chunks waits 3.7-8.1 us a call
- * for the other (qkv 3.7-6.8 of 139-218 us, o_proj 3.7-6.1 of 77-113, gate_up 4.0-6.8 of 207-323, each
- * down panel 3.9-8.1 of 57-86; 10-50 us in sittings where another guest took a core), thread 0 finishing
- * last in 55-75 % of the calls; the barrier itself 0.1-0.8 us. Measured no better, steps alternated one
- * by one inside one decode run (150 pairs each, medians of the pairs' speed ratios, 1 = the same): chunks
- * of what is left / (2 x team) cut the wait to 1.8-4.0 us, but the extra chunks' starts cost as much
- * (0.992 of this plan); last chunks of one row block 0.999, of half the least size 1.000; each thread
- * claiming its next chunk 16 KiB before its current one ends and prefetching that chunk's first 8 KiB of
- * each half into L2 0.989 and 0.994 (with the chunks above 0.973; claimed as the current one starts
- * 0.936-0.937); the next projection's first chunk prefetched into L2 while thread 0 runs the small blocks
- * before it (each thread its own, first chunks claimed statically, 8-32 KiB a stream) 0.994-1.016 in 16
- * runs on AVX2 and AVX-512, one thread 0.998-1.011. */
-/* The tail shrinks as for at most this many threads: from 48 chunks of the largest size to ones of the
- * smallest (1/16 of it) takes about 48 ln 16 = 133 chunks, then at most 48 more, within
- * MATVEC_TAIL_CHUNKS_MAX. */
+ * left divided by the team size, so that the threads finish together. Neither the split nor the barriers are
+ * where the matvec loses to the read (docs/tuning/matvec.md, "Chunk plan"). */
 #define MATVEC_PLAN_TEAM_MAX 48
 void matvec_plan_make(struct matvec_plan *p, int rows, size_t row_bytes, int threads) {
     size_t block_bytes = row_bytes * MATVEC_ROW_BLOCK > 0 ? row_bytes * MATVEC_ROW_BLOCK : 1;
@@ -373,16 +348,10 @@ struct attn_args {
     const struct kernel_ops *ops;
 };
 
-/* How many blocks ahead attn_partial's L2 prefetch runs. Attention alone over 28 layers' KV at 1024 positions
- * alternated with the read (Zen 5 VM, medians of 7, two runs): 2 blocks AVX2 0.62-0.64 / 0.70-0.73 of the
- * read on one / two threads, AVX-512 0.71-0.73 / 0.53-0.58; 1 block 0.69-0.73 / 0.77-0.83 and 0.80-0.81 /
- * 0.61-0.66 (4096 positions, AVX2: 0.66 / 0.49 -> 0.77 / 0.54); 4 or 8 blocks lower than 2; measured again
- * later, two threads at 1024 positions, 2 or 4 blocks read AVX2 0.51-0.55 against 0.61 for 1. On Zen 4 one
- * block read 0.58-0.72 (AVX2) against 0.80-0.85 for two (kernels_simd_body.h). One block ahead is the block
- * the L1 prefetch reaches: the loops then leave out the L2 prefetch inside a range (attn_partial_t). At
- * Qwen3-4B's heads (32 / 8, 36 layers, two threads, medians of 5-7, 1024 / 4096 positions), 1, 2 or 4
- * blocks: AVX2 0.55 / 0.51 / 0.49 and 0.58 / 0.53 / 0.51 of the read, AVX-512 0.77 / 0.68 / 0.64 and 0.81 /
- * 0.70 / 0.66. */
+/* How many blocks ahead attn_partial's L2 prefetch runs: two on the L1 profile (Zen 4), one on the L2 profile
+ * (Zen 5). One block ahead is the block the L1 prefetch reaches: the loops then leave out the L2 prefetch
+ * inside a range (attn_partial_t). 4 or 8 blocks read lower on both (docs/tuning/attention.md, "Far prefetch
+ * distance"). */
 static int attn_pf_blocks(void) {
     return kernel_prefetch_active() == KERNEL_PREFETCH_L2 ? 1 : 2;
 }
@@ -394,18 +363,11 @@ static struct attn_rows attn_head_rows(const struct attn_args *a, int kh, int p0
 }
 
 /* The team's split (flash-decoding): each KV head's positions are cut into the same number of equal pieces
- * (whole blocks), as few as make the pieces a multiple of the team: whole heads when the team divides the
- * KV heads, all but the last round of them (attn_plan_make). The pieces are numbered head by head (a head's
+ * (whole blocks), as few as make the pieces a multiple of the team: whole heads when the team divides the KV
+ * heads, all but the last round of them (attn_plan_make). The pieces are numbered head by head (a head's
  * slots are adjacent for attn_merge) but handed out piece by piece across the heads (attn_piece_at): the
- * team's threads stream different heads at the same time rather than two places of one head. Attention alone
- * over 28 layers from DRAM, Qwen3-0.6B's heads, two threads, alternated in one process (Zen 5 VM, medians of
- * 15-21, fraction of the read), against the guided split before it (whole heads, then pieces shrinking
- * towards the end, handed out head by head): 1024 / 4096 / 16384 positions, AVX2 0.68 / 0.86 / 0.87 -> 0.68 /
- * 0.97 / 0.98 and 0.69 / 0.84 / 0.89 -> 0.80 / 0.85 / 0.98, AVX-512 0.72 / 0.88 / 0.94 -> 0.77 / 0.99 / 1.04
- * and 0.70 / 0.87 / 0.91 -> 0.84 / 0.97 / 1.01 (above 1: the read ran slower than attention's prefetched
- * streams). Each head in two pieces, AVX2 at 1024 / 4096 positions: 0.62 / 0.74 handed out head by head, 0.72
- * / 0.89 across the heads, 0.76 / 0.92 whole heads: two threads in one head cost the most, the cut itself a
- * little. */
+ * team's threads stream different heads at the same time rather than two places of one head, which cost the
+ * most (docs/tuning/attention.md, "Team split"). */
 #define ATT_PIECE_MIN_BLOCKS 4
 
 /* One piece of the team split: KV head kh's positions [p0, p1). */
@@ -445,16 +407,8 @@ static int attn_cuts(const struct attn_args *a, int threads) {
  * slower for a while (on a VM, most likely a busy sibling hyperthread on the host) finishes its last head
  * after the others, which wait at the barrier that ends the call, for up to a head's time. So the last round
  * of heads (one a thread) is cut into ATT_TAIL_CUTS pieces each, handed out across those heads after the
- * whole ones, and a faster thread takes more of them. Attention alone from DRAM (Zen 5 VM, two threads,
- * 576 MiB of K and V: 144 layers at 1024 positions, 36 at 4096; alternated in one process with a read of the
- * same rows, and the two builds alternated 6 times; fraction of the read, medians, whole heads -> this plan,
- * and the median of the pairs' ratios): Qwen3-0.6B's heads (16 / 8) at 1024 / 4096 positions AVX2 0.66 /
- * 0.68 -> 0.72 / 0.76 (x1.05 / x1.09), AVX-512 0.80 / 0.81 -> 0.83 / 0.89 (x1.04 / x1.09); Qwen3-4B's (32 /
- * 8) AVX2 0.44 / 0.51 -> 0.49 / 0.53 (x1.16 / x1.10), AVX-512 0.63 / 0.70 -> 0.74 / 0.77 (x1.16 / x1.10);
- * 35 of 38 pairs faster. Each thread on its own four heads through all the layers, with no barrier between
- * them (a bound: a step needs one after attention), ran Qwen3-4B's at 4096 positions on AVX2 at 0.57-0.60
- * of the read against 0.52 for whole heads. 8 or 16 pieces measured no better than 4 (pairs' medians
- * 0.96-1.07 at 4096 and 16384 positions, three alternations). */
+ * whole ones, and a faster thread takes more of them: 35 of 38 alternated pairs ran faster so, and 8 or 16
+ * pieces did no better than 4 (docs/tuning/attention.md, "Team split"). */
 #define ATT_TAIL_CUTS 4
 
 /* The plan every thread of a team of `threads` follows: heads [0, whole) handed out whole, then each of the
@@ -501,13 +455,10 @@ static bool attn_team_fits(const struct attn_args *a) {
     return a->n_pos >= least && (a->n_kv >= 2 || a->n_pos >= 2 * least);
 }
 
-/* Whether a team shares whole heads below attn_piece_min: two KV heads or more, and more than one block
- * of positions. A whole head needs no slot of scratch (attention_team keeps its m, l and scores on the
- * stack), only the counters at scratch's end, which n_heads * n_pos floats then always hold. In decode
- * steps of Qwen3-0.6B (Zen 5 VM, two threads, medians of 15-21, alternated in one process), attention
- * over the 28 layers at 17 / 65 / 129 positions: AVX2 404-420 / 731 / 1087 -> 324-325 / 533 / 639 us,
- * AVX-512 297-322 / 619 / 944 -> 276-298 / 456 / 626 us, where thread 0 had done it alone; at 16
- * positions and fewer the team was no faster (AVX-512 at 8 positions 146 -> 200-214 us). */
+/* Whether a team shares whole heads below attn_piece_min: two KV heads or more, and more than one block of
+ * positions. A whole head needs no slot of scratch (attention_team keeps its m, l and scores on the stack),
+ * only the counters at scratch's end, which n_heads * n_pos floats then always hold. At one block of
+ * positions and fewer the team was no faster than thread 0 alone (docs/tuning/attention.md, "Team split"). */
 static bool attn_heads_fit(const struct attn_args *a) {
     return a->n_kv >= 2 && a->n_pos > KERNEL_ATT_BLOCK;
 }

@@ -31,7 +31,7 @@ int kernel_isa_parse(const char *name, enum kernel_isa *isa);
  * KERNEL_PREFETCH_L2 on CPUs that stream faster so (AMD family 1Ah, Zen 5: the matvec prefetches rows
  * narrower than 4097 columns into L2 only, attention runs its far prefetch 1 block ahead, where its L1
  * prefetch already reaches, so it issues that one only across the end of a range; see
- * kernels_simd_body.h and kernels.c attn_pf_blocks for the figures). kernel_prefetch_force() pins one
+ * docs/tuning/matvec.md and docs/tuning/attention.md for the figures). kernel_prefetch_force() pins one
  * (KERNEL_PREFETCH_COUNT: back to the CPU's) for tests. */
 enum kernel_prefetch { KERNEL_PREFETCH_L1, KERNEL_PREFETCH_L2, KERNEL_PREFETCH_COUNT };
 enum kernel_prefetch kernel_prefetch_active(void);
@@ -124,14 +124,12 @@ void kv_store(void *dst, enum fr_dtype kvtype, const float *src, int n);
  * head_stride >= n_pos * head_dim elements (a cache sized for more positions has gaps between heads).
  * Query head h reads KV head h / (n_heads / n_kv_heads); scores scaled by 1/sqrt(head_dim); softmax in f32
  * with the row max subtracted. scratch needs n_heads * n_pos floats. Splits the work across OpenMP threads
- * (flash-decoding: each KV head's positions in as many equal pieces as make them a multiple of the team,
- * whole heads when the team divides the KV heads, but for the last round of heads, which goes out in pieces
- * so that a thread on a slower core holds the others up less; handed out dynamically across the heads, each
- * streaming its K and V rows once for the head's query heads; the partial softmax sums of a cut head are
- * merged by whichever thread finishes its last piece), so every cached row is read once per step whatever the
- * head or thread count. Inside a parallel region every thread of the team makes the call; there, positions
- * too few to cut still go out as whole heads once they are more than one block (kernel_ops.h
- * KERNEL_ATT_BLOCK). */
+ * (flash-decoding: each KV head's positions in equal pieces, a multiple of the team, or whole heads when the
+ * team divides the KV heads but for the last round, which goes out in pieces; handed out dynamically across
+ * the heads; a cut head's partial softmax sums merged by whichever thread finishes its last piece), so every
+ * cached row is read once per step whatever the head or thread count. Inside a parallel region every thread
+ * of the team makes the call; there, positions too few to cut still go out as whole heads once they are more
+ * than one block (kernel_ops.h KERNEL_ATT_BLOCK). */
 void attention(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
                int n_pos, size_t head_stride, int n_heads, int n_kv_heads, int head_dim, float *scratch);
 /* The same on the calling thread alone, in or out of any team (roofline/core_speed.c times it on one core

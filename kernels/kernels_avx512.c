@@ -31,12 +31,10 @@ typedef __m512 vf;
 
 /* attention: dims per register-accumulated chunk, in vectors (2 heads x 8 of the 32 zmm registers) */
 #define ATT_NV 8
-/* attention: the score tile's odd elements in sums of their own, 16 in all (kernels_simd_body.h score_tile).
- * Two chained FMAs a step into 8 sums kept the FMA pipes waiting on their 4-cycle latency. Zen 5 VM, one
- * thread, alternated in one process, best of 9 on each vCPU: from L2 (one KV head, 1024 positions), group
- * of 4 32.0-32.9 -> 33.7-35.0 GB/s and group of 2 50.2 / 51.7 -> 53.5 / 55.4; from DRAM (Qwen3-4B's heads,
- * 36 layers, medians of 5) 0.90 / 0.92 -> 0.98 / 0.95 of the read at 1024 / 4096 positions. On AVX2 the 16
- * sums do not fit beside q and K in 16 registers: from L2 20.0 -> 17.0 GB/s (group of 4). */
+/* attention: the score tile's odd elements in sums of their own, 16 in all (kernels_simd_body.h score_tile):
+ * two chained FMAs a step into 8 sums kept the FMA pipes waiting on their 4-cycle latency. AVX2 keeps 8,
+ * since 16 sums do not fit beside q and K in its 16 registers (docs/tuning/attention.md, "Score and values
+ * tiles"). */
 #define ATT_SPLIT_SUMS 1
 /* matvec rows wider than MV_WIDE_COLS: rows sharing each x load (see kernels_simd_body.h) */
 #define MV_WIDE_ROWS 4
@@ -66,17 +64,9 @@ static inline void vf_load_bf16_pairs(const uint16_t *p, vf *even, vf *odd) {
 }
 
 /* The same with the 64 bytes loaded once (kf_one_load's barrier; "v": any of the 32 registers), for the
- * attention loops. The matvec's loops keep gcc's second load (the mask's memory operand): they run on the L1
- * prefetch profile (Zen 4; Zen 5 takes the AVX2 loop), where one load was not measured. An earlier run of
- * attention alone at 16384 positions, one thread, read 0.75-0.77 of the read with one load against 0.82-0.88
- * with two (Qwen3-0.6B's heads); one load against two, alternated in one process this time (Zen 5
- * VM, medians of 5-7, fraction of the read at 1024 / 4096 / 16384 positions, with head_dim 128 a constant,
- * attn_partial): Qwen3-4B's heads (32 / 8) two threads 0.63 / 0.69 / 0.75 -> 0.73 / 0.80 / 0.87, one
- * thread 0.81 / 0.87 / 0.84 -> 0.98 / 0.97 / 0.98; Qwen3-0.6B's heads (16 / 8) two threads 0.87 / 0.86 /
- * 0.82 -> 0.89 / 0.93 / 0.85, one thread 1.06 / 1.05 / 0.93 -> 1.08 / 1.03 / 0.91. From L2 (1024 positions
- * of one KV head, one thread, best of 9): group 4 25.0 -> 30.7 GB/s with one load, 34.3 with the constant
- * head_dim as well; group 2 42.0 -> 47.8: the score loop's step of 4 rows held 16 FMAs and 12 loads of 64
- * bytes, and the loads, not the FMAs, bounded it. */
+ * attention loops, whose score step of 4 rows was bound by its loads, not its FMAs. The matvec's loops keep
+ * gcc's second load (the mask's memory operand): they run on the L1 prefetch profile (Zen 4; Zen 5 takes the
+ * AVX2 loop), where one load was not measured (docs/tuning/attention.md, "One load on AVX-512"). */
 static inline void vf_load_bf16_pairs_once(const uint16_t *p, vf *even, vf *odd) {
     __m512i x = _mm512_loadu_si512((const void *)p);
     __asm__("" : "+v"(x));
@@ -126,10 +116,8 @@ static inline vf vf_scale_exp2(vf p, vf n, vf x) {
 }
 
 /* A run of one thread runs the AVX2 bf16 matvec, with its L2 prefetch (MV_SOLO_L2_BYTES): one core alone read
- * faster with it than with any 512-bit loop tried. Public matvec() on 1 GiB alternated with the read, one
- * thread, Zen 4 VM, four runs of 5: 1024 / 3072 columns 0.93-0.99 / 0.90-0.92 of the read against
- * 0.86-0.92 / 0.85-0.86 for this file's loop (which with an L2 prefetch 8-24 KiB on read 0.75-0.83, two rows
- * at a time 0.67-0.83); 9728 columns 0.83 against 0.74. Teams keep the 512-bit loop (0.98-0.99 on two). */
+ * faster with it than with any 512-bit loop tried; teams keep the 512-bit loop (docs/tuning/matvec.md,
+ * "AVX-512 on one thread"). */
 static void matvec_bf16_avx512(float *y, const uint16_t *w, const float *x, int rows, int cols, int add);
 static void matvec_bf16_avx512_or_solo(float *y, const uint16_t *w, const float *x, int rows, int cols,
                                        int add) {
@@ -142,26 +130,10 @@ static void matvec_bf16_avx512_or_solo(float *y, const uint16_t *w, const float 
         matvec_bf16_avx512(y, w, x, rows, cols, add);
 }
 
-/* On the CPUs that stream through L2 (Zen 5) every team runs the AVX2 loop: public matvec alternated with the
- * read (Zen 5 VM, two threads, medians of 5, two runs), 1024 x 2048 / 4096 x 1024 / 4096 x 2048: the AVX2
- * L2 loop 0.86-0.92 / 0.87-0.93 / 0.90-0.92 of the AVX-512 read, this file's loop 0.79-0.81 / 0.82-0.83 / -
- * with the L1 prefetch and 0.74-0.75 / 0.79-0.81 / 0.79-0.80 as the L2 loop (128 bytes an iteration).
- * Measured again against AVX2's read without software prefetch (Qwen3-0.6B's step matvecs, medians of 9,
- * alternated): this file's L2 loop 40.3-40.5 GB/s against 45.8 on two threads (the read 54.2), 20.1-21.1
- * against 24.6-25.2 on one (the read 29.4).
- * On that VM 512-bit loads that stream from DRAM without an L1 prefetch read slowly. Rows of 1024 bf16 read
- * and summed, alternated with AVX2's read in one process (three runs each): one core, 512-bit loads
- * 0.50-0.61 of the read, two 256-bit halves inserted into a zmm 0.84-0.92, 256-bit loads and sums 0.86-0.89;
- * two threads 0.64-1.00 against 1.02-1.17 for the halves. A 512-bit loop on 256-bit loads (8 sums of 32
- * columns, no software prefetch) as this table's L2 matvec measured within 0.03 of the AVX2 loop in the
- * engine (each projection block over all layers and whole steps, alternated with each other and the read,
- * medians of 7-9 of the ratio): Qwen3-0.6B two threads at a 75 GB/s read 0.97-1.04 a block and 1.01 the
- * step, one thread 0.97-1.01 and 0.99, Qwen3-1.7B two threads at 54 GB/s 1.01-1.03 and 1.03. So the AVX2
- * loop stays. The attention loops, which prefetch into L1 as well, read faster with 512-bit loads than with
- * halves (attention alone, two threads: Qwen3-0.6B at 1024 / 4096 positions 0.89 / 0.94-0.96 of the read
- * against 0.85 / 0.88-0.90, Qwen3-4B at 4096 0.76 against 0.59). These figures are of the one-row AVX2
- * loop; the AVX2 loop called now reads two rows side by side (kernels_simd_body.h, mv_dot_row_pair_bf16), and
- * a 512-bit form of that pair loop has not been measured. */
+/* On the CPUs that stream through L2 (Zen 5) every team runs the AVX2 loop: there 512-bit loads that stream
+ * from DRAM without an L1 prefetch read slowly, and no 512-bit loop measured faster than AVX2's in the
+ * engine; a 512-bit form of the two-row pair loop has not been measured (docs/tuning/matvec.md, "AVX-512 on
+ * the L2 profile"). */
 static void matvec_bf16_l2_avx512(float *y, const uint16_t *w, const float *x, int rows, int cols, int add) {
     kernel_ops_avx2.matvec_bf16_l2(y, w, x, rows, cols, add);
 }

@@ -1,19 +1,15 @@
 /* The OpenBLAS backend of matvec (MATVEC_BACKEND_OPENBLAS): a yardstick for the forge kernels, checked
  * against matvec_ref in tests/test_kernels_matvec.c.
- *
- * f32 weights: cblas_sgemv. It runs on OpenBLAS's own thread pool, not on the caller's OpenMP team: the
- * pthread build linked here sizes that pool from OPENBLAS_NUM_THREADS (else OMP_NUM_THREADS, else all
- * cores) and openblas_set_num_threads() changes it. The two pools do not coordinate, so a caller comparing
- * backends should give both the same count (openblas_set_num_threads(omp_get_max_threads())) and must not
- * call this backend from inside a parallel region of its own, or the cores are oversubscribed.
- *
- * bf16 weights: cblas_sbgemv, looked up with dlsym at run time because some builds declare it in cblas.h
- * without exporting it (Debian 12's OpenBLAS 0.3.21 does exactly that). sbgemv takes x in bf16 too, and
- * kernels never allocate, so x is rounded (to nearest even) into one fixed static buffer of
- * MATVEC_SBGEMV_MAX_COLS elements; wider matrices are reported unavailable. The buffer is shared, so the
- * conversion and the call run inside a named critical section: correct from any thread, serial between
- * threads. A matrix stored as column panels (col_panels.h) takes one call per panel, beta 1 after the
- * first. Rounding x to bf16 makes this path less accurate than the forge one, which keeps x in f32. */
+ * f32 weights: cblas_sgemv, on OpenBLAS's own thread pool, not the caller's OpenMP team: the pthread build
+ * linked here sizes it from OPENBLAS_NUM_THREADS (else OMP_NUM_THREADS, else all cores) and
+ * openblas_set_num_threads() changes it. The pools do not coordinate: a caller comparing backends gives both
+ * the same count and never calls this one from a parallel region of its own, or the cores are oversubscribed.
+ * bf16 weights: cblas_sbgemv, looked up with dlsym because some builds declare it in cblas.h without
+ * exporting it (Debian 12's OpenBLAS 0.3.21 does). It takes x in bf16 too, rounded (to nearest even) into one
+ * static buffer of MATVEC_SBGEMV_MAX_COLS elements (kernels never allocate; wider matrices are unavailable),
+ * so conversion and call run in a named critical section, and x's rounding makes this path less accurate than
+ * the forge one. A matrix stored as column panels (col_panels.h) takes one call per panel, beta 1 after the
+ * first. */
 #include <cblas.h>
 #include <dlfcn.h>
 #include <pthread.h>

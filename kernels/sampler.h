@@ -1,5 +1,5 @@
 /* The sampler: turns one row of logits into one token id, the last step of a decode iteration.
- * Semantics (DESIGN.md "Sampler semantics", identical on every machine and instruction set):
+ * Semantics (identical on every machine and instruction set):
  *   temperature 0 -> greedy: index of the largest logit, lowest index on ties.
  *   temperature > 0 -> p = softmax((x - max) / temperature) in f32, then top-p, then a seeded draw.
  *   top-p: sort by p descending (id ascending on ties); prefix_k = f32(double cumsum through k) - p_k in f32;

@@ -183,11 +183,8 @@ SP_INLINE unsigned svm_bits(svm m) {
            (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m.b)) << 8;
 }
 /* A block whose 16 lanes are all kept (a flat row's first pass keeps every token) is stored as it is, not
- * permuted. `sample --bench --isa avx2` against the build before select_keys (Zen 5 VM, medians of 6
- * alternations, one / two threads): the chain on the flat 151,936-token row 0.93 / 0.95 of its time
- * without this, 0.84 / 0.90 with it; on the realistic row 1.02-1.04 either way. AVX-512, which has no such
- * test, in the same alternations: flat 0.89 / 0.86, realistic 1.01 / 1.01. The same test in the shared body
- * slowed AVX-512's realistic row by 25-30 % (its compress is one instruction already). */
+ * permuted: faster on AVX2's flat rows; AVX-512's compress is one instruction already, and the same test in
+ * the shared body slowed it (docs/tuning/sampler.md, "svi_compress"). */
 SP_INLINE int svi_compress(uint32_t *dst, svm m, svi v) {
     unsigned bits = svm_bits(m);
     if (bits == 0xffffu) {

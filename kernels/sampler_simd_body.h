@@ -1,23 +1,15 @@
 /* The sampler's vector row passes (the table of sampler_simd.h), written once over 16-lane primitives and
  * included by sampler_avx2.c (each 16-lane value a pair of 8-lane registers) and sampler_avx512.c (one
- * register). Each pass does sampler_scalar.c's operations in the same order, lane i of a block being
- * token 16 b + i, so every instruction set gives the same bits (no FMA: the scalar path has none).
- * The including file defines before including it:
- *   sv (16 f32), svi (16 i32), svm (16-lane mask), sd16 (16 double accumulators);
- *   sv_load/sv_load_bf16/sv_store (16 values), sv_set1, sv_add/sub/mul/div/max, sv_keep (zero the lanes
- *   outside a mask), sv_round (to nearest even, |x| < 2^22),
- *   sv_exp2_scale (y * 2^n rounded once, 0 outside a mask), sv_exp2_scale_normal (the same for
- *   n >= -126 and a normal result: one exact multiply), sv_cmp_ge/gt/eq (ordered), sv_bad (NaN or
- *   +inf), sv_keys (bits without the sign), sv_reduce_max, sv_block_sum16 (sampler_block_sum16's tree, in
- * double); svi_set1, svi_iota (0..15), svi_add, svi_gt (signed), svi_eq, svi_blend (b where the mask is set),
- *   svi_load, svi_store, svi_compress (stores the mask's lanes in lane order to dst, may write 16, returns
- *   the count);
- *   svm_all, svm_none, svm_and, svm_or, svm_andnot (~a & b), svm_bits (bit i = lane i);
- *   sd16_load, sd16_store, sd16_add (lane i += (double)v[i]);
- *   sl (an f32 accumulator of the level masses: a guide, so its lane layout is the ISA's own), sl_zero,
- *   sl_add_where (+= v's lanes in a mask), sl_reduce;
- *   SFN(name) (the ISA-suffixed name) and SOPS_TABLE (the table to define).
- * Not a header of its own: it defines static functions and one table in the including file. */
+ * register), after they define the primitives; it defines static functions and one table there. Each pass
+ * does sampler_scalar.c's operations in the same order, lane i of a block being token 16 b + i, so every
+ * instruction set gives the same bits (no FMA: the scalar path has none). The primitives: types sv (16 f32),
+ * svi (16 i32), svm (mask), sd16 (16 double sums), sl (an f32 accumulator of level masses, a guide, so its
+ * lanes are the ISA's own); sv_* arithmetic and compares (ordered), sv_keep (zero outside a mask), sv_round
+ * (nearest even, |x| < 2^22), sv_exp2_scale (y * 2^n rounded once, 0 outside a mask; _normal: n >= -126 and a
+ * normal result, one exact multiply), sv_bad (NaN or +inf), sv_keys (bits without the sign), sv_block_sum16
+ * (sampler_block_sum16's tree, in double); svi_compress (the mask's lanes in lane order to dst, may write 16,
+ * returns the count), svi_blend (b where set), svm_bits (bit i = lane i), sd16_add (lane i += (double)v[i]),
+ * sl_add_where (+= v's lanes in a mask); SFN(name) (the ISA-suffixed name), SOPS_TABLE (the table). */
 #include <math.h>
 #include <string.h>
 
@@ -435,8 +427,7 @@ SB_INLINE void bin_sums_flush(svi *lows, const int *hot, uint64_t *low) {
 }
 
 /* The hot bins' counts are popcounts of their masks, their low bits lane sums. Counts in lanes too spilled
- * AVX2's 16 registers: the filter on a flat 151,936-token row measured 201-222 us so, where the filter
- * before bin_sums ran at 206-216 in the same alternations, and this way 180-191 against its 210-230. */
+ * AVX2's 16 registers and ran slower (docs/tuning/sampler.md, "Hot bins"). */
 static void SFN(bin_sums)(const float *p, int n, const int *hot, uint64_t *count, uint64_t *low) {
     svi bin[SAMPLER_HOT_BINS], lows[SAMPLER_HOT_BINS];
     uint64_t hot_count[SAMPLER_HOT_BINS] = {0};

@@ -2,16 +2,12 @@
  * A row is always cut into the same SAMPLER_PARTS parts of whole 16-token blocks, however many threads run,
  * and each thread takes a run of whole parts. The max combines exactly in any order; the sum, whose bits
  * depend on the order of its additions, is summed part by part and the parts' sums are added in part order.
- *
  * One fork a call: sampler_split_run runs the serial steps between passes on the calling thread while the
  * other threads wait in a kernel team (kernels/team.h: a spin barrier) for the passes it hands them with
  * sampler_phase. Below SAMPLER_SPLIT_MIN tokens, inside another parallel region, or with one thread,
- * everything runs on the caller. The top-p filter stays on the calling thread: its passes split the same
- * way measured slower on two threads (AVX2, Zen 5 VM, hot rows of 151,936 tokens: realistic 119 -> 146-208
- * us, flat 258 -> 257-289 us), because its serial steps read probabilities all over the row and a thread
- * then writing a line the other core has read waits for it (the last pass took 53 us on the second thread
- * against 10 on the first). Layering: sampler.h includes this (for the threshold); it includes no sampler
- * header. */
+ * everything runs on the caller. The top-p filter stays on the calling thread: split the same way it measured
+ * slower on two threads (docs/tuning/sampler.md, "Top-p on one thread"). Layering: sampler.h includes this
+ * (for the threshold); it includes no sampler header. */
 #ifndef FR_SAMPLER_SPLIT_H
 #define FR_SAMPLER_SPLIT_H
 

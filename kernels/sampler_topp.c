@@ -1,25 +1,14 @@
-/* Top-p (nucleus) filter: the sort-based reference, written literally from DESIGN.md, and a fast path that
- * never sorts the whole vocabulary yet returns the same bits on every row.
- * Fast path. Bins are the top 11 bits of a probability's bits (exponent + 3 mantissa bits): equal values
- * share a bin, so bins never split ties, and bins in descending order are the reference's sorted order
- * cut into runs. A bin's values share exponent and top mantissa bits, so its exact sum comes from integer
- * counts and sums of the low key bits. Walking the bins from the top, the reference's double running sum
- * stays exact while it is below 2^53 ulps of the current bin; then a bin whose smallest possible value
- * would still be kept is taken whole, with no sort: the order inside it cannot change any sum. Only the
- * bins where the cut may fall (and any bin once sums stop being exact) are collected in id order; inside
- * one, while sums are exact, the same split repeats on the next 10 key bits, and only the part holding the
- * cut is radix sorted (key descending, stable: id ascending) and walked token by token as the reference.
- * A power-of-two pre-filter keeps a peaked row from histogramming its long tail: only the tokens above the
- * highest level whose mass covers top_p are histogrammed, the rest only if the nucleus reaches them. A row
- * whose pre-filter keeps every token (a flat one) is binned in order by the row op bin_sums (SIMD) when a
- * few bins hold most of it (histogram_row), and the bins where the cut may fall are picked apart by the row
- * op select_keys (SIMD).
- * The renormalizing sum is the reference's id-order double sum; it is exact (so equal to the sorted-order
- * sum) when the kept mass is below 2^53 ulps of the smallest kept value, else it is redone in id order.
- * Sizes: any n the API takes up to 2^26 (sums of keys stay below 2^53 ulps; the histogram words are
- * flushed every 2^20 tokens).
- * Checked in tests/test_sampler_topp.c: fast == reference bitwise on seeded realistic, flat, tied, dyadic,
- * wide-range and tiny rows, f32 and bf16, scalar, AVX2 and AVX-512, and past 2^20 tokens. */
+/* Top-p (nucleus) filter: the sort-based reference, written literally from the semantics in sampler.h, and a
+ * fast path that never sorts the whole vocabulary yet returns the same bits on every row. Fast path: tokens
+ * are binned by the top 11 bits of their probability's bits (equal values share a bin, so bins never split
+ * ties, and bins in descending order are the sorted order cut into runs); a bin's exact sum comes from
+ * integer counts and sums of its low key bits. Bins are taken whole from the top while the running sum stays
+ * exact and the cut cannot fall in them; only the bins where it may fall are collected, split again on the
+ * next 10 key bits, and the part holding the cut is radix sorted and walked as the reference walks it. A
+ * power-of-two pre-filter keeps a peaked row from histogramming its tail. The whole argument, the sizes it
+ * holds for and the SIMD row ops it uses: docs/tuning/sampler.md, "The fast top-p". Checked in
+ * tests/test_sampler_topp.c: fast == reference bitwise on seeded realistic, flat, tied, dyadic, wide-range
+ * and tiny rows, f32 and bf16, scalar, AVX2 and AVX-512, and past 2^20 tokens. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -202,15 +191,13 @@ static void histogram_flush(struct topp_work *w, int blo, int bhi) {
     }
 }
 
-/* Adds the tokens whose keys lie in [lo, hi) to the bin counts and sums: ids[m] when given (every one of
- * them in range), else every p[i], i < m, in range. Only the words of bins [lo, hi) are cleared and read.
- * Values in a bin share their exponent and top 3 mantissa bits, so a bin's sum is
- * ulp * (count * leading bits * 2^20 + the sum of the low 20 key bits): integers, exact, and one 64-bit
- * add per token instead of a floating-point chain. The first pass's tokens go through their ids even when
- * they are most of the row: read in order with the range check instead, a flat 151,936-token row's filter
- * went from 204-216 to 229-238 us (Zen 5 VM, AVX2, one core, three alternations), and in order with no
- * check where the first pass kept every token (that row does) it gained nothing, 218 -> 217 us (medians of
- * 8 alternations): the adds, not the ids, are the cost. */
+/* Adds the tokens whose keys lie in [lo, hi) to the bin counts and sums: ids[m] when given (every one of them
+ * in range), else every p[i], i < m, in range. Only the words of bins [lo, hi) are cleared and read. Values
+ * in a bin share their exponent and top 3 mantissa bits, so a bin's sum is ulp * (count * leading bits * 2^20
+ * + the sum of the low 20 key bits): integers, exact, and one 64-bit add per token instead of a
+ * floating-point chain. The first pass's tokens go through their ids even when they are most of the row:
+ * reading them in order instead gained nothing, since the adds, not the ids, are the cost
+ * (docs/tuning/sampler.md, "Histogram"). */
 static void histogram_add(struct topp_work *w, const float *p, const uint32_t *ids, int m, uint32_t lo,
                           uint32_t hi) {
     const uint64_t one = (uint64_t)1 << CNT_SHIFT;
@@ -248,24 +235,16 @@ static void histogram_add(struct topp_work *w, const float *p, const uint32_t *i
 /* Tokens whose bins histogram_row counts first to find the crowded ones. */
 #define HOT_SAMPLE 4096
 /* The share of those, in percent, that the hot bins must hold for bin_sums to run: each token outside them
- * costs bin_sums a scalar step several times the histogram's. The chain on rows of normal(0, sd) logits at
- * T 0.8, top-p 0.9 (Zen 5 VM, one thread, bin_sums always against never, us): AVX2 at 94 % 281-286 against
- * 295-309, 90 % 295-308 against 315-330, 84 % 302-309 against 300-311, 79 % 311-321 against 299-312, 74 %
- * 304-332 against 287-288, 35 % 396-432 against 285-288; AVX-512 at 84 % 238-244 against 245-255, 74 %
- * 249-257 against 233-238. */
+ * costs bin_sums a scalar step several times the histogram's, and below about 85 % bin_sums stopped paying
+ * (docs/tuning/sampler.md, "Hot bins"). */
 #define HOT_MIN_PERCENT 85
 
 /* The first pass kept every token (a flat row): when the SAMPLER_HOT_BINS bins most crowded among the first
  * HOT_SAMPLE tokens hold at least HOT_MIN_PERCENT of them, all tokens go to the bin counts and sums through
  * the row op bin_sums, in order, those bins summed in vector lanes, and this returns true; else it does
- * nothing and returns false (the caller histograms through the ids). Against histogram_add through the ids,
- * the filter on a flat 151,936-token row (every token kept, 7 bins, the 4 largest holding 98 % of it) went
- * from 210-230 to 180-191 us, medians 218 -> 183 (Zen 5 VM, AVX2, one core, 10 alternations, the same
- * output); the whole chain on that row (sampler_pick: softmax, filter, draw, one thread) AVX2 346 -> 330 us
- * (median ratio 0.96, 16 alternations), AVX-512 269 -> 243 (0.90, 8). On the synthetic weights' logits
- * (the full run's decode steps: every token kept, 70 bins, the 4 hot ones holding 23 %) always running
- * bin_sums cost the chain 413 us on AVX2 and 359 on AVX-512 against 273 and 225 with this test (one
- * thread; two: 373 and 345 against 234 and 215; medians of 6 alternations). */
+ * nothing and returns false (the caller histograms through the ids). The test matters: on a flat row whose
+ * hot bins hold most of it bin_sums is faster, on one whose tokens spread over many bins it is slower
+ * (docs/tuning/sampler.md, "Hot bins"). */
 static bool histogram_row(struct topp_work *w, const struct sampler_row_ops *ops, const float *p, int n,
                           uint32_t lo, uint32_t hi) {
     const int blo = (int)(lo >> BIN_SHIFT), bhi = (int)((hi - 1) >> BIN_SHIFT); /* every key is in [lo, hi) */
@@ -479,13 +458,9 @@ int sampler_top_p_fast_fused(float *out, const struct sampler_topp_in *in, int n
         } else {
             m = ops->collect(w.coll, w.coll_keys, probs, n, lo_key, hi_key);
         }
-        /* The collection keeps each token's key, and the bin and sub-bin walked are picked from it by the
-         * row op select_keys (SIMD). Against a gather of probs[id] for the bin and a scalar pick of the
-         * sub-bin, on a flat 151,936-token row (cut in a bin of 24,620 tokens; Zen 5 VM, one core,
-         * alternated, medians): the filter alone on AVX2 194 -> 167 us (10 alternations); the whole chain
-         * (sampler_pick) on AVX2 338 -> 284 us on one thread and 275 -> 241 on two, on AVX-512 290 -> 231
-         * and 262 -> 220 (8-10 alternations each); the realistic row's chain unchanged (AVX2, 118 -> 120 us).
-         * `sample --bench` figures of both ISAs, realistic row included: sampler_avx2.c's svi_compress. */
+        /* The collection keeps each token's key, and the bin and sub-bin walked are picked from it by the row
+         * op select_keys (SIMD), which ran faster than a gather of probs[id] and a scalar pick
+         * (docs/tuning/sampler.md, "select_keys"). */
         for (int x = b; x >= lo && !wk.cut; x--) {
             int c = (int)w.count[x];
             if (!c || take_whole(&wk, &w, x, top_p)) continue;

@@ -1,12 +1,9 @@
 /* A kernel team: the threads of one OpenMP parallel region that run many kernel calls in a row (a whole
  * decode step) and meet between them at a barrier of their own instead of opening a region per call.
- *
- * Why: on the 2-core Zen 5 VM this project measures on, libgomp's fork and join cost 3.1 µs on two threads
- * and its barrier 1.6 µs (it makes a futex call at every release), of about 5.3 µs of fixed cost per matvec
- * call; a Qwen3-0.6B step makes 113 matvec calls and 28 attention calls. One team a step made the step
- * 2-7 % faster (README, on the roofs). The barrier spins, so a team needs a processor for each of its threads
- * (model/decode.c decode_runs_team).
- *
+ * Why: on the 2-core Zen 5 VM libgomp's fork and join cost 3.1 µs on two threads and its barrier 1.6 µs (a
+ * futex call at every release), of about 5.3 µs of fixed cost a matvec call, and a Qwen3-0.6B step makes 113
+ * matvec and 28 attention calls: one team a step made the step 2-7 % faster (docs/figures.md, on the roofs).
+ * The barrier spins, so a team needs a processor for each of its threads (model/decode.c decode_runs_team).
  * Use: every thread of a region calls kernel_team_join first and kernel_team_leave last. In between, the
  * kernels of kernels.h see the team (kernel_team_active) and split their work with kernel_share_* and meet at
  * kernel_team_barrier; outside a team they use OpenMP's constructs as before. Every thread of the team must

@@ -1,4 +1,5 @@
-/* The block table of DESIGN.md, in decode order. */
+/* The block table, in decode order: the one list that the cost model, the timings, the report and the plots
+ * share. */
 #include "model/blocks.h"
 
 #include <assert.h>

@@ -19,6 +19,46 @@ static void *buf_alloc(size_t n) {
     return p;
 }
 
+#ifdef FR_SLOW_BLOCK
+/* The injected slowdown that scripts/validate-compare.sh measures the compare with, only in a build made with
+ * -DFR_SLOW_BLOCK=<block> -DFR_SLOW_PCT=<N>: the named block (attention or a layer's projection) runs its
+ * kernel again on round(N % of the layers) of its calls, spread over the step, over the layer half a step
+ * away and into a buffer of its own: real reads of weights or KV that no cache holds, real FMAs, the step's
+ * results unchanged. Never in a normal build. */
+#define FR_SLOW_STR_(x) #x
+#define FR_SLOW_STR(x)  FR_SLOW_STR_(x)
+static float *slow_out; /* [max(vocab, 2 x intermediate, q_dim)], shared by every decode state */
+
+static int slow_supported(const char *name) {
+    static const char *const ok[] = {"attention", "qkv_proj", "o_proj", "gate_up_proj", "down_proj"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (strcmp(name, ok[i]) == 0) return 1;
+    return 0;
+}
+
+static int slow_extra(struct decode_state *st, enum block_id b, int layer, int pos) {
+    const struct qwen3_config *c = &st->cfg;
+    if (layer < 0 || strcmp(block_name(b), FR_SLOW_STR(FR_SLOW_BLOCK)) != 0) return 0;
+    const int n = c->n_layers, k = (n * (FR_SLOW_PCT) + 50) / 100;
+    if ((layer + 1) * k / n == layer * k / n) return 0; /* k of the n layers, spread evenly */
+    const int other = (layer + n / 2) % n;
+    if (b == BLOCK_ATTENTION) {
+        attention(slow_out, st->qkv, kv_cache_k(&st->kv, other, 0, 0), kv_cache_v(&st->kv, other, 0, 0),
+                  st->kv.type, pos + 1, kv_cache_head_stride(&st->kv), c->n_heads, c->n_kv_heads, c->head_dim,
+                  st->att_scratch);
+        return 0;
+    }
+    struct decode_projection p;
+    const char *why = NULL;
+    if (decode_projection_of(st, b, other, &p) != 0) return 0;
+    if (gemm(slow_out, p.rows, p.w, st->w->wtype, p.in, p.cols, 1, p.rows, p.cols, p.panel_cols,
+             &st->blocking, st->backend, &why) != 0)
+        return fr_err_set(&st->err, "%s: the injected slowdown's matvec failed: %s", block_name(b),
+                          why ? why : "?");
+    return 0;
+}
+#endif
+
 void decode_state_free(struct decode_state *st) {
     void *bufs[] = {st->rope_cos, st->rope_sin, st->att_scratch, st->sampler_scratch, st->x,  st->xb,
                     st->qkv,      st->att,      st->proj,        st->gate_up,         st->hb, st->logits};
@@ -88,6 +128,20 @@ int decode_state_init_rows(struct decode_state *st, const struct qwen3_weights *
         decode_state_free(st);
         return fr_err_set(err, "model '%s': out of memory for the decode buffers", c->name);
     }
+#ifdef FR_SLOW_BLOCK
+    size_t slow_n =
+        (size_t)c->vocab > 2 * (size_t)c->intermediate ? (size_t)c->vocab : 2 * (size_t)c->intermediate;
+    if (!slow_supported(FR_SLOW_STR(FR_SLOW_BLOCK)) || (FR_SLOW_PCT) < 0 || (FR_SLOW_PCT) > 100) {
+        decode_state_free(st);
+        return fr_err_set(err,
+                          "FR_SLOW_BLOCK=%s FR_SLOW_PCT=%d: not a block and share this build option takes",
+                          FR_SLOW_STR(FR_SLOW_BLOCK), FR_SLOW_PCT);
+    }
+    if (!slow_out && !(slow_out = buf_alloc((slow_n > (size_t)st->q_dim ? slow_n : (size_t)st->q_dim) * f))) {
+        decode_state_free(st);
+        return fr_err_set(err, "out of memory for the injected slowdown's buffer");
+    }
+#endif
     /* Tables for every position up front: the rope block then costs what it costs in an engine that keeps
      * them, a row read, not max_pos trigonometric calls. */
     for (int p = 0; p < max_pos; p++)
@@ -146,7 +200,17 @@ static int is_layer_block(enum block_id b) {
     return block_table()[b].scope == BLOCK_SCOPE_LAYER;
 }
 
+static int block_run_once(struct decode_state *st, enum block_id b, int layer, int pos);
+
 int decode_block_run(struct decode_state *st, enum block_id b, int layer, int pos) {
+    int rc = block_run_once(st, b, layer, pos);
+#ifdef FR_SLOW_BLOCK
+    if (rc == 0) rc = slow_extra(st, b, layer, pos);
+#endif
+    return rc;
+}
+
+static int block_run_once(struct decode_state *st, enum block_id b, int layer, int pos) {
     const struct qwen3_config *c = &st->cfg;
     const struct qwen3_weights *w = st->w;
     if ((unsigned)b >= BLOCK_COUNT) return fr_err_set(&st->err, "unknown block %d", (int)b);

@@ -3,13 +3,11 @@
  * validates its own result (a failed validation is an error, never a figure). Figures: DRAM read (sum; the
  * decode denominator), copy and triad; read bandwidth of each cache level; peak f32 FLOP/s of an FMA kernel;
  * OpenBLAS sgemm; the throughput of the vector exp the kernels use (kernel_vexp) and of the sampler's own exp
- * (sampler_exp_row); the rate of two fixed
- * costs, a kernel call that opens no parallel region and an OpenMP parallel region's fork + join (their
- * reciprocals are the overhead floors of the roofline). Each with all threads (one per core, bound by the
- * caller) and with one thread. The DRAM read splits its array into chunks of the matvec's largest
- * (MATVEC_CHUNK_MAX_BYTES) handed out dynamically, as the matvec does, so a thread slowed by a neighbour does
- * not hold the others up, and it reads with the fastest of the read kernels the ISA runs (struct ceilings
- * read_kernel).
+ * (sampler_exp_row); the rate of two fixed costs, a kernel call that opens no parallel region and an OpenMP
+ * parallel region's fork + join (their reciprocals are the overhead floors of the roofline). Each with all
+ * threads (one per core, bound by the caller) and with one thread. The DRAM read splits its array into chunks
+ * of the matvec's largest (MATVEC_CHUNK_MAX_BYTES) handed out dynamically, as the matvec does, so a slow
+ * thread does not hold the others up, with the fastest read kernel the ISA runs (ceilings.read_kernel).
  * GB = 1e9 bytes. STREAM's byte counts: read n*4, copy 2*n*4, triad 3*n*4 (write-allocate not counted). */
 #ifndef FR_CEILINGS_H
 #define FR_CEILINGS_H

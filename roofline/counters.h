@@ -2,20 +2,14 @@
  * Each requested event is tried; one that cannot be counted is reported once with the source's own reason
  * (PAPI_strerror for PAPI) and the rest go on. When no event can be counted, available is false and reason
  * says why; callers then go on with wall time. Nothing is ever estimated in a counter's place.
- *
  * Every thread of the OpenMP team is counted: PAPI counts the calling thread only, so each team thread opens
  * its own event set (PAPI_thread_init with pthread_self) and starts and stops it itself, in a parallel region
- * of the same team size as the measured region (libgomp keeps thread i on the same system thread, and the
- * run binds it to core i). After a stop, values[] holds the sum over the team and thread_max[] the largest
- * single thread. The default events are the hardware set where the machine offers it (cycles, instructions,
- * LLC misses, FP ops) and always the kernel's software events (task-clock, context switches, CPU migrations,
- * page faults, major faults), which PAPI's perf_event component counts even in a VM without a PMU, and
- * last the thread's involuntary context switches, rusage::INVOLUNTARY-SWITCHES. That one is counted by this
- * module itself, from getrusage(RUSAGE_THREAD).ru_nivcsw read in each thread beside its event set, whenever
- * the source does not count it: it needs no PAPI, so on Linux it is counted even where the source counts
- * nothing. perf::CONTEXT-SWITCHES counts every switch, voluntary ones included (a thread sleeping at a
- * barrier); the involuntary count is the one that says another task took the CPU. Energy (RAPL / powercap)
- * is package-wide, so it has its own set, counted by the calling thread only. */
+ * of the same team size as the measured region. After a stop, values[] holds the sum over the team and
+ * thread_max[] the largest single thread. rusage::INVOLUNTARY-SWITCHES (getrusage(RUSAGE_THREAD).ru_nivcsw,
+ * read in each thread beside its event set) is counted by this module itself whenever the source does not,
+ * so on Linux it is counted even where PAPI counts nothing: it is the count that says another task took the
+ * CPU. Energy (RAPL / powercap) is package-wide: its own set, counted by the calling thread only. The default
+ * events and what each measures: docs/counters.md. */
 #ifndef FR_COUNTERS_H
 #define FR_COUNTERS_H
 

@@ -1,7 +1,8 @@
 /* The kernel's memory-management services that move measurements, read from sysfs: transparent huge pages
  * (the weights and the KV cache ask for them with madvise; "never" leaves them on 4 KiB pages) and DAMON
  * (a kdamond that is on works on the process's pages while a benchmark runs: on the 2-core Zen 5 VM
- * stopping one took Qwen3-4B's kv_append from 1.96 ms to 99 us a step; README). Reported, never changed. */
+ * stopping one took Qwen3-4B's kv_append from 1.96 ms to 99 us a step; docs/figures.md). Reported, never
+ * changed. */
 #ifndef FR_MM_STATE_H
 #define FR_MM_STATE_H
 

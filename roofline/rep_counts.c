@@ -108,6 +108,11 @@ void rep_counts_free(struct rep_counts *rc) {
     rc->wall_s = rc->steal_s = NULL, rc->disturbed = rc->faulted = rc->switched = NULL, rc->cause = NULL;
 }
 
+void rep_counts_mark_samples(const struct rep_counts *rc, struct sample_set *set, int first) {
+    for (int i = 0; i < rc->n && first + i < set->n; i++)
+        rep_counts_cause_text(rc->cause[i], set->s[first + i].cause, sizeof set->s[first + i].cause);
+}
+
 /* sum of the role's event over repetitions, or NaN when it is not counted */
 static double role_sum(const struct rep_counts *rc, enum counters_role role) {
     int i = rc->team ? rc->team->role_index[role] : -1;

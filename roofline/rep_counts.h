@@ -83,6 +83,9 @@ void rep_counts_summarize(const struct rep_counts *rc, struct rep_counts_summary
 /* The words of cause's bits, '+'-joined in the order of enum rep_cause ("" for none): preempted, migrated,
  * steal, faulted. Returns what snprintf returns. */
 int rep_counts_cause_text(unsigned cause, char *buf, size_t len);
+/* Writes each recorded repetition's causes (rep_counts_cause_text's words; "" for none) into the
+ * samples set->s[first + rep] (the samples the harness appended for this measurement). */
+void rep_counts_mark_samples(const struct rep_counts *rc, struct sample_set *set, int first);
 /* What marks a repetition disturbed with these counters, in words (e.g. "a thread preempted (involuntary
  * context switch) or migrated"); names what is not counted. team may be NULL. */
 const char *rep_counts_rule(const struct counters *team);

@@ -114,6 +114,7 @@ int timing_measure(timing_fn fn, void *ctx, const struct timing_opts *opts, stru
         fn(ctx, rep++);
         double dt = timing_now_s() - t0;
         if (h) disturbed[n] = h->end(h->ctx, n, dt);
+        if (opts->samples) samples_append(opts->samples, n, dt, NAN, disturbed[n], t0);
         samples[n++] = dt;
         timed += dt;
     }
@@ -176,6 +177,8 @@ int timing_measure_with(timing_fn fa, void *ctx_a, const struct timing_partner *
             ratio[j][n] = sp[j][n] > 0 ? sa[n] / sp[j][n] : 0;
             timed += sp[j][n];
         }
+        if (opts->samples)
+            samples_append(opts->samples, n, sa[n], n_partners > 0 ? sp[0][n] : NAN, disturbed[n], t0);
         rep++;
         n++;
     }

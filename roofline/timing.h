@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "roofline/samples.h"
+
 struct timing_stats {
     double median_s, min_s, max_s, mean_s;
     double cv;  /* standard deviation / mean (reported; no longer what flags a row) */
@@ -34,6 +36,9 @@ struct timing_opts {
     int max_reps;                     /* at most this many (bounds the sample buffer) */
     double min_time_s;                /* and keep going until this much time was timed */
     const struct timing_hooks *hooks; /* NULL: none */
+    /* NULL: none. Else every timed repetition is appended under the set's current row (samples.h), with
+     * the first partner's time in the same repetition as its paired read. */
+    struct sample_set *samples;
 };
 
 /* Called around each timed repetition (rep counts the timed ones from 0; warm-up calls get none), outside the

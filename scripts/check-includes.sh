@@ -3,7 +3,7 @@
 #   1. No circles between modules: foo.c and foo.h are one node, and no node may reach itself. Two files that
 #      need each other's helpers share a third, lower module instead (CONVENTIONS.md, rule 14).
 #   2. Folders include downwards only: bench/cli -> bench, bench/report -> model, roofline -> kernels
-#      (README, Layout). Folders on one layer do not include each other (model never times anything,
+#      (docs/build.md, Layout). Folders on one layer do not include each other (model never times anything,
 #      roofline never knows about the model, bench's suites do not write reports).
 #   3. With --objects DIR (the objects of a build, as `make lint` passes build/obj): no circle either in the
 #      graph of "calls a function defined in", read from the objects' symbols (nm), which also sees a header
@@ -17,6 +17,7 @@ cd "$(dirname "$0")/.."
 
 # Layer of each folder of library code, highest first. A new folder gets a line here.
 layers='bench/cli 4
+bench/tune 4
 bench/history 3
 bench 2
 bench/report 2

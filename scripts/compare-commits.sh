@@ -1,18 +1,22 @@
 #!/bin/sh
-# One command for a performance pull request, in the manner of llama.cpp's compare-commits.sh:
-#   scripts/compare-commits.sh [--runs N] [--out DIR] [--no-wait] BASE HEAD [run options]
-# builds BASE and HEAD in temporary git worktrees (make -j2 all), runs them alternately (BASE, HEAD, BASE,
-# HEAD, ...: N runs each, at least 2, so both sides see the same load of a shared machine), and writes one
-# compare folder (compare.md, compare.png, compare.svg) from the pooled runs of each side: per row the median
-# of the runs' medians, spread from the smallest min to the largest max (forge-roofline compare A1,A2 B1,B2).
-# The runs themselves are kept under DIR/runs/. Run options go to every run (default --model qwen3-0.6b),
-# e.g. --quick, --context 1,1024, --threads 2. The compare itself is made by this checkout's build.
-# The rounds hold the machine lock a run takes (docs/trust.md): another run waits, and so does this one
-# (--no-wait: exit 3 instead).
+# One command for a performance pull request that decides, in the manner of llama.cpp's compare-commits.sh:
+#   scripts/compare-commits.sh [--budget 10m] [--runs N] [--threshold PCT] [--raw] [--fail-on-slower]
+#                              [--out DIR] [--no-wait] BASE HEAD [run options]
+# builds BASE and HEAD once in temporary git worktrees (make -j2 all), then runs alternated rounds (BASE HEAD,
+# HEAD BASE, BASE HEAD, ...: the order flips each round so neither side always runs first) and, from the
+# second round on, compares every repetition of the runs so far (forge-roofline compare A1,A2,.. B1,B2,..),
+# until every headline row (the decode step at each context, the sampler at V = 151,936) has a verdict
+# (faster, slower or no change) or the budget (default 10m, builds included; also 600s or 600) would be
+# spent by one more round. --runs N runs exactly N rounds instead. The headline verdicts end the output in one
+# short table; the runs stay under DIR/runs/. Run options go to every run (default --model qwen3-0.6b), e.g.
+# --quick, --context 1,1024. With --fail-on-slower the exit status is 1 when a headline row is slower, 0
+# otherwise, 2 on bad input. The compare itself is made by this checkout's build. The rounds hold the
+# machine lock a run takes (docs/trust.md): another run waits for them, and they wait for it (--no-wait:
+# exit 3 instead).
 set -eu
 
 usage() {
-  echo "usage: scripts/compare-commits.sh [--runs N] [--out DIR] [--no-wait] BASE HEAD [run options]" >&2
+  echo "usage: scripts/compare-commits.sh [--budget 10m] [--runs N] [--threshold PCT] [--raw] [--fail-on-slower] [--out DIR] [--no-wait] BASE HEAD [run options]" >&2
   exit 2
 }
 die() {
@@ -20,22 +24,43 @@ die() {
   exit 2
 }
 
-runs=2
+runs=
 out=
+budget=600
+cmp_opts=
+fail_on_slower=no
 no_wait=no
+max_rounds=16 # forge-roofline compare pools at most 16 runs a side
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) [ $# -ge 2 ] || usage; runs=$2; shift 2 ;;
     --out) [ $# -ge 2 ] || usage; out=$2; shift 2 ;;
+    --budget)
+      [ $# -ge 2 ] || usage
+      case $2 in
+        *[!0-9smh]*|''|[smh]*) die "--budget: expected e.g. 10m, 600s or 600, got '$2'" ;;
+        *m) budget=$((${2%m} * 60)) ;;
+        *h) budget=$((${2%h} * 3600)) ;;
+        *s) budget=${2%s} ;;
+        *) budget=$2 ;;
+      esac
+      case $budget in ''|*[!0-9]*) die "--budget: expected e.g. 10m, 600s or 600, got '$2'" ;; esac
+      shift 2 ;;
+    --threshold) [ $# -ge 2 ] || usage; cmp_opts="$cmp_opts --threshold $2"; shift 2 ;;
+    --raw) cmp_opts="$cmp_opts --raw"; shift ;;
+    --fail-on-slower) fail_on_slower=yes; shift ;;
     --no-wait) no_wait=yes; shift ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option '$1' before BASE (try --help)" ;;
     *) break ;;
   esac
 done
 [ $# -ge 2 ] || usage
-case $runs in ''|*[!0-9]*) die "--runs needs a whole number, got '$runs'" ;; esac
-[ "$runs" -ge 2 ] || die "--runs must be at least 2 (alternated runs are what cancels the machine's load)"
+if [ -n "$runs" ]; then
+  case $runs in ''|*[!0-9]*) die "--runs needs a whole number, got '$runs'" ;; esac
+  [ "$runs" -ge 2 ] || die "--runs must be at least 2 (alternated runs are what cancels the machine's load)"
+  [ "$runs" -le "$max_rounds" ] || die "--runs: at most $max_rounds (compare pools at most $max_rounds runs a side)"
+fi
 base=$1 head=$2
 shift 2
 model_given=no
@@ -46,6 +71,7 @@ for a in "$@"; do
   esac
 done
 [ "$model_given" = yes ] || set -- --model qwen3-0.6b "$@"
+start=$(date +%s)
 
 repo=$(git rev-parse --show-toplevel 2>/dev/null) || die "not inside a git checkout"
 base_sha=$(git -C "$repo" rev-parse --verify --quiet "$base^{commit}") || die "'$base' is not a commit"
@@ -66,7 +92,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "compare-commits: BASE $b7, HEAD $h7, $runs runs each, alternated; run options: $*"
+if [ -n "$runs" ]; then plan="$runs rounds"; else plan="rounds until the headline rows are decided, budget ${budget}s"; fi
+echo "compare-commits: BASE $b7, HEAD $h7, $plan, alternated; run options: $*"
 for side in base head; do
   sha=$base_sha
   [ "$side" = base ] || sha=$head_sha
@@ -91,13 +118,13 @@ if [ "$(git -C "$repo" rev-parse HEAD)" != "$head_sha" ] || ! git -C "$repo" dif
   compare_bin="$repo/build/forge-roofline"
 fi
 
-# One run at a time on this machine: the rounds hold the lock the runs take (bench/cli/machine_lock.h, the
+# One run at a time on this machine: the rounds hold the lock a run takes (bench/cli/machine_lock.h, the
 # same file), and hand it to this checkout's runs in FORGE_ROOFLINE_LOCK_FD, so nothing runs between them.
 lock=${FORGE_ROOFLINE_LOCK:-}
 if [ -z "$lock" ]; then
   if [ -d /run/lock ] && [ -w /run/lock ]; then lock=/run/lock/forge-roofline.lock
   elif [ -n "${XDG_RUNTIME_DIR:-}" ] && [ -w "$XDG_RUNTIME_DIR" ]; then lock=$XDG_RUNTIME_DIR/forge-roofline.lock
-  else lock=$out/forge-roofline.lock; mkdir -p "$out"; fi
+  else mkdir -p "$out"; lock=$out/forge-roofline.lock; fi
 fi
 exec 9>>"$lock"
 if ! flock -n 9; then
@@ -117,24 +144,70 @@ mkdir -p "$out/runs"
 out=$(cd "$out" && pwd) # the runs start in the worktrees: the folder must not be relative
 list_base=''
 list_head=''
-i=1
-while [ "$i" -le "$runs" ]; do
-  for side in base head; do
-    dest="$out/runs/$side-$i"
-    echo "compare-commits: run $i of $runs, $side ..."
-    # each binary runs in its own tree, so it reads its own model/ and scripts/
-    if ! (cd "$tmp/$side" && build/forge-roofline "$@" --no-plots --out "$dest") >"$out/runs/$side-$i.log" 2>&1; then
-      tail -20 "$out/runs/$side-$i.log" >&2
-      echo "compare-commits: run $i of $side failed (log: $out/runs/$side-$i.log)" >&2
-      exit 1
-    fi
-    run=$(cd "$out" && find "runs/$side-$i" -mindepth 1 -maxdepth 1 -type d ! -name '.*' | head -n 1)
-    if [ -z "$run" ] || [ ! -f "$out/$run/run.json" ]; then die "run $i of $side left no run.json under $dest"; fi
-    if [ "$side" = base ]; then list_base="$list_base${list_base:+,}$run"; else list_head="$list_head${list_head:+,}$run"; fi
+
+run_one() { # run_one SIDE ROUND [run options]
+  s=$1 r=$2
+  shift 2
+  dest="$out/runs/$s-$r"
+  echo "compare-commits: round $r, $s ..."
+  # each binary runs in its own tree, so it reads its own model/ and scripts/
+  if ! (cd "$tmp/$s" && build/forge-roofline "$@" --no-plots --out "$dest") >"$out/runs/$s-$r.log" 2>&1; then
+    tail -20 "$out/runs/$s-$r.log" >&2
+    echo "compare-commits: round $r of $s failed (log: $out/runs/$s-$r.log)" >&2
+    exit 1
+  fi
+  run=$(cd "$out" && find "runs/$s-$r" -mindepth 1 -maxdepth 1 -type d ! -name '.*' | head -n 1)
+  if [ -z "$run" ] || [ ! -f "$out/$run/run.json" ]; then die "round $r of $s left no run.json under $dest"; fi
+  if [ "$s" = base ]; then list_base="$list_base${list_base:+,}$run"; else list_head="$list_head${list_head:+,}$run"; fi
+}
+
+# the compare of the runs so far, from the compare folder (compare.md names the runs by short paths);
+# sets undecided to the headline rows still inconclusive
+compare_now() {
+  # shellcheck disable=SC2086 # cmp_opts holds whole words
+  if ! (cd "$out" && "$compare_bin" compare "$list_base" "$list_head" --out . $cmp_opts) >"$out/compare.log" 2>&1; then
+    cat "$out/compare.log" >&2
+    die "compare failed"
+  fi
+  undecided=$(awk -F, 'NR > 1 && $2 == 1 && $9 == "inconclusive"' "$out/compare_verdicts.csv" | wc -l)
+}
+
+round=1
+round_s=0
+undecided=1
+while :; do
+  t0=$(date +%s)
+  if [ $((round % 2)) -eq 1 ]; then order="base head"; else order="head base"; fi
+  for side in $order; do
+    run_one "$side" "$round" "$@"
   done
-  i=$((i + 1))
+  round_s=$(($(date +%s) - t0))
+  if [ "$round" -ge 2 ]; then
+    compare_now
+    echo "compare-commits: after round $round: $undecided headline row(s) undecided ($(($(date +%s) - start)) s so far)"
+  fi
+  if [ -n "$runs" ]; then
+    [ "$round" -lt "$runs" ] || break
+  else
+    [ "$round" -lt 2 ] || [ "$undecided" -gt 0 ] || break
+    [ "$round" -lt "$max_rounds" ] || { echo "compare-commits: stopping at $max_rounds rounds (the most compare pools)"; break; }
+    elapsed=$(($(date +%s) - start))
+    if [ "$round" -ge 2 ] && [ $((elapsed + round_s + 10)) -gt "$budget" ]; then
+      echo "compare-commits: budget: ${elapsed} s spent of ${budget} s, a round takes ~${round_s} s: stopping"
+      break
+    fi
+  fi
+  round=$((round + 1))
 done
 
-# from the compare folder, so compare.md names the runs by their short relative paths
-(cd "$out" && "$compare_bin" compare "$list_base" "$list_head" --out .)
+cat "$out/compare.md"
+echo
 echo "compare-commits: $out/compare.md (paste it, with compare.png, into the pull request)"
+echo "compare-commits: BASE $b7 vs HEAD $h7, $round round(s), $(($(date +%s) - start)) s in all; headline verdicts (B/A time, 95 % interval):"
+awk -F, 'NR == 1 { printf "  %-28s %-26s %s\n", "row", "B/A [95 % CI]", "verdict" }
+         NR > 1 && $2 == 1 { v = $9; if (v == "inconclusive" && $10 != "") v = v " (~" $10 " more rounds)";
+                             printf "  %-28s %.3f [%.3f, %.3f]     %s\n", $1, $5, $6, $7, v }' "$out/compare_verdicts.csv"
+if [ "$fail_on_slower" = yes ] && awk -F, 'NR > 1 && $2 == 1 && $9 == "slower" { f = 1 } END { exit !f }' "$out/compare_verdicts.csv"; then
+  echo "compare-commits: a headline row is slower (--fail-on-slower)" >&2
+  exit 1
+fi

@@ -1,6 +1,6 @@
 # Two runs: left, both on one roofline (A hollow grey, B filled, coloured by the verdict, an arrow from A
-# to B per block); right, B/A time per block (below 1: B faster), coloured green or red only when the
-# change is outside both runs' [min, max] spread. Inputs: compare_vars.gp, compare_points.dat.
+# to B per block); right, the forest plot of every row's verdict (B/A with its 95 % interval, the noise
+# band shaded). Inputs: compare_vars.gp, compare_points.dat, compare_forest.dat.
 load dir.'/compare_vars.gp'
 eval term_cmd(1600, 850)
 eval out('compare')
@@ -14,7 +14,7 @@ if (n_rows == 0) { eval no_data('the two runs share no block') }
 
 set multiplot title "forge-roofline compare: ".run_title."\n".title_a."   vs   ".title_b noenhanced
 set lmargin at screen 0.06
-set rmargin at screen 0.47
+set rmargin at screen 0.45
 set bmargin at screen 0.26
 set tmargin at screen 0.86
 set logscale xy
@@ -32,27 +32,32 @@ plot NaN notitle, \
      for [i=1:n_a_peak] (a_peak_val[i] + 0 * x) with lines lw 2 dt 2+i lc rgb '#888888' title 'A '.a_peak_name[i], \
      pts using 3:4:($5 - $3):($6 - $4) with vectors head filled size screen 0.008,20 lc rgb '#aaaaaa' notitle, \
      pts using 3:4 with points pt 6 ps 2 lw 2 lc rgb '#7f7f7f' title 'run A', \
-     pts using 5:6:(vcol($8)) with points pt 7 ps 1.6 lc rgb variable title 'run B (green/red: outside spread)'
+     pts using 5:6:(vcol($8)) with points pt 7 ps 1.6 lc rgb variable title 'run B (green/red: faster/slower)'
 
-set lmargin at screen 0.62
+# Right: the forest plot, every row decided on samples (compare_forest.dat), the headline rows on top:
+# B/A with its 95 % interval, the band of "no change" (1 +- threshold) shaded, coloured by the verdict.
+set lmargin at screen 0.66
 set rmargin at screen 0.97
+set bmargin at screen 0.12
 unset logscale y
 set logscale x
-set xrange [r_lo:r_hi]
-set yrange [-0.7:n_rows - 0.3]
-set format x '%.2g'
-set xtics (0.25, 0.33, 0.5, 0.67, 0.8, 0.9, 1, 1.1, 1.25, 1.5, 2, 3, 4) font ',11'
-set ytics scale 0 font ',12' noenhanced
+set xrange [f_lo:f_hi]
+set yrange [0.3:n_forest + 0.7]
+set format x '%.3g'
+set xtics (0.5, 0.67, 0.8, 0.9, 0.95, 1, 1.05, 1.1, 1.25, 1.5, 2) font ',10'
+set ytics scale 0 font ',8' noenhanced
 set mxtics default
 set grid xtics noytics nomytics
-set xlabel 'B/A time per decode step (log scale; below 1: B faster)'
+set xlabel 'B/A time (95 % interval; log scale; below 1: B faster)'
 unset ylabel
-set title 'per-block change'
-unset key
-set style fill solid 0.85 border lc rgb '#333333'
-set arrow 1 from 1, graph 0 to 1, graph 1 nohead lc rgb '#000000' lw 1.5 front
-y(r) = n_rows - 1 - r
-plot pts using (1):(y($1)):(1):7:(y($1) - 0.35):(y($1) + 0.35):(vcol($8)):ytic(2) \
-         with boxxyerror lc rgb variable notitle, \
-     pts using 7:(y($1)):(sprintf(' %.3f', $7)) with labels left font ',10' notitle
+set title sprintf('verdicts (band: no change within %.1f %%)', 100 * threshold)
+set key at screen 0.97, screen 0.035 right horizontal font ',10' noenhanced
+fcol(v) = v == 3 ? 0xd62728 : v == 2 ? 0x2ca02c : v == 1 ? 0x3b6ea5 : 0xff9f1c
+set object 1 rect from 1 - threshold, graph 0 to 1 + threshold, graph 1 fc rgb '#e6e6e6' fs solid 1.0 noborder behind
+set arrow 1 from 1, graph 0 to 1, graph 1 nohead lc rgb '#000000' lw 1.2 front
+forest = dir.'/compare_forest.dat'
+if (n_forest == 0) { eval no_data('no row has samples on both sides') }
+plot forest using 3:1:4:5:(fcol($6)):ytic(2) with xerrorbars pt 7 ps 0.9 lw 1.5 lc rgb variable notitle, \
+     NaN with points pt 7 lc rgb '#d62728' title 'slower', NaN with points pt 7 lc rgb '#2ca02c' title 'faster', \
+     NaN with points pt 7 lc rgb '#3b6ea5' title 'no change', NaN with points pt 7 lc rgb '#ff9f1c' title 'inconclusive'
 unset multiplot

@@ -1,7 +1,7 @@
 /* compare on synthetic runs (tests/report_fixture.h): rows whose context, model, dtype, ISA or thread count
- * differ are shown "not comparable" with no ratio and no verdict; memory-bound rows get B/A normalized by
- * each run's paired read bandwidth and their verdict rests on it; several runs of a side pool into medians
- * of medians with the widest spread; the findings lines say all of it. */
+ * differ are shown "not comparable" with no ratio and no verdict; the medians' B/A sits beside each row's
+ * verdict (decided on samples: tests/test_compare_verdict.c); several runs of a side pool into medians of
+ * medians; runs without samples.csv fall back to their medians and compare.md says so. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -25,7 +25,7 @@ static struct run_report *fixture(double slow, double read_gbs) {
 static char *compare_md(const struct run_report *a, const struct run_report *b, char *dir, size_t len) {
     tu_tmpdir(dir, len);
     struct fr_err err = {{0}};
-    cr_assert_eq(compare_write(a, b, "a", "b", 1, 1, NULL, dir, &err), 0, "%s", err.msg);
+    cr_assert_eq(compare_write(a, b, "a", "b", 1, 1, NULL, NULL, dir, &err), 0, "%s", err.msg);
     char *md = tu_slurp(dir, "compare.md");
     cr_assert_not_null(md);
     return md;
@@ -39,15 +39,14 @@ Test(compare_rows, other_block_context_is_not_comparable) {
     cr_expect(
         strstr(md, "| attention | 10047.5 | 5023.7 | — | not comparable (context 1024 vs 256) | — | — |\n"),
         "%s", md);
-    cr_expect(strstr(md, "B faster**") != NULL, "the steps (paired by context) still get verdicts");
-    cr_expect(strstr(md, "| 1024 | 81.9 | 41.0 | 0.500 | **yes: B faster** | 12.21 | 24.42 | n/a | raw |\n"),
-              "%s", md);
+    cr_expect(strstr(md, "| 1024 | 81.9 | 41.0 | 0.500 | n/a: no samples | 12.21 | 24.42 | n/a | — |\n"),
+              "the steps (paired by context) still get their ratio: %s", md);
     struct report_findings f;
-    compare_findings_compute(a, b, &f);
+    compare_findings_compute(a, b, NULL, &f);
     cr_expect_str_eq(f.line[4], "**Not comparable, no verdict:** 15 rows: blocks (context 1024 vs 256).");
-    cr_expect(strstr(f.line[1], "`attention`") == NULL, "%s", f.line[1]);
-    cr_expect(tu_starts(f.line[1], "Faster beyond the noise (B/A): greedy/peaked/1024 0.500, "), "%s",
-              f.line[1]);
+    cr_expect_str_eq(f.line[0],
+                     "Headline (B/A of the time, below 1: B faster, 95 % interval): no headline row "
+                     "has samples on both sides.");
     free(md);
     tu_rm_flat(dir);
     free(a);
@@ -66,7 +65,8 @@ Test(compare_rows, threads_isa_dtype_model_make_rows_not_comparable) {
                      "dtype bf16 vs f32) | — | — |"),
               "%s", md);
     cr_expect(strstr(md, "| 1 | 74.6 | 74.6 | — | not comparable (model"), "%s", md);
-    cr_expect(strstr(md, "| topp_fast | flat | 151936 | 303.9 | 303.9 | 1.000 | no | n/a | raw |"), "%s", md);
+    cr_expect(strstr(md, "| topp_fast | flat | 151936 | 303.9 | 303.9 | 1.000 | n/a: no samples | n/a | — |"),
+              "%s", md);
     free(md);
     tu_rm_flat(dir);
     snprintf(b->prov.isa, sizeof b->prov.isa, "avx2"); /* the ISA changes every row; unknown is not "avx2" */
@@ -82,65 +82,13 @@ Test(compare_rows, threads_isa_dtype_model_make_rows_not_comparable) {
     cr_expect(
         strstr(md, "| topp_fast | flat | 151936 | 303.9 | 303.9 | — | not comparable (threads 2 vs 1) |"),
         "%s", md);
-    cr_expect(strstr(md, "| no |") == NULL && strstr(md, "**yes") == NULL, "no verdict anywhere: %s", md);
+    cr_expect(strstr(md, "n/a: no samples") == NULL && strstr(md, "**faster") == NULL,
+              "no verdict anywhere: %s", md);
     struct report_findings f;
-    compare_findings_compute(a, b, &f);
-    cr_expect_str_eq(f.line[3], "Within the noise: 0 of the 0 rows with a verdict.");
+    compare_findings_compute(a, b, NULL, &f);
+    cr_expect_str_eq(f.line[3],
+                     "No change (within 2.0 %): 0 of the 0 rows decided on samples; inconclusive: 0.");
     free(md);
-    tu_rm_flat(dir);
-    free(a);
-    free(b);
-}
-
-Test(compare_rows, memory_bound_rows_normalized_by_paired_read) {
-    /* B is 25 % slower everywhere, and its machine read 20 % less: the memory-bound rows are unchanged once
-     * normalized (1.25 x 16 / 20 = 1.000), the others are slower beyond the noise */
-    struct run_report *a = fixture(1.0, 20.0), *b = fixture(1.25, 16.0);
-    char dir[256];
-    char *md = compare_md(a, b, dir, sizeof dir);
-    cr_expect(strstr(md, "| qkv_proj | 14170.8 | 17713.5 | 1.250 | no | 1.000 | normalized |\n"), "%s", md);
-    cr_expect(strstr(md, "| attention | 10047.5 | 12559.3 | 1.250 | no | 1.000 | normalized |\n"), "%s", md);
-    cr_expect(strstr(md, "| rope | 117.6 | 147.0 | 1.250 | **yes: B slower** | n/a | raw |\n"), "%s", md);
-    cr_expect(strstr(md, "| 1024 | 81.9 | 102.4 | 1.250 | no | 12.21 | 9.77 | 1.000 | normalized |\n"), "%s",
-              md);
-    struct report_findings f;
-    compare_findings_compute(a, b, &f);
-    cr_expect(tu_starts(f.line[0], "Decode steps (B/A of the time, below 1: B faster): context 1: 1.000 "
-                                   "(normalized), within the noise; context 256: "),
-              "%s", f.line[0]);
-    cr_expect(tu_starts(f.line[2], "Slower beyond the noise (B/A): `embed` 1.250, `attn_norm` 1.250, "), "%s",
-              f.line[2]);
-    cr_expect(strstr(f.line[2], "qkv_proj") == NULL, "%s", f.line[2]);
-    cr_expect_str_eq(f.line[4],
-                     "Machine load: paired read A 20.0 GB/s, B 16.0 GB/s (B/A 0.800); the memory-bound "
-                     "rows (weight blocks, attention, steps) are judged on B/A x that ratio "
-                     "(normalized).");
-    free(md);
-    tu_rm_flat(dir);
-
-    /* the same times on a machine that read 20 % less: the code got faster, and only normalizing shows it */
-    free(b);
-    b = fixture(1.0, 16.0);
-    compare_findings_compute(a, b, &f);
-    cr_expect(tu_starts(f.line[1],
-                        "Faster beyond the noise (B/A): `qkv_proj` 0.800 (normalized), `attention` "
-                        "0.800 (normalized), "),
-              "%s", f.line[1]);
-    cr_expect_str_eq(f.line[2], "Slower beyond the noise (B/A): none.");
-
-    /* a block judged against its own eviction reads: qkv_proj's read in B was 25 % slower than in A while
-     * the steps' were alike, so its 25 % longer time is the machine's (1.25 x 16 / 20 = 1.000) */
-    free(a);
-    free(b);
-    a = fixture(1.0, 20.0), b = fixture(1.0, 20.0);
-    b->blocks[BLOCK_QKV_PROJ].measured.median_s *= 1.25;
-    b->blocks[BLOCK_QKV_PROJ].measured.min_s *= 1.25;
-    b->blocks[BLOCK_QKV_PROJ].measured.max_s *= 1.25;
-    a->blocks[BLOCK_QKV_PROJ].paired_read_gbs = 20.0;
-    b->blocks[BLOCK_QKV_PROJ].paired_read_gbs = 16.0;
-    char *md2 = compare_md(a, b, dir, sizeof dir);
-    cr_expect(strstr(md2, "| qkv_proj | 14170.8 | 17713.5 | 1.250 | no | 1.000 | normalized |\n"), "%s", md2);
-    free(md2);
     tu_rm_flat(dir);
     free(a);
     free(b);
@@ -196,39 +144,17 @@ Test(compare_rows, cli_pools_comma_separated_runs, .timeout = 120) {
     static struct cli_result res;
     cli_run(&res, 0, args);
     cr_assert_eq(res.status, 0, "%s", res.err);
-    cr_expect(tu_starts(res.out, "# forge-roofline compare\n\n## Findings\n\n- Decode steps"), "%s", res.out);
+    cr_expect(tu_starts(res.out, "# forge-roofline compare\n\n## Findings\n\n- Headline"), "%s", res.out);
+    cr_expect(strstr(res.out, "> **Fallback:** 2 of A's and 2 of B's runs have no samples.csv"), "%s",
+              res.out);
     cr_expect(strstr(res.out, "/a2`: qwen3-0.6b") && strstr(res.out, "Z (2 runs pooled)\n- **B**"), "%s",
               res.out);
     /* pooled A = 1.1 x the fixture, pooled B = 0.8 x: B/A 0.727 */
-    cr_expect(
-        strstr(res.out, "| qkv_proj | 15587.9 | 11336.6 | 0.727 | **yes: B faster** | 0.727 | normalized |"),
-        "%s", res.out);
+    cr_expect(strstr(res.out, "| qkv_proj | 15587.9 | 11336.6 | 0.727 | inconclusive | 0.727 | raw |"),
+              "two medians a side cannot reach a 95 %% interval: %s", res.out);
     snprintf(args, sizeof args, "compare %s/a1,%s/missing %s/b1", dir, dir, dir);
     cli_run(&res, 0, args);
     cr_expect_eq(res.status, 2, "%s", res.err);
     cr_expect_eq(tu_count_lines(res.err), 1, "%s", res.err);
     tu_rm_flat(dir);
-}
-
-Test(compare_rows, too_few_repetitions_get_no_verdict) {
-    cr_expect_float_eq(compare_chance_apart(3, 3), 1.0 / 20, 1e-15);
-    cr_expect_float_eq(compare_chance_apart(2, 2), 1.0 / 6, 1e-15);
-    cr_expect_float_eq(compare_chance_apart(1, 4), 1.0 / 5, 1e-15);
-    struct run_report *a = fixture(1.0, NAN), *b = fixture(0.5, NAN);
-    a->blocks[BLOCK_O_PROJ].measured.reps = 2; /* 2 and 20: 2! 20! / 22! = 1/231, a verdict */
-    b->blocks[BLOCK_QKV_PROJ].measured.reps = 1, a->blocks[BLOCK_QKV_PROJ].measured.reps = 3; /* 1/4: none */
-    char dir[256];
-    char *md = compare_md(a, b, dir, sizeof dir);
-    cr_expect(
-        strstr(md, "| qkv_proj | 14170.8 | 7085.4 | 0.500 | n/a: too few reps (A 3, B 1) | n/a | raw |\n"),
-        "%s", md);
-    cr_expect(strstr(md, "| o_proj | 7528.2 | 3764.1 | 0.500 | **yes: B faster** |"), "%s", md);
-    struct report_findings f;
-    compare_findings_compute(a, b, &f);
-    cr_expect(tu_starts(f.line[3], "Within the noise: 0 of the "), "%s", f.line[3]);
-    cr_expect(strstr(f.line[3], "; no verdict on 1 rows with too few repetitions") != NULL, "%s", f.line[3]);
-    free(md);
-    tu_rm_flat(dir);
-    free(a);
-    free(b);
 }

@@ -308,6 +308,8 @@ struct marked_run {
     struct timing_stats st;
     char rule[160];
     int role[COUNTERS_ROLE_COUNT];
+    char cause[8][SAMPLES_CAUSE_LEN]; /* the samples' causes (rep_counts_mark_samples) */
+    bool sample_disturbed[8];
 };
 
 /* Eight timed repetitions after two uncounted warm-ups, in a fake team of two (run 0 is counters_open's
@@ -323,11 +325,20 @@ static void run_marked(const struct counters_fake_bump *bumps, const char *event
     memcpy(m->role, c.role_index, sizeof c.role_index);
     struct rep_counts rc;
     cr_assert_eq(rep_counts_init(&rc, &c, NULL, 8, &err), 0);
-    struct timing_opts o = {.warmup = 2, .min_reps = 8, .max_reps = 8, .hooks = &rc.hooks};
+    struct sample_set set = {0};
+    samples_begin_row(&set, 0, 2, "step@1");
+    struct timing_opts o = {.warmup = 2, .min_reps = 8, .max_reps = 8, .hooks = &rc.hooks, .samples = &set};
     int calls = 0;
     cr_assert_eq(timing_measure(work, &calls, &o, &m->st), 0);
     cr_expect_eq(calls, 10);
+    cr_assert_eq(set.n, 8);
+    rep_counts_mark_samples(&rc, &set, 0);
     for (int i = 0; i < 8; i++) m->marked[i] = rc.disturbed[i];
+    for (int i = 0; i < 8; i++) {
+        snprintf(m->cause[i], sizeof m->cause[i], "%s", set.s[i].cause);
+        m->sample_disturbed[i] = set.s[i].disturbed;
+    }
+    samples_free(&set);
     rep_counts_summarize(&rc, &m->s);
     rep_counts_free(&rc);
     counters_close(&c);
@@ -360,6 +371,10 @@ Test(counters, disturbed_repetitions_with_fake_source) {
     struct marked_run m;
     run_marked(bumps, NULL, &m);
     for (int i = 0; i < 8; i++) cr_expect_eq(m.marked[i], i == 2 || i == 4, "repetition %d", i);
+    for (int i = 0; i < 8; i++) {
+        cr_expect_eq(m.sample_disturbed[i], i == 2 || i == 4, "sample %d", i);
+        cr_expect_str_eq(m.cause[i], i == 2 ? "preempted" : i == 4 ? "migrated" : "", "sample %d", i);
+    }
     cr_expect_eq(m.st.excluded_reps, 2);
     cr_expect_eq(m.st.reps, 6, "statistics over the 6 undisturbed repetitions");
     cr_expect(m.s.counted);

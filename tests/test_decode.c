@@ -429,7 +429,7 @@ Test(decode, bench_runs_a_one_token_vocabulary) {
     struct decode_state st;
     struct fr_err err = {{0}};
     setup(&w, &st, &c, FR_DTYPE_BF16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE);
-    const struct timing_opts t = {0, 1, 1, 0.0, NULL};
+    const struct timing_opts t = {0, 1, 1, 0.0, NULL, NULL};
     struct timing_stats stats;
     cr_expect_eq(decode_bench_block(&st, BLOCK_EMBED, 0, &t, NULL, 0, NULL, &stats, NULL, &err), 0, "%s",
                  err.msg);
@@ -456,7 +456,7 @@ static void tiny_bench_setup(struct tiny_bench *f) {
     setup(&f->w, &f->st, &c, FR_DTYPE_BF16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE);
     for (int i = 0; i < READ_FLOATS; i++) f->buf[i] = (float)(i & 3);
     f->err = (struct fr_err){{0}};
-    f->t = (struct timing_opts){1, 3, 3, 0.0, NULL};
+    f->t = (struct timing_opts){1, 3, 3, 0.0, NULL, NULL};
 }
 
 static void tiny_bench_free(struct tiny_bench *f) {

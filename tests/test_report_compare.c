@@ -1,5 +1,6 @@
-/* compare: run.json reads back what the writer wrote, rows pair by identity, B/A and the spread verdict
- * are right, and the CLI refuses non-comparable runs (exit 2) unless --force, and malformed input. */
+/* compare: run.json reads back what the writer wrote, rows pair by identity, B/A is right, the gate's exit
+ * codes (--fail-on-slower: 1 when a headline row is slower, 0 otherwise, 2 on bad input), and the CLI refuses
+ * non-comparable runs (exit 2) unless --force, and malformed input. */
 #include <cJSON.h>
 #include <criterion/criterion.h>
 #include <math.h>
@@ -7,6 +8,8 @@
 #include "bench/report/compare.h"
 #include "bench/report/report_json.h"
 #include "bench/report/report_write.h"
+#include "kernels/sampler.h"
+#include "roofline/samples.h"
 #include "tests/report_fixture.h"
 #include "tests/cli_run.h"
 #include "tests/report_testutil.h"
@@ -127,14 +130,6 @@ Test(compare, malformed_input_is_one_line, .timeout = 30) {
     free(r);
 }
 
-Test(compare, spread_verdicts) {
-    cr_expect_eq(compare_spread(1.0, 1.2, 0.8, 0.9), COMPARE_FASTER);
-    cr_expect_eq(compare_spread(1.0, 1.2, 1.3, 1.5), COMPARE_SLOWER);
-    cr_expect_eq(compare_spread(1.0, 1.2, 0.9, 1.05), COMPARE_SAME);
-    cr_expect_eq(compare_spread(1.0, 1.2, 1.1, 1.15), COMPARE_SAME);
-    cr_expect_eq(compare_spread(1.0, NAN, 0.5, 0.6), COMPARE_UNKNOWN);
-}
-
 Test(compare, check_lists_every_difference) {
     struct run_report *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
     report_fixture_fill(a, 1.0);
@@ -188,9 +183,10 @@ Test(compare, cli_writes_ratios_and_spread, .timeout = 120) {
     snprintf(sub, sizeof sub, "%s/cmp", dir);
     char *md = tu_slurp(sub, "compare.md");
     cr_assert_not_null(md);
-    cr_expect(strstr(md, "| qkv_proj | 14170.8 | 12753.7 | 0.900 | **yes: B faster** |") != NULL, "%s", md);
-    cr_expect(strstr(md, "| lm_head | 17344.8 | 20813.7 | 1.200 | **yes: B slower** |") != NULL, "%s", md);
-    cr_expect(strstr(md, "| attention | 10047.5 | 10148.9 | 1.010 | no |") != NULL, "%s", md);
+    cr_expect(strstr(md, "| qkv_proj | 14170.8 | 12753.7 | 0.900 | inconclusive |") != NULL, "%s", md);
+    cr_expect(strstr(md, "| lm_head | 17344.8 | 20813.7 | 1.200 | inconclusive |") != NULL, "%s", md);
+    cr_expect(strstr(md, "> **Fallback:** 1 of A's and 1 of B's runs have no samples.csv") != NULL, "%s", md);
+    cr_expect(tu_exists(sub, "compare_verdicts.csv") && tu_exists(sub, "compare_forest.dat"));
     cr_expect(strstr(md, "Only in A: step at context 16384.") != NULL);
     cr_expect(strstr(md, "| topp_fast | flat | 151936 |") != NULL);
     cr_expect(strstr(md, "> **Note:** B ran with DAMON on and A without: DAMON monitors") != NULL, "%s", md);
@@ -263,4 +259,66 @@ Test(compare, cli_bad_input_exits_2) {
     cr_expect(strstr(res.err, "not a folder") && tu_count_lines(res.err) == 1, "%s", res.err);
     cr_expect_eq(run_cli(&res, "--help"), 0);
     tu_rm_flat(dir);
+}
+
+/* samples.csv for a fixture run: 12 repetitions of every step, times median x scale x (1 + 1 % noise). */
+static void write_samples(const char *parent, const char *name, double scale, uint64_t seed) {
+    struct run_report *r = calloc(1, sizeof *r);
+    report_fixture_fill(r, 1.0);
+    struct sample_set set = {0};
+    uint64_t ctr = 0;
+    for (int i = 0; i < r->n_steps; i++) {
+        samples_begin_row(&set, 0, 2, "step@%ld", r->steps[i].context);
+        for (int k = 0; k < 12; k++) {
+            double u = sampler_uniform(seed, ctr++) - 0.5;
+            samples_append(&set, k, r->steps[i].measured.median_s * scale * (1 + 0.02 * u), NAN, false, k);
+            set.s[set.n - 1].paired_read_gbs = 20 * (1 + 0.01 * (sampler_uniform(seed, ctr++) - 0.5));
+        }
+    }
+    char path[1100];
+    snprintf(path, sizeof path, "%s/%s/samples.csv", parent, name);
+    struct fr_err err = {{0}};
+    cr_assert_eq(samples_write_csv(&set, path, &err), 0, "%s", err.msg);
+    samples_free(&set);
+    free(r);
+}
+
+Test(compare, fail_on_slower_gates_on_headline_rows, .timeout = 120) {
+    char dir[256];
+    tu_tmpdir(dir, sizeof dir);
+    report_fixture_write_run(dir, "a", 1.0, NULL);
+    report_fixture_write_run(dir, "same", 1.0, NULL);
+    report_fixture_write_run(dir, "slow", 1.0, NULL);
+    write_samples(dir, "a", 1.0, 11);
+    write_samples(dir, "same", 1.0, 12);
+    write_samples(dir, "slow", 1.05, 13);
+    char args[1024];
+    static struct cli_result res;
+    snprintf(args, sizeof args, "%s/a %s/slow --out %s/c1 --fail-on-slower", dir, dir, dir);
+    cr_expect_eq(run_cli(&res, args), 1, "5 %% slower steps fail the gate: %s", res.err);
+    cr_expect(strstr(res.err, "headline rows slower beyond 2.0 % (--fail-on-slower)"), "%s", res.err);
+    cr_expect(strstr(res.out, "| **step@1024** | 12 | 12 |") && strstr(res.out, "**slower**"), "%s", res.out);
+    snprintf(args, sizeof args, "%s/a %s/slow --out %s/c2 --fail-on-slower --threshold 10", dir, dir, dir);
+    cr_expect_eq(run_cli(&res, args), 0, "below a 10 %% threshold it is not slower: %s", res.out);
+    snprintf(args, sizeof args, "%s/slow %s/a --out %s/c3 --fail-on-slower", dir, dir, dir);
+    cr_expect_eq(run_cli(&res, args), 0, "faster passes: %s", res.err);
+    cr_expect(strstr(res.out, "**faster**"), "%s", res.out);
+    snprintf(args, sizeof args, "%s/a %s/same --out %s/c4 --fail-on-slower", dir, dir, dir);
+    cr_expect_eq(run_cli(&res, args), 0, "A against A passes: %s", res.err);
+    snprintf(args, sizeof args, "%s/a %s/slow --out %s/c5 --fail-on-slower --threshold 60", dir, dir, dir);
+    cr_expect_eq(run_cli(&res, args), 2, "a threshold out of range is bad input");
+    cr_expect_eq(tu_count_lines(res.err), 1, "%s", res.err);
+    snprintf(args, sizeof args, "%s/a %s/nothing --fail-on-slower", dir, dir);
+    cr_expect_eq(run_cli(&res, args), 2, "a missing run is bad input, not a pass");
+    char *csv = NULL;
+    char sub[300];
+    snprintf(sub, sizeof sub, "%s/c1", dir);
+    csv = tu_slurp(sub, "compare_verdicts.csv");
+    cr_expect(csv &&
+                  tu_starts(csv, "key,headline,n_a,n_b,ratio,lo,hi,p_adj,verdict,more_runs\nstep@1,1,12,12,"),
+              "%s", csv);
+    free(csv);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
 }

@@ -13,13 +13,13 @@
 
 Test(report_plan, timing_opts_in_words) {
     char buf[64];
-    timing_describe_opts(&(struct timing_opts){1, 10, 10, 0.0, NULL}, buf, sizeof buf);
+    timing_describe_opts(&(struct timing_opts){1, 10, 10, 0.0, NULL, NULL}, buf, sizeof buf);
     cr_expect_str_eq(buf, "10 runs");
-    timing_describe_opts(&(struct timing_opts){1, 1, 1, 0.0, NULL}, buf, sizeof buf);
+    timing_describe_opts(&(struct timing_opts){1, 1, 1, 0.0, NULL, NULL}, buf, sizeof buf);
     cr_expect_str_eq(buf, "1 run");
-    timing_describe_opts(&(struct timing_opts){2, 20, 400, 0.3, NULL}, buf, sizeof buf);
+    timing_describe_opts(&(struct timing_opts){2, 20, 400, 0.3, NULL, NULL}, buf, sizeof buf);
     cr_expect_str_eq(buf, "20 to 400 runs, at least 0.3 s");
-    timing_describe_opts(&(struct timing_opts){2, 3, 50, 0.0, NULL}, buf, sizeof buf);
+    timing_describe_opts(&(struct timing_opts){2, 3, 50, 0.0, NULL, NULL}, buf, sizeof buf);
     cr_expect_str_eq(buf, "3 to 50 runs");
 }
 

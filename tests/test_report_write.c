@@ -1,4 +1,4 @@
-/* The run.json / CSV / markdown writers against the output contract of DESIGN.md, on a hand-filled
+/* The run.json / CSV / markdown writers against the output contract (docs/run-folder.md), on a hand-filled
  * run_report: every key and header, nulls for unmeasured values, and above-roof rows called accounting
  * errors. */
 #include <cJSON.h>

@@ -1,10 +1,11 @@
 /* End-to-end: `forge-roofline --quick` on a tiny Qwen3-shaped config, run by the ASan/UBSan binary, writes
- * every file of the output contract (DESIGN.md), run.json has the schema's keys and every figure of every
- * row is finite, positive and consistent (tests/run_figures.h), the PNGs are real images; bad runs fail
+ * every file of the output contract (docs/run-folder.md), run.json has the schema's keys and every figure of
+ * every row is finite, positive and consistent (tests/run_figures.h), the PNGs are real images; bad runs fail
  * before measuring. */
 #include <cJSON.h>
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "tests/cli_run.h"
 #include "tests/report_testutil.h"
 #include "tests/run_figures.h"
+#include "roofline/samples.h"
 
 static struct cli_result r;
 
@@ -108,6 +110,24 @@ Test(run, quick_tiny_config_writes_the_contract, .timeout = 480) {
     rf_check_blocks(blocks);
     rf_check_steps(steps, 15);
     rf_check_sampler(cJSON_GetObjectItem(j, "sampler"));
+    /* every repetition of every timed row, beside run.json, read back by the loader */
+    cJSON *so = cJSON_GetObjectItem(j, "samples");
+    cr_assert(cJSON_IsObject(so), "run.json lacks 'samples'");
+    cr_expect_str_eq(cJSON_GetObjectItem(so, "schema")->valuestring, SAMPLES_SCHEMA);
+    snprintf(p, sizeof p, "%s/%s", dir, cJSON_GetObjectItem(so, "file")->valuestring);
+    struct sample_set set = {0};
+    struct fr_err serr = {{0}};
+    cr_assert_eq(samples_read_csv(p, &set, &serr), 0, "%s", serr.msg);
+    cr_expect_eq(samples_count_rows(&set), (int)cJSON_GetObjectItem(so, "rows")->valuedouble);
+    int idx[64];
+    cr_expect_geq(samples_find_row(&set, "step@64", idx, 64), 3, "every timed step is kept");
+    cr_expect(isfinite(set.s[idx[0]].paired_read_gbs), "a step's sample carries its paired read");
+    cr_expect_geq(samples_find_row(&set, "block:lm_head@64", idx, 64), 3);
+    cr_expect(isfinite(set.s[idx[0]].paired_read_gbs), "a cold block's sample carries its eviction read");
+    cr_expect_geq(samples_find_row(&set, "sampler:chain_fast@151936", idx, 64), 3);
+    cr_expect_geq(samples_find_row(&set, "batch:1@256", idx, 64), 2);
+    for (int i = 0; i < set.n; i++) cr_expect(set.s[i].time_s > 0 && set.s[i].threads >= 1, "sample %d", i);
+    samples_free(&set);
     rf_check_ceilings(cJSON_GetObjectItem(j, "ceilings"));
     char *md = tu_slurp(dir, "report.md");
     rf_check_plan(j, md);

@@ -1,7 +1,9 @@
-/* forge-roofline compare RUN_A RUN_B [--out DIR] [--force]: pairs the rows of two runs, writes compare.md
- * and compare.png/.svg, and prints compare.md. Runs of a different model, dtype, thread count or CPU are
- * refused (exit 2) unless --force. Either side may be several runs of the same build, comma-separated
- * (A1,A2 B1,B2): they are pooled first (bench/report/compare.h). Checked end to end in
+/* forge-roofline compare RUN_A RUN_B [--out DIR] [--force] [--threshold PCT] [--raw] [--fail-on-slower]:
+ * pairs the rows of two runs, decides each on the raw repetitions of both sides (every run's samples.csv,
+ * bench/report/compare_verdict.h), writes compare.md, compare_verdicts.csv and the plots, and prints
+ * compare.md. Runs of a different model, dtype, thread count or CPU are refused (exit 2) unless --force.
+ * Either side may be several runs of the same build, comma-separated (A1,A2 B1,B2). With --fail-on-slower
+ * the exit status is 1 when a headline row is slower (the CI gate). Checked end to end in
  * tests/test_report_compare.c. */
 #include "bench/cli/cli.h"
 
@@ -13,19 +15,27 @@
 
 #include "bench/report/compare.h"
 #include "bench/report/compare_pool.h"
+#include "bench/report/compare_verdict.h"
 #include "bench/report/report_json.h"
 #include "bench/report/report_plots.h"
 
 static void usage(FILE *f) {
-    fputs("usage: forge-roofline compare RUN_A RUN_B [--out DIR] [--force]\n"
-          "  RUN_A, RUN_B  results folders (or their run.json); A is the baseline, ratios are B/A.\n"
-          "                A side may be several runs of one build, comma-separated (A1,A2 B1,B2): a row's\n"
-          "                median is then the median of the runs' medians, its spread min of mins to max\n"
-          "                of maxes\n"
-          "  --out DIR     where compare.md and compare.png/.svg go\n"
-          "                (default: compare-<A>-vs-<B> beside RUN_B)\n"
-          "  --force       compare runs of a different model, dtype, thread count or CPU anyway\n",
-          f);
+    fputs(
+        "usage: forge-roofline compare RUN_A RUN_B [--out DIR] [--force] [--threshold PCT] [--raw]\n"
+        "                                [--fail-on-slower]\n"
+        "  RUN_A, RUN_B      results folders (or their run.json); A is the baseline, ratios are B/A.\n"
+        "                    A side may be several runs of one build, comma-separated (A1,A2 B1,B2): every\n"
+        "                    repetition of every run (samples.csv) is pooled; a run without samples.csv\n"
+        "                    counts its medians, one sample per row (said in compare.md)\n"
+        "  --out DIR         where compare.md, compare_verdicts.csv and compare.png/.svg go\n"
+        "                    (default: compare-<A>-vs-<B> beside RUN_B)\n"
+        "  --force           compare runs of a different model, dtype, thread count or CPU anyway\n"
+        "  --threshold PCT   a real difference below PCT %% is \"no change\" (default 2)\n"
+        "  --raw             decide memory-bound rows on the raw ratio, not the one normalised by the\n"
+        "                    read measured next to each repetition\n"
+        "  --fail-on-slower  exit 1 when a headline row (decode steps, sampler at V = 151,936) is slower\n"
+        "                    beyond the threshold, 0 otherwise (2 on bad input)\n",
+        f);
 }
 
 /* The folder name of a run path (the first of a comma-separated list) and the folder holding it, without a
@@ -43,7 +53,8 @@ static void run_split(const char *path, char *base, size_t base_len, char *paren
 }
 
 /* Reads one side: a run, or comma-separated runs of one build pooled into one. Sets *n to the count. */
-static int read_side(const char *list, const char *side, struct run_report *out, int *n) {
+static int read_side(const char *list, const char *side, struct run_report *out, struct compare_side *cs,
+                     int *n) {
     char buf[4096];
     if ((size_t)snprintf(buf, sizeof buf, "%s", list) >= sizeof buf)
         return cli_usage_error("compare: run list of %s is too long", side);
@@ -60,7 +71,8 @@ static int read_side(const char *list, const char *side, struct run_report *out,
             rc = cli_fail("compare: out of memory");
             goto done;
         }
-        if (report_json_read(path, runs[k++], &err) != 0) {
+        if (report_json_read(path, runs[k++], &err) != 0 ||
+            compare_side_add(cs, path, runs[k - 1], &err) != 0) {
             rc = cli_usage_error("compare: %s", err.msg);
             goto done;
         }
@@ -82,7 +94,8 @@ done:
 int cmd_compare(int argc, char **argv) {
     const char *runs[2] = {NULL, NULL}, *out = NULL;
     int n_runs = 0;
-    bool force = false;
+    bool force = false, fail_on_slower = false;
+    struct compare_opts copts = {COMPARE_THRESHOLD_DEFAULT, false};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -90,6 +103,17 @@ int cmd_compare(int argc, char **argv) {
             return CLI_EXIT_OK;
         } else if (strcmp(a, "--force") == 0) {
             force = true;
+        } else if (strcmp(a, "--raw") == 0) {
+            copts.raw = true;
+        } else if (strcmp(a, "--fail-on-slower") == 0) {
+            fail_on_slower = true;
+        } else if (strcmp(a, "--threshold") == 0) {
+            double pct;
+            if (i + 1 >= argc || cli_parse_double(argv[i + 1], &pct) != 0 || pct < 0 || pct > 50)
+                return cli_usage_error("compare: --threshold needs a percentage in [0, 50], got '%s'",
+                                       i + 1 < argc ? argv[i + 1] : "");
+            copts.threshold = pct / 100;
+            i++;
         } else if (strcmp(a, "--out") == 0) {
             if (i + 1 >= argc || !argv[i + 1][0]) return cli_usage_error("compare: --out needs a folder");
             out = argv[++i];
@@ -112,8 +136,14 @@ int cmd_compare(int argc, char **argv) {
     }
     int rc = CLI_EXIT_OK, n_a = 0, n_b = 0;
     struct fr_err err = {{0}}, mismatch = {{0}};
-    if ((rc = read_side(runs[0], "A", ra, &n_a)) != CLI_EXIT_OK ||
-        (rc = read_side(runs[1], "B", rb, &n_b)) != CLI_EXIT_OK)
+    struct compare_side sa = {0}, sb = {0};
+    struct compare_verdicts *v = malloc(sizeof *v);
+    if (!v) {
+        rc = cli_fail("compare: out of memory");
+        goto done;
+    }
+    if ((rc = read_side(runs[0], "A", ra, &sa, &n_a)) != CLI_EXIT_OK ||
+        (rc = read_side(runs[1], "B", rb, &sb, &n_b)) != CLI_EXIT_OK)
         goto done;
     if (compare_check(ra, rb, &mismatch) != 0) {
         if (!force) {
@@ -136,7 +166,12 @@ int cmd_compare(int argc, char **argv) {
         goto done;
     }
     const char *why = mismatch.msg[0] ? mismatch.msg + strlen("runs are not comparable: ") : NULL;
-    if (compare_write(ra, rb, runs[0], runs[1], n_a, n_b, why, out, &err) != 0) {
+    if (compare_verdicts_compute(ra, &sa, &sb, &copts, v, &err) != 0) {
+        rc = cli_fail("compare: %s", err.msg);
+        goto done;
+    }
+    if (compare_write(ra, rb, runs[0], runs[1], n_a, n_b, why, v, out, &err) != 0 ||
+        compare_verdicts_csv_write(v, out, &err) != 0) {
         rc = cli_fail("compare: %s", err.msg);
         goto done;
     }
@@ -156,7 +191,17 @@ int cmd_compare(int argc, char **argv) {
         fclose(f);
     }
     fprintf(stderr, "forge-roofline: compare written to %s\n", out);
+    int slower = compare_verdicts_slower_headlines(v);
+    if (fail_on_slower && rc == CLI_EXIT_OK && slower > 0) {
+        fprintf(stderr,
+                "forge-roofline: compare: %d headline row%s slower beyond %.1f %% (--fail-on-slower)\n",
+                slower, slower == 1 ? "" : "s", 100 * copts.threshold);
+        rc = CLI_EXIT_FAIL;
+    }
 done:
+    compare_side_free(&sa);
+    compare_side_free(&sb);
+    free(v);
     free(ra);
     free(rb);
     return rc;

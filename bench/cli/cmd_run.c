@@ -360,6 +360,7 @@ struct run {
     size_t read_n;
     double read_huge, weights_huge; /* shares of the read array and of the weights on huge pages */
     struct core_speed_log speed; /* each core's compute speed at the start, between the phases, at the end */
+    struct sample_set samples;   /* every timed repetition of every row: samples.csv */
 };
 
 /* The cores' speed between phases (core_speed.h): a failure here is said, and the run goes on. */
@@ -406,6 +407,7 @@ static void run_free(struct run *r) {
     if (r->have_state) decode_state_free(&r->st);
     if (r->have_weights) qwen3_weights_free(&r->weights);
     ceilings_stream_free(r->read_buf, r->read_n);
+    samples_free(&r->samples);
     free(r->report);
 }
 
@@ -455,7 +457,10 @@ static int measure_blocks(struct run *r, const struct timing_opts *t) {
         struct decode_bench_block_reads reads;
         struct decode_bench_counting cnt = {&r->counters, NULL, r->have_steal ? &r->steal : NULL};
         struct rep_counts_summary counts;
-        if (decode_bench_block_evict(&r->st, (enum block_id)b, T, t, r->read_buf, r->read_n, &cnt,
+        struct timing_opts tb = *t;
+        tb.samples = &r->samples;
+        samples_begin_row(&r->samples, 0, r->machine.threads, "block:%s@%ld", o->name, T);
+        if (decode_bench_block_evict(&r->st, (enum block_id)b, T, &tb, r->read_buf, r->read_n, &cnt,
                                      &o->measured, &counts, &reads, &err) != 0)
             return cli_fail("%s", err.msg);
         note_read(r, r->read_n, &reads.evict, "an eviction read before a cold block");
@@ -491,7 +496,12 @@ static int measure_steps(struct run *r, const struct decode_bench_opts *o) {
         cost_step(&r->cfg, &co, r->args.contexts[i], SAMPLER_VARIANT_CHAIN, &sc);
         const struct block_cost *c = &sc.total;
         struct decode_bench_step m;
-        if (decode_bench_step(&r->st, r->args.contexts[i], o, &m, &err) != 0) return cli_fail("%s", err.msg);
+        struct decode_bench_opts os = *o;
+        os.step_timing.samples = &r->samples;
+        samples_begin_row(&r->samples, o->read_buf ? (double)o->read_n * sizeof(float) : 0,
+                          r->machine.threads, "step@%ld", r->args.contexts[i]);
+        if (decode_bench_step(&r->st, r->args.contexts[i], &os, &m, &err) != 0)
+            return cli_fail("%s", err.msg);
         s->context = sc.context, s->bytes = c->bytes, s->flops = c->flops;
         s->measured = m.step;
         s->unattributed_s = m.unattributed_s;
@@ -568,7 +578,7 @@ static int predict_all(struct run *r) {
             used ? " " : "", r->ceilings.dram_array_bytes >> 20, CEILINGS_DRAM_MEMORY_SHARE,
             (size_t)(r->machine.llc_total_bytes >> 20));
     }
-    /* a read on smaller pages than the weights' reads slower than the matvecs can (README) */
+    /* a read on smaller pages than the weights' reads slower than the matvecs can (docs/figures.md) */
     if (r->read_huge < r->weights_huge - 0.05) {
         size_t used = strlen(rep->prov.roof_notes);
         snprintf(rep->prov.roof_notes + used, sizeof rep->prov.roof_notes - used,
@@ -686,9 +696,11 @@ static void fill_plan(struct run_report *rep, const struct run_args *a, const st
     if (off < len) sampler_bench_describe(&so, p + off, len - off);
 }
 
-static int measure_sampler(struct run_report *rep, int quick) {
+static int measure_sampler(struct run_report *rep, int quick, struct sample_set *samples, int threads) {
     struct sampler_bench_opts o;
     sampler_opts_for(quick, &o);
+    o.samples = samples;
+    samples->threads = threads;
     struct sampler_bench_result *res = NULL;
     int n = 0;
     struct fr_err err = {{0}};
@@ -881,10 +893,10 @@ static int run_main(struct run *r, int argc, char **argv) {
     r->have_state = 1;
     fill_model(r->report, &r->cfg, a->wtype);
     struct decode_bench_opts bo = {
-        .block_timing = a->quick ? (struct timing_opts){1, 3, 50, 0.02, NULL}
-                                 : (struct timing_opts){2, 10, 200, 0.3, NULL},
-        .step_timing = a->quick ? (struct timing_opts){1, 3, 50, 0.05, NULL}
-                                : (struct timing_opts){2, 10, 100, 1.0, NULL},
+        .block_timing = a->quick ? (struct timing_opts){1, 3, 50, 0.02, NULL, NULL}
+                                 : (struct timing_opts){2, 10, 200, 0.3, NULL, NULL},
+        .step_timing = a->quick ? (struct timing_opts){1, 3, 50, 0.05, NULL, NULL}
+                                : (struct timing_opts){2, 10, 100, 1.0, NULL, NULL},
         .sampler = {.temperature = 0.8f, .top_p = 0.9f, .seed = 42},
     };
     r->st.sampler_params = bo.sampler;
@@ -914,7 +926,7 @@ static int run_main(struct run *r, int argc, char **argv) {
 
     probe_cores(r, "after the steps");
     progress_phase(&pr, "sampler sweep");
-    if ((rc = measure_sampler(r->report, a->quick))) return rc;
+    if ((rc = measure_sampler(r->report, a->quick, &r->samples, r->machine.threads))) return rc;
 
     if ((rc = predict_all(r))) return rc;
     add_roof_rows(r);
@@ -926,6 +938,7 @@ static int run_main(struct run *r, int argc, char **argv) {
         batch.blocking = (struct gemm_blocking){r->machine.l1d_bytes, r->machine.l2_bytes};
         batch.sampler = bo.sampler;
         batch.read_buf = r->read_buf, batch.read_n = r->read_n;
+        batch.samples = &r->samples, batch.threads = r->machine.threads;
         /* the two-level roof of the batch rows: DRAM read (as raised above), L2 read, peak FMA */
         r->batch_roofs = (struct roofline){.peak_gflops = r->rates_all.peak_gflops,
                                            .bw_gbs = r->rates_all.level_gbs[ROOFLINE_TERM_DRAM],
@@ -944,6 +957,10 @@ static int run_main(struct run *r, int argc, char **argv) {
     core_speed_describe(&r->speed, r->report->prov.isa, r->report->prov.core_speed,
                         sizeof r->report->prov.core_speed);
     r->report->prov.core_speed_low = core_speed_low(&r->speed);
+    char samples_path[RESULTS_PATH_MAX + 32];
+    snprintf(samples_path, sizeof samples_path, "%s/%s", r->dir.tmp_path, SAMPLES_FILE);
+    if (samples_write_csv(&r->samples, samples_path, &err) != 0) return cli_fail("%s", err.msg);
+    r->report->samples_rows = samples_count_rows(&r->samples);
     enum report_plots_result plots = REPORT_PLOTS_NO_GNUPLOT;
     struct fr_err plots_err = {{0}};
     if (a->no_plots) {

@@ -69,8 +69,13 @@ static int sweep(struct decode_batch *bt, const struct run_batch_opts *o, enum f
     int bs[RUN_BATCH_MAX];
     struct batch_bench_result res[RUN_BATCH_MAX];
     for (int i = 0; i < o->n_batches; i++) bs[i] = (int)o->batches[i];
-    const struct timing_opts t =
-        o->quick ? (struct timing_opts){1, 2, 10, 0.0, NULL} : (struct timing_opts){1, 3, 20, 0.0, NULL};
+    struct timing_opts t = o->quick ? (struct timing_opts){1, 2, 10, 0.0, NULL, NULL}
+                                    : (struct timing_opts){1, 3, 20, 0.0, NULL, NULL};
+    if (o->samples) { /* the row suffix batch_bench_sweep appends: the backend, when not the run's own */
+        samples_begin_row(o->samples, 0, o->threads, "%s%s", strcmp(backend, "forge") ? ":" : "",
+                          strcmp(backend, "forge") ? backend : "");
+        t.samples = o->samples;
+    }
     if (batch_bench_sweep(bt, o->context, bs, o->n_batches, &t, &o->sampler, o->read_buf, o->read_n, res,
                           err) != 0)
         return -1;

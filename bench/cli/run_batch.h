@@ -29,6 +29,8 @@ struct run_batch_opts {
     struct sampler_params sampler;
     const float *read_buf; /* each step is paired with an all-threads read of read_buf[read_n]; NULL: not */
     size_t read_n;
+    struct sample_set *samples; /* every repetition of every row kept here (NULL: not kept) */
+    int threads;                /* the team's, for the samples */
 };
 
 /* Bytes the phase needs at its peak (the largest batch's caches and buffers, plus f32 weights for the

@@ -1,6 +1,7 @@
 /* Two runs side by side (read with bench/report/report_json.h): refuses runs that are not comparable, pairs
- * rows by identity and writes compare.md with A, B, B/A and whether the change is outside both runs' spread.
- * Checked in tests/test_report_compare.c (round trip, ratio, spread verdicts, refusal, malformed input). */
+ * rows by identity and writes compare.md: the verdicts decided on the raw repetitions
+ * (bench/report/compare_verdict.h) first, then each section's medians with B/A and the row's verdict.
+ * Checked in tests/test_report_compare.c (round trip, ratio, verdicts, refusal, malformed input). */
 #include "bench/report/compare.h"
 
 #include <errno.h>
@@ -56,23 +57,15 @@ int compare_check(const struct run_report *a, const struct run_report *b, struct
     return fr_err_set(err, "runs are not comparable: %s", msg);
 }
 
-enum compare_verdict compare_spread(double a_min, double a_max, double b_min, double b_max) {
-    if (!isfinite(a_min) || !isfinite(a_max) || !isfinite(b_min) || !isfinite(b_max)) return COMPARE_UNKNOWN;
-    if (b_max < a_min) return COMPARE_FASTER;
-    if (b_min > a_max) return COMPARE_SLOWER;
-    return COMPARE_SAME;
-}
-
-static const char *verdict_md(enum compare_verdict v) {
-    switch (v) {
-    case COMPARE_FASTER:
-        return "**yes: B faster**";
-    case COMPARE_SLOWER:
-        return "**yes: B slower**";
-    case COMPARE_SAME:
-        return "no";
+static const char *verdict_md(const struct compare_row_verdict *w) {
+    if (!w) return "n/a: no samples";
+    switch (w->verdict) {
+    case STATS_FASTER:
+        return "**faster**";
+    case STATS_SLOWER:
+        return "**slower**";
     default:
-        return "n/a";
+        return stats_verdict_name(w->verdict);
     }
 }
 
@@ -90,8 +83,9 @@ static void md_run_line(FILE *f, const char *tag, const char *label, const struc
 
 /* One row of one run in a compare section. Rows pair when their `cells` (the identity columns) match. */
 struct cmp_row {
-    char cells[160]; /* identity cells of the markdown row, e.g. "| topp_fast | flat | 151936 |" */
-    char label[128]; /* the same identity in words, e.g. "`qkv_proj`" or "step at context 1024" */
+    char cells[160];           /* identity cells of the markdown row, e.g. "| topp_fast | flat | 151936 |" */
+    char label[128];           /* the same identity in words, e.g. "`qkv_proj`" or "step at context 1024" */
+    char key[SAMPLES_ROW_LEN]; /* the samples' row key (compare_key_*) */
     const struct timing_stats *t;
     double tokens_per_s; /* steps only */
     long context;        /* steps only */
@@ -128,6 +122,7 @@ static int cmp_rows(const struct run_report *r, enum cmp_section sec, struct cmp
             const struct block_desc *d = block_by_name(b->name);
             snprintf(o->cells, sizeof o->cells, "| %s |", b->name);
             snprintf(o->label, sizeof o->label, "`%s`", b->name);
+            compare_key_block(r, i, o->key, sizeof o->key);
             o->t = &b->measured;
             o->memory_bound = d && (d->reads_weights || d->id == BLOCK_ATTENTION);
             if (o->memory_bound && isfinite(b->paired_read_gbs)) o->read_gbs = b->paired_read_gbs;
@@ -135,6 +130,7 @@ static int cmp_rows(const struct run_report *r, enum cmp_section sec, struct cmp
             const struct report_step *s = &r->steps[i];
             snprintf(o->cells, sizeof o->cells, "| %ld |", s->context);
             snprintf(o->label, sizeof o->label, "step at context %ld", s->context);
+            compare_key_step(r, i, o->key, sizeof o->key);
             o->t = &s->measured;
             o->tokens_per_s = s->tokens_per_s;
             o->context = s->context;
@@ -146,6 +142,7 @@ static int cmp_rows(const struct run_report *r, enum cmp_section sec, struct cmp
                      x->dtype);
             snprintf(o->label, sizeof o->label, "batch %ld at context %ld (%s, %s)", x->batch, x->context,
                      x->backend, x->dtype);
+            compare_key_batch(r, i, o->key, sizeof o->key);
             o->t = &x->measured;
             o->tokens_per_s = x->tokens_per_s;
             o->context = x->context;
@@ -153,6 +150,7 @@ static int cmp_rows(const struct run_report *r, enum cmp_section sec, struct cmp
             const struct report_sampler *x = &r->sampler[i];
             snprintf(o->cells, sizeof o->cells, "| %s | %s | %ld |", x->variant, x->row_kind, x->vocab);
             snprintf(o->label, sizeof o->label, "%s/%s/%ld", x->variant, x->row_kind, x->vocab);
+            compare_key_sampler(r, i, o->key, sizeof o->key);
             o->t = &x->measured;
         }
     }
@@ -199,41 +197,28 @@ static void section_why(const struct run_report *a, const struct run_report *b, 
 #undef WHY
 }
 
-/* A paired row: the ratios and the verdict, or why there is none. */
+/* A paired row: the medians' ratios and the row's verdict (from the samples), or why there is none. */
 struct cmp_pair {
     const struct cmp_row *a, *b;
     const char *why; /* not comparable: the section's reason; NULL when comparable */
     double ratio;    /* B/A of the medians */
     double norm;     /* ratio x (B's read GB/s / A's): NaN unless memory-bound with both bandwidths */
-    enum compare_verdict verdict;
-    bool on_norm;  /* the verdict rests on the normalized ratio */
-    bool few_reps; /* no verdict: too few repetitions for a non-overlap to mean anything */
+    const struct compare_row_verdict *v; /* NULL: not comparable, or no samples of the row on a side */
 };
 
-double compare_chance_apart(int m, int n) {
-    double p = 1.0; /* m! n! / (m + n)! = 1 / C(m + n, m), built as a product of n ratios */
-    for (int i = 1; i <= n; i++) p *= (double)i / (double)(m + i);
-    return p;
-}
-
-static void pair_judge(struct cmp_pair *p, const char *why) {
+static void pair_judge(struct cmp_pair *p, const char *why, const struct compare_verdicts *v) {
     const struct timing_stats *ta = p->a->t, *tb = p->b->t;
     p->why = why[0] ? why : NULL;
     p->ratio = report_ratio(tb->median_s, ta->median_s);
     double k = p->a->memory_bound ? report_ratio(p->b->read_gbs, p->a->read_gbs) : NAN;
     p->norm = p->ratio * k;
-    p->on_norm = !p->why && isfinite(p->norm);
-    if (p->why)
-        p->verdict = COMPARE_UNKNOWN;
-    else if (p->on_norm)
-        p->verdict = compare_spread(ta->min_s, ta->max_s, tb->min_s * k, tb->max_s * k);
-    else
-        p->verdict = compare_spread(ta->min_s, ta->max_s, tb->min_s, tb->max_s);
-    if (p->verdict != COMPARE_UNKNOWN && ta->reps > 0 && tb->reps > 0 &&
-        compare_chance_apart(ta->reps, tb->reps) > COMPARE_MAX_CHANCE_APART) {
-        p->verdict = COMPARE_UNKNOWN;
-        p->few_reps = true;
-    }
+    p->v = p->why || !v ? NULL : compare_verdicts_find(v, p->a->key);
+}
+
+/* The ratio a pair's verdict rests on: the samples' (normalised or raw), else the medians'. */
+static double pair_ratio(const struct cmp_pair *p) {
+    if (p->v) return p->v->on_norm ? p->v->norm : p->v->raw;
+    return p->ratio;
 }
 
 /* Every section's rows of A, B and their pairs, computed once for the tables, the findings and the plot. */
@@ -245,7 +230,8 @@ struct cmp_all {
     char why[CMP_SECTIONS][160];
 };
 
-static void cmp_all_fill(const struct run_report *a, const struct run_report *b, struct cmp_all *c) {
+static void cmp_all_fill(const struct run_report *a, const struct run_report *b,
+                         const struct compare_verdicts *v, struct cmp_all *c) {
     for (int s = 0; s < CMP_SECTIONS; s++) {
         c->na[s] = cmp_rows(a, (enum cmp_section)s, c->ra[s]);
         c->nb[s] = cmp_rows(b, (enum cmp_section)s, c->rb[s]);
@@ -256,7 +242,7 @@ static void cmp_all_fill(const struct run_report *a, const struct run_report *b,
             if (!y) continue;
             struct cmp_pair *p = &c->pairs[s][c->np[s]++];
             p->a = &c->ra[s][i], p->b = y;
-            pair_judge(p, c->why[s]);
+            pair_judge(p, c->why[s], v);
         }
     }
 }
@@ -283,10 +269,8 @@ static void md_section(FILE *f, const struct cmp_all *c, enum cmp_section sec, c
         fprintf(f, "%s %s | %s |", p->a->cells, va, vb);
         if (p->why)
             fprintf(f, " — | not comparable (%s) |", p->why);
-        else if (p->few_reps)
-            fprintf(f, " %s | n/a: too few reps (A %d, B %d) |", ra, p->a->t->reps, p->b->t->reps);
         else
-            fprintf(f, " %s | %s |", ra, verdict_md(p->verdict));
+            fprintf(f, " %s | %s |", ra, verdict_md(p->v));
         if (sec == CMP_STEPS || sec == CMP_BATCH) {
             char ta[REPORT_FMT_LEN], tb[REPORT_FMT_LEN];
             report_fmt_md(p->a->tokens_per_s, 1, 2, ta);
@@ -296,49 +280,51 @@ static void md_section(FILE *f, const struct cmp_all *c, enum cmp_section sec, c
         if (p->why)
             fputs(" — | — |\n", f);
         else
-            fprintf(f, " %s | %s |\n", rn, p->on_norm ? "normalized" : "raw");
+            fprintf(f, " %s | %s |\n", rn, p->v ? (p->v->on_norm ? "normalised" : "raw") : "—");
     }
     fputc('\n', f);
     md_only(f, "A", c->ra[sec], c->na[sec], c->rb[sec], c->nb[sec]);
     md_only(f, "B", c->rb[sec], c->nb[sec], c->ra[sec], c->na[sec]);
 }
 
-/* "0.900 (normalized)": the ratio a pair's verdict rests on, and which one it is. */
+/* "0.900 [0.880, 0.920] (normalised)": the ratio a pair's verdict rests on, its interval, and which. */
 static void pair_ratio_words(const struct cmp_pair *p, char *out, size_t len) {
     char r[REPORT_FMT_LEN];
-    report_fmt_md(p->on_norm ? p->norm : p->ratio, 1, 3, r);
-    snprintf(out, len, "%s%s", r, p->on_norm ? " (normalized)" : "");
+    report_fmt_md(pair_ratio(p), 1, 3, r);
+    if (!p->v) {
+        snprintf(out, len, "%s (medians)", r);
+        return;
+    }
+    bool n = p->v->on_norm;
+    snprintf(out, len, "%s [%.3f, %.3f]%s", r, n ? p->v->norm_lo : p->v->raw_lo,
+             n ? p->v->norm_hi : p->v->raw_hi, n ? " (normalised)" : "");
 }
 
 void compare_findings_compute(const struct run_report *a, const struct run_report *b,
-                              struct report_findings *out) {
+                              const struct compare_verdicts *v, struct report_findings *out) {
     struct cmp_all *c = malloc(sizeof *c);
     memset(out, 0, sizeof *out);
     if (!c) {
         report_findings_add(out, "Findings unavailable: out of memory.");
         return;
     }
-    cmp_all_fill(a, b, c);
-    /* the steps, each with its verdict */
-    char steps[REPORT_FINDING_LEN] = "";
-    for (int i = 0; i < c->np[CMP_STEPS]; i++) {
-        const struct cmp_pair *p = &c->pairs[CMP_STEPS][i];
-        char w[64];
-        pair_ratio_words(p, w, sizeof w);
-        const char *v = p->why                         ? "not comparable"
-                        : p->verdict == COMPARE_FASTER ? "B faster beyond the noise"
-                        : p->verdict == COMPARE_SLOWER ? "B slower beyond the noise"
-                        : p->verdict == COMPARE_SAME   ? "within the noise"
-                        : p->few_reps                  ? "no verdict (too few repetitions)"
-                                                       : "no verdict (spread unknown)";
-        append(steps, sizeof steps, "%scontext %ld: %s%s%s", i ? "; " : "", p->a->context, p->why ? "" : w,
-               p->why ? "" : ", ", v);
-    }
-    report_findings_add(out, "Decode steps (B/A of the time, below 1: B faster): %s.",
-                        steps[0] ? steps : "no context measured in both runs");
-    /* the other rows beyond the noise, each way, then how many were within it */
+    cmp_all_fill(a, b, v, c);
+    /* the headline rows, each with its verdict */
+    char heads[REPORT_FINDING_LEN] = "";
+    for (int s = 0; s < CMP_SECTIONS; s++)
+        for (int i = 0; i < c->np[s]; i++) {
+            const struct cmp_pair *p = &c->pairs[s][i];
+            if (!p->v || !p->v->headline) continue;
+            char w[96];
+            pair_ratio_words(p, w, sizeof w);
+            append(heads, sizeof heads, "%s%s %s: %s", heads[0] ? "; " : "", p->a->label, w,
+                   stats_verdict_name(p->v->verdict));
+        }
+    report_findings_add(out, "Headline (B/A of the time, below 1: B faster, 95 %% interval): %s.",
+                        heads[0] ? heads : "no headline row has samples on both sides");
+    /* the other rows decided each way, then how many were found unchanged or undecided */
     struct report_namelist faster = {.cap = 8}, slower = {.cap = 8};
-    int same = 0, judged = 0, not_comparable = 0, few = 0;
+    int same = 0, judged = 0, not_comparable = 0, undecided = 0;
     for (int s = 0; s < CMP_SECTIONS; s++)
         for (int i = 0; i < c->np[s]; i++) {
             const struct cmp_pair *p = &c->pairs[s][i];
@@ -346,28 +332,24 @@ void compare_findings_compute(const struct run_report *a, const struct run_repor
                 not_comparable++;
                 continue;
             }
-            judged += p->verdict != COMPARE_UNKNOWN;
-            few += p->few_reps;
-            same += p->verdict == COMPARE_SAME;
-            if (s == CMP_STEPS) continue;
-            char w[64];
+            if (!p->v) continue;
+            judged++;
+            undecided += p->v->verdict == STATS_INCONCLUSIVE;
+            same += p->v->verdict == STATS_NO_CHANGE;
+            if (p->v->headline) continue;
+            char w[96];
             pair_ratio_words(p, w, sizeof w);
-            if (p->verdict == COMPARE_FASTER) report_namelist_add(&faster, "%s %s", p->a->label, w);
-            if (p->verdict == COMPARE_SLOWER) report_namelist_add(&slower, "%s %s", p->a->label, w);
+            if (p->v->verdict == STATS_FASTER) report_namelist_add(&faster, "%s %s", p->a->label, w);
+            if (p->v->verdict == STATS_SLOWER) report_namelist_add(&slower, "%s %s", p->a->label, w);
         }
     char names[REPORT_FINDING_LEN / 2];
     report_namelist_text(&faster, names, sizeof names);
-    report_findings_add(out, "Faster beyond the noise (B/A): %s.", faster.count ? names : "none");
+    report_findings_add(out, "Other rows faster (B/A): %s.", faster.count ? names : "none");
     report_namelist_text(&slower, names, sizeof names);
-    report_findings_add(out, "Slower beyond the noise (B/A): %s.", slower.count ? names : "none");
-    if (few)
-        report_findings_add(
-            out,
-            "Within the noise: %d of the %d rows with a verdict; no verdict on %d rows with too "
-            "few repetitions (spreads apart by chance alone more than %.0f %% of the time).",
-            same, judged, few, COMPARE_MAX_CHANCE_APART * 100);
-    else
-        report_findings_add(out, "Within the noise: %d of the %d rows with a verdict.", same, judged);
+    report_findings_add(out, "Other rows slower (B/A): %s.", slower.count ? names : "none");
+    report_findings_add(out,
+                        "No change (within %.1f %%): %d of the %d rows decided on samples; inconclusive: %d.",
+                        100 * (v ? v->opts.threshold : COMPARE_THRESHOLD_DEFAULT), same, judged, undecided);
     if (not_comparable) {
         char why[REPORT_FINDING_LEN / 2] = "";
         static const char *const sec_name[CMP_SECTIONS] = {"blocks", "decode steps", "sampler rows",
@@ -385,7 +367,8 @@ void compare_findings_compute(const struct run_report *a, const struct run_repor
     if (isfinite(ga) && isfinite(gb))
         report_findings_add(out,
                             "Machine load: paired read A %s GB/s, B %s GB/s (B/A %s); the memory-bound rows "
-                            "(weight blocks, attention, steps) are judged on B/A x that ratio (normalized).",
+                            "(weight blocks, attention, steps) are judged on each repetition's time x the "
+                            "read next to it (normalised).",
                             sa, sb, sr);
     else
         report_findings_add(out,
@@ -398,9 +381,10 @@ void compare_findings_compute(const struct run_report *a, const struct run_repor
 }
 
 static void write_md(FILE *f, const struct cmp_all *c, const struct run_report *a, const struct run_report *b,
-                     const char *label_a, const char *label_b, int n_a, int n_b, const char *mismatch) {
+                     const char *label_a, const char *label_b, int n_a, int n_b, const char *mismatch,
+                     const struct compare_verdicts *v) {
     struct report_findings findings;
-    compare_findings_compute(a, b, &findings);
+    compare_findings_compute(a, b, v, &findings);
     fputs("# forge-roofline compare\n\n## Findings\n\n", f);
     report_findings_md(&findings, f);
     md_run_line(f, "A", label_a, a, n_a);
@@ -422,44 +406,35 @@ static void write_md(FILE *f, const struct cmp_all *c, const struct run_report *
                 "fastest it has): the paired reads that normalize memory-bound rows are not the same "
                 "loop.\n\n",
                 a->prov.read_kernel, b->prov.read_kernel);
+    if (v) compare_verdicts_md(f, v);
     if (n_a > 1 || n_b > 1)
-        fputs("Pooled runs: a row's median is the median of the runs' medians, its spread runs from the "
-              "smallest min to the largest max over the runs.\n\n",
-              f);
-    fputs("B/A below 1 means B is faster. \"Outside spread\" is yes only when the two runs' [min, max] "
-          "intervals do not overlap; otherwise the difference is within the noise of the runs. Memory-bound "
-          "rows (weight blocks, attention, steps) also get B/A normalized: times B's paired read GB/s over "
-          "A's (each row's own: a step's alternated read, a block's eviction reads; else the run's median "
-          "over its steps), so a change of the machine's load is not taken for a change of the code; their "
-          "verdict rests on that ratio (\"rests on\"). A row whose context, model, dtype, ISA or thread "
-          "count differs "
-          "between the runs is not comparable and gets no verdict.\n\n",
+        fputs("Pooled runs: in the tables below a row's median is the median of the runs' medians.\n\n", f);
+    fputs("The tables below give each row's medians and B/A of them (below 1: B faster) beside the row's "
+          "verdict from the samples above. Memory-bound rows (weight blocks, attention, steps) also get the "
+          "medians' B/A times B's paired read GB/s over A's. A row whose context, model, dtype, ISA or "
+          "thread count differs between the runs is not comparable and gets no verdict.\n\n",
           f);
     char heading[320];
-    snprintf(
-        heading, sizeof heading,
-        "## Blocks (context A %ld, B %ld)\n\n| block | A µs | B µs | B/A | outside spread | B/A normalized "
-        "| rests on |\n|---|--:|--:|--:|---|--:|---|\n",
-        a->blocks_context, b->blocks_context);
+    snprintf(heading, sizeof heading,
+             "## Blocks (context A %ld, B %ld)\n\n| block | A µs | B µs | B/A | verdict | B/A normalized "
+             "| rests on |\n|---|--:|--:|--:|---|--:|---|\n",
+             a->blocks_context, b->blocks_context);
     md_section(f, c, CMP_BLOCKS, heading, 1e6);
-    md_section(
-        f, c, CMP_STEPS,
-        "## Decode steps\n\n| context | A ms | B ms | B/A | outside spread | A tokens/s | B tokens/s | "
-        "B/A normalized | rests on |\n|--:|--:|--:|--:|---|--:|--:|--:|---|\n",
-        1e3);
-    md_section(
-        f, c, CMP_SAMPLER,
-        "## Sampler\n\n| variant | row kind | vocab | A µs | B µs | B/A | outside spread | B/A normalized "
-        "| rests on |\n|---|---|--:|--:|--:|--:|---|--:|---|\n",
-        1e6);
+    md_section(f, c, CMP_STEPS,
+               "## Decode steps\n\n| context | A ms | B ms | B/A | verdict | A tokens/s | B tokens/s | "
+               "B/A normalized | rests on |\n|--:|--:|--:|--:|---|--:|--:|--:|---|\n",
+               1e3);
+    md_section(f, c, CMP_SAMPLER,
+               "## Sampler\n\n| variant | row kind | vocab | A µs | B µs | B/A | verdict | B/A normalized "
+               "| rests on |\n|---|---|--:|--:|--:|--:|---|--:|---|\n",
+               1e6);
     if (a->n_batch > 0 && b->n_batch > 0) /* batch sweeps: only when both runs had one */
-        md_section(
-            f, c, CMP_BATCH,
-            "## Batch sweep\n\n| B | context | backend | weights | A ms | B ms | B/A | outside spread | A "
-            "tokens/s | B tokens/s | B/A normalized | rests on "
-            "|\n|--:|--:|---|---|--:|--:|--:|---|--:|--:|--:"
-            "|---|\n",
-            1e3);
+        md_section(f, c, CMP_BATCH,
+                   "## Batch sweep\n\n| B | context | backend | weights | A ms | B ms | B/A | verdict | A "
+                   "tokens/s | B tokens/s | B/A normalized | rests on "
+                   "|\n|--:|--:|---|---|--:|--:|--:|---|--:|--:|--:"
+                   "|---|\n",
+                   1e3);
     fputs("## Plot\n\n![compare](compare.png)  \n[compare.svg](compare.svg)\n", f);
 }
 
@@ -496,7 +471,9 @@ static int write_plot_inputs(FILE *vars, FILE *pts, const struct cmp_all *c, con
     report_gp_roofs(vars, b, "b_");
 
     fputs(
-        "# row name ai_a gflops_a ai_b gflops_b ratio_b_over_a verdict(0 n/a,1 same,2 faster,3 slower)\n"
+        "# row name ai_a gflops_a ai_b gflops_b ratio_b_over_a verdict(-1 no samples,0 inconclusive,1 no "
+        "change,"
+        "2 faster,3 slower)\n"
         "# the ratio is the one the verdict rests on (normalized for memory-bound rows when both runs have a "
         "paired read); NaN when the row is not comparable\n",
         pts);
@@ -509,17 +486,17 @@ static int write_plot_inputs(FILE *vars, FILE *pts, const struct cmp_all *c, con
                gf_a = positive_ratio(x->flops, x->measured.median_s) / 1e9;
         double ai_b = positive_ratio(y->flops, y->bytes),
                gf_b = positive_ratio(y->flops, y->measured.median_s) / 1e9;
-        double rt = p->why ? NAN : p->on_norm ? p->norm : p->ratio;
+        double rt = p->why ? NAN : pair_ratio(p);
         fprintf(pts, "%d \"%s%s\"", n++, x->name,
-                p->why       ? " (not comparable)"
-                : p->on_norm ? " (normalized)"
-                             : "");
+                p->why                  ? " (not comparable)"
+                : p->v && p->v->on_norm ? " (normalised)"
+                                        : "");
         gp_val(pts, ai_a);
         gp_val(pts, gf_a);
         gp_val(pts, ai_b);
         gp_val(pts, gf_b);
         gp_val(pts, rt);
-        fprintf(pts, " %d\n", (int)p->verdict);
+        fprintf(pts, " %d\n", p->v ? (int)p->v->verdict : -1);
         double ai[2] = {ai_a, ai_b}, gf[2] = {gf_a, gf_b};
         for (int k = 0; k < 2; k++)
             if (isfinite(ai[k]) && isfinite(gf[k])) {
@@ -548,17 +525,17 @@ static int write_plot_inputs(FILE *vars, FILE *pts, const struct cmp_all *c, con
 }
 
 int compare_write(const struct run_report *a, const struct run_report *b, const char *label_a,
-                  const char *label_b, int n_a, int n_b, const char *mismatch, const char *out_dir,
-                  struct fr_err *err) {
+                  const char *label_b, int n_a, int n_b, const char *mismatch,
+                  const struct compare_verdicts *v, const char *out_dir, struct fr_err *err) {
     if (mkdir(out_dir, 0777) != 0 && errno != EEXIST)
         return fr_err_set(err, "cannot create '%s': %s", out_dir, strerror(errno));
     struct cmp_all *c = malloc(sizeof *c);
     if (!c) return fr_err_set(err, "out of memory comparing runs");
-    cmp_all_fill(a, b, c);
+    cmp_all_fill(a, b, v, c);
     int rc = -1;
-    FILE *md = report_file_open(out_dir, "compare.md", err), *vars = NULL, *pts = NULL;
+    FILE *md = report_file_open(out_dir, "compare.md", err), *vars = NULL, *pts = NULL, *forest = NULL;
     if (!md) goto done;
-    write_md(md, c, a, b, label_a, label_b, n_a, n_b, mismatch);
+    write_md(md, c, a, b, label_a, label_b, n_a, n_b, mismatch, v);
     if (report_file_close(md, out_dir, "compare.md", err) != 0) goto done;
     if (!(vars = report_file_open(out_dir, "compare_vars.gp", err))) goto done;
     if (!(pts = report_file_open(out_dir, "compare_points.dat", err))) {
@@ -566,8 +543,19 @@ int compare_write(const struct run_report *a, const struct run_report *b, const 
         goto done;
     }
     write_plot_inputs(vars, pts, c, a, b, label_a, label_b);
+    fprintf(vars, "threshold = %.6g\n", v ? v->opts.threshold : COMPARE_THRESHOLD_DEFAULT);
+    if (!(forest = report_file_open(out_dir, "compare_forest.dat", err))) {
+        fclose(vars);
+        fclose(pts);
+        goto done;
+    }
+    if (v)
+        compare_verdicts_forest(forest, vars, v);
+    else
+        fputs("n_forest = 0\nf_lo = 0.9\nf_hi = 1.1\n", vars);
     rc = report_file_close(vars, out_dir, "compare_vars.gp", err);
     if (report_file_close(pts, out_dir, "compare_points.dat", err) != 0) rc = -1;
+    if (report_file_close(forest, out_dir, "compare_forest.dat", err) != 0) rc = -1;
 done:
     free(c);
     return rc;

@@ -255,6 +255,7 @@ struct run_report {
     int n_batch; /* 0: the run had no batch sweep */
     struct report_batch batch[REPORT_MAX_BATCH];
     struct report_batch_ridge batch_ridge;
+    int samples_rows; /* rows of samples.csv beside run.json (roofline/samples.h); 0: none written */
 };
 
 /* The one field list of every table of the report, in column order, in the spirit of llama-bench: run.json,

@@ -5,6 +5,8 @@
 #include "bench/report/report_json.h"
 #include "bench/report/results_dir.h"
 
+#include "roofline/samples.h"
+
 #include <cJSON.h>
 #include <errno.h>
 #include <limits.h>
@@ -148,6 +150,12 @@ char *report_json_string(const struct run_report *r) {
         add_num(o, "proj_measured", rr->proj_measured);
         add_num(o, "leaves_memory_roof_batch", rr->leaves_memory_roof_batch);
         cJSON_AddStringToObject(o, "note", rr->note);
+    }
+    if (r->samples_rows > 0) { /* every repetition, beside run.json (roofline/samples.h) */
+        cJSON *o = cJSON_AddObjectToObject(root, "samples");
+        cJSON_AddStringToObject(o, "file", SAMPLES_FILE);
+        cJSON_AddStringToObject(o, "schema", SAMPLES_SCHEMA);
+        cJSON_AddNumberToObject(o, "rows", r->samples_rows);
     }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
@@ -397,6 +405,12 @@ int report_json_parse(const char *json, size_t len, const char *name, struct run
             rr->leaves_memory_roof_batch = rd_num(&rd, o, "leaves_memory_roof_batch");
             snprintf(rr->note, sizeof rr->note, "%s", rd_str(&rd, o, "note"));
         }
+    }
+    if (cJSON_GetObjectItemCaseSensitive(root, "samples")) { /* runs before samples.csv have none */
+        const cJSON *o = rd_obj(&rd, root, "samples");
+        if (o && strcmp(rd_str(&rd, o, "schema"), SAMPLES_SCHEMA) != 0)
+            rd_fail(&rd, "an unknown samples schema in", "samples");
+        if (o) r->samples_rows = (int)rd_long(&rd, o, "rows", 0, INT_MAX);
     }
     cJSON_Delete(root);
     rd_unique(&rd, r);

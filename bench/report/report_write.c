@@ -1,4 +1,4 @@
-/* The output contract of DESIGN.md, written from struct run_report: run.json (cJSON, schema
+/* The output contract (docs/run-folder.md), written from struct run_report: run.json (cJSON, schema
  * forge-roofline/1), the CSV files, report.md, the stdout summary, and the plot inputs that
  * scripts/plots.sh reads. Unmeasured values are null / empty / "n/a", never a number; a row above its roof
  * is called an accounting error in words. Checked in tests/test_report_write.c (keys, headers, rows, nulls,

@@ -1,4 +1,4 @@
-/* Writers for struct run_report: the output contract of DESIGN.md.
+/* Writers for struct run_report: the output contract (docs/run-folder.md).
  *
  *   report_write_data      run.json, blocks.csv, steps.csv, sampler.csv, ceilings.csv and the plot inputs
  *                          (plot_vars.gp, plot_*.dat) into dir; run.json itself is bench/report/report_json.h

@@ -1,0 +1,381 @@
+/* The compare's verdict per row from the raw repetitions (see compare_verdict.h). Checked in
+ * tests/test_compare_verdict.c: synthetic sides 5 % apart are called slower, the same distribution gets no
+ * faster/slower, the paired read's normalisation cancels a machine that got busier, old runs without
+ * samples fall back to their medians, and the rows' order puts the headline rows first. */
+#include "bench/report/compare_verdict.h"
+
+#include <libgen.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/blocks.h"
+
+void compare_key_block(const struct run_report *r, int i, char *key, size_t len) {
+    snprintf(key, len, "block:%s@%ld", r->blocks[i].name, r->blocks_context);
+}
+
+void compare_key_step(const struct run_report *r, int i, char *key, size_t len) {
+    snprintf(key, len, "step@%ld", r->steps[i].context);
+}
+
+void compare_key_sampler(const struct run_report *r, int i, char *key, size_t len) {
+    const struct report_sampler *s = &r->sampler[i];
+    snprintf(key, len, "sampler:%s%s@%ld", s->variant, strcmp(s->row_kind, "flat") == 0 ? ".flat" : "",
+             s->vocab);
+}
+
+void compare_key_batch(const struct run_report *r, int i, char *key, size_t len) {
+    const struct report_batch *b = &r->batch[i];
+    bool forge = strcmp(b->backend, "forge") == 0;
+    snprintf(key, len, "batch:%ld@%ld%s%s", b->batch, b->context, forge ? "" : ":", forge ? "" : b->backend);
+}
+
+/* one sample standing for a whole run: its median and the read paired with it */
+static void add_median(struct sample_set *set, const char *key, const struct timing_stats *t, double read_gbs,
+                       int threads) {
+    if (!(t->median_s > 0)) return;
+    samples_begin_row(set, 0, threads, "%s", key);
+    samples_append(set, 0, t->median_s, NAN, false, 0);
+    if (set->n > 0 && !set->failed) set->s[set->n - 1].paired_read_gbs = read_gbs > 0 ? read_gbs : NAN;
+}
+
+static void samples_from_medians(const struct run_report *r, struct sample_set *set) {
+    char key[SAMPLES_ROW_LEN];
+    int th = r->prov.threads > 0 ? r->prov.threads : 1;
+    for (int i = 0; i < r->n_blocks; i++) {
+        compare_key_block(r, i, key, sizeof key);
+        add_median(set, key, &r->blocks[i].measured, r->blocks[i].paired_read_gbs, th);
+    }
+    for (int i = 0; i < r->n_steps; i++) {
+        compare_key_step(r, i, key, sizeof key);
+        add_median(set, key, &r->steps[i].measured, r->steps[i].paired_read_gbs, th);
+    }
+    for (int i = 0; i < r->n_sampler; i++) {
+        compare_key_sampler(r, i, key, sizeof key);
+        add_median(set, key, &r->sampler[i].measured, NAN, th);
+    }
+    for (int i = 0; i < r->n_batch; i++) {
+        compare_key_batch(r, i, key, sizeof key);
+        add_median(set, key, &r->batch[i].measured, r->batch[i].paired_read_gbs, th);
+    }
+}
+
+int compare_side_add(struct compare_side *side, const char *run_path, const struct run_report *r,
+                     struct fr_err *err) {
+    char dir[2048], path[2100];
+    snprintf(dir, sizeof dir, "%s", run_path);
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') dir[--n] = '\0';
+    if (n >= 8 && strcmp(dir + n - 8, "run.json") == 0) {
+        char copy[2048];
+        memcpy(copy, dir, sizeof copy);
+        snprintf(dir, sizeof dir, "%s", dirname(copy));
+    }
+    snprintf(path, sizeof path, "%s/%s", dir, SAMPLES_FILE);
+    int rc = samples_read_csv(path, &side->samples, err);
+    if (rc < 0) return -1;
+    side->runs++;
+    if (rc == 1) { /* an older run: its medians, one sample per row */
+        side->runs_without_samples++;
+        samples_from_medians(r, &side->samples);
+    }
+    if (side->samples.failed) return fr_err_set(err, "out of memory reading the samples of %s", run_path);
+    return 0;
+}
+
+void compare_side_free(struct compare_side *side) {
+    samples_free(&side->samples);
+    *side = (struct compare_side){0};
+}
+
+/* A row's times and reads on one side, disturbed repetitions left out while at least 3 clean ones stay. */
+struct row_data {
+    double *t, *g; /* [n] */
+    int n;
+    bool all_read; /* every kept sample has its paired read */
+};
+
+static void row_data_free(struct row_data *d) {
+    free(d->t);
+    free(d->g);
+    d->t = d->g = NULL;
+}
+
+static int row_data_get(const struct sample_set *set, const char *key, struct row_data *d) {
+    *d = (struct row_data){0};
+    int total = samples_find_row(set, key, NULL, 0);
+    if (total == 0) return 0;
+    int *idx = malloc(sizeof *idx * (size_t)total);
+    d->t = malloc(sizeof *d->t * (size_t)total);
+    d->g = malloc(sizeof *d->g * (size_t)total);
+    if (!idx || !d->t || !d->g) {
+        free(idx);
+        row_data_free(d);
+        return -1;
+    }
+    samples_find_row(set, key, idx, total);
+    int clean = 0;
+    for (int i = 0; i < total; i++) clean += !set->s[idx[i]].disturbed && set->s[idx[i]].time_s > 0;
+    bool drop = clean >= 3;
+    d->all_read = true;
+    for (int i = 0; i < total; i++) {
+        const struct sample *s = &set->s[idx[i]];
+        if (!(s->time_s > 0) || (drop && s->disturbed)) continue;
+        d->t[d->n] = s->time_s, d->g[d->n] = s->paired_read_gbs;
+        d->all_read &= isfinite(s->paired_read_gbs);
+        d->n++;
+    }
+    free(idx);
+    return 0;
+}
+
+/* log(t) or, normalised, log(t x g) into out[n] */
+static void logs(const struct row_data *d, bool norm, double *out) {
+    for (int i = 0; i < d->n; i++) out[i] = log(d->t[i] * (norm ? d->g[i] : 1.0));
+}
+
+/* The ratio, its interval and Mann-Whitney's p of one way of looking at the row. */
+static int judge(const struct row_data *a, const struct row_data *b, bool norm, double *r, double *lo,
+                 double *hi, double *level, double *p) {
+    double *x = malloc(sizeof *x * (size_t)(a->n + b->n));
+    if (!x) return -1;
+    double *y = x + a->n;
+    logs(a, norm, x);
+    logs(b, norm, y);
+    struct stats_shift s;
+    struct stats_mw mw;
+    int rc =
+        stats_hodges_lehmann(x, a->n, y, b->n, COMPARE_LEVEL, &s) | stats_mann_whitney(x, a->n, y, b->n, &mw);
+    free(x);
+    if (rc) return -1;
+    *r = exp(s.est), *lo = exp(s.lo), *hi = exp(s.hi), *level = s.level, *p = mw.p;
+    return 0;
+}
+
+static bool row_memory_bound(const struct run_report *r, char kind, int i) {
+    if (kind == 's') return true;
+    if (kind == 'b') {
+        const struct block_desc *d = block_by_name(r->blocks[i].name);
+        return d && (d->reads_weights || d->id == BLOCK_ATTENTION);
+    }
+    if (kind == 'x') return r->batch[i].memory_roof_s >= r->batch[i].compute_roof_s;
+    return false;
+}
+
+static int add_row(const struct run_report *a, char kind, int i, const struct compare_side *sa,
+                   const struct compare_side *sb, const struct compare_opts *o, struct compare_verdicts *v) {
+    struct compare_row_verdict *w = &v->rows[v->n];
+    *w = (struct compare_row_verdict){.norm = NAN, .norm_lo = NAN, .norm_hi = NAN, .more_runs = NAN};
+    void (*key_of)(const struct run_report *, int, char *, size_t) = kind == 'b'   ? compare_key_block
+                                                                     : kind == 's' ? compare_key_step
+                                                                     : kind == 'p' ? compare_key_sampler
+                                                                                   : compare_key_batch;
+    key_of(a, i, w->key, sizeof w->key);
+    w->headline = kind == 's' || strcmp(w->key, COMPARE_HEADLINE_SAMPLER) == 0;
+    w->memory_bound = row_memory_bound(a, kind, i);
+    struct row_data da, db;
+    int rc = 0;
+    if (row_data_get(&sa->samples, w->key, &da) != 0) return -1;
+    if (row_data_get(&sb->samples, w->key, &db) != 0) {
+        row_data_free(&da);
+        return -1;
+    }
+    if (da.n > 0 && db.n > 0) {
+        double p_raw = NAN, p_norm = NAN, lvl;
+        rc = judge(&da, &db, false, &w->raw, &w->raw_lo, &w->raw_hi, &w->level, &p_raw);
+        if (rc == 0 && w->memory_bound && da.all_read && db.all_read)
+            rc = judge(&da, &db, true, &w->norm, &w->norm_lo, &w->norm_hi, &lvl, &p_norm);
+        w->on_norm = !o->raw && isfinite(w->norm);
+        w->p = w->on_norm ? p_norm : p_raw;
+        w->n_a = da.n, w->n_b = db.n;
+        if (rc == 0) v->n++;
+    }
+    row_data_free(&da);
+    row_data_free(&db);
+    return rc;
+}
+
+/* Holm within the headline rows and, apart, within the rest; then each row's verdict. */
+static void decide(struct compare_verdicts *v) {
+    double p[COMPARE_MAX_ROWS], adj[COMPARE_MAX_ROWS];
+    for (int fam = 0; fam < 2; fam++) {
+        for (int i = 0; i < v->n; i++) p[i] = v->rows[i].headline == (fam == 0) ? v->rows[i].p : NAN;
+        stats_holm(p, v->n, adj);
+        for (int i = 0; i < v->n; i++)
+            if (v->rows[i].headline == (fam == 0)) v->rows[i].p_adj = adj[i];
+    }
+    const double t = v->opts.threshold;
+    int runs = v->runs_a > v->runs_b ? v->runs_a : v->runs_b, family[2] = {0, 0};
+    for (int i = 0; i < v->n; i++) family[v->rows[i].headline ? 0 : 1] += isfinite(v->rows[i].p);
+    for (int i = 0; i < v->n; i++) {
+        struct compare_row_verdict *w = &v->rows[i];
+        double r = w->on_norm ? w->norm : w->raw, lo = w->on_norm ? w->norm_lo : w->raw_lo,
+               hi = w->on_norm ? w->norm_hi : w->raw_hi;
+        /* an interval that cannot reach the level (3 and 3 samples reach 0.90 at best) decides nothing */
+        w->verdict = w->level >= COMPARE_LEVEL ? stats_verdict(r, lo, hi, w->p_adj, COMPARE_ALPHA, t)
+                                               : STATS_INCONCLUSIVE;
+        if (w->verdict != STATS_INCONCLUSIVE) continue;
+        /* the interval must narrow enough and, for an estimate beyond the threshold, p must reach alpha
+         * over its family (Holm's strictest step, alpha / family size) */
+        double f = stats_growth_to_decide(r, lo, hi, t);
+        if (r <= 1 - t || r >= 1 + t) {
+            int k = family[w->headline ? 0 : 1];
+            f = fmax(f, stats_growth_to_significance(w->p, COMPARE_ALPHA / (k > 0 ? k : 1)));
+        }
+        if (w->level < COMPARE_LEVEL) /* 4 and 4 samples are the fewest whose interval reaches 95 % */
+            f = fmax(f, 4.0 / (w->n_a < w->n_b ? w->n_a : w->n_b));
+        double more = ceil((runs > 0 ? runs : 1) * (f - 1));
+        w->more_runs = isfinite(more) && more <= COMPARE_MORE_RUNS_MAX ? (more < 1 ? 1 : more) : INFINITY;
+    }
+}
+
+int compare_verdicts_compute(const struct run_report *a, const struct compare_side *sa,
+                             const struct compare_side *sb, const struct compare_opts *o,
+                             struct compare_verdicts *out, struct fr_err *err) {
+    out->opts = *o;
+    out->n = 0;
+    out->runs_a = sa->runs, out->runs_b = sb->runs;
+    out->fallback_a = sa->runs_without_samples, out->fallback_b = sb->runs_without_samples;
+    int rc = 0;
+    /* headline rows first: every step, then the sampler's chain at V = 151,936 */
+    for (int i = 0; i < a->n_steps && !rc; i++) rc = add_row(a, 's', i, sa, sb, o, out);
+    char key[SAMPLES_ROW_LEN];
+    for (int i = 0; i < a->n_sampler && !rc; i++) {
+        compare_key_sampler(a, i, key, sizeof key);
+        if (strcmp(key, COMPARE_HEADLINE_SAMPLER) == 0) rc = add_row(a, 'p', i, sa, sb, o, out);
+    }
+    for (int i = 0; i < a->n_blocks && !rc; i++) rc = add_row(a, 'b', i, sa, sb, o, out);
+    for (int i = 0; i < a->n_sampler && !rc; i++) {
+        compare_key_sampler(a, i, key, sizeof key);
+        if (strcmp(key, COMPARE_HEADLINE_SAMPLER) != 0) rc = add_row(a, 'p', i, sa, sb, o, out);
+    }
+    for (int i = 0; i < a->n_batch && !rc; i++) rc = add_row(a, 'x', i, sa, sb, o, out);
+    if (rc) return fr_err_set(err, "out of memory deciding the rows");
+    decide(out);
+    return 0;
+}
+
+const struct compare_row_verdict *compare_verdicts_find(const struct compare_verdicts *v, const char *key) {
+    for (int i = 0; i < v->n; i++)
+        if (strcmp(v->rows[i].key, key) == 0) return &v->rows[i];
+    return NULL;
+}
+
+int compare_verdicts_slower_headlines(const struct compare_verdicts *v) {
+    int n = 0;
+    for (int i = 0; i < v->n; i++) n += v->rows[i].headline && v->rows[i].verdict == STATS_SLOWER;
+    return n;
+}
+
+static void fmt_ratio(double r, double lo, double hi, char *out, size_t len) {
+    if (isfinite(r))
+        snprintf(out, len, "%.3f [%.3f, %.3f]", r, lo, hi);
+    else
+        snprintf(out, len, "n/a");
+}
+
+static void verdict_words(const struct compare_row_verdict *w, char *out, size_t len) {
+    const char *name = stats_verdict_name(w->verdict);
+    if (w->verdict == STATS_SLOWER || w->verdict == STATS_FASTER)
+        snprintf(out, len, "**%s**", name);
+    else if (w->verdict == STATS_INCONCLUSIVE && w->headline && isinf(w->more_runs))
+        snprintf(out, len, "%s (more than %d more runs each would be needed)", name, COMPARE_MORE_RUNS_MAX);
+    else if (w->verdict == STATS_INCONCLUSIVE && w->headline && isfinite(w->more_runs))
+        snprintf(out, len, "%s (about %.0f more run%s each would likely decide it)", name, w->more_runs,
+                 w->more_runs == 1 ? "" : "s");
+    else
+        snprintf(out, len, "%s", name);
+}
+
+void compare_verdicts_md(FILE *f, const struct compare_verdicts *v) {
+    fprintf(f,
+            "## Verdicts\n\nDecided on every repetition of both sides (A: %d run%s, B: %d run%s): B/A is "
+            "exp of the Hodges-Lehmann shift of log times with its distribution-free %.0f %% interval; p is "
+            "Mann-Whitney U's (normal approximation, tie-corrected), Holm-adjusted within the headline rows "
+            "and, apart, within the other rows. **slower** / **faster**: adjusted p < %.2f, the interval "
+            "clear of 1 and B/A beyond the %.1f %% threshold; no change: the interval within 1 ± %.1f %%; "
+            "inconclusive: neither. %s\n\n",
+            v->runs_a, v->runs_a == 1 ? "" : "s", v->runs_b, v->runs_b == 1 ? "" : "s", 100 * COMPARE_LEVEL,
+            COMPARE_ALPHA, 100 * v->opts.threshold, 100 * v->opts.threshold,
+            v->opts.raw ? "Every verdict rests on the raw ratio (--raw)."
+                        : "Memory-bound rows rest on the ratio normalised by the read measured next to each "
+                          "repetition (time x paired read GB/s), shown beside the raw one.");
+    if (v->fallback_a || v->fallback_b)
+        fprintf(f,
+                "> **Fallback:** %d of A's and %d of B's runs have no samples.csv (written before it "
+                "existed): each of those runs counts one sample per row, its median, so their intervals "
+                "are wide and few rows can be decided.\n\n",
+                v->fallback_a, v->fallback_b);
+    fputs("| row | A n | B n | B/A raw [95 % CI] | B/A normalised [95 % CI] | p (Holm) | verdict |\n"
+          "|---|--:|--:|---|---|--:|---|\n",
+          f);
+    for (int i = 0; i < v->n; i++) {
+        const struct compare_row_verdict *w = &v->rows[i];
+        char raw[64], norm[64], words[128];
+        fmt_ratio(w->raw, w->raw_lo, w->raw_hi, raw, sizeof raw);
+        fmt_ratio(w->norm, w->norm_lo, w->norm_hi, norm, sizeof norm);
+        verdict_words(w, words, sizeof words);
+        fprintf(f, "| %s%s%s | %d | %d | %s%s | %s%s | %.3g | %s |\n", w->headline ? "**" : "", w->key,
+                w->headline ? "**" : "", w->n_a, w->n_b, raw, w->on_norm ? "" : " ←", norm,
+                w->on_norm ? " ←" : "", w->p_adj, words);
+    }
+    fputs("\n← marks the ratio the verdict rests on. Headline rows (bold) are the decode steps and the "
+          "sampler at V = 151,936; `compare --fail-on-slower` exits 1 when one of them is slower.\n\n",
+          f);
+}
+
+void compare_verdicts_forest(FILE *f, FILE *vars, const struct compare_verdicts *v) {
+    double lo_all = 1 - v->opts.threshold, hi_all = 1 + v->opts.threshold;
+    for (int i = 0; i < v->n; i++) {
+        const struct compare_row_verdict *w = &v->rows[i];
+        double lo = w->on_norm ? w->norm_lo : w->raw_lo, hi = w->on_norm ? w->norm_hi : w->raw_hi;
+        if (lo > 0) lo_all = fmin(lo_all, lo);
+        if (hi > 0) hi_all = fmax(hi_all, hi);
+    }
+    /* beyond 0.5-2x the axis would hide the band: wider intervals are clipped at the frame */
+    fprintf(vars, "n_forest = %d\nf_lo = %.6g\nf_hi = %.6g\n", v->n, fmax(lo_all / 1.02, 0.5),
+            fmin(hi_all * 1.02, 2.0));
+    fputs("# y key ratio lo hi verdict(0 inconclusive,1 no change,2 faster,3 slower) headline\n"
+          "# the ratio each verdict rests on; y counts down so the headline rows are drawn on top\n",
+          f);
+    for (int i = 0; i < v->n; i++) {
+        const struct compare_row_verdict *w = &v->rows[i];
+        double r = w->on_norm ? w->norm : w->raw, lo = w->on_norm ? w->norm_lo : w->raw_lo,
+               hi = w->on_norm ? w->norm_hi : w->raw_hi;
+        fprintf(f, "%d \"%s%s\" %.6g %.6g %.6g %d %d\n", v->n - i, w->key, w->on_norm ? " (norm.)" : "", r,
+                lo, hi, (int)w->verdict, w->headline ? 1 : 0);
+    }
+}
+
+void compare_verdicts_headline_words(const struct compare_verdicts *v, char *out, size_t len) {
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < v->n && used < len; i++) {
+        const struct compare_row_verdict *w = &v->rows[i];
+        if (!w->headline) continue;
+        double r = w->on_norm ? w->norm : w->raw;
+        used += (size_t)snprintf(out + used, len - used, "%s%s %.3f%s: %s", used ? "; " : "", w->key, r,
+                                 w->on_norm ? " (normalised)" : "", stats_verdict_name(w->verdict));
+    }
+    if (!out[0]) snprintf(out, len, "no headline row has samples on both sides");
+}
+
+int compare_verdicts_csv_write(const struct compare_verdicts *v, const char *out_dir, struct fr_err *err) {
+    FILE *f = report_file_open(out_dir, "compare_verdicts.csv", err);
+    if (!f) return -1;
+    fputs("key,headline,n_a,n_b,ratio,lo,hi,p_adj,verdict,more_runs\n", f);
+    for (int i = 0; i < v->n; i++) {
+        const struct compare_row_verdict *w = &v->rows[i];
+        double r = w->on_norm ? w->norm : w->raw, lo = w->on_norm ? w->norm_lo : w->raw_lo,
+               hi = w->on_norm ? w->norm_hi : w->raw_hi;
+        char more[16] = "";
+        if (isinf(w->more_runs))
+            snprintf(more, sizeof more, "inf");
+        else if (isfinite(w->more_runs))
+            snprintf(more, sizeof more, "%.0f", w->more_runs);
+        fprintf(f, "%s,%d,%d,%d,%.6g,%.6g,%.6g,%.4g,%s,%s\n", w->key, w->headline ? 1 : 0, w->n_a, w->n_b, r,
+                lo, hi, w->p_adj, stats_verdict_name(w->verdict), more);
+    }
+    return report_file_close(f, out_dir, "compare_verdicts.csv", err);
+}

@@ -1,0 +1,109 @@
+/* The compare's verdict per row, decided on the raw repetitions of both sides (roofline/samples.h) with the
+ * statistics of roofline/stats.h:
+ *
+ *   B/A = exp(Hodges-Lehmann shift of log B's times against log A's), with its distribution-free 95 %
+ *   interval; Mann-Whitney U's p on the same logs, Holm-adjusted within a family (the headline rows, and
+ *   apart from them every other row); verdict by stats_verdict against the threshold (default 2 %).
+ *
+ * A memory-bound row (weight blocks, attention, decode steps, memory-roofed batch rows) is also judged on
+ * its times normalised by the read measured next to each repetition (time x paired read GB/s: the time at
+ * one fixed read speed), and its verdict rests on that ratio unless --raw; both ratios are shown. Disturbed
+ * repetitions are left out while at least three clean ones stay (as in the run's own statistics).
+ * Headline rows come first: the decode step at every context and the sampler's fused chain
+ * (sampler:chain_fast@151936, "sampler@151936" in the history's ROW syntax) at V = 151,936.
+ *
+ * A side whose run has no samples.csv (a run.json from before it) counts one sample per row per such run:
+ * that run's median (with its paired read); compare.md says so. Checked in tests/test_compare_verdict.c. */
+#ifndef FR_COMPARE_VERDICT_H
+#define FR_COMPARE_VERDICT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "bench/report/report.h"
+#include "kernels/fr_err.h"
+#include "roofline/samples.h"
+#include "roofline/stats.h"
+
+#define COMPARE_THRESHOLD_DEFAULT 0.02
+#define COMPARE_ALPHA             0.05
+#define COMPARE_LEVEL             0.95
+#define COMPARE_MAX_ROWS          (BLOCK_COUNT + REPORT_MAX_STEPS + REPORT_MAX_SAMPLER + REPORT_MAX_BATCH)
+#define COMPARE_HEADLINE_SAMPLER  "sampler:chain_fast@151936"
+#define COMPARE_MORE_RUNS_MAX     100 /* beyond this many more runs a side, "more than 100" */
+
+struct compare_opts {
+    double threshold; /* a real difference below this share is "no change" (0.02) */
+    bool raw;         /* decide on the raw ratio even where a normalised one exists */
+};
+
+/* One side: its samples (every run's samples.csv, or their medians where a run has none) and its runs. */
+struct compare_side {
+    struct sample_set samples;
+    int runs;
+    int runs_without_samples; /* runs whose medians stand in for their samples */
+};
+
+struct compare_row_verdict {
+    char key[SAMPLES_ROW_LEN];
+    bool headline;
+    bool memory_bound;
+    bool on_norm;                  /* the verdict rests on the normalised ratio */
+    int n_a, n_b;                  /* samples used (disturbed ones left out) */
+    double raw, raw_lo, raw_hi;    /* B/A of the times and its interval */
+    double norm, norm_lo, norm_hi; /* B/A of the normalised times; NaN unless every sample has its read */
+    double level;                  /* the interval's coverage (exact where computed so) */
+    double p, p_adj; /* Mann-Whitney on what the verdict rests on; Holm-adjusted in its family */
+    enum stats_verdict verdict;
+    double more_runs; /* inconclusive: about how many more runs of each side would decide it (INFINITY: more
+                       * than COMPARE_MORE_RUNS_MAX); NaN otherwise */
+};
+
+struct compare_verdicts {
+    struct compare_opts opts;
+    int n;
+    struct compare_row_verdict rows[COMPARE_MAX_ROWS]; /* headline rows first */
+    int runs_a, runs_b, fallback_a, fallback_b;        /* runs, and those without samples.csv */
+};
+
+/* The samples.csv keys of a run's rows (roofline/samples.h). */
+void compare_key_block(const struct run_report *r, int i, char *key, size_t len);
+void compare_key_step(const struct run_report *r, int i, char *key, size_t len);
+void compare_key_sampler(const struct run_report *r, int i, char *key, size_t len);
+void compare_key_batch(const struct run_report *r, int i, char *key, size_t len);
+
+/* Adds one run to a side: the samples.csv of its folder (run_path is the folder or its run.json), or, when
+ * it has none, one sample per row from the run's medians. Returns 0, or -1 with err set (a malformed
+ * samples.csv, out of memory). */
+int compare_side_add(struct compare_side *side, const char *run_path, const struct run_report *r,
+                     struct fr_err *err);
+void compare_side_free(struct compare_side *side);
+
+/* The verdict of every row of A (pooled) that both sides have samples of. Returns 0, or -1 with err set
+ * (out of memory). */
+int compare_verdicts_compute(const struct run_report *a, const struct compare_side *sa,
+                             const struct compare_side *sb, const struct compare_opts *o,
+                             struct compare_verdicts *out, struct fr_err *err);
+
+const struct compare_row_verdict *compare_verdicts_find(const struct compare_verdicts *v, const char *key);
+
+/* Headline rows called slower (the CI gate: compare --fail-on-slower exits 1 when this is above 0). */
+int compare_verdicts_slower_headlines(const struct compare_verdicts *v);
+
+/* compare.md's verdict section: the rule in words, the fallback where a side lacks samples, one table row
+ * per verdict row, headline rows first. */
+void compare_verdicts_md(FILE *f, const struct compare_verdicts *v);
+
+/* The forest plot's rows (the right panel of scripts/compare.gp): y, key, ratio, lo, hi, verdict code,
+ * headline; and its range into vars (n_forest, f_lo, f_hi). */
+void compare_verdicts_forest(FILE *f, FILE *vars, const struct compare_verdicts *v);
+
+/* compare_verdicts.csv in out_dir, for scripts (compare-commits.sh, validate-compare.sh): one line per row,
+ * key,headline,n_a,n_b,ratio,lo,hi,p_adj,verdict,more_runs (the ratio the verdict rests on; more_runs empty
+ * unless inconclusive, "inf" beyond COMPARE_MORE_RUNS_MAX). Returns 0, or -1 with err set. */
+int compare_verdicts_csv_write(const struct compare_verdicts *v, const char *out_dir, struct fr_err *err);
+
+/* "faster", "slower", ... and the short line for the findings: the headline rows' verdicts. */
+void compare_verdicts_headline_words(const struct compare_verdicts *v, char *out, size_t len);
+
+#endif

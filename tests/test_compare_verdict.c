@@ -1,0 +1,175 @@
+/* The compare's verdicts from raw samples (bench/report/compare_verdict.h) on synthetic sides: log-normal
+ * times drawn with the project's counter-based generator, so every case is seeded and repeatable.
+ *   - B 5 % slower on every step: the steps are called slower, headline rows come first;
+ *   - A against itself (other draws): no row is called faster or slower;
+ *   - B's times 25 % longer while its paired reads ran 20 % slower: memory-bound rows are "no change" on the
+ *     normalised ratio (1.25 x 0.8 = 1.0), the raw ratio shown beside them; --raw decides them slower;
+ *   - too few samples for a 95 % interval: inconclusive, with the runs that would decide it;
+ *   - a run folder without samples.csv falls back to its medians, one sample per row. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "bench/report/compare_verdict.h"
+#include "kernels/sampler.h"
+#include "tests/report_fixture.h"
+#include "tests/report_testutil.h"
+
+static double normal(uint64_t seed, uint64_t *ctr) {
+    double u1 = 1 - sampler_uniform(seed, (*ctr)++), u2 = sampler_uniform(seed, (*ctr)++);
+    return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+}
+
+/* n samples of every step and block row of r: median x scale x (1 + 1 % noise); reads read_gbs x (1 + 1 %).
+ */
+static void fill_side(const struct run_report *r, struct compare_side *side, int n, double scale,
+                      double read_gbs, uint64_t seed) {
+    uint64_t ctr = 0;
+    side->runs = 1;
+    char key[SAMPLES_ROW_LEN];
+    for (int i = 0; i < r->n_steps + r->n_blocks; i++) {
+        bool step = i < r->n_steps;
+        if (step)
+            compare_key_step(r, i, key, sizeof key);
+        else
+            compare_key_block(r, i - r->n_steps, key, sizeof key);
+        double med = step ? r->steps[i].measured.median_s : r->blocks[i - r->n_steps].measured.median_s;
+        samples_begin_row(&side->samples, 0, 2, "%s", key);
+        for (int k = 0; k < n; k++) {
+            samples_append(&side->samples, k, med * scale * (1 + 0.01 * normal(seed, &ctr)), NAN, false, k);
+            side->samples.s[side->samples.n - 1].paired_read_gbs = read_gbs * (1 + 0.01 * normal(seed, &ctr));
+        }
+    }
+}
+
+struct fixture {
+    struct run_report *r;
+    struct compare_side a, b;
+    struct compare_verdicts *v;
+};
+
+static void setup(struct fixture *f) {
+    f->r = calloc(1, sizeof *f->r);
+    f->v = calloc(1, sizeof *f->v);
+    cr_assert(f->r && f->v);
+    report_fixture_fill(f->r, 1.0);
+    f->a = f->b = (struct compare_side){0};
+}
+
+static void teardown(struct fixture *f) {
+    compare_side_free(&f->a);
+    compare_side_free(&f->b);
+    free(f->r);
+    free(f->v);
+}
+
+static void decide(struct fixture *f, bool raw) {
+    struct fr_err err = {{0}};
+    const struct compare_opts o = {COMPARE_THRESHOLD_DEFAULT, raw};
+    cr_assert_eq(compare_verdicts_compute(f->r, &f->a, &f->b, &o, f->v, &err), 0, "%s", err.msg);
+}
+
+Test(compare_verdict, five_percent_slower_steps_are_slower) {
+    struct fixture f;
+    setup(&f);
+    fill_side(f.r, &f.a, 20, 1.0, 20, 1);
+    fill_side(f.r, &f.b, 20, 1.05, 20, 2);
+    decide(&f, false);
+    cr_assert_eq(f.v->n, f.r->n_steps + f.r->n_blocks);
+    int missed = 0;
+    for (int i = 0; i < f.r->n_steps; i++) {
+        const struct compare_row_verdict *w = &f.v->rows[i];
+        cr_expect(w->headline && strncmp(w->key, "step@", 5) == 0, "headline rows first: %s", w->key);
+        cr_expect(w->on_norm, "a step rests on the normalised ratio");
+        cr_expect_eq(w->verdict, STATS_SLOWER, "%s: %.4f [%.4f, %.4f] p %.3g", w->key, w->norm, w->norm_lo,
+                     w->norm_hi, w->p_adj);
+        missed += !(w->norm_lo < 1.05 && w->norm_hi > 1.05);
+    }
+    cr_expect_leq(missed, 1, "95 %% intervals: at most one of five misses 1.05 here, %d did", missed);
+    cr_expect_eq(compare_verdicts_slower_headlines(f.v), f.r->n_steps);
+    cr_expect_not(f.v->rows[f.r->n_steps].headline, "blocks after the steps");
+    teardown(&f);
+}
+
+Test(compare_verdict, a_against_itself_is_never_faster_or_slower) {
+    struct fixture f;
+    setup(&f);
+    fill_side(f.r, &f.a, 20, 1.0, 20, 3);
+    fill_side(f.r, &f.b, 20, 1.0, 20, 4);
+    decide(&f, false);
+    for (int i = 0; i < f.v->n; i++)
+        cr_expect(f.v->rows[i].verdict == STATS_NO_CHANGE || f.v->rows[i].verdict == STATS_INCONCLUSIVE,
+                  "%s: %s", f.v->rows[i].key, stats_verdict_name(f.v->rows[i].verdict));
+    cr_expect_eq(compare_verdicts_slower_headlines(f.v), 0);
+    teardown(&f);
+}
+
+Test(compare_verdict, the_paired_read_cancels_a_busier_machine) {
+    struct fixture f;
+    setup(&f);
+    fill_side(f.r, &f.a, 20, 1.0, 20, 5);
+    fill_side(f.r, &f.b, 20, 1.25, 16, 6);
+    decide(&f, false);
+    const struct compare_row_verdict *step = compare_verdicts_find(f.v, "step@1024");
+    const struct compare_row_verdict *rope = compare_verdicts_find(f.v, "block:rope@1024");
+    const struct compare_row_verdict *qkv = compare_verdicts_find(f.v, "block:qkv_proj@1024");
+    cr_assert(step && rope && qkv);
+    cr_expect_eq(step->verdict, STATS_NO_CHANGE, "normalised %.4f [%.4f, %.4f]", step->norm, step->norm_lo,
+                 step->norm_hi);
+    cr_expect(fabs(step->raw - 1.25) < 0.02, "the raw ratio is shown beside it: %f", step->raw);
+    cr_expect_eq(qkv->verdict, STATS_NO_CHANGE);
+    cr_expect(!rope->memory_bound && !rope->on_norm && rope->verdict == STATS_SLOWER,
+              "a block that is not memory-bound is judged raw");
+    decide(&f, true); /* --raw */
+    step = compare_verdicts_find(f.v, "step@1024");
+    cr_expect(!step->on_norm && step->verdict == STATS_SLOWER);
+    teardown(&f);
+}
+
+Test(compare_verdict, too_few_samples_are_inconclusive_with_the_runs_needed) {
+    struct fixture f;
+    setup(&f);
+    fill_side(f.r, &f.a, 3, 1.0, 20, 7);
+    fill_side(f.r, &f.b, 3, 1.5, 20, 8);
+    decide(&f, false);
+    const struct compare_row_verdict *w = &f.v->rows[0];
+    cr_expect_eq(w->verdict, STATS_INCONCLUSIVE, "3 and 3 samples reach a 90 %% interval at best");
+    cr_expect(w->more_runs >= 1 && isfinite(w->more_runs), "more runs: %f", w->more_runs);
+    char dir[256];
+    tu_tmpdir(dir, sizeof dir);
+    FILE *md = report_file_open(dir, "v.md", NULL);
+    compare_verdicts_md(md, f.v);
+    fclose(md);
+    char *text = tu_slurp(dir, "v.md");
+    cr_expect(strstr(text, "| **step@1** | 3 | 3 |") && strstr(text, "more run"), "%s", text);
+    free(text);
+    tu_rm_flat(dir);
+    teardown(&f);
+}
+
+Test(compare_verdict, a_run_without_samples_falls_back_to_its_medians) {
+    struct fixture f;
+    setup(&f);
+    char dir[256], run[300];
+    tu_tmpdir(dir, sizeof dir);
+    report_fixture_write_run(dir, "old", 1.0, NULL);
+    snprintf(run, sizeof run, "%s/old/run.json", dir);
+    struct fr_err err = {{0}};
+    cr_assert_eq(compare_side_add(&f.a, run, f.r, &err), 0, "%s", err.msg);
+    cr_expect_eq(f.a.runs, 1);
+    cr_expect_eq(f.a.runs_without_samples, 1);
+    int idx[4];
+    cr_expect_eq(samples_find_row(&f.a.samples, "step@1024", idx, 4), 1, "one sample: the median");
+    cr_expect_eq(f.a.samples.s[idx[0]].time_s, f.r->steps[2].measured.median_s);
+    /* a malformed samples.csv is refused, in one line */
+    snprintf(run, sizeof run, "%s/old/samples.csv", dir);
+    FILE *bad = fopen(run, "w");
+    fputs("# forge-roofline-samples/1\nrow\n", bad);
+    fclose(bad);
+    snprintf(run, sizeof run, "%s/old", dir);
+    cr_expect_eq(compare_side_add(&f.b, run, f.r, &err), -1);
+    cr_expect(strstr(err.msg, "samples.csv:2: header") && !strchr(err.msg, '\n'), "%s", err.msg);
+    tu_rm_flat(dir);
+    snprintf(run, sizeof run, "%s/old", dir);
+    teardown(&f);
+}
