@@ -82,7 +82,7 @@ int batch_bench_sweep(struct decode_batch *bt, long context, const int *batches,
         c.n_rows = 0;
         out[i] =
             (struct batch_bench_result){.batch = batches[i], .proj_median_s = NAN, .step_over_read = NAN};
-        struct decode_bench_read rd = {read_buf, read_n, 0};
+        struct decode_bench_read rd = {read_buf, read_n, bt->seq[0].threads, 0};
         if (set)
             samples_begin_row(set, read_buf ? (double)read_n * sizeof(float) : 0, set->threads,
                               "batch:%d@%ld%s", batches[i], context, suffix);

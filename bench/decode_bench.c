@@ -13,7 +13,7 @@
 void decode_bench_read_rep(void *p, long rep) {
     (void)rep;
     struct decode_bench_read *c = p;
-    c->sink = ceilings_read_team(c->buf, c->n);
+    c->sink = ceilings_read_team(c->buf, c->n, c->threads);
 }
 
 struct block_ctx {
@@ -53,14 +53,14 @@ int decode_bench_block(struct decode_state *st, enum block_id b, long context, c
 /* The read of a block's own spans, a timing_fn. */
 struct spans_read {
     const struct mem_span *spans;
-    int n;
+    int n, threads;
     volatile double sink;
 };
 
 static void spans_read_rep(void *p, long rep) {
     (void)rep;
     struct spans_read *r = p;
-    r->sink = ceilings_read_team_spans(r->spans, r->n);
+    r->sink = ceilings_read_team_spans(r->spans, r->n, r->threads);
 }
 
 /* The block's spans (malloc'd into *spans; NULL when none) and their bytes. Returns -1 on allocation failure.
@@ -84,8 +84,8 @@ int decode_bench_block_evict(struct decode_state *st, enum block_id b, long cont
     struct block_ctx c = {st, b, (int)context, 0};
     st->token = 1 % st->cfg.vocab; /* token 1, or 0 in a one-token vocabulary */
     const int cold = evict && (block_table()[b].reads_weights || b == BLOCK_ATTENTION);
-    struct decode_bench_read rd = {evict, evict_n, 0};
-    struct spans_read own = {0};
+    struct decode_bench_read rd = {evict, evict_n, st->threads, 0};
+    struct spans_read own = {.threads = st->threads};
     size_t own_bytes = 0;
     if (reads) *reads = (struct decode_bench_block_reads){.over_own = NAN};
     struct mem_span *spans = NULL;
@@ -190,8 +190,8 @@ int decode_bench_step(struct decode_state *st, long context, const struct decode
         return fr_err_set(err, "out of memory for per-block times");
     }
     int rc = 0;
-    struct decode_bench_read rd = {opts->read_buf, opts->read_n, 0};
-    struct decode_bench_read wr = {st->w->base, st->w->total_bytes / sizeof(float), 0};
+    struct decode_bench_read rd = {opts->read_buf, opts->read_n, st->threads, 0};
+    struct decode_bench_read wr = {st->w->base, st->w->total_bytes / sizeof(float), st->threads, 0};
     out->step_over_read = out->step_over_weights_read = NAN;
     struct rep_counts counts;
     if (rep_counts_init(&counts, opts->counting.team, opts->counting.energy, max_rows, err) != 0) {

@@ -25,6 +25,7 @@ struct decode_bench_counting {
 struct decode_bench_read {
     const float *buf;
     size_t n;
+    int threads;          /* the run's */
     volatile double sink; /* keeps the sum alive */
 };
 void decode_bench_read_rep(void *ctx, long rep);

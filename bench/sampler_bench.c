@@ -29,6 +29,7 @@ void sampler_bench_default_opts(struct sampler_bench_opts *o) {
         .top_p = 0.9f,
         .min_time_s = 0.05,
         .min_reps = 5,
+        .threads = 1,
     };
 }
 
@@ -39,15 +40,15 @@ struct bench_ctx {
     const float *filtered; /* fast filter of probs */
     float *out, *tmp;
     void *scratch;
-    int n;
+    int n, threads;
     float temperature, top_p;
     volatile int sink;
 };
 
 /* softmax, the sort reference filter and the draw, each on its own: what sampler_pick must equal */
 static int sort_chain(float *tmp, const float *logits, int n, float temperature, float top_p, void *scratch,
-                      double u) {
-    sampler_softmax(tmp, logits, FR_DTYPE_F32, n, temperature, NULL);
+                      double u, int threads) {
+    sampler_softmax(tmp, logits, FR_DTYPE_F32, n, temperature, threads, NULL);
     sampler_top_p_ref(tmp, n, top_p, scratch);
     return sampler_draw(tmp, n, u);
 }
@@ -61,7 +62,7 @@ static void bench_one(void *vctx, long rep) {
         sampler_argmax(c->logits, FR_DTYPE_F32, c->n, &t, NULL);
         break;
     case SAMPLER_BENCH_SOFTMAX:
-        sampler_softmax(c->out, c->logits, FR_DTYPE_F32, c->n, c->temperature, NULL);
+        sampler_softmax(c->out, c->logits, FR_DTYPE_F32, c->n, c->temperature, c->threads, NULL);
         break;
     case SAMPLER_BENCH_TOP_P_SORT:
         t = sampler_top_p_ref_into(c->out, c->probs, c->n, c->top_p, c->scratch);
@@ -74,11 +75,11 @@ static void bench_one(void *vctx, long rep) {
         break;
     case SAMPLER_BENCH_CHAIN_FAST: {
         struct sampler_params prm = {c->temperature, c->top_p, 1};
-        sampler_pick(c->logits, c->n, &prm, (uint64_t)rep, c->scratch, &t, NULL);
+        sampler_pick(c->logits, c->n, &prm, (uint64_t)rep, c->scratch, c->threads, &t, NULL);
         break;
     }
     case SAMPLER_BENCH_CHAIN_SORT:
-        t = sort_chain(c->tmp, c->logits, c->n, c->temperature, c->top_p, c->scratch, u);
+        t = sort_chain(c->tmp, c->logits, c->n, c->temperature, c->top_p, c->scratch, u, c->threads);
         break;
     default:
         break;
@@ -104,7 +105,7 @@ static uint64_t row_seed(enum sampler_row_kind kind, int n, const struct sampler
     int cand[ROW_CANDIDATES][2]; /* nucleus, seed */
     for (int c = 0; c < ROW_CANDIDATES; c++) {
         sampler_rows_fill(logits, n, kind, 2024 + (uint64_t)c);
-        sampler_softmax(probs, logits, FR_DTYPE_F32, n, o->temperature, NULL);
+        sampler_softmax(probs, logits, FR_DTYPE_F32, n, o->temperature, o->threads, NULL);
         cand[c][0] = sampler_top_p_fast(probs, n, o->top_p, scratch);
         cand[c][1] = 2024 + c;
     }
@@ -131,7 +132,7 @@ void sampler_bench_describe(const struct sampler_bench_opts *o, char *buf, size_
         off += (size_t)snprintf(buf + off, len - off, ", sort reference not timed");
     for (int i = 0; i < nv && off < len; i++)
         off += (size_t)snprintf(buf + off, len - off, "%s%d", i ? "," : ", at vocabularies ", vocabs[i]);
-    int threads = sampler_softmax_threads(1 << 26);
+    int threads = sampler_softmax_threads(1 << 26, o->threads);
     if (off < len)
         snprintf(buf + off, len - off,
                  "; the softmax on %d thread%s from %d tokens, top-p and the draw on one", threads,
@@ -161,7 +162,7 @@ int sampler_bench_run(const struct sampler_bench_opts *o, struct sampler_bench_r
         int n = vocabs[vi];
         for (int k = 0; k < 2; k++) {
             sampler_rows_fill(logits, n, kinds[k], row_seed(kinds[k], n, o, logits, probs, scratch));
-            if (sampler_softmax(probs, logits, FR_DTYPE_F32, n, o->temperature, err)) {
+            if (sampler_softmax(probs, logits, FR_DTYPE_F32, n, o->temperature, o->threads, err)) {
                 rc = -1;
                 goto done;
             }
@@ -178,7 +179,7 @@ int sampler_bench_run(const struct sampler_bench_opts *o, struct sampler_bench_r
                 struct sampler_params prm = {o->temperature, o->top_p, 1};
                 int want = sampler_draw(ref, n, sampler_uniform(1, step)); /* ref: the sort chain's row */
                 int got = -1;
-                sampler_pick(logits, n, &prm, step, scratch, &got, NULL);
+                sampler_pick(logits, n, &prm, step, scratch, o->threads, &got, NULL);
                 tokens_differ += got != want;
             }
             if (tokens_differ) {
@@ -200,6 +201,7 @@ int sampler_bench_run(const struct sampler_bench_opts *o, struct sampler_bench_r
                                       tmp,
                                       scratch,
                                       n,
+                                      o->threads,
                                       o->temperature,
                                       o->top_p,
                                       0};

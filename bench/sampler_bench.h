@@ -38,6 +38,7 @@ struct sampler_bench_opts {
     double min_time_s; /* per figure; the sort-based figures stop at min_reps */
     int min_reps;
     bool skip_sort; /* leave out the two sort-based figures (they dominate the run time) */
+    int threads;    /* the run's: the softmax's passes split over up to this many (default 1) */
     /* NULL: none. Else every timed repetition is kept under sampler:<variant>@<vocab> (realistic rows) or
      * sampler:<variant>.flat@<vocab>, with the set's thread count (roofline/samples.h). */
     struct sample_set *samples;

@@ -54,6 +54,7 @@ struct topp_run {
     int n, rows;
     float temperature, top_p; /* top_p < 0: a seeded mix per row */
     bool mix_kinds, bf16;
+    int threads; /* the softmax's */
 };
 
 static enum verify_status topp_compare(const struct topp_run *r, const char *what, char *detail, size_t cap) {
@@ -84,7 +85,8 @@ static enum verify_status topp_compare(const struct topp_run *r, const char *wha
             for (int i = 0; i < n; i++) h[i] = bf16_from_f32(logits[i]);
             src = h;
         }
-        if (sampler_softmax(probs, src, r->bf16 ? FR_DTYPE_BF16 : FR_DTYPE_F32, n, r->temperature, NULL)) {
+        if (sampler_softmax(probs, src, r->bf16 ? FR_DTYPE_BF16 : FR_DTYPE_F32, n, r->temperature, r->threads,
+                            NULL)) {
             snprintf(detail, cap, "%s: softmax failed on row %d", what, row);
             same = -1;
             break;
@@ -132,19 +134,19 @@ static enum verify_status topp_compare(const struct topp_run *r, const char *wha
     return ok ? VERIFY_PASSED : VERIFY_FAILED;
 }
 
-static enum verify_status check_topp_chapter(char *detail, size_t cap) {
-    struct topp_run r = {QWEN3_VOCAB, 64, 0.8f, 0.9f, false, false};
+static enum verify_status check_topp_chapter(char *detail, size_t cap, int threads) {
+    struct topp_run r = {QWEN3_VOCAB, 64, 0.8f, 0.9f, false, false, threads};
     return topp_compare(&r, "top-p fast vs sort", detail, cap);
 }
 
-static enum verify_status check_topp_mix(char *detail, size_t cap) {
-    struct topp_run r = {32000, 64, 1.0f, -1.0f, true, true};
+static enum verify_status check_topp_mix(char *detail, size_t cap, int threads) {
+    struct topp_run r = {32000, 64, 1.0f, -1.0f, true, true, threads};
     return topp_compare(&r, "top-p fast vs sort, realistic/flat/tied rows", detail, cap);
 }
 
 /* sampler_pick, the fused chain the decode step runs, against the unfused sort chain (scalar softmax,
  * reference filter, draw) on every ISA of isa_list: the same token at every step. */
-static enum verify_status check_pick(char *detail, size_t cap) {
+static enum verify_status check_pick(char *detail, size_t cap, int threads) {
     enum { ROWS = 12, STEPS = 8 };
     int n = QWEN3_VOCAB;
     float *x = malloc(sizeof(float) * (size_t)n), *p = malloc(sizeof(float) * (size_t)n);
@@ -161,7 +163,7 @@ static enum verify_status check_pick(char *detail, size_t cap) {
         sampler_rows_fill(x, n, (enum sampler_row_kind)(row % SAMPLER_ROW_KIND_COUNT), 9300 + (uint64_t)row);
         struct sampler_params prm = {row % 2 ? 0.8f : 1.1f, tps[row % 4], 77};
         sampler_isa_force(KERNEL_ISA_SCALAR);
-        sampler_softmax(p, x, FR_DTYPE_F32, n, prm.temperature, NULL);
+        sampler_softmax(p, x, FR_DTYPE_F32, n, prm.temperature, threads, NULL);
         sampler_top_p_ref(p, n, prm.top_p, scratch);
         for (uint64_t step = 0; step < STEPS; step++) {
             sampler_isa_force(KERNEL_ISA_SCALAR);
@@ -169,7 +171,7 @@ static enum verify_status check_pick(char *detail, size_t cap) {
             for (int k = 0; k < ni; k++) {
                 sampler_isa_force(isas[k]);
                 int got = -1;
-                sampler_pick(x, n, &prm, step, scratch, &got, NULL);
+                sampler_pick(x, n, &prm, step, scratch, threads, &got, NULL);
                 agree += got == want;
                 total++;
             }
@@ -184,7 +186,8 @@ static enum verify_status check_pick(char *detail, size_t cap) {
     return agree == total ? VERIFY_PASSED : VERIFY_FAILED;
 }
 
-static enum verify_status check_greedy(char *detail, size_t cap) {
+static enum verify_status check_greedy(char *detail, size_t cap, int threads) {
+    (void)threads; /* on the calling thread */
     int n = QWEN3_VOCAB, rows = 32, bad = 0;
     float *x = malloc(sizeof(float) * (size_t)n);
     uint16_t *h = malloc(sizeof(uint16_t) * (size_t)n);
@@ -216,7 +219,7 @@ static enum verify_status check_greedy(char *detail, size_t cap) {
     return bad ? VERIFY_FAILED : VERIFY_PASSED;
 }
 
-static enum verify_status check_softmax(char *detail, size_t cap) {
+static enum verify_status check_softmax(char *detail, size_t cap, int threads) {
     int n = QWEN3_VOCAB, rows = 16;
     float *x = malloc(sizeof(float) * (size_t)n), *a = calloc((size_t)n, sizeof(float));
     float *b = calloc((size_t)n, sizeof(float)), *ref = calloc((size_t)n, sizeof(float));
@@ -234,7 +237,7 @@ static enum verify_status check_softmax(char *detail, size_t cap) {
         sampler_softmax_ref(ref, x, FR_DTYPE_F32, n, t, NULL);
         for (int k = 0; k < ni; k++) {
             sampler_isa_force(isas[k]);
-            sampler_softmax(k ? b : a, x, FR_DTYPE_F32, n, t, NULL);
+            sampler_softmax(k ? b : a, x, FR_DTYPE_F32, n, t, threads, NULL);
             if (k) isa_diff += memcmp(a, b, sizeof(float) * (size_t)n) != 0;
         }
         for (int i = 0; i < n; i++)
@@ -251,7 +254,8 @@ static enum verify_status check_softmax(char *detail, size_t cap) {
     return worst <= 1e-6 && isa_diff == 0 ? VERIFY_PASSED : VERIFY_FAILED;
 }
 
-static enum verify_status check_exp(char *detail, size_t cap) {
+static enum verify_status check_exp(char *detail, size_t cap, int threads) {
+    (void)threads; /* on the calling thread */
     double worst_ulp = 0, worst_sub = 0;
     float at = 0;
     long count = 0;
@@ -284,7 +288,8 @@ const uint32_t verify_philox_kat[3][10] = {
      0x5001e420, 0x24126ea1},
 };
 
-static enum verify_status check_philox(char *detail, size_t cap) {
+static enum verify_status check_philox(char *detail, size_t cap, int threads) {
+    (void)threads; /* on the calling thread */
     const uint32_t(*kat)[10] = verify_philox_kat;
     int ok = 0;
     for (int k = 0; k < 3; k++) {
@@ -296,7 +301,7 @@ static enum verify_status check_philox(char *detail, size_t cap) {
     return ok == 3 ? VERIFY_PASSED : VERIFY_FAILED;
 }
 
-static enum verify_status check_draw(char *detail, size_t cap) {
+static enum verify_status check_draw(char *detail, size_t cap, int threads) {
     int n = QWEN3_VOCAB, rows = 16, draws = 256, zero = 0, isa_diff = 0;
     float *x = malloc(sizeof(float) * (size_t)n), *p = malloc(sizeof(float) * (size_t)n);
     void *scratch = malloc(sampler_top_p_scratch_bytes(n));
@@ -309,7 +314,7 @@ static enum verify_status check_draw(char *detail, size_t cap) {
     int ni = isa_list(isas, names, sizeof names);
     for (int row = 0; row < rows; row++) {
         sampler_rows_fill(x, n, (enum sampler_row_kind)(row % SAMPLER_ROW_KIND_COUNT), 9200 + (uint64_t)row);
-        sampler_softmax(p, x, FR_DTYPE_F32, n, 1.0f, NULL);
+        sampler_softmax(p, x, FR_DTYPE_F32, n, 1.0f, threads, NULL);
         sampler_top_p_fast(p, n, row % 4 == 0 ? 1.0f : 0.9f, scratch);
         for (int d = 0; d < draws; d++) {
             double u = d == 0 ? 1.0 - 0x1p-53 : sampler_uniform((uint64_t)row, (uint64_t)d);
@@ -331,7 +336,8 @@ static enum verify_status check_draw(char *detail, size_t cap) {
 
 /* Every row pass of each vector ISA the run may use (isa_list) against the scalar passes, bit for bit
  * (kernels/sampler_check.c), on seeded rows of several kinds and sizes: tails of every kind, f32 and bf16. */
-static enum verify_status check_simd(char *detail, size_t cap) {
+static enum verify_status check_simd(char *detail, size_t cap, int threads) {
+    (void)threads; /* on the calling thread */
     static const int sizes[] = {1, 15, 17, 1000, 32003, QWEN3_VOCAB};
     enum { NSIZES = sizeof sizes / sizeof sizes[0] };
     float *x = malloc(sizeof(float) * QWEN3_VOCAB);

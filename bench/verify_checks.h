@@ -12,7 +12,7 @@ enum verify_status { VERIFY_PASSED, VERIFY_FAILED, VERIFY_SKIPPED };
 
 struct verify_check {
     const char *name;
-    enum verify_status (*run)(char *detail, size_t cap);
+    enum verify_status (*run)(char *detail, size_t cap, int threads); /* threads: the run's */
 };
 
 extern const struct verify_check verify_checks[];

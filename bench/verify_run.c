@@ -21,7 +21,8 @@ static void print_line(FILE *out, const char *name, const char *detail, double s
 
 /* One kernel check on every ISA from scalar up to the active one (the one --isa pins, else the CPU's best),
  * as the sampler checks run: it passes when every ISA is within the tolerance. The active ISA is restored. */
-static enum verify_status kernel_check_every_isa(const struct kernels_check *kc, char *detail, size_t cap) {
+static enum verify_status kernel_check_every_isa(const struct kernels_check *kc, char *detail, size_t cap,
+                                                 int threads) {
     const enum kernel_isa active = kernel_isa_active();
     enum kernel_isa isas[KERNEL_ISA_COUNT];
     char names[64];
@@ -31,7 +32,7 @@ static enum verify_status kernel_check_every_isa(const struct kernels_check *kc,
     for (int i = 0; i < n; i++) {
         kernel_isa_force(isas[i]);
         double err = 0;
-        failed += kc->run(&err) != 0 || !(err <= kc->tolerance);
+        failed += kc->run(&err, threads) != 0 || !(err <= kc->tolerance);
         if (!(err <= worst)) worst = err, worst_isa = isas[i];
     }
     kernel_isa_force(active);
@@ -40,7 +41,7 @@ static enum verify_status kernel_check_every_isa(const struct kernels_check *kc,
     return failed ? VERIFY_FAILED : VERIFY_PASSED;
 }
 
-int verify_run(FILE *out, const char *only, int counts[3]) {
+int verify_run(FILE *out, const char *only, int threads, int counts[3]) {
     int matched = 0;
     counts[0] = counts[1] = counts[2] = 0;
     for (int c = 0; c < verify_check_count; c++) {
@@ -48,7 +49,7 @@ int verify_run(FILE *out, const char *only, int counts[3]) {
         matched++;
         char detail[512];
         double t0 = timing_now_s();
-        enum verify_status s = verify_checks[c].run(detail, sizeof detail);
+        enum verify_status s = verify_checks[c].run(detail, sizeof detail, threads);
         counts[s]++;
         print_line(out, verify_checks[c].name, detail, timing_now_s() - t0, s);
     }
@@ -61,7 +62,7 @@ int verify_run(FILE *out, const char *only, int counts[3]) {
         matched++;
         char detail[512];
         double t0 = timing_now_s();
-        enum verify_status s = kernel_check_every_isa(&kc[c], detail, sizeof detail);
+        enum verify_status s = kernel_check_every_isa(&kc[c], detail, sizeof detail, threads);
         counts[s]++;
         print_line(out, name, detail, timing_now_s() - t0, s);
     }

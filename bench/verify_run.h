@@ -7,9 +7,9 @@
 
 #include "bench/verify_checks.h"
 
-/* Checks whose name starts with `only` (NULL: all). counts[VERIFY_PASSED..VERIFY_SKIPPED] are filled.
- * Returns the number of checks that matched. */
-int verify_run(FILE *out, const char *only, int counts[3]);
+/* Checks whose name starts with `only` (NULL: all), their kernels on `threads` threads.
+ * counts[VERIFY_PASSED..VERIFY_SKIPPED] are filled. Returns the number of checks that matched. */
+int verify_run(FILE *out, const char *only, int threads, int counts[3]);
 /* How many checks' names start with `only` (NULL: all), without running them. */
 int verify_count(const char *only);
 /* Prints every check's name, one a line. */

@@ -3,12 +3,12 @@
  * on odd shapes (rows, columns and batch not multiples of any vector width or tile), with blockings small
  * enough to cut the columns into several blocks, for every ISA the CPU has, in tests/test_kernels_gemm.c. */
 #include <cblas.h>
-#include <omp.h>
 #include <string.h>
 
 #include "kernels/col_panels.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_ops.h"
+#include "kernels/team.h"
 
 /* Rows are handed out in chunks of about this many weight bytes (whole row tiles), dynamically, as matvec
  * does: one chunk is one long stretch of the matrix, and a thread that loses its core does not hold the
@@ -172,9 +172,9 @@ bool gemm_backend_available(enum matvec_backend backend, enum fr_dtype wtype, in
 }
 
 int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, int ldx, int batch, int rows,
-         int cols, int panel_cols, const struct gemm_blocking *blk, enum matvec_backend backend,
+         int cols, int panel_cols, const struct gemm_blocking *blk, enum matvec_backend backend, int threads,
          const char **why) {
-    if (batch == 1) return matvec_panels(y, w, wtype, x, rows, cols, panel_cols, backend, why);
+    if (batch == 1) return matvec_panels(y, w, wtype, x, rows, cols, panel_cols, backend, threads, why);
     if (panel_cols < 1) {
         if (why) *why = "column panels of fewer than one column";
         return -1;
@@ -195,14 +195,14 @@ int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, 
                               .rows = rows,
                               .cols = cols,
                               .pw = panel_cols};
-        if (omp_in_parallel()) { /* the pool's setting is global: one call for the whole team */
+        if (kernel_team_in_region()) { /* the pool's setting is global: one call for the whole team */
 #pragma omp single
             gemm_openblas_rows(&a, 0, rows);
             return 0;
         }
         int pool = openblas_get_num_threads();
         openblas_set_num_threads(1);
-#pragma omp parallel
+#pragma omp parallel num_threads(threads < 1 ? 1 : threads)
         gemm_openblas_chunks(&a);
         openblas_set_num_threads(pool);
         return 0;
@@ -221,10 +221,11 @@ int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, 
         .pw = panel_cols,
         .kc = gemm_plan_kc(ops, batch, panel_cols < cols ? panel_cols : cols, fr_dtype_size(wtype), blk),
         .ops = ops};
-    if (omp_in_parallel()) {
+    if (kernel_team_in_region()) {
         gemm_chunks(&a); /* ends with the work-share's barrier */
     } else {
-#pragma omp parallel if ((size_t)rows * (size_t)cols * (size_t)batch >= GEMM_PARALLEL_MIN)
+#pragma omp parallel if ((size_t)rows * (size_t)cols * (size_t)batch >= GEMM_PARALLEL_MIN)                   \
+    num_threads(threads < 1 ? 1 : threads)
         gemm_chunks(&a);
     }
     return 0;

@@ -32,9 +32,10 @@ int gemm_block_cols(int batch, int cols, enum fr_dtype wtype, const struct gemm_
  * OpenBLAS exports; Debian 12's 0.3.21 does not). The sgemm runs on the OpenMP team, not on OpenBLAS's own
  * pool: chunks of rows handed out dynamically, one single-threaded sgemm each (OpenBLAS set to one thread for
  * the call and restored after); called inside a parallel region, one thread makes one whole call. Returns -1
- * (and sets *why when non-NULL) when the backend cannot run it. */
+ * (and sets *why when non-NULL) when the backend cannot run it. Outside a parallel region it opens one of
+ * `threads` threads (the run's), as matvec does. */
 int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, int ldx, int batch, int rows,
-         int cols, int panel_cols, const struct gemm_blocking *blk, enum matvec_backend backend,
+         int cols, int panel_cols, const struct gemm_blocking *blk, enum matvec_backend backend, int threads,
          const char **why);
 bool gemm_backend_available(enum matvec_backend backend, enum fr_dtype wtype, int batch, const char **why);
 /* The plain reference: matvec_ref_panels for each batch row (double accumulation). */

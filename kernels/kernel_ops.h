@@ -36,6 +36,8 @@ struct kernel_ops {
     void (*matvec_bf16)(float *y, const uint16_t *w, const float *x, int rows, int cols, int add);
     /* The same product by the loop of the CPUs that stream faster through L2 (kernel_prefetch_active()) */
     void (*matvec_bf16_l2)(float *y, const uint16_t *w, const float *x, int rows, int cols, int add);
+    /* The same product by the loop a run of one thread (--threads 1) takes, in or out of any region */
+    void (*matvec_bf16_solo)(float *y, const uint16_t *w, const float *x, int rows, int cols, int add);
     void (*matvec_f32)(float *y, const float *w, const float *x, int rows, int cols, int add);
     /* sum of x[i]^2, f32 lanes added at the end */
     float (*sum_squares)(const float *x, int n);

@@ -9,7 +9,6 @@
  * outside any region they open their own `omp parallel` region. */
 #include <cpuid.h>
 #include <math.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,16 +222,17 @@ static void matvec_chunk(const struct matvec_plan *plan, int c, float *y, const 
  * OpenMP team (a team of one outside any parallel region). Each panel ends at the team's barrier, so the next
  * one adds to finished sums. */
 static void matvec_chunks(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
-                          int pw, const struct kernel_ops *ops) {
-    matvec_bf16_loop bf16_loop =
-        kernel_prefetch_active() == KERNEL_PREFETCH_L2 ? ops->matvec_bf16_l2 : ops->matvec_bf16;
+                          int pw, const struct kernel_ops *ops, int threads) {
+    matvec_bf16_loop bf16_loop = kernel_prefetch_active() == KERNEL_PREFETCH_L2 ? ops->matvec_bf16_l2
+                                 : threads == 1                                 ? ops->matvec_bf16_solo
+                                                                                : ops->matvec_bf16;
     size_t el = fr_dtype_size(wtype);
     for (int p = 0; p < col_panel_count(cols, pw); p++) {
         int n = col_panel_cols(cols, pw, p);
         const void *wp = (const unsigned char *)w + col_panel_start(rows, pw, p) * el;
         const float *xp = x + (size_t)p * (size_t)pw;
         struct matvec_plan plan;
-        matvec_plan_make(&plan, rows, (size_t)n * el, omp_get_num_threads());
+        matvec_plan_make(&plan, rows, (size_t)n * el, kernel_team_size());
         if (kernel_team_active()) {
             struct kernel_share share;
             kernel_share_begin(&share, plan.n_chunks);
@@ -252,7 +252,7 @@ bool matvec_opens_team(int rows, int cols) {
 }
 
 int matvec_panels(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
-                  int panel_cols, enum matvec_backend backend, const char **why) {
+                  int panel_cols, enum matvec_backend backend, int threads, const char **why) {
     if (panel_cols < 1) {
         if (why) *why = "column panels of fewer than one column";
         return -1;
@@ -266,17 +266,18 @@ int matvec_panels(float *y, const void *w, enum fr_dtype wtype, const float *x, 
     }
     const struct kernel_ops *ops = kernel_ops_active();
     if (kernel_team_shares()) {
-        matvec_chunks(y, w, wtype, x, rows, cols, panel_cols, ops); /* ends with the team's barrier */
+        matvec_chunks(y, w, wtype, x, rows, cols, panel_cols, ops,
+                      threads); /* ends with the team's barrier */
     } else {
-#pragma omp parallel if (matvec_opens_team(rows, cols) && omp_get_max_threads() > 1)
-        matvec_chunks(y, w, wtype, x, rows, cols, panel_cols, ops);
+#pragma omp parallel if (matvec_opens_team(rows, cols) && threads > 1) num_threads(threads > 1 ? threads : 1)
+        matvec_chunks(y, w, wtype, x, rows, cols, panel_cols, ops, threads);
     }
     return 0;
 }
 
 int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
-           enum matvec_backend backend, const char **why) {
-    return matvec_panels(y, w, wtype, x, rows, cols, cols > 0 ? cols : 1, backend, why);
+           enum matvec_backend backend, int threads, const char **why) {
+    return matvec_panels(y, w, wtype, x, rows, cols, cols > 0 ? cols : 1, backend, threads, why);
 }
 
 /* ---- elementwise and norms ---- */
@@ -609,7 +610,8 @@ void attention_serial(float *out, const float *q, const void *k_cache, const voi
 }
 
 void attention(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
-               int n_pos, size_t head_stride, int n_heads, int n_kv_heads, int head_dim, float *scratch) {
+               int n_pos, size_t head_stride, int n_heads, int n_kv_heads, int head_dim, float *scratch,
+               int threads) {
     struct attn_args a;
     if (!attn_args_make(&a, out, q, k_cache, v_cache, kvtype, n_pos, head_stride, n_heads, n_kv_heads,
                         head_dim, scratch))
@@ -620,19 +622,19 @@ void attention(float *out, const float *q, const void *k_cache, const void *v_ca
     const bool in_team = kernel_team_shares(), fits = attn_team_fits(&a);
     if (in_team && (fits || attn_heads_fit(&a))) {
         /* the same plan in every thread; whole heads where the positions are too few to cut */
-        struct attn_plan plan = fits ? attn_plan_make(&a, omp_get_num_threads()) : attn_plan_whole(&a);
-        if (omp_get_thread_num() == 0) attn_counters_zero(&a);
+        struct attn_plan plan = fits ? attn_plan_make(&a, kernel_team_size()) : attn_plan_whole(&a);
+        if (kernel_team_thread() == 0) attn_counters_zero(&a);
         kernel_team_sync(); /* no thread takes a piece before */
         attention_team(&a, &plan);
         kernel_team_sync();
         return;
     }
     if (!fits) {
-        if (!in_team || omp_get_thread_num() == 0) attention_single(&a);
+        if (!in_team || kernel_team_thread() == 0) attention_single(&a);
         kernel_team_sync();
         return;
     }
-    int nt = omp_get_max_threads();
+    int nt = threads;
     struct attn_plan plan = attn_plan_make(&a, nt);
     if (nt < 2 || plan.n < 2) {
         attention_single(&a);

@@ -47,17 +47,19 @@ const char *kernel_matvec_describe(void);
 /* ---- matvec: y[rows] = W[rows][cols] . x[cols], W bf16 or f32, x and y f32, f32 accumulation ---- */
 enum matvec_backend { MATVEC_BACKEND_FORGE, MATVEC_BACKEND_OPENBLAS };
 /* Splits rows across OpenMP threads: called outside a parallel region (the usual case) it opens its own
- * `omp parallel` team; called inside an active one, every thread of the team must make the same call (like an
- * orphaned `omp for`) and each computes its share. MATVEC_BACKEND_OPENBLAS runs on OpenBLAS's own threads
- * instead (see kernels/matvec_openblas.c). Returns -1 (and sets *why when non-NULL) if the backend cannot run
- * this weight type here (e.g. an OpenBLAS build without cblas_sbgemv). */
+ * `omp parallel` team of `threads` threads (the run's thread count: with 1 the call runs on the calling
+ * thread, and on AVX-512 takes the solo loop, kernel_ops.h matvec_bf16_solo); called inside an active one,
+ * every thread of the team must make the same call (like an orphaned `omp for`) and each computes its share.
+ * MATVEC_BACKEND_OPENBLAS runs on OpenBLAS's own threads instead (see kernels/matvec_openblas.c). Returns -1
+ * (and sets *why when non-NULL) if the backend cannot run this weight type here (e.g. an OpenBLAS build
+ * without cblas_sbgemv). */
 int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
-           enum matvec_backend backend, const char **why);
+           enum matvec_backend backend, int threads, const char **why);
 /* matvec of W stored as column panels of panel_cols columns (kernels/col_panels.h; panel_cols >= cols is
  * matvec itself): the forge backend work-shares each panel's rows in turn, adding every panel after the
  * first to y; OpenBLAS makes one call per panel (beta 1 after the first). panel_cols < 1 is refused. */
 int matvec_panels(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
-                  int panel_cols, enum matvec_backend backend, const char **why);
+                  int panel_cols, enum matvec_backend backend, int threads, const char **why);
 bool matvec_backend_available(enum matvec_backend backend, enum fr_dtype wtype, const char **why);
 /* Whether matvec (forge backend, called from one thread outside a parallel region, with more than one
  * OpenMP thread) opens an OpenMP team for this shape: small products run on the calling thread alone. The
@@ -129,9 +131,11 @@ void kv_store(void *dst, enum fr_dtype kvtype, const float *src, int n);
  * the heads; a cut head's partial softmax sums merged by whichever thread finishes its last piece), so every
  * cached row is read once per step whatever the head or thread count. Inside a parallel region every thread
  * of the team makes the call; there, positions too few to cut still go out as whole heads once they are more
- * than one block (kernel_ops.h KERNEL_ATT_BLOCK). */
+ * than one block (kernel_ops.h KERNEL_ATT_BLOCK). Outside a region it opens one of at most `threads` threads
+ * (the run's). */
 void attention(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
-               int n_pos, size_t head_stride, int n_heads, int n_kv_heads, int head_dim, float *scratch);
+               int n_pos, size_t head_stride, int n_heads, int n_kv_heads, int head_dim, float *scratch,
+               int threads);
 /* The same on the calling thread alone, in or out of any team (roofline/core_speed.c times it on one core
  * at a time while the others wait). */
 void attention_serial(float *out, const float *q, const void *k_cache, const void *v_cache,

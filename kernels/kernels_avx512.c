@@ -3,7 +3,6 @@
  * are not used: they would round x to bf16 too, so bf16 is widened exactly (zero-extend, shift into the f32
  * high half). Checked against the _ref twins in tests/test_kernels_*.c. */
 #include <immintrin.h>
-#include <omp.h>
 #include <stdint.h>
 
 #include "kernels/kernel_ops.h"
@@ -118,16 +117,12 @@ static inline vf vf_scale_exp2(vf p, vf n, vf x) {
 /* A run of one thread runs the AVX2 bf16 matvec, with its L2 prefetch (MV_SOLO_L2_BYTES): one core alone read
  * faster with it than with any 512-bit loop tried; teams keep the 512-bit loop (docs/tuning/matvec.md,
  * "AVX-512 on one thread"). */
-static void matvec_bf16_avx512(float *y, const uint16_t *w, const float *x, int rows, int cols, int add);
-static void matvec_bf16_avx512_or_solo(float *y, const uint16_t *w, const float *x, int rows, int cols,
-                                       int add) {
-    /* The run's thread setting, not the size of the region this call is in: a matvec then gives the same
-     * bits in a kernel team, in its own region and serially (the block timings rely on it), and a run with
-     * --threads 1 still takes the AVX2 loop. */
-    if (omp_get_max_threads() == 1)
-        kernel_ops_avx2.matvec_bf16(y, w, x, rows, cols, add);
-    else
-        matvec_bf16_avx512(y, w, x, rows, cols, add);
+static void matvec_bf16_solo_avx512(float *y, const uint16_t *w, const float *x, int rows, int cols,
+                                    int add) {
+    /* Chosen by the run's thread count (matvec's `threads`), not the size of the region this call is in: a
+     * matvec then gives the same bits in a kernel team, in its own region and serially (the block timings
+     * rely on it), and a run with --threads 1 still takes the AVX2 loop. */
+    kernel_ops_avx2.matvec_bf16(y, w, x, rows, cols, add);
 }
 
 /* On the CPUs that stream through L2 (Zen 5) every team runs the AVX2 loop: there 512-bit loads that stream
@@ -138,10 +133,10 @@ static void matvec_bf16_l2_avx512(float *y, const uint16_t *w, const float *x, i
     kernel_ops_avx2.matvec_bf16_l2(y, w, x, rows, cols, add);
 }
 
-#define KFN(name)           name##_avx512
-#define KOPS_TABLE          kernel_ops_avx512
-#define KOPS_MATVEC_BF16    matvec_bf16_avx512_or_solo
-#define KOPS_MATVEC_BF16_L2 matvec_bf16_l2_avx512
+#define KFN(name)             name##_avx512
+#define KOPS_TABLE            kernel_ops_avx512
+#define KOPS_MATVEC_BF16_SOLO matvec_bf16_solo_avx512
+#define KOPS_MATVEC_BF16_L2   matvec_bf16_l2_avx512
 #include "kernels/kernels_simd_body.h"
 
 /* the gemm inner loop over the same primitives: 4 x 6 accumulators of the 32 zmm registers */

@@ -67,13 +67,13 @@ static double chk_mag(enum fr_dtype t, int pw, int r, const float *x) {
     return mag;
 }
 
-static int chk_matvec(double *max_err, enum fr_dtype t, int pw) {
+static int chk_matvec(double *max_err, int threads, enum fr_dtype t, int pw) {
     chk_fill(chk_w32, MV_ROWS * MV_COLS, 1, -1.0f, 1.0f);
     chk_fill(chk_x, MV_COLS, 2, -2.0f, 2.0f);
     if (t == FR_DTYPE_BF16)
         for (size_t i = 0; i < MV_ROWS * MV_COLS; i++) chk_w16[i] = bf16_from_f32(chk_w32[i]);
     const void *w = t == FR_DTYPE_BF16 ? (const void *)chk_w16 : (const void *)chk_w32;
-    if (matvec_panels(chk_y, w, t, chk_x, MV_ROWS, MV_COLS, pw, MATVEC_BACKEND_FORGE, NULL) != 0)
+    if (matvec_panels(chk_y, w, t, chk_x, MV_ROWS, MV_COLS, pw, MATVEC_BACKEND_FORGE, threads, NULL) != 0)
         return *max_err = INFINITY, 1;
     matvec_ref_panels(chk_ref, w, t, chk_x, MV_ROWS, MV_COLS, pw);
     *max_err = 0.0;
@@ -86,14 +86,14 @@ static int chk_matvec(double *max_err, enum fr_dtype t, int pw) {
 #define GM_BATCH 7
 static float chk_gx[GM_BATCH * MV_COLS], chk_gy[GM_BATCH * MV_ROWS], chk_gref[GM_BATCH * MV_ROWS];
 
-static int chk_gemm(double *max_err, enum fr_dtype t, int pw) {
+static int chk_gemm(double *max_err, int threads, enum fr_dtype t, int pw) {
     chk_fill(chk_w32, MV_ROWS * MV_COLS, 3, -1.0f, 1.0f);
     chk_fill(chk_gx, GM_BATCH * MV_COLS, 4, -2.0f, 2.0f);
     if (t == FR_DTYPE_BF16)
         for (size_t i = 0; i < MV_ROWS * MV_COLS; i++) chk_w16[i] = bf16_from_f32(chk_w32[i]);
     const void *w = t == FR_DTYPE_BF16 ? (const void *)chk_w16 : (const void *)chk_w32;
     if (gemm(chk_gy, MV_ROWS, w, t, chk_gx, MV_COLS, GM_BATCH, MV_ROWS, MV_COLS, pw, NULL,
-             MATVEC_BACKEND_FORGE, NULL) != 0)
+             MATVEC_BACKEND_FORGE, threads, NULL) != 0)
         return *max_err = INFINITY, 1;
     gemm_ref(chk_gref, MV_ROWS, w, t, chk_gx, MV_COLS, GM_BATCH, MV_ROWS, MV_COLS, pw);
     *max_err = 0.0;
@@ -106,27 +106,28 @@ static int chk_gemm(double *max_err, enum fr_dtype t, int pw) {
     return !(*max_err <= TOL_MATVEC);
 }
 
-static int chk_gemm_bf16(double *e) {
-    return chk_gemm(e, FR_DTYPE_BF16, MV_COLS);
+static int chk_gemm_bf16(double *e, int threads) {
+    return chk_gemm(e, threads, FR_DTYPE_BF16, MV_COLS);
 }
-static int chk_gemm_f32(double *e) {
-    return chk_gemm(e, FR_DTYPE_F32, MV_COLS);
+static int chk_gemm_f32(double *e, int threads) {
+    return chk_gemm(e, threads, FR_DTYPE_F32, MV_COLS);
 }
-static int chk_gemm_bf16_panels(double *e) {
-    return chk_gemm(e, FR_DTYPE_BF16, MV_PANEL);
-}
-
-static int chk_matvec_bf16(double *e) {
-    return chk_matvec(e, FR_DTYPE_BF16, MV_COLS);
-}
-static int chk_matvec_f32(double *e) {
-    return chk_matvec(e, FR_DTYPE_F32, MV_COLS);
-}
-static int chk_matvec_bf16_panels(double *e) {
-    return chk_matvec(e, FR_DTYPE_BF16, MV_PANEL);
+static int chk_gemm_bf16_panels(double *e, int threads) {
+    return chk_gemm(e, threads, FR_DTYPE_BF16, MV_PANEL);
 }
 
-static int chk_rmsnorm(double *max_err) {
+static int chk_matvec_bf16(double *e, int threads) {
+    return chk_matvec(e, threads, FR_DTYPE_BF16, MV_COLS);
+}
+static int chk_matvec_f32(double *e, int threads) {
+    return chk_matvec(e, threads, FR_DTYPE_F32, MV_COLS);
+}
+static int chk_matvec_bf16_panels(double *e, int threads) {
+    return chk_matvec(e, threads, FR_DTYPE_BF16, MV_PANEL);
+}
+
+static int chk_rmsnorm(double *max_err, int threads) {
+    (void)threads; /* runs on the calling thread */
     chk_fill(chk_a, NORM_N, 3, -3.0f, 3.0f);
     chk_fill(chk_b, NORM_N, 4, 0.5f, 1.5f);
     rmsnorm(chk_c, chk_a, chk_b, NORM_N, 1e-6f);
@@ -137,7 +138,8 @@ static int chk_rmsnorm(double *max_err) {
     return !(*max_err <= TOL_RMSNORM);
 }
 
-static int chk_rmsnorm_heads(double *max_err) {
+static int chk_rmsnorm_heads(double *max_err, int threads) {
+    (void)threads; /* runs on the calling thread */
     enum { N = AT_HEADS * AT_DIM };
     chk_fill(chk_a, N, 5, -2.0f, 2.0f);
     chk_fill(chk_b, AT_DIM, 6, 0.5f, 1.5f);
@@ -151,7 +153,8 @@ static int chk_rmsnorm_heads(double *max_err) {
     return !(*max_err <= TOL_HEADS);
 }
 
-static int chk_swiglu(double *max_err) {
+static int chk_swiglu(double *max_err, int threads) {
+    (void)threads; /* runs on the calling thread */
     enum { N = 3072 };
     chk_fill(chk_a, N, 7, -20.0f, 20.0f);
     chk_fill(chk_b, N, 8, -2.0f, 2.0f);
@@ -163,7 +166,8 @@ static int chk_swiglu(double *max_err) {
     return !(*max_err <= TOL_SWIGLU);
 }
 
-static int chk_rope(double *max_err) {
+static int chk_rope(double *max_err, int threads) {
+    (void)threads; /* runs on the calling thread */
     enum { N = AT_HEADS * AT_DIM, HALF = AT_DIM / 2 };
     float cs[HALF], sn[HALF];
     chk_fill(chk_a, N, 9, -1.0f, 1.0f);
@@ -183,7 +187,7 @@ static int chk_rope(double *max_err) {
     return !(*max_err <= TOL_ROPE);
 }
 
-static int chk_attention(double *max_err, enum fr_dtype t) {
+static int chk_attention(double *max_err, int threads, enum fr_dtype t) {
     enum { NKV = AT_POS * AT_KV * AT_DIM };
     chk_fill(chk_q, AT_HEADS * AT_DIM, 10, -1.0f, 1.0f);
     chk_fill(chk_k32, NKV, 11, -1.0f, 1.0f);
@@ -196,7 +200,7 @@ static int chk_attention(double *max_err, enum fr_dtype t) {
     }
     /* head-major, each head's rows right after the previous head's */
     const size_t stride = (size_t)AT_POS * AT_DIM;
-    attention(chk_out, chk_q, k, v, t, AT_POS, stride, AT_HEADS, AT_KV, AT_DIM, chk_scratch);
+    attention(chk_out, chk_q, k, v, t, AT_POS, stride, AT_HEADS, AT_KV, AT_DIM, chk_scratch, threads);
     attention_ref(chk_oref, chk_q, k, v, t, AT_POS, stride, AT_HEADS, AT_KV, AT_DIM, chk_scratch);
     *max_err = 0.0;
     for (int i = 0; i < AT_HEADS * AT_DIM; i++)
@@ -204,15 +208,16 @@ static int chk_attention(double *max_err, enum fr_dtype t) {
     return !(*max_err <= TOL_ATTENTION);
 }
 
-static int chk_attention_bf16(double *e) {
-    return chk_attention(e, FR_DTYPE_BF16);
+static int chk_attention_bf16(double *e, int threads) {
+    return chk_attention(e, threads, FR_DTYPE_BF16);
 }
-static int chk_attention_f32(double *e) {
-    return chk_attention(e, FR_DTYPE_F32);
+static int chk_attention_f32(double *e, int threads) {
+    return chk_attention(e, threads, FR_DTYPE_F32);
 }
 
 /* Exact kernels: residual add, embedding gather, KV store; error 0 or 1 (mismatch). */
-static int chk_exact(double *max_err) {
+static int chk_exact(double *max_err, int threads) {
+    (void)threads; /* runs on the calling thread */
     enum { N = 1027 };
     int bad = 0;
     chk_fill(chk_a, N, 13, -100.0f, 100.0f);

@@ -134,6 +134,7 @@ static void attn_partial_scalar(float *o, float *m, float *l, float *sbuf, int p
 const struct kernel_ops kernel_ops_scalar = {
     .matvec_bf16 = matvec_bf16_scalar,
     .matvec_bf16_l2 = matvec_bf16_scalar, /* no prefetch to choose */
+    .matvec_bf16_solo = matvec_bf16_scalar,
     .matvec_f32 = matvec_f32_scalar,
     .sum_squares = sum_squares_scalar,
     .scale_mul = scale_mul_scalar,

@@ -8,11 +8,13 @@
  *   vf_store_part/vf_store_bf16_part, vf_min/fnmadd/round (to nearest), vf_scale_exp2 (p * 2^n, NaN x
  *   passed through), KFN(name) (ISA-suffixed name), KOPS_TABLE (the kernel_ops table to define) and the
  *   tuning constants ATT_NV, ATT_SPLIT_SUMS, MV_WIDE_ROWS and MV_SOLO_L2_BYTES;
- *   optionally KOPS_MATVEC_BF16 (the table's bf16 matvec, when it is not this file's loop).
+ *   optionally KOPS_MATVEC_BF16 (the table's bf16 matvec, when it is not this file's loop) and
+ *   KOPS_MATVEC_BF16_SOLO (the one of a run of one thread, when it is not KOPS_MATVEC_BF16).
  * Not a header of its own: it defines static functions and one table in the including file. */
 #include <immintrin.h>
 #include <math.h>
-#include <omp.h>
+
+#include "kernels/team.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -225,12 +227,12 @@ KF_ALWAYS_INLINE void mv_dot_row_pair_bf16(float *ya, float *yb, const uint16_t 
  * one). */
 KF_ALWAYS_INLINE void mv_rows_bf16(float *y, const uint16_t *w, size_t cols, const float *x, const float *xe,
                                    const float *xo, int rows, int n, int add, const int l2) {
-    const int wide = n > MV_WIDE_COLS, solo = MV_SOLO_L2_BYTES > 0 && omp_get_num_threads() == 1;
+    const int wide = n > MV_WIDE_COLS, solo = MV_SOLO_L2_BYTES > 0 && kernel_team_size() == 1;
     int r = 0;
     float d[MV_WIDE_ROWS];
     if (l2 && !wide) { /* row k with row k + half, the odd row left over alone */
         const int half = rows / 2;
-        int ramp = omp_get_num_threads() > 1 ? (MV_PAIR_RAMP_BYTES + 2 * n - 1) / (2 * n) : 0;
+        int ramp = kernel_team_size() > 1 ? (MV_PAIR_RAMP_BYTES + 2 * n - 1) / (2 * n) : 0;
         ramp = ramp < half ? ramp : half;
         for (int k = 0; k < half; k++) {
             float da, db;
@@ -800,10 +802,14 @@ static void KFN(attn_partial)(float *o, float *m, float *l, float *sbuf, int pb,
 #ifndef KOPS_MATVEC_BF16
 #define KOPS_MATVEC_BF16 KFN(matvec_bf16)
 #endif
+#ifndef KOPS_MATVEC_BF16_SOLO
+#define KOPS_MATVEC_BF16_SOLO KOPS_MATVEC_BF16
+#endif
 
 const struct kernel_ops KOPS_TABLE = {
     .matvec_bf16 = KOPS_MATVEC_BF16,
     .matvec_bf16_l2 = KOPS_MATVEC_BF16_L2,
+    .matvec_bf16_solo = KOPS_MATVEC_BF16_SOLO,
     .matvec_f32 = KFN(matvec_f32),
     .sum_squares = KFN(sum_squares),
     .scale_mul = KFN(scale_mul),

@@ -162,12 +162,12 @@ static void softmax_passes(void *ctx) {
 /* The softmax up to its last step: e[n] = exp((row - max) / temperature) and their sum, in double: each
  * part's sum lane by lane (lane i % 16), the parts' lanes added in part order, then the lanes pairwise; the
  * same bits on any number of threads (sampler_split.h). *sum >= 1: the max contributes exp(0). */
-static int softmax_exp(float *e, const void *row, enum fr_dtype dtype, int n, float temperature, double *sum,
-                       struct fr_err *err) {
+static int softmax_exp(float *e, const void *row, enum fr_dtype dtype, int n, float temperature, int threads,
+                       double *sum, struct fr_err *err) {
     if (check_softmax(row, n, temperature, err)) return -1;
     struct softmax_pass s = {
         .ops = sampler_ops(), .row = row, .dtype = dtype, .e = e, .n = n, .temperature = temperature};
-    sampler_split_run(n, softmax_passes, &s);
+    sampler_split_run(n, threads, softmax_passes, &s);
     if (s.bad || s.max == -INFINITY) return row_error(row, dtype, n, err);
     double acc[SAMPLER_LANES] = {0};
     for (int k = 0; k < SAMPLER_PARTS; k++)
@@ -184,16 +184,16 @@ static float softmax_scale(double sum) {
     return (float)(1.0 / sum);
 }
 
-int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
+int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature, int threads,
                     struct fr_err *err) {
     double sum = 1;
-    if (softmax_exp(probs, row, dtype, n, temperature, &sum, err)) return -1;
+    if (softmax_exp(probs, row, dtype, n, temperature, threads, &sum, err)) return -1;
     sampler_ops()->scale(probs, n, softmax_scale(sum));
     return 0;
 }
 
-int sampler_softmax_threads(int n) {
-    return sampler_split_threads(n);
+int sampler_softmax_threads(int n, int threads) {
+    return sampler_split_threads(n, threads);
 }
 
 int sampler_softmax_ref(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
@@ -291,7 +291,7 @@ static void *align64(void *p) {
 }
 
 int sampler_pick_row(const void *row, enum fr_dtype dtype, int vocab, const struct sampler_params *p,
-                     uint64_t step, void *scratch, int *token, struct fr_err *err) {
+                     uint64_t step, void *scratch, int threads, int *token, struct fr_err *err) {
     if (sampler_check_params(p, err)) return -1;
     if (p->temperature == 0.0f) return sampler_argmax(row, dtype, vocab, token, err);
     if (check_shape(row, vocab, err)) return -1;
@@ -303,7 +303,7 @@ int sampler_pick_row(const void *row, enum fr_dtype dtype, int vocab, const stru
      * probabilities, its last pass leaves the draw its block sums. Bit for bit the separate pieces
      * (tests/test_sampler.c, `verify` sampler.pick). */
     double sum = 1;
-    if (softmax_exp(probs, row, dtype, vocab, p->temperature, &sum, err)) return -1;
+    if (softmax_exp(probs, row, dtype, vocab, p->temperature, threads, &sum, err)) return -1;
     struct sampler_topp_in in = {probs, probs, softmax_scale(sum), NULL, sum, NULL};
     struct sampler_draw_blocks db = {sums, -1, -1};
     sampler_top_p_fast_fused(probs, &in, vocab, p->top_p, work, &db);
@@ -315,6 +315,6 @@ int sampler_pick_row(const void *row, enum fr_dtype dtype, int vocab, const stru
 }
 
 int sampler_pick(const float *logits, int vocab, const struct sampler_params *p, uint64_t step, void *scratch,
-                 int *token, struct fr_err *err) {
-    return sampler_pick_row(logits, FR_DTYPE_F32, vocab, p, step, scratch, token, err);
+                 int threads, int *token, struct fr_err *err) {
+    return sampler_pick_row(logits, FR_DTYPE_F32, vocab, p, step, scratch, threads, token, err);
 }

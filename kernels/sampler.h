@@ -32,13 +32,14 @@ int sampler_check_params(const struct sampler_params *p, struct fr_err *err);
 /* Bytes of scratch sampler_pick needs for a row of `vocab` logits (probabilities + top-p work space). */
 size_t sampler_scratch_bytes(int vocab);
 
-/* Picks the token for decode step `step` from f32 logits[vocab]; greedy when temperature == 0.
- * Returns 0 and sets *token, or -1 with a message (bad parameters, NaN / +inf in the row, all -inf). */
+/* Picks the token for decode step `step` from f32 logits[vocab]; greedy when temperature == 0. The softmax
+ * runs on up to `threads` threads (the run's; sampler_softmax). Returns 0 and sets *token, or -1 with a
+ * message (bad parameters, NaN / +inf in the row, all -inf). */
 int sampler_pick(const float *logits, int vocab, const struct sampler_params *p, uint64_t step, void *scratch,
-                 int *token, struct fr_err *err);
+                 int threads, int *token, struct fr_err *err);
 /* The same for a row of f32 or bf16 logits. */
 int sampler_pick_row(const void *row, enum fr_dtype dtype, int vocab, const struct sampler_params *p,
-                     uint64_t step, void *scratch, int *token, struct fr_err *err);
+                     uint64_t step, void *scratch, int threads, int *token, struct fr_err *err);
 
 /* ---- the pieces, exposed for tests, verify and the benchmark ---- */
 
@@ -49,14 +50,15 @@ int sampler_argmax_ref(const void *row, enum fr_dtype dtype, int n, int *index, 
 /* probs[n] = softmax((row - max) / temperature), temperature > 0. Same checks as sampler_argmax.
  * Every instruction-set path and every thread count gives bit-identical output: the exp below, 16 double
  * partial sums (lane i % 16) in each of 8 fixed parts of the row, added part by part and reduced in a fixed
- * tree, and each exp times the f32 reciprocal of that sum. The max and the exp passes run on OpenMP's
+ * tree, and each exp times the f32 reciprocal of that sum. The max and the exp passes run on up to `threads`
  * threads (sampler_softmax_threads); sampler_pick's top-p filter and draw run on the calling thread. */
-int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
+int sampler_softmax(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature, int threads,
                     struct fr_err *err);
-/* The threads a softmax of n tokens runs on if called now: 1 below SAMPLER_SOFTMAX_SPLIT_MIN tokens or inside
- * a parallel region, else omp_get_max_threads(), at most the processors and 8. One fork a call when more. */
+/* The threads a softmax of n tokens runs on if called now with `threads`: 1 below SAMPLER_SOFTMAX_SPLIT_MIN
+ * tokens or inside a parallel region, else threads, at most the processors and 8. One fork a call when
+ * more. */
 #define SAMPLER_SOFTMAX_SPLIT_MIN SAMPLER_SPLIT_MIN
-int sampler_softmax_threads(int n);
+int sampler_softmax_threads(int n, int threads);
 /* Plain scalar twin: libm expf and a double sum; agrees with sampler_softmax to a few ulp. */
 int sampler_softmax_ref(float *probs, const void *row, enum fr_dtype dtype, int n, float temperature,
                         struct fr_err *err);

@@ -2,7 +2,6 @@
  * threads other than the caller wait at the team's barrier for the next pass. */
 #include "kernels/sampler_split.h"
 
-#include <omp.h>
 #include <stddef.h>
 
 #include "kernels/team.h"
@@ -31,15 +30,15 @@ static _Thread_local struct {
     int threads;
 } self;
 
-int sampler_split_threads(int n) {
+int sampler_split_threads(int n, int threads) {
     if (n < SAMPLER_SPLIT_MIN || kernel_team_shares()) return 1;
-    int t = omp_get_max_threads(), procs = omp_get_num_procs();
+    int t = threads, procs = kernel_team_procs();
     if (t > procs) t = procs; /* the team's barrier spins: a processor for each thread (as decode's team) */
     return t < 1 ? 1 : t > SAMPLER_PARTS ? SAMPLER_PARTS : t;
 }
 
-void sampler_split_run(int n, void (*body)(void *ctx), void *ctx) {
-    int threads = sampler_split_threads(n);
+void sampler_split_run(int n, int run_threads, void (*body)(void *ctx), void *ctx) {
+    int threads = sampler_split_threads(n, run_threads);
     if (threads <= 1) { /* inside a run already (its passes keep going to its team), or one thread */
         body(ctx);
         return;
@@ -50,9 +49,9 @@ void sampler_split_run(int n, void (*body)(void *ctx), void *ctx) {
 #pragma omp parallel num_threads(threads)
     {
         kernel_team_join(&team);
-        if (omp_get_thread_num() == 0) {
+        if (kernel_team_thread() == 0) {
             self.order = &order;
-            self.threads = omp_get_num_threads();
+            self.threads = kernel_team_size();
             body(ctx);
             self.order = NULL;
             order.pass = NULL;
@@ -61,7 +60,7 @@ void sampler_split_run(int n, void (*body)(void *ctx), void *ctx) {
             for (;;) {
                 kernel_team_barrier(); /* the order is written before it */
                 if (!order.pass) break;
-                order.pass(order.ctx, omp_get_thread_num(), omp_get_num_threads());
+                order.pass(order.ctx, kernel_team_thread(), kernel_team_size());
                 kernel_team_barrier(); /* this share is done */
             }
         }

@@ -24,12 +24,12 @@ void sampler_parts_of(int t, int threads, int *k0, int *k1);
 /* A pass over a row: thread t of `threads` does its share (sampler_parts_of). */
 typedef void (*sampler_pass)(void *ctx, int t, int threads);
 
-/* The threads a row of n tokens is split over from here: 1 below SAMPLER_SPLIT_MIN or inside a parallel
- * region, else OpenMP's thread count, at most the processors and SAMPLER_PARTS. */
-int sampler_split_threads(int n);
-/* Runs body(ctx) on the calling thread, with the other threads a row of n tokens is worth waiting to run the
- * passes body hands them through sampler_phase. */
-void sampler_split_run(int n, void (*body)(void *ctx), void *ctx);
+/* The threads a row of n tokens is split over from here by a run of `threads`: 1 below SAMPLER_SPLIT_MIN or
+ * inside a parallel region, else threads, at most the processors and SAMPLER_PARTS. */
+int sampler_split_threads(int n, int threads);
+/* Runs body(ctx) on the calling thread, with the other threads (of `threads`) a row of n tokens is worth
+ * waiting to run the passes body hands them through sampler_phase. */
+void sampler_split_run(int n, int threads, void (*body)(void *ctx), void *ctx);
 /* Runs pass(ctx, t, threads) for every t on the threads of the sampler_split_run the caller is in (one
  * thread, t = 0, outside any), and returns when every share is done. */
 void sampler_phase(sampler_pass pass, void *ctx);

@@ -64,6 +64,26 @@ void kernel_team_sync(void) {
     }
 }
 
+int kernel_team_thread(void) {
+    return omp_get_thread_num();
+}
+
+int kernel_team_size(void) {
+    return self.team ? (int)self.size : omp_get_num_threads();
+}
+
+bool kernel_team_in_region(void) {
+    return omp_in_parallel();
+}
+
+int kernel_team_procs(void) {
+    return omp_get_num_procs();
+}
+
+void kernel_team_exact_sizes(void) {
+    omp_set_dynamic(0);
+}
+
 void kernel_share_begin(struct kernel_share *s, int n) {
     s->base = self.base;
     s->n = n;

@@ -38,6 +38,19 @@ void kernel_team_barrier(void);
 /* The team's barrier inside a team, else OpenMP's (inside a region; nothing outside one). */
 void kernel_team_sync(void);
 
+/* The only questions asked of OpenMP. How many threads a run uses is never one of them: the run is told
+ * (--threads), and passes the count to every kernel and region as a parameter. These say where a thread is:
+ * kernel_team_thread is its number in the region it runs in (a kernel team's or OpenMP's; 0 outside any),
+ * kernel_team_size the threads of that region (1 outside any), kernel_team_procs the processors the process
+ * may run on. kernel_team_exact_sizes makes every later region get the threads it asks for (no dynamic
+ * adjustment), as a binding of thread i to core i needs. */
+int kernel_team_thread(void);
+int kernel_team_size(void);
+int kernel_team_procs(void);
+/* Whether the caller runs inside an active OpenMP region (more than one thread), kernel team or not. */
+bool kernel_team_in_region(void);
+void kernel_team_exact_sizes(void);
+
 /* Hands out n work items, 0 .. n - 1, to whichever thread asks next: every thread of the team calls
  * kernel_share_begin, then kernel_share_next until it returns -1, then kernel_share_end, which ends with the
  * team's barrier. No reset between calls: each thread knows where the last one left the ticket counter. */

@@ -4,7 +4,6 @@
  * over several positions, with bf16 and f32 KV caches. */
 #include "model/decode.h"
 
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,15 +68,16 @@ void decode_state_free(struct decode_state *st) {
 }
 
 int decode_state_init(struct decode_state *st, const struct qwen3_weights *w, int max_pos,
-                      enum fr_dtype kvtype, enum matvec_backend backend, struct fr_err *err) {
-    return decode_state_init_rows(st, w, max_pos, kvtype, backend, NULL, err);
+                      enum fr_dtype kvtype, enum matvec_backend backend, int threads, struct fr_err *err) {
+    return decode_state_init_rows(st, w, max_pos, kvtype, backend, threads, NULL, err);
 }
 
 int decode_state_init_rows(struct decode_state *st, const struct qwen3_weights *w, int max_pos,
-                           enum fr_dtype kvtype, enum matvec_backend backend, const struct decode_rows *rows,
-                           struct fr_err *err) {
+                           enum fr_dtype kvtype, enum matvec_backend backend, int threads,
+                           const struct decode_rows *rows, struct fr_err *err) {
     memset(st, 0, sizeof *st);
     const struct qwen3_config *c = &w->cfg;
+    if (threads < 1) return fr_err_set(err, "%d threads: at least one", threads);
     if (c->n_kv_heads <= 0 || c->n_heads % c->n_kv_heads != 0)
         return fr_err_set(err, "model '%s': %d query heads are not a multiple of %d KV heads", c->name,
                           c->n_heads, c->n_kv_heads);
@@ -97,6 +97,7 @@ int decode_state_init_rows(struct decode_state *st, const struct qwen3_weights *
     st->cfg = *c;
     st->w = w;
     st->backend = backend;
+    st->threads = threads;
     st->max_pos = max_pos;
     st->q_dim = c->n_heads * c->head_dim;
     st->kv_dim = c->n_kv_heads * c->head_dim;
@@ -186,10 +187,10 @@ int decode_projection_run(struct decode_state *st, enum block_id b, int layer, i
     if (decode_projection_of(st, b, layer, &p) != 0)
         return fr_err_set(&st->err, "%s is not a projection block", block_name(b));
     if (gemm(p.out, p.rows, p.w, st->w->wtype, p.in, p.cols, batch, p.rows, p.cols, p.panel_cols,
-             &st->blocking, st->backend, &why) != 0)
+             &st->blocking, st->backend, st->threads, &why) != 0)
         return fr_err_set(&st->err, "%s: the matvec backend failed: %s", block_name(b), why ? why : "?");
     /* the residual add is the caller's thread's alone (thread 0 of a kernel team, see decode_step) */
-    if (p.residual && (!kernel_team_active() || omp_get_thread_num() == 0))
+    if (p.residual && (!kernel_team_active() || kernel_team_thread() == 0))
         for (int s = 0; s < batch; s++)
             vec_add(st->x + (size_t)s * (size_t)st->cfg.hidden, p.out + (size_t)s * (size_t)p.rows,
                     st->cfg.hidden);
@@ -255,7 +256,7 @@ static int block_run_once(struct decode_state *st, enum block_id b, int layer, i
     case BLOCK_ATTENTION:
         attention(st->att, q, kv_cache_k(&st->kv, layer, 0, 0), kv_cache_v(&st->kv, layer, 0, 0), st->kv.type,
                   pos + 1, kv_cache_head_stride(&st->kv), c->n_heads, c->n_kv_heads, c->head_dim,
-                  st->att_scratch);
+                  st->att_scratch, st->threads);
         return 0;
     case BLOCK_MLP_NORM:
         rmsnorm(st->xb, st->x, L->mlp_norm, hidden, st->eps);
@@ -268,7 +269,7 @@ static int block_run_once(struct decode_state *st, enum block_id b, int layer, i
         return 0;
     case BLOCK_SAMPLER:
         return sampler_pick(st->logits, c->vocab, &st->sampler_params, st->sample_step, st->sampler_scratch,
-                            &st->sampled_token, &st->err);
+                            st->threads, &st->sampled_token, &st->err);
     case BLOCK_COUNT:
         break;
     }
@@ -286,7 +287,7 @@ static int run_observed(struct decode_state *st, enum block_id b, int layer, int
 
 bool decode_runs_team(enum matvec_backend backend, int threads) {
     /* more threads than processors: a spin barrier would spin while the thread it waits for has no CPU */
-    return backend == MATVEC_BACKEND_FORGE && threads > 1 && threads <= omp_get_num_procs();
+    return backend == MATVEC_BACKEND_FORGE && threads > 1 && threads <= kernel_team_procs();
 }
 
 /* Appends a span to out[*n] when it fits within max; counts it always. */
@@ -339,7 +340,7 @@ struct block_runner {
  * the same block; the function then returns 0 and the caller reads `failed`. */
 static int run_block(const struct block_runner *r, enum block_id b, int layer, int pos) {
     if (!r->team) return run_observed(r->st, b, layer, pos, r->obs, r->err);
-    const bool lead = omp_get_thread_num() == 0;
+    const bool lead = kernel_team_thread() == 0;
     if (block_on_team(b)) {
         kernel_team_barrier();
         if (__atomic_load_n(r->failed, __ATOMIC_RELAXED)) return 0;
@@ -375,14 +376,14 @@ static int layers_of_block(const struct block_runner *r, enum block_id b, int po
  * attention call, and a spin barrier between blocks instead of libgomp's. */
 static int run_blocks(struct decode_state *st, const struct decode_observer *obs, struct fr_err *err,
                       int (*f)(const struct block_runner *, int, int), int arg, int pos) {
-    if (!decode_runs_team(st->backend, omp_get_max_threads()) || kernel_team_shares()) {
+    if (!decode_runs_team(st->backend, st->threads) || kernel_team_shares()) {
         const struct block_runner r = {st, obs, err, false, NULL};
         return f(&r, arg, pos);
     }
     struct kernel_team team;
     kernel_team_init(&team);
     int failed = 0;
-#pragma omp parallel
+#pragma omp parallel num_threads(st->threads)
     {
         const struct block_runner r = {st, obs, err, true, &failed};
         kernel_team_join(&team);

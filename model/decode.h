@@ -31,6 +31,7 @@ struct decode_state {
     const struct qwen3_weights *w; /* borrowed: several states may share one set of weights */
     struct kv_cache kv;            /* owned: [layer][n_kv_heads][max_pos][head_dim] K and V */
     enum matvec_backend backend;   /* forge kernels or OpenBLAS for every matvec */
+    int threads;                   /* the run's threads (--threads): the step's team and every kernel's */
     int max_pos;                   /* positions the cache and rope tables hold */
     int q_dim, kv_dim;             /* n_heads * head_dim, n_kv_heads * head_dim */
     float eps;                     /* rms_norm_eps */
@@ -69,17 +70,17 @@ struct decode_rows {
     float *x, *xb, *qkv, *att, *proj, *gate_up, *hb, *logits;
 };
 
-/* Sets up a state for weights w (kept by pointer), a KV cache of kvtype for max_pos positions, and the
- * matvec backend. Fails with a one-line message on a bad shape (heads not a multiple of KV heads, odd
- * head_dim), max_pos outside [1, max_context], a backend that cannot run w's dtype, or too little memory.
- * On failure the state is left freed. */
+/* Sets up a state for weights w (kept by pointer), a KV cache of kvtype for max_pos positions, the matvec
+ * backend and the run's thread count (at least 1). Fails with a one-line message on a bad shape (heads not a
+ * multiple of KV heads, odd head_dim), max_pos outside [1, max_context], a backend that cannot run w's dtype,
+ * or too little memory. On failure the state is left freed. */
 int decode_state_init(struct decode_state *st, const struct qwen3_weights *w, int max_pos,
-                      enum fr_dtype kvtype, enum matvec_backend backend, struct fr_err *err);
+                      enum fr_dtype kvtype, enum matvec_backend backend, int threads, struct fr_err *err);
 void decode_state_free(struct decode_state *st);
 /* The same, with the activation buffers of `rows` (sized as decode_state's, borrowed: never freed here). */
 int decode_state_init_rows(struct decode_state *st, const struct qwen3_weights *w, int max_pos,
-                           enum fr_dtype kvtype, enum matvec_backend backend, const struct decode_rows *rows,
-                           struct fr_err *err);
+                           enum fr_dtype kvtype, enum matvec_backend backend, int threads,
+                           const struct decode_rows *rows, struct fr_err *err);
 
 /* A projection block (qkv_proj, o_proj, gate_up_proj, down_proj, lm_head) on a state's buffers: its weight
  * matrix [rows][cols], input [cols] and output [rows]; residual: the output is then added into x. */

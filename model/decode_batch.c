@@ -46,8 +46,8 @@ void decode_batch_free(struct decode_batch *bt) {
 }
 
 int decode_batch_init(struct decode_batch *bt, const struct qwen3_weights *w, int batch, int max_pos,
-                      enum fr_dtype kvtype, enum matvec_backend backend, const struct gemm_blocking *blk,
-                      struct fr_err *err) {
+                      enum fr_dtype kvtype, enum matvec_backend backend, int threads,
+                      const struct gemm_blocking *blk, struct fr_err *err) {
     memset(bt, 0, sizeof *bt);
     const struct qwen3_config *c = &w->cfg;
     if (batch < 1) return fr_err_set(err, "batch %d: at least one sequence", batch);
@@ -82,7 +82,7 @@ int decode_batch_init(struct decode_batch *bt, const struct qwen3_weights *w, in
     for (int s = 0; s < batch; s++) {
         struct decode_rows r;
         for (int i = 0; i < 8; i++) *rows_field(&r, i) = *rows_field(&bt->rows, i) + (size_t)s * n[i];
-        if (decode_state_init_rows(&bt->seq[s], w, max_pos, kvtype, backend, &r, err) != 0) {
+        if (decode_state_init_rows(&bt->seq[s], w, max_pos, kvtype, backend, threads, &r, err) != 0) {
             decode_batch_free(bt);
             return -1;
         }

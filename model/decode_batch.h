@@ -28,12 +28,12 @@ struct decode_batch {
 size_t decode_batch_bytes(const struct qwen3_config *cfg, int batch, int max_pos, enum fr_dtype kvtype);
 
 /* Sets up `batch` sequences over weights w (borrowed), each with a KV cache of kvtype for max_pos positions,
- * projections on `backend` planned for the cache sizes blk (may be NULL). Refuses up front, naming the bytes,
- * when decode_batch_bytes exceeds MemAvailable; fails like decode_state_init otherwise, and when the backend
- * cannot run a GEMM of w's dtype. On failure the batch is left freed. */
+ * projections on `backend` and `threads` threads planned for the cache sizes blk (may be NULL). Refuses up
+ * front, naming the bytes, when decode_batch_bytes exceeds MemAvailable; fails like decode_state_init
+ * otherwise, and when the backend cannot run a GEMM of w's dtype. On failure the batch is left freed. */
 int decode_batch_init(struct decode_batch *bt, const struct qwen3_weights *w, int batch, int max_pos,
-                      enum fr_dtype kvtype, enum matvec_backend backend, const struct gemm_blocking *blk,
-                      struct fr_err *err);
+                      enum fr_dtype kvtype, enum matvec_backend backend, int threads,
+                      const struct gemm_blocking *blk, struct fr_err *err);
 void decode_batch_free(struct decode_batch *bt);
 
 /* Steps advance the first `batch` sequences only (1 <= batch <= capacity), so a sweep over batch sizes sets

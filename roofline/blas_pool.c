@@ -6,11 +6,12 @@
 
 #include <cblas.h>
 #include <errno.h>
-#include <omp.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "kernels/team.h"
 
 #define BLAS_POOL_MAX_THREADS 1024
 
@@ -45,7 +46,7 @@ int blas_pool_bind_threads(const struct machine *m, char *desc, size_t len, stru
     int got_sets = 0;
 #pragma omp parallel num_threads(n) reduction(+ : got_sets)
     {
-        int t = omp_get_thread_num();
+        int t = kernel_team_thread();
         if (t < n && sched_getaffinity(0, sizeof team[t], &team[t]) == 0) got_sets++;
     }
     int rc = 0;

@@ -12,7 +12,6 @@
 #include <cblas.h>
 #include <float.h>
 #include <math.h>
-#include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,7 @@
 #include "kernels/huge_map.h"
 #include "kernels/kernels.h"
 #include "kernels/sampler.h"
+#include "kernels/team.h"
 #include "roofline/ceilings_kernels.h"
 #include "roofline/timing.h"
 
@@ -218,12 +218,12 @@ static double read_dynamic(read_fn fn, const float *a, size_t n, int threads) {
     return read_spans_dynamic(fn, &whole, 1, threads);
 }
 
-double ceilings_read_team(const float *a, size_t n) {
-    return read_dynamic(team_read(), a, n, omp_get_max_threads());
+double ceilings_read_team(const float *a, size_t n, int threads) {
+    return read_dynamic(team_read(), a, n, threads);
 }
 
-double ceilings_read_team_spans(const struct mem_span *s, int n) {
-    return n > 0 ? read_spans_dynamic(team_read(), s, n, omp_get_max_threads()) : 0.0;
+double ceilings_read_team_spans(const struct mem_span *s, int n, int threads) {
+    return n > 0 ? read_spans_dynamic(team_read(), s, n, threads) : 0.0;
 }
 
 /* Sum of (i & 3) over i in [0, n): exact. */
@@ -278,7 +278,7 @@ static void run_copy(void *vctx, long rep) {
 #pragma omp parallel num_threads(x->threads)
     {
         size_t lo, hi;
-        split(x->n, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
+        split(x->n, kernel_team_size(), kernel_team_thread(), &lo, &hi);
         const float *restrict src = x->a;
         float *restrict dst = x->b;
         for (size_t i = lo; i < hi; i++) dst[i] = src[i];
@@ -292,7 +292,7 @@ static void run_triad(void *vctx, long rep) {
 #pragma omp parallel num_threads(x->threads)
     {
         size_t lo, hi;
-        split(x->n, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
+        split(x->n, kernel_team_size(), kernel_team_thread(), &lo, &hi);
         const float *restrict a = x->a, *restrict b = x->b;
         float *restrict c = x->c;
         for (size_t i = lo; i < hi; i++) c[i] = b[i] + scalar * a[i];
@@ -304,7 +304,7 @@ static void run_cache(void *vctx, long rep) {
     struct run_ctx *x = vctx;
     double total = 0;
 #pragma omp parallel num_threads(x->threads) reduction(+ : total)
-    total += x->read(x->sets + (size_t)omp_get_thread_num() * x->set_stride, x->set_n, x->passes);
+    total += x->read(x->sets + (size_t)kernel_team_thread() * x->set_stride, x->set_n, x->passes);
     if (total != x->expected) x->bad++, x->got = total;
 }
 
@@ -328,7 +328,7 @@ static void run_exp(void *vctx, long rep) {
     struct run_ctx *x = vctx;
 #pragma omp parallel num_threads(x->threads)
     {
-        size_t t = (size_t)omp_get_thread_num();
+        size_t t = (size_t)kernel_team_thread();
         const float *in = x->work + t * 2 * x->set_stride;
         float *out = x->work + t * 2 * x->set_stride + x->set_stride;
         for (long p = 0; p < x->passes; p++) x->vexp(out, in, (int)x->set_n);
@@ -346,7 +346,7 @@ static void run_call(void *vctx, long rep) {
     struct run_ctx *x = vctx;
 #pragma omp parallel num_threads(x->threads)
     {
-        float *mine = x->work + (size_t)omp_get_thread_num() * OVERHEAD_SLOT;
+        float *mine = x->work + (size_t)kernel_team_thread() * OVERHEAD_SLOT;
         for (long p = 0; p < x->passes; p++) vec_add(mine, mine + 16, 16);
     }
 }
@@ -360,7 +360,7 @@ static void run_fork(void *vctx, long rep) {
     float *hits = x->work;
     for (long p = 0; p < x->passes; p++) {
 #pragma omp parallel num_threads(x->threads)
-        hits[(size_t)omp_get_thread_num() * OVERHEAD_SLOT] += 1.0f;
+        hits[(size_t)kernel_team_thread() * OVERHEAD_SLOT] += 1.0f;
     }
 }
 
@@ -528,7 +528,7 @@ static void zero_split(float *dst, size_t n, int threads) {
 #pragma omp parallel num_threads(threads)
     {
         size_t lo, hi;
-        split(n, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
+        split(n, kernel_team_size(), kernel_team_thread(), &lo, &hi);
         memset(dst + lo, 0, (hi - lo) * sizeof(float));
     }
 }
@@ -575,7 +575,7 @@ static int measure_dram(struct run_ctx *x, const struct plan *p, int threads, st
 #pragma omp parallel num_threads(threads)
     {
         size_t lo, hi;
-        split(n, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
+        split(n, kernel_team_size(), kernel_team_thread(), &lo, &hi);
         for (size_t i = lo; i < hi; i++) a[i] = (float)(i & 3), b[i] = 0, cc[i] = 0; /* first touch */
     }
     x->a = a, x->b = b, x->c = cc, x->expected = pattern_sum(n);
@@ -657,7 +657,7 @@ static int measure_cache(struct run_ctx *x, const struct plan *p, int threads, s
         FR_CHECK_ALLOC(sets, err, fail);
 #pragma omp parallel num_threads(threads)
         {
-            float *mine = sets + (size_t)omp_get_thread_num() * stride;
+            float *mine = sets + (size_t)kernel_team_thread() * stride;
             for (size_t i = 0; i < stride; i++) mine[i] = (float)(i & 3);
         }
         x->sets = sets, x->set_n = set_n, x->set_stride = stride;

@@ -121,13 +121,13 @@ const char *ceilings_unit(enum ceiling_kind kind); /* "GB/s", "GFLOP/s", "Gexp/s
 int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, struct ceilings *c,
                      struct fr_err *err);
 
-/* The same read over all threads of an OpenMP team (static split), for a read measured alongside other
- * work, e.g. alternated with decode steps: with the all-threads read kernel the last ceilings_measure of
+/* The same read over `threads` threads (the run's), for a read measured alongside other work, e.g.
+ * alternated with decode steps: with the all-threads read kernel the last ceilings_measure of
  * this process chose for the active ISA (before any: the ISA's prefetching kernel). Returns the sum. */
-double ceilings_read_team(const float *a, size_t n);
+double ceilings_read_team(const float *a, size_t n, int threads);
 /* The same read over n spans (the whole floats of each), their chunks handed out in turn in one parallel
  * region: a read of where a block of the decode step reads. Returns the sum (of whatever the bytes hold). */
-double ceilings_read_team_spans(const struct mem_span *s, int n);
+double ceilings_read_team_spans(const struct mem_span *s, int n, int threads);
 /* The read kernel choice in words, for the roof notes and machine: "DRAM read kernel avx2 without software
  * prefetch (one core: ...), the fastest by median of the 3 that ran in turn for 7 rounds (avx512 64.6 / 35.3,
  * ... GB/s, 2 threads / one core)". */

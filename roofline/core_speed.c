@@ -2,13 +2,13 @@
 #include "roofline/core_speed.h"
 
 #include <math.h>
-#include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels/kernels.h"
+#include "kernels/team.h"
 #include "roofline/timing.h"
 
 #define PROBE_DIM   128
@@ -68,7 +68,7 @@ int core_speed_probe(struct core_speed_log *log, const char *when, int threads) 
     int bad = 0;
 #pragma omp parallel num_threads(probe_team(threads)) reduction(+ : bad)
     {
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        int t = kernel_team_thread(), nt = kernel_team_size();
         if (t == 0) s.cores = nt;
         for (int c = 0; c < nt; c++) {
             if (t == c) {

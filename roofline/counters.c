@@ -14,7 +14,6 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
-#include <omp.h>
 #include <papi.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include <sys/resource.h>
 
 #include "kernels/fr_check.h"
+#include "kernels/team.h"
 #include "roofline/timing.h"
 
 /* Copies up to n - 1 bytes of each piece into dst (messages are cut, never overflow). */
@@ -148,7 +148,7 @@ static int papi_owned(const struct papi_handle *h, struct fr_err *why) {
     return fr_err_set(why,
                       "OpenMP thread %d runs on another system thread than the one that opened its "
                       "event set (the team changed)",
-                      omp_get_thread_num());
+                      kernel_team_thread());
 }
 
 static int papi_start(void *handle, struct fr_err *why) {
@@ -484,8 +484,8 @@ static int team_run(struct counters *c, int from, int (*fn)(struct counters *, i
     int team = 0;
 #pragma omp parallel num_threads(c->n_threads) reduction(+ : failed)
     {
-        int t = omp_get_thread_num();
-        if (t == 0) team = omp_get_num_threads();
+        int t = kernel_team_thread();
+        if (t == 0) team = kernel_team_size();
         struct fr_err why = {{0}};
         if (t >= from && fn(c, t, &why) != 0) {
             failed++;
@@ -673,9 +673,9 @@ static int open_team(struct counters *c, const struct counters_source *src, cons
 }
 
 int counters_open(struct counters *c, const struct counters_source *src, const void *config,
-                  const char *events_csv, struct fr_err *err) {
+                  const char *events_csv, int threads, struct fr_err *err) {
     return open_team(c, src, config, events_csv, perf_slots, (int)(sizeof perf_slots / sizeof perf_slots[0]),
-                     omp_get_max_threads(), err);
+                     threads < 1 ? 1 : threads, err);
 }
 
 int counters_open_energy(struct counters *c, const struct counters_source *src, const void *config,

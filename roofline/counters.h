@@ -132,7 +132,7 @@ struct counters {
  * malformed (empty name, name too long, more than COUNTERS_MAX_EVENTS). NULL is the default list. */
 int counters_check_events(const char *events_csv, struct fr_err *err);
 
-/* Opens the source in every thread of the team (omp_get_max_threads() threads) and adds the events of the
+/* Opens the source in every thread of a team of `threads` threads (the run's) and adds the events of the
  * comma-separated list, or the defaults when events_csv is NULL: PAPI_TOT_CYC, PAPI_TOT_INS, an LLC-miss
  * event (PAPI_L3_TCM, else PAPI_L3_DCM, else perf::LLC-LOAD-MISSES), PAPI_SP_OPS (else PAPI_FP_OPS), then
  * perf::TASK-CLOCK, perf::CONTEXT-SWITCHES, perf::CPU-MIGRATIONS, perf::PAGE-FAULTS, perf::MAJOR-FAULTS,
@@ -141,7 +141,7 @@ int counters_check_events(const char *events_csv, struct fr_err *err);
  * non-zero only for a malformed list or an allocation failure (err filled); an unavailable source is not an
  * error. Always pair with counters_close, called in the same team. */
 int counters_open(struct counters *c, const struct counters_source *src, const void *config,
-                  const char *events_csv, struct fr_err *err);
+                  const char *events_csv, int threads, struct fr_err *err);
 /* The energy set, counted by the calling thread alone (energy is package-wide): package energy
  * (rapl:::PACKAGE_ENERGY:PACKAGE0, else powercap:::ENERGY_UJ:ZONE0) and DRAM energy
  * (rapl:::DRAM_ENERGY:PACKAGE0, else powercap:::ENERGY_UJ:ZONE0_SUBZONE0). Same contract as counters_open. */

@@ -5,12 +5,12 @@
 
 #include <cJSON.h>
 #include <hwloc.h>
-#include <omp.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "kernels/fr_check.h"
+#include "kernels/team.h"
 
 static void machine_read_isa(struct machine *m) {
     __builtin_cpu_init();
@@ -176,11 +176,10 @@ int machine_bind_threads(struct machine *m, struct fr_err *err) {
     int pus[MAX_LISTED];
     char why[256] = "";
     int failed = 0, ran = 0;
-    omp_set_dynamic(0);
-    omp_set_num_threads(m->threads);
+    kernel_team_exact_sizes();
 #pragma omp parallel num_threads(m->threads) reduction(+ : failed, ran)
     {
-        int tid = omp_get_thread_num();
+        int tid = kernel_team_thread();
         char mine[256];
         int pu = bind_one(topo, tid, mine, sizeof mine);
         ran++;

@@ -40,8 +40,9 @@ int machine_from_synthetic(struct machine *m, const char *desc, int threads, str
 int machine_from_xml(struct machine *m, const char *xml, int threads, struct fr_err *err);
 
 /* Binds OpenMP thread i to core i (its first PU) for m->threads threads, with hwloc_set_cpubind
- * (HWLOC_CPUBIND_THREAD) inside an OpenMP parallel region, and sets the OpenMP thread count to match; libgomp
- * keeps its pool, so later parallel regions of that size run on the same bound threads. The calling thread
+ * (HWLOC_CPUBIND_THREAD) inside an OpenMP parallel region, with OpenMP's team sizes made exact; libgomp keeps
+ * its pool, so later parallel regions of that size (every kernel and region is passed m->threads) run on the
+ * same bound threads. The calling thread
  * is thread 0 and stays bound to core 0. Writes the description to m->binding. */
 int machine_bind_threads(struct machine *m, struct fr_err *err);
 

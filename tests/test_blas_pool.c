@@ -5,12 +5,12 @@
 #include <cblas.h>
 #include <criterion/criterion.h>
 #include <dirent.h>
-#include <omp.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/team.h"
 #include "roofline/blas_pool.h"
 #include "tests/cli_run.h"
 #include "tests/report_testutil.h"
@@ -33,7 +33,7 @@ Test(blas_pool, pool_is_sized_and_bound_like_the_team) {
     cpu_set_t *team = calloc((size_t)n, sizeof *team);
     cr_assert_not_null(team);
 #pragma omp parallel num_threads(n)
-    sched_getaffinity(0, sizeof team[0], &team[omp_get_thread_num()]);
+    sched_getaffinity(0, sizeof team[0], &team[kernel_team_thread()]);
     for (int i = 0; i < n; i++) {
         cpu_set_t got;
         CPU_ZERO(&got);

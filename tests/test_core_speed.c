@@ -3,18 +3,18 @@
  * so in its setup line and, when a probe ran slow, in its findings. */
 #include <criterion/criterion.h>
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench/report/findings.h"
+#include "kernels/team.h"
 #include "roofline/core_speed.h"
 #include "tests/report_fixture.h"
 
 Test(core_speed, probe_measures_every_core_of_the_team) {
     struct core_speed_log log = {0};
     cr_assert_eq(core_speed_probe(&log, "first", 1), 0);
-    int threads = omp_get_max_threads() < 2 ? 1 : 2;
+    int threads = kernel_team_procs() < 2 ? 1 : 2;
     cr_assert_eq(core_speed_probe(&log, "second", threads), 0);
     cr_assert_eq(log.n, 2);
     cr_expect_str_eq(log.probe[0].when, "first");

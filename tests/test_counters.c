@@ -8,7 +8,6 @@
 #include <cJSON.h>
 #include <criterion/criterion.h>
 #include <math.h>
-#include <omp.h>
 #include <papi.h>
 #include <pthread.h>
 #include <sched.h>
@@ -17,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kernels/team.h"
 #include "roofline/counters.h"
 #include "roofline/rep_counts.h"
 
@@ -35,7 +35,8 @@ Test(counters, alternatives_refused_alike_say_so) {
     struct counters_fake_config cfg = {.events = only_cycles, .per_run = one};
     struct counters c;
     struct fr_err err = {{0}};
-    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, NULL, kernel_team_procs(), &err), 0, "%s",
+                 err.msg);
     cr_expect_str_eq(c.events[2].name, "PAPI_L3_TCM");
     cr_expect_not(c.events[2].counted);
     cr_expect_str_eq(
@@ -49,8 +50,7 @@ Test(counters, fake_counts_defaults) {
     struct counters_fake_config cfg = {.events = fake_events, .per_run = fake_values};
     struct counters c;
     struct fr_err err = {{0}};
-    omp_set_num_threads(2); /* a team of two, whatever the machine */
-    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, NULL, 2, &err), 0, "%s", err.msg);
     cr_expect(c.available);
     cr_expect_eq(c.n_threads, 2);
     cr_expect_eq(c.n_events, 10, "4 hardware and 5 software events, and getrusage's involuntary switches");
@@ -118,9 +118,8 @@ Test(counters, fake_counts_named_events) {
     struct counters_fake_config cfg = {.events = fake_events, .per_run = fake_values};
     struct counters c;
     struct fr_err err = {{0}};
-    omp_set_num_threads(1);
-    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, "PAPI_FP_OPS,PAPI_TOT_CYC", &err), 0, "%s",
-                 err.msg);
+    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, "PAPI_FP_OPS,PAPI_TOT_CYC", 1, &err), 0,
+                 "%s", err.msg);
     cr_expect(c.available);
     cr_expect_str_eq(c.reason, "");
     cr_assert_eq(counters_start(&c), 0);
@@ -143,8 +142,7 @@ Test(counters, fallback_when_source_refuses) {
     struct counters_fake_config cfg = {.refuse_all = "no virtual PMU in this VM"};
     struct counters c;
     struct fr_err err = {{0}};
-    omp_set_num_threads(2);
-    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, NULL, 2, &err), 0, "%s", err.msg);
     cr_expect(c.available, "getrusage needs no PAPI: %s", c.reason);
     cr_expect(strstr(c.reason, "only getrusage's involuntary switches are counted") == c.reason, "reason: %s",
               c.reason);
@@ -177,7 +175,8 @@ Test(counters, fallback_when_source_refuses) {
     counters_close(&c);
 
     /* without getrusage's event in the list, nothing is counted: unavailable, with the source's reason */
-    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, "PAPI_TOT_CYC,perf::TASK-CLOCK", &err), 0);
+    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, "PAPI_TOT_CYC,perf::TASK-CLOCK", 2, &err),
+                 0);
     cr_expect_not(c.available);
     cr_expect(strstr(c.reason, "no virtual PMU in this VM"), "reason: %s", c.reason);
     cr_expect_eq(c.n_counted, 0);
@@ -197,12 +196,14 @@ Test(counters, fallback_when_no_event_or_start_fails) {
     struct counters_fake_config cfg = {.events = none};
     struct counters c;
     struct fr_err err = {{0}};
-    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, "PAPI_TOT_CYC,PAPI_TOT_INS", &err), 0);
+    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, "PAPI_TOT_CYC,PAPI_TOT_INS",
+                               kernel_team_procs(), &err),
+                 0);
     cr_expect_not(c.available);
     cr_expect(strstr(c.reason, "none of the 2 events"), "reason: %s", c.reason);
     counters_close(&c);
     /* the defaults: the source counts none, getrusage's count stays and the reason says so */
-    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, NULL, &err), 0);
+    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, NULL, kernel_team_procs(), &err), 0);
     cr_expect(c.available);
     cr_expect(strstr(c.reason, "only getrusage's involuntary switches are counted; fake counts none of 9") ==
                   c.reason,
@@ -211,13 +212,14 @@ Test(counters, fallback_when_no_event_or_start_fails) {
 
     struct counters_fake_config late = {
         .events = fake_events, .per_run = fake_values, .refuse_start = "EPERM"};
-    cr_assert_eq(counters_open(&c, counters_source_fake(), &late, "PAPI_TOT_CYC", &err), 0);
+    cr_assert_eq(counters_open(&c, counters_source_fake(), &late, "PAPI_TOT_CYC", kernel_team_procs(), &err),
+                 0);
     cr_expect_not(c.available, "a source that cannot start is unavailable after the probe");
     cr_expect(strstr(c.reason, "EPERM"), "reason: %s", c.reason);
     cr_expect_not(c.events[0].counted);
     counters_close(&c);
     /* the defaults: the source's events are dropped at the probe, getrusage's count stays */
-    cr_assert_eq(counters_open(&c, counters_source_fake(), &late, NULL, &err), 0);
+    cr_assert_eq(counters_open(&c, counters_source_fake(), &late, NULL, kernel_team_procs(), &err), 0);
     cr_expect(c.available, "%s", c.reason);
     cr_expect_eq(c.n_counted, 1);
     cr_expect(c.events[9].counted && c.events[9].by_rusage);
@@ -233,20 +235,25 @@ Test(counters, malformed_lists) {
     struct counters_fake_config cfg = {.events = fake_events, .per_run = fake_values};
     struct counters c;
     struct fr_err err = {{0}};
-    cr_expect_neq(counters_open(&c, counters_source_fake(), &cfg, "", &err), 0);
-    cr_expect_neq(counters_open(&c, counters_source_fake(), &cfg, "PAPI_TOT_CYC,,PAPI_TOT_INS", &err), 0);
+    cr_expect_neq(counters_open(&c, counters_source_fake(), &cfg, "", kernel_team_procs(), &err), 0);
+    cr_expect_neq(counters_open(&c, counters_source_fake(), &cfg, "PAPI_TOT_CYC,,PAPI_TOT_INS",
+                                kernel_team_procs(), &err),
+                  0);
     cr_expect(strstr(err.msg, "empty"), "message: %s", err.msg);
-    cr_expect_neq(counters_open(&c, counters_source_fake(), &cfg, "A,B,C,D,E,F,G,H,I,J,K,L,M", &err), 0);
+    cr_expect_neq(counters_open(&c, counters_source_fake(), &cfg, "A,B,C,D,E,F,G,H,I,J,K,L,M",
+                                kernel_team_procs(), &err),
+                  0);
     char longname[100];
     memset(longname, 'X', sizeof longname - 1);
     longname[sizeof longname - 1] = '\0';
-    cr_expect_neq(counters_open(&c, counters_source_fake(), &cfg, longname, &err), 0);
+    cr_expect_neq(counters_open(&c, counters_source_fake(), &cfg, longname, kernel_team_procs(), &err), 0);
 }
 
 Test(counters, papi_counts_or_says_why) {
     struct counters c;
     struct fr_err err = {{0}};
-    cr_assert_eq(counters_open(&c, counters_source_papi(), NULL, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(counters_open(&c, counters_source_papi(), NULL, NULL, kernel_team_procs(), &err), 0, "%s",
+                 err.msg);
     cr_expect_eq(c.n_events, 10);
     cr_expect(c.events[9].counted, "getrusage counts on Linux, PAPI or not: %s", c.events[9].reason);
     cr_expect(c.events[9].by_rusage, "PAPI has no event of that name");
@@ -269,7 +276,8 @@ Test(counters, papi_counts_or_says_why) {
 Test(counters, papi_names_a_disabled_perf_event_component) {
     struct counters c;
     struct fr_err err = {{0}};
-    cr_assert_eq(counters_open(&c, counters_source_papi(), NULL, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(counters_open(&c, counters_source_papi(), NULL, NULL, kernel_team_procs(), &err), 0, "%s",
+                 err.msg);
     int cidx = PAPI_is_initialized() ? PAPI_get_component_index("perf_event") : -1;
     const PAPI_component_info_t *ci = cidx >= 0 ? PAPI_get_component_info(cidx) : NULL;
     if (ci && ci->disabled) {
@@ -318,8 +326,7 @@ static void run_marked(const struct counters_fake_bump *bumps, const char *event
     struct counters_fake_config cfg = {.events = sw_events, .per_run = sw_values, .bumps = bumps};
     struct counters c;
     struct fr_err err = {{0}};
-    omp_set_num_threads(2);
-    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, events, &err), 0, "%s", err.msg);
+    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, events, 2, &err), 0, "%s", err.msg);
     cr_assert(c.available, "%s", c.reason);
     snprintf(m->rule, sizeof m->rule, "%s", rep_counts_rule(&c));
     memcpy(m->role, c.role_index, sizeof c.role_index);
@@ -435,9 +442,8 @@ Test(counters, getrusage_counts_a_forced_preemption) {
     struct counters_fake_config cfg = {.refuse_all = "no PAPI in this test"};
     struct counters c;
     struct fr_err err = {{0}};
-    omp_set_num_threads(1);
-    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, COUNTERS_EVENT_INVOLUNTARY, &err), 0, "%s",
-                 err.msg);
+    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, COUNTERS_EVENT_INVOLUNTARY, 1, &err), 0,
+                 "%s", err.msg);
     cr_assert(c.available, "%s", c.reason);
     cpu_set_t old;
     cr_assert_eq(pthread_getaffinity_np(pthread_self(), sizeof old, &old), 0);
@@ -475,8 +481,7 @@ Test(counters, utilization_and_faults_from_known_counts) {
     struct counters_fake_config cfg = {.events = sw_events, .per_run = sw_values, .bumps = bumps};
     struct counters c;
     struct fr_err err = {{0}};
-    omp_set_num_threads(2);
-    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, NULL, 2, &err), 0, "%s", err.msg);
     struct rep_counts rc;
     cr_assert_eq(rep_counts_init(&rc, &c, NULL, 4, &err), 0);
     /* 4 repetitions, each 2 threads x 1 ms of task-clock; the windows are the threads' own, start to stop */
@@ -569,7 +574,7 @@ static void busy_region(struct counters *c, double busy_s, const pid_t tid[2], s
         double t0 = thread_cpu_s();
         volatile double x = 0;
         while (thread_cpu_s() - t0 < busy_s) x += 1;
-        o->cpu_s[omp_get_thread_num()] = thread_cpu_s() - t0;
+        o->cpu_s[kernel_team_thread()] = thread_cpu_s() - t0;
     }
     clock_gettime(CLOCK_MONOTONIC, &w1);
     cr_assert_eq(counters_stop(c), 0, "%s", c->reason);
@@ -613,11 +618,11 @@ Test(counters, papi_two_thread_task_clock) {
     }
     struct counters c;
     struct fr_err err = {{0}};
-    omp_set_num_threads(2);
     cr_assert_eq(
         counters_open(
             &c, counters_source_papi(), NULL,
-            "perf::TASK-CLOCK,perf::CONTEXT-SWITCHES,perf::CPU-MIGRATIONS," COUNTERS_EVENT_INVOLUNTARY, &err),
+            "perf::TASK-CLOCK,perf::CONTEXT-SWITCHES,perf::CPU-MIGRATIONS," COUNTERS_EVENT_INVOLUNTARY, 2,
+            &err),
         0, "%s", err.msg);
     if (!c.available || c.role_index[COUNTERS_ROLE_TASK_CLOCK_NS] < 0 ||
         c.role_index[COUNTERS_ROLE_MIGRATIONS] < 0) {
@@ -629,7 +634,7 @@ Test(counters, papi_two_thread_task_clock) {
     cr_assert_geq(c.role_index[COUNTERS_ROLE_INVOLUNTARY_SWITCHES], 0, "getrusage counts on Linux");
     pid_t tid[2] = {0, 0};
 #pragma omp parallel num_threads(2)
-    tid[omp_get_thread_num()] = gettid();
+    tid[kernel_team_thread()] = gettid();
     const int tries = 40;
     int preempted = 0, migrated = 0, waited = 0;
     bool checked = false;
@@ -674,10 +679,9 @@ Test(counters, ipc_from_fake_hardware_events) {
     struct counters_fake_config cfg = {.events = hw, .per_run = per_run};
     struct counters c;
     struct fr_err err = {{0}};
-    omp_set_num_threads(2);
     /* named: with the defaults getrusage would count this machine's real preemptions */
-    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, "PAPI_TOT_CYC,PAPI_TOT_INS", &err), 0, "%s",
-                 err.msg);
+    cr_assert_eq(counters_open(&c, counters_source_fake(), &cfg, "PAPI_TOT_CYC,PAPI_TOT_INS", 2, &err), 0,
+                 "%s", err.msg);
     struct rep_counts rc;
     cr_assert_eq(rep_counts_init(&rc, &c, NULL, 2, &err), 0);
     for (int i = 0; i < 2; i++) rc.hooks.begin(rc.hooks.ctx, i), rc.hooks.end(rc.hooks.ctx, i, 1e-3);

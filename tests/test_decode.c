@@ -4,12 +4,12 @@
  * observer's view of the block order and the errors of the step's API. */
 #include <criterion/criterion.h>
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench/decode_bench.h"
 #include "kernels/col_panels.h"
+#include "kernels/team.h"
 #include "model/cost.h"
 #include "model/decode.h"
 #include "tests/model_fixtures.h"
@@ -174,7 +174,8 @@ static void setup(struct qwen3_weights *w, struct decode_state *st, const struct
     struct fr_err err = {{0}};
     cr_assert_eq(qwen3_weights_alloc(w, c, wt, &err), 0, "%s", err.msg);
     qwen3_weights_init_synthetic(w, 1234);
-    cr_assert_eq(decode_state_init(st, w, REF_MAX_POS, kvt, backend, &err), 0, "%s", err.msg);
+    cr_assert_eq(decode_state_init(st, w, REF_MAX_POS, kvt, backend, kernel_team_procs(), &err), 0, "%s",
+                 err.msg);
 }
 
 /* Decodes a fixed token sequence; at every step checks the K and V the engine stored (ref_take_stored) and
@@ -333,7 +334,9 @@ Test(decode, observer_sees_blocks_in_order) {
 static void setup_two(struct qwen3_weights *w, struct decode_state *a, struct decode_state *b,
                       const struct qwen3_config *c) {
     setup(w, a, c, FR_DTYPE_BF16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE);
-    cr_assert_eq(decode_state_init(b, w, REF_MAX_POS, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, NULL), 0);
+    cr_assert_eq(
+        decode_state_init(b, w, REF_MAX_POS, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, kernel_team_procs(), NULL),
+        0);
 }
 
 static void free_two(struct qwen3_weights *w, struct decode_state *a, struct decode_state *b) {
@@ -369,7 +372,7 @@ Test(decode, block_layers_match_calls_one_by_one) {
     struct decode_state a, b;
     setup_two(&w, &a, &b, &c);
     for (int nt = 1; nt <= 3; nt += 2) {
-        omp_set_num_threads(nt);
+        a.threads = b.threads = nt;
         a.token = b.token = 9;
         for (int blk = BLOCK_EMBED; blk <= BLOCK_LM_HEAD; blk++) {
             cr_assert_eq(decode_block_layers(&a, (enum block_id)blk, 3), 0, "%s", a.err.msg);
@@ -407,16 +410,20 @@ Test(decode, errors) {
     cr_expect_neq(decode_sample(&st, &bad, 0, NULL, &token, &err), 0);
     decode_state_free(&st);
 
-    cr_expect_neq(decode_state_init(&st, &w, c.max_context + 1, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, &err),
+    cr_expect_neq(decode_state_init(&st, &w, c.max_context + 1, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE,
+                                    kernel_team_procs(), &err),
                   0);
     cr_expect(strstr(err.msg, "positions") != NULL, "%s", err.msg);
-    cr_expect_neq(decode_state_init(&st, &w, 0, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, &err), 0);
+    cr_expect_neq(
+        decode_state_init(&st, &w, 0, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, kernel_team_procs(), &err), 0);
     w.cfg.n_kv_heads = 3; /* 4 query heads are not a multiple */
-    cr_expect_neq(decode_state_init(&st, &w, 4, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, &err), 0);
+    cr_expect_neq(
+        decode_state_init(&st, &w, 4, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, kernel_team_procs(), &err), 0);
     cr_expect(strstr(err.msg, "multiple") != NULL, "%s", err.msg);
     w.cfg.n_kv_heads = 2;
     w.cfg.head_dim = 31;
-    cr_expect_neq(decode_state_init(&st, &w, 4, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, &err), 0);
+    cr_expect_neq(
+        decode_state_init(&st, &w, 4, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, kernel_team_procs(), &err), 0);
     w.cfg.head_dim = 32;
     qwen3_weights_free(&w);
 }

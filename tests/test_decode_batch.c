@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/team.h"
 #include "model/decode_batch.h"
 #include "tests/model_fixtures.h"
 
@@ -47,9 +48,11 @@ static void check_batch(int batch, enum fr_dtype wt, enum fr_dtype kvt, enum mat
     struct fr_err err = {{0}};
     /* a blocking small enough that the tiny model's projections are cut into column blocks too */
     const struct gemm_blocking blk = {.l1d_bytes = 1024, .l2_bytes = 4096};
-    cr_assert_eq(decode_batch_init(&bt, &w, batch, N_STEPS, kvt, be, &blk, &err), 0, "%s", err.msg);
+    cr_assert_eq(decode_batch_init(&bt, &w, batch, N_STEPS, kvt, be, kernel_team_procs(), &blk, &err), 0,
+                 "%s", err.msg);
     for (int s = 0; s < batch; s++)
-        cr_assert_eq(decode_state_init(&single[s], &w, N_STEPS, kvt, be, &err), 0, "%s", err.msg);
+        cr_assert_eq(decode_state_init(&single[s], &w, N_STEPS, kvt, be, kernel_team_procs(), &err), 0, "%s",
+                     err.msg);
     const double atol = 1e-5, rtol = 1e-5;
     int flips = 0;
     for (int pos = 0; pos < N_STEPS; pos++) {
@@ -111,8 +114,11 @@ Test(decode_batch, one_sequence_is_the_single_step_bit_for_bit) {
     struct decode_batch bt;
     struct decode_state st;
     struct fr_err err = {{0}};
-    cr_assert_eq(decode_batch_init(&bt, &w, 1, 4, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, NULL, &err), 0);
-    cr_assert_eq(decode_state_init(&st, &w, 4, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, &err), 0);
+    cr_assert_eq(decode_batch_init(&bt, &w, 1, 4, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, kernel_team_procs(),
+                                   NULL, &err),
+                 0);
+    cr_assert_eq(
+        decode_state_init(&st, &w, 4, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, kernel_team_procs(), &err), 0);
     for (int pos = 0; pos < 4; pos++) {
         int tok = 11 * pos + 5;
         cr_assert_eq(decode_batch_step(&bt, &tok, &pos, NULL, &err), 0, "%s", err.msg);
@@ -131,7 +137,9 @@ Test(decode_batch, sampler_per_sequence_streams) {
     setup_weights(&w, &c, FR_DTYPE_F32);
     struct decode_batch bt;
     struct fr_err err = {{0}};
-    cr_assert_eq(decode_batch_init(&bt, &w, 3, 2, FR_DTYPE_F32, MATVEC_BACKEND_FORGE, NULL, &err), 0);
+    cr_assert_eq(
+        decode_batch_init(&bt, &w, 3, 2, FR_DTYPE_F32, MATVEC_BACKEND_FORGE, kernel_team_procs(), NULL, &err),
+        0);
     int tokens[3] = {1, 2, 3}, pos[3] = {0, 0, 0}, out[3];
     cr_assert_eq(decode_batch_step(&bt, tokens, pos, NULL, &err), 0, "%s", err.msg);
     const struct sampler_params p = {.temperature = 1.5f, .top_p = 0.95f, .seed = 99};
@@ -142,7 +150,8 @@ Test(decode_batch, sampler_per_sequence_streams) {
         struct sampler_params ps = p;
         ps.seed = p.seed + (uint64_t)s;
         int want = -1;
-        cr_assert_eq(sampler_pick(bt.seq[s].logits, c.vocab, &ps, 7, scratch, &want, &err), 0);
+        cr_assert_eq(
+            sampler_pick(bt.seq[s].logits, c.vocab, &ps, 7, scratch, kernel_team_procs(), &want, &err), 0);
         cr_expect_eq(out[s], want, "sequence %d", s);
     }
     free(scratch);
@@ -157,14 +166,21 @@ Test(decode_batch, errors) {
     struct decode_batch bt;
     struct fr_err err = {{0}};
     /* far more sequences than memory: refused up front, naming the bytes */
-    cr_expect_neq(decode_batch_init(&bt, &w, 1 << 30, 64, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, NULL, &err),
+    cr_expect_neq(decode_batch_init(&bt, &w, 1 << 30, 64, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE,
+                                    kernel_team_procs(), NULL, &err),
                   0);
     cr_expect(strstr(err.msg, "batch 1073741824") != NULL, "%s", err.msg);
-    cr_expect_neq(decode_batch_init(&bt, &w, 0, 4, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, NULL, &err), 0);
+    cr_expect_neq(decode_batch_init(&bt, &w, 0, 4, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, kernel_team_procs(),
+                                    NULL, &err),
+                  0);
     /* bf16 on OpenBLAS with B > 1 needs cblas_sbgemm */
-    cr_expect_neq(decode_batch_init(&bt, &w, 2, 4, FR_DTYPE_BF16, MATVEC_BACKEND_OPENBLAS, NULL, &err), 0);
+    cr_expect_neq(decode_batch_init(&bt, &w, 2, 4, FR_DTYPE_BF16, MATVEC_BACKEND_OPENBLAS,
+                                    kernel_team_procs(), NULL, &err),
+                  0);
     cr_expect(strstr(err.msg, "openblas") != NULL, "%s", err.msg);
-    cr_assert_eq(decode_batch_init(&bt, &w, 2, 4, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, NULL, &err), 0);
+    cr_assert_eq(decode_batch_init(&bt, &w, 2, 4, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, kernel_team_procs(),
+                                   NULL, &err),
+                 0);
     int tokens[2] = {1, c.vocab}, pos[2] = {0, 0};
     cr_expect_neq(decode_batch_step(&bt, tokens, pos, NULL, &err), 0);
     cr_expect(strstr(err.msg, "sequence 1") != NULL, "%s", err.msg);
@@ -184,8 +200,12 @@ Test(decode_batch, active_subset_and_rebind) {
     setup_weights(&w32, &c, FR_DTYPE_F32);
     struct decode_batch big, small;
     struct fr_err err = {{0}};
-    cr_assert_eq(decode_batch_init(&big, &w, 4, 2, FR_DTYPE_F32, MATVEC_BACKEND_FORGE, NULL, &err), 0);
-    cr_assert_eq(decode_batch_init(&small, &w, 2, 2, FR_DTYPE_F32, MATVEC_BACKEND_FORGE, NULL, &err), 0);
+    cr_assert_eq(decode_batch_init(&big, &w, 4, 2, FR_DTYPE_F32, MATVEC_BACKEND_FORGE, kernel_team_procs(),
+                                   NULL, &err),
+                 0);
+    cr_assert_eq(decode_batch_init(&small, &w, 2, 2, FR_DTYPE_F32, MATVEC_BACKEND_FORGE, kernel_team_procs(),
+                                   NULL, &err),
+                 0);
     cr_expect_neq(decode_batch_set_active(&big, 5, &err), 0);
     cr_assert_eq(decode_batch_set_active(&big, 2, &err), 0);
     int tokens[2] = {5, 9}, pos[2] = {0, 0};

@@ -7,8 +7,7 @@
  * rows with |v| <= 1, is then off by at most that relative error plus n_pos * u of its own f32 sum:
  * allowed 2e-5 absolute + 1e-4 relative (d = 128: d * u * sqrt(d) = 8.6e-5 worst case, typically far
  * less since the products cancel). bf16 K/V need no extra slack: every path widens the same bf16 values. */
-#include <omp.h>
-
+#include "kernels/team.h"
 #include "tests/kernels_test_util.h"
 
 #define ATT_ATOL 2e-5
@@ -102,7 +101,8 @@ static void att_check_buf(struct att_buf *b, enum fr_dtype t, int n_pos, int n_h
         for (int pf = 0; pf < KERNEL_PREFETCH_COUNT; pf++) {
             kernel_prefetch_force((enum kernel_prefetch)pf);
             for (size_t i = 0; i < nq; i++) b->out[i] = NAN;
-            attention(b->out, b->q, b->k, b->v, t, n_pos, b->stride, n_heads, n_kv, hd, b->scratch);
+            attention(b->out, b->q, b->k, b->v, t, n_pos, b->stride, n_heads, n_kv, hd, b->scratch,
+                      kernel_team_procs());
             kernel_prefetch_force(KERNEL_PREFETCH_COUNT);
             snprintf(what, sizeof what, "attention %s %s pos=%d h=%d/%d d=%d, prefetch profile L%d",
                      kernel_isa_name(isa), fr_dtype_name(t), n_pos, n_heads, n_kv, hd, pf + 1);
@@ -170,12 +170,11 @@ Test(kernels_attention, thread_counts_and_team_mode) {
     struct att_buf b = att_make(&rng, FR_DTYPE_BF16, P, 7, H, KV, D);
     attention_ref(b.ref, b.q, b.k, b.v, FR_DTYPE_BF16, P, b.stride, H, KV, D, b.scratch);
     for (int nt = 1; nt <= 7; nt += 3) {
-        omp_set_num_threads(nt);
-        attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, b.stride, H, KV, D, b.scratch);
+        attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, b.stride, H, KV, D, b.scratch, nt);
         cr_expect(test_close("attention threads", b.out, b.ref, H * D, ATT_ATOL, ATT_RTOL, NULL), "%d", nt);
         for (int i = 0; i < H * D; i++) b.out[i] = NAN;
 #pragma omp parallel num_threads(nt)
-        attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, b.stride, H, KV, D, b.scratch);
+        attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, b.stride, H, KV, D, b.scratch, nt);
         cr_expect(test_close("attention team", b.out, b.ref, H * D, ATT_ATOL, ATT_RTOL, NULL), "%d", nt);
     }
     att_free(&b);
@@ -190,14 +189,13 @@ Test(kernels_attention, many_pieces_every_isa) {
     attention_ref(b.ref, b.q, b.k, b.v, FR_DTYPE_BF16, P, b.stride, H, KV, D, b.scratch);
     FOR_EACH_ISA(isa) {
         for (int nt = 2; nt <= 3; nt++) {
-            omp_set_num_threads(nt);
             for (int i = 0; i < H * D; i++) b.out[i] = NAN;
-            attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, b.stride, H, KV, D, b.scratch);
+            attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, b.stride, H, KV, D, b.scratch, nt);
             cr_expect(test_close("attention pieces", b.out, b.ref, H * D, ATT_ATOL, ATT_RTOL, NULL), "%s %d",
                       kernel_isa_name(isa), nt);
             for (int i = 0; i < H * D; i++) b.out[i] = NAN;
 #pragma omp parallel num_threads(nt)
-            attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, b.stride, H, KV, D, b.scratch);
+            attention(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, P, b.stride, H, KV, D, b.scratch, nt);
             cr_expect(test_close("attention pieces team", b.out, b.ref, H * D, ATT_ATOL, ATT_RTOL, NULL),
                       "%s %d", kernel_isa_name(isa), nt);
         }
@@ -223,7 +221,7 @@ Test(kernels_attention, last_round_of_heads_in_pieces) {
                 for (int nt = 2; nt <= 4; nt += 2) {
                     for (int i = 0; i < H * D; i++) b.out[i] = NAN;
 #pragma omp parallel num_threads(nt)
-                    attention(b.out, b.q, b.k, b.v, type, P, b.stride, H, KV, D, b.scratch);
+                    attention(b.out, b.q, b.k, b.v, type, P, b.stride, H, KV, D, b.scratch, nt);
                     cr_expect(test_close("attention tail pieces", b.out, b.ref, (size_t)H * D, ATT_ATOL,
                                          ATT_RTOL, NULL),
                               "%s %s pos %d, %d threads", kernel_isa_name(isa), fr_dtype_name(type), P, nt);
@@ -247,15 +245,14 @@ Test(kernels_attention, whole_heads_on_a_team_below_the_split) {
                 struct att_buf b = att_make(&rng, type, P, 3, H, KV, D);
                 attention_ref(b.dbl, b.q, b.k, b.v, type, P, b.stride, H, KV, D, b.scratch);
                 FOR_EACH_ISA(isa) {
-                    omp_set_num_threads(1);
-                    attention(b.ref, b.q, b.k, b.v, type, P, b.stride, H, KV, D, b.scratch);
+                    attention(b.ref, b.q, b.k, b.v, type, P, b.stride, H, KV, D, b.scratch, 1);
                     cr_expect(test_close("attention one thread", b.ref, b.dbl, (size_t)H * D, ATT_ATOL,
                                          ATT_RTOL, NULL),
                               "%s %s %d/%d pos %d", kernel_isa_name(isa), fr_dtype_name(type), H, KV, P);
                     for (int nt = 2; nt <= 3; nt++) {
                         for (int i = 0; i < H * D; i++) b.out[i] = NAN;
 #pragma omp parallel num_threads(nt)
-                        attention(b.out, b.q, b.k, b.v, type, P, b.stride, H, KV, D, b.scratch);
+                        attention(b.out, b.q, b.k, b.v, type, P, b.stride, H, KV, D, b.scratch, nt);
                         cr_expect(memcmp(b.out, b.ref, sizeof(float) * (size_t)H * D) == 0,
                                   "%s %s %d/%d pos %d, %d threads", kernel_isa_name(isa), fr_dtype_name(type),
                                   H, KV, P, nt);
@@ -270,7 +267,7 @@ Test(kernels_attention, single_position_copies_v) {
     struct test_rng rng = {5};
     struct att_buf b = att_make(&rng, FR_DTYPE_F32, 1, 2, 4, 2, 64);
     FOR_EACH_ISA(isa) {
-        attention(b.out, b.q, b.k, b.v, FR_DTYPE_F32, 1, b.stride, 4, 2, 64, b.scratch);
+        attention(b.out, b.q, b.k, b.v, FR_DTYPE_F32, 1, b.stride, 4, 2, 64, b.scratch, kernel_team_procs());
         for (int h = 0; h < 4; h++)
             cr_expect(memcmp(b.out + h * 64, (float *)b.v + (h / 2) * b.stride, 64 * 4) == 0, "%s head %d",
                       kernel_isa_name(isa), h);
@@ -290,7 +287,7 @@ Test(kernels_attention, serial_on_one_thread_of_a_team) {
         for (size_t i = 0; i < nq; i++) b.out[i] = NAN;
 #pragma omp parallel num_threads(2)
         {
-            if (omp_get_thread_num() == omp_get_num_threads() - 1)
+            if (kernel_team_thread() == kernel_team_size() - 1)
                 attention_serial(b.out, b.q, b.k, b.v, FR_DTYPE_BF16, n_pos, b.stride, n_heads, n_kv, hd,
                                  b.scratch);
 #pragma omp barrier

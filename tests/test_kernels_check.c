@@ -1,6 +1,7 @@
 /* The self-check table that `forge-roofline verify` runs: every check passes on each ISA, with its error
  * measure inside its tolerance; an ISA this machine cannot run is a skipped test, with the reason. */
 #include "kernels/kernels_check.h"
+#include "kernels/team.h"
 #include "tests/kernels_test_util.h"
 
 /* The whole table on one ISA: one test per ISA, so a CPU without AVX-512 (or FORGE_ROOFLINE_MAX_ISA=avx2)
@@ -12,7 +13,7 @@ static void check_table_on(enum kernel_isa isa) {
     cr_assert_gt(n, 0);
     for (int i = 0; i < n; i++) {
         double err = -1.0;
-        int rc = c[i].run(&err);
+        int rc = c[i].run(&err, kernel_team_procs());
         cr_log_info("%s %s: max error %.3g (tolerance %.3g)", kernel_isa_name(isa), c[i].name, err,
                     c[i].tolerance);
         cr_expect_eq(rc, 0, "%s on %s: error %.3g > tolerance %.3g", c[i].name, kernel_isa_name(isa), err,

@@ -5,10 +5,9 @@
  * calling mode; OpenBLAS sgemm against the same reference; bf16 on
  * OpenBLAS refused with its reason. Tolerance as tests/test_kernels_matvec.c: cols * u * sum |w x| per
  * output, the bound on any f32 summation order. */
-#include <omp.h>
-
 #include "kernels/col_panels.h"
 #include "kernels/gemm.h"
+#include "kernels/team.h"
 #include "tests/kernels_test_util.h"
 
 /* pw: the weights' column panel width; 0 stores them row-major */
@@ -71,7 +70,8 @@ static int gemm_check(struct gemm_data *d, enum fr_dtype t, const struct gemm_bl
     size_t ny = (size_t)d->batch * (size_t)d->ldy;
     for (size_t i = 0; i < ny; i++) d->y[i] = -7.0f;
     const char *why = NULL;
-    cr_assert_eq(gemm(d->y, d->ldy, d->w, t, d->x, d->ldx, d->batch, d->rows, d->cols, d->pw, blk, be, &why),
+    cr_assert_eq(gemm(d->y, d->ldy, d->w, t, d->x, d->ldx, d->batch, d->rows, d->cols, d->pw, blk, be,
+                      kernel_team_procs(), &why),
                  0, "%s: %s", what, why ? why : "");
     int ok = 1;
     for (int b = 0; b < d->batch; b++) {
@@ -128,7 +128,9 @@ Test(kernels_gemm, ref_hand_computed) {
     cr_expect(y[0] == 3.5f && y[1] == -0.5f && y[2] == 1.0f && y[3] == 4.5f);
     FOR_EACH_ISA(isa) {
         for (int i = 0; i < 4; i++) y[i] = NAN;
-        cr_assert_eq(gemm(y, 2, w, FR_DTYPE_F32, x, 2, 2, 2, 2, 2, NULL, MATVEC_BACKEND_FORGE, NULL), 0);
+        cr_assert_eq(gemm(y, 2, w, FR_DTYPE_F32, x, 2, 2, 2, 2, 2, NULL, MATVEC_BACKEND_FORGE,
+                          kernel_team_procs(), NULL),
+                     0);
         cr_expect(y[0] == 3.5f && y[1] == -0.5f && y[2] == 1.0f && y[3] == 4.5f, "%s", kernel_isa_name(isa));
     }
 }
@@ -142,7 +144,8 @@ static void team_call_check(const struct gemm_case *c, enum fr_dtype t, enum mat
     for (size_t i = 0; i < (size_t)d.batch * (size_t)d.ldy; i++) d.y[i] = NAN;
     int failed = 0;
 #pragma omp parallel num_threads(2) reduction(| : failed)
-    failed |= gemm(d.y, d.ldy, d.w, t, d.x, d.ldx, d.batch, d.rows, d.cols, d.pw, NULL, be, NULL) != 0;
+    failed |= gemm(d.y, d.ldy, d.w, t, d.x, d.ldx, d.batch, d.rows, d.cols, d.pw, NULL, be,
+                   kernel_team_procs(), NULL) != 0;
     cr_expect(!failed, "%s", what);
     for (int b = 0; b < d.batch; b++) {
         size_t o = (size_t)b * (size_t)d.ldy;
@@ -188,6 +191,8 @@ Test(kernels_gemm, openblas_bf16_refused_with_reason) {
     cr_expect(!gemm_backend_available(MATVEC_BACKEND_OPENBLAS, FR_DTYPE_BF16, 2, &why));
     cr_expect(why && strstr(why, "cblas_sbgemm"));
     why = NULL;
-    cr_expect_eq(gemm(y, 3, w, FR_DTYPE_BF16, x, 2, 2, 3, 2, 2, NULL, MATVEC_BACKEND_OPENBLAS, &why), -1);
+    cr_expect_eq(gemm(y, 3, w, FR_DTYPE_BF16, x, 2, 2, 3, 2, 2, NULL, MATVEC_BACKEND_OPENBLAS,
+                      kernel_team_procs(), &why),
+                 -1);
     cr_expect(why != NULL);
 }

@@ -7,9 +7,8 @@
  * of any summation order is bounded by gamma_n * sum |w x| with gamma_n ~ n * u (u = 2^-24, n = cols): the
  * check allows cols * u * sum|w x| + 1e-30, i.e. a relative 6e-8 (n = 1) to 6e-5 (n = 1024) of the
  * magnitude sum, which the scalar, vector and OpenBLAS paths all meet with a wide margin in practice. */
-#include <omp.h>
-
 #include "kernels/col_panels.h"
+#include "kernels/team.h"
 #include "tests/kernels_test_util.h"
 
 /* pw: the weights' column panel width; 0 stores them row-major */
@@ -71,7 +70,7 @@ static void mv_check_all_isas(enum fr_dtype t) {
                     for (int r = 0; r < rows; r++) y[r] = NAN;
                     int rc = 0;
 #pragma omp parallel num_threads(nt) reduction(| : rc)
-                    rc |= matvec_panels(y, w, t, x, rows, cols, pw, MATVEC_BACKEND_FORGE, NULL);
+                    rc |= matvec_panels(y, w, t, x, rows, cols, pw, MATVEC_BACKEND_FORGE, nt, NULL);
                     kernel_prefetch_force(KERNEL_PREFETCH_COUNT);
                     cr_assert_eq(rc, 0);
                     char what[128];
@@ -143,8 +142,12 @@ Test(kernels_matvec, forge_vs_openblas_f32) {
         mv_tol_panels(tol, w, FR_DTYPE_F32, x, rows, cols, pw);
         const char *why = NULL;
         cr_assert(matvec_backend_available(MATVEC_BACKEND_OPENBLAS, FR_DTYPE_F32, &why));
-        cr_assert_eq(matvec_panels(yf, w, FR_DTYPE_F32, x, rows, cols, pw, MATVEC_BACKEND_FORGE, &why), 0);
-        cr_assert_eq(matvec_panels(yb, w, FR_DTYPE_F32, x, rows, cols, pw, MATVEC_BACKEND_OPENBLAS, &why), 0);
+        cr_assert_eq(matvec_panels(yf, w, FR_DTYPE_F32, x, rows, cols, pw, MATVEC_BACKEND_FORGE,
+                                   kernel_team_procs(), &why),
+                     0);
+        cr_assert_eq(matvec_panels(yb, w, FR_DTYPE_F32, x, rows, cols, pw, MATVEC_BACKEND_OPENBLAS,
+                                   kernel_team_procs(), &why),
+                     0);
         cr_expect(test_close("forge f32", yf, ref, (size_t)rows, 0.0, 0.0, tol));
         cr_expect(test_close("openblas sgemv", yb, ref, (size_t)rows, 0.0, 0.0, tol));
         free(w), free(x), free(yf), free(yb), free(ref), free(tol);
@@ -163,13 +166,16 @@ Test(kernels_matvec, openblas_bf16_available_or_says_why) {
     test_fill(&rng, x, C, -1.0f, 1.0f);
     const char *why = NULL;
     if (matvec_backend_available(MATVEC_BACKEND_OPENBLAS, FR_DTYPE_BF16, &why)) {
-        cr_assert_eq(matvec(y, w, FR_DTYPE_BF16, x, R, C, MATVEC_BACKEND_OPENBLAS, &why), 0);
+        cr_assert_eq(matvec(y, w, FR_DTYPE_BF16, x, R, C, MATVEC_BACKEND_OPENBLAS, kernel_team_procs(), &why),
+                     0);
         matvec_ref(ref, w, FR_DTYPE_BF16, x, R, C);
         mv_tol(tol, w, FR_DTYPE_BF16, x, R, C);
         for (int r = 0; r < R; r++) tol[r] *= 1.0 + 0x1.0p15 / C; /* 2^-9 of the magnitude sum */
         cr_expect(test_close("openblas sbgemv", y, ref, R, 0.0, 0.0, tol));
         /* the same weights read as column panels of 32 (32 + 32 + 11): one call per panel */
-        cr_assert_eq(matvec_panels(y, w, FR_DTYPE_BF16, x, R, C, 32, MATVEC_BACKEND_OPENBLAS, &why), 0);
+        cr_assert_eq(matvec_panels(y, w, FR_DTYPE_BF16, x, R, C, 32, MATVEC_BACKEND_OPENBLAS,
+                                   kernel_team_procs(), &why),
+                     0);
         matvec_ref_panels(ref, w, FR_DTYPE_BF16, x, R, C, 32);
         mv_tol_panels(tol, w, FR_DTYPE_BF16, x, R, C, 32);
         for (int r = 0; r < R; r++) tol[r] *= 1.0 + 0x1.0p15 / C;
@@ -178,7 +184,8 @@ Test(kernels_matvec, openblas_bf16_available_or_says_why) {
         cr_assert_not_null(why);
         cr_expect_str_eq(why, "cblas_sbgemv not exported by this OpenBLAS build");
         why = NULL;
-        cr_expect_eq(matvec(y, w, FR_DTYPE_BF16, x, R, C, MATVEC_BACKEND_OPENBLAS, &why), -1);
+        cr_expect_eq(matvec(y, w, FR_DTYPE_BF16, x, R, C, MATVEC_BACKEND_OPENBLAS, kernel_team_procs(), &why),
+                     -1);
         cr_expect_not_null(why);
     }
     cr_expect(matvec_backend_available(MATVEC_BACKEND_FORGE, FR_DTYPE_BF16, NULL));
@@ -253,11 +260,10 @@ Test(kernels_matvec, team_mode_and_thread_counts) {
     for (int nt = 1; nt <= 5; nt += 2) {
         for (int r = 0; r < R; r++) y[r] = NAN;
 #pragma omp parallel num_threads(nt)
-        matvec(y, w, FR_DTYPE_BF16, x, R, C, MATVEC_BACKEND_FORGE, NULL);
+        matvec(y, w, FR_DTYPE_BF16, x, R, C, MATVEC_BACKEND_FORGE, nt, NULL);
         cr_expect(test_close("team matvec", y, ref, R, 0.0, 0.0, tol), "team of %d", nt);
-        omp_set_num_threads(nt);
         for (int r = 0; r < R; r++) y[r] = NAN;
-        matvec(y, w, FR_DTYPE_BF16, x, R, C, MATVEC_BACKEND_FORGE, NULL);
+        matvec(y, w, FR_DTYPE_BF16, x, R, C, MATVEC_BACKEND_FORGE, nt, NULL);
         cr_expect(test_close("own-region matvec", y, ref, R, 0.0, 0.0, tol), "%d threads", nt);
     }
     free(w);

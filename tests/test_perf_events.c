@@ -29,7 +29,7 @@ Test(perf_events, counts_a_threads_faults_and_switches_as_getrusage_does) {
     struct counters c;
     struct fr_err err = {{0}};
     cr_assert_eq(counters_open(&c, perf_events_source(), NULL,
-                               "perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES,perf::TASK-CLOCK", &err),
+                               "perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES,perf::TASK-CLOCK", 1, &err),
                  0, "%s", err.msg);
     if (!c.available) {
         cr_expect_gt(strlen(c.reason), 0, "refused without a reason");
@@ -68,7 +68,7 @@ Test(perf_events, refuses_what_it_does_not_know) {
     omp_set_num_threads(1);
     struct counters c;
     struct fr_err err = {{0}};
-    cr_assert_eq(counters_open(&c, perf_events_source(), NULL, "PAPI_TOT_CYC", &err), 0, "%s", err.msg);
+    cr_assert_eq(counters_open(&c, perf_events_source(), NULL, "PAPI_TOT_CYC", 1, &err), 0, "%s", err.msg);
     cr_expect_not(c.available);
     cr_expect(strstr(c.events[0].reason, "not one of the kernel's software events"), "%s",
               c.events[0].reason);
@@ -86,7 +86,7 @@ Test(perf_events, fallback_takes_the_software_events_the_first_source_refuses) {
     struct perf_events_fallback_config cfg = {.first = counters_source_fake(), .first_config = &fake};
     struct counters c;
     struct fr_err err = {{0}};
-    cr_assert_eq(counters_open(&c, perf_events_source_fallback(), &cfg, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(counters_open(&c, perf_events_source_fallback(), &cfg, NULL, 2, &err), 0, "%s", err.msg);
     cr_assert(c.available, "%s", c.reason);
     cr_expect(c.events[0].counted);
     cr_expect_str_eq(c.events[0].source, "fake");
@@ -118,7 +118,7 @@ Test(perf_events, first_source_skipped_is_said_once) {
         .first = counters_source_fake(), .first_config = &fake, .first_skipped = "asked not to"};
     struct counters c;
     struct fr_err err = {{0}};
-    cr_assert_eq(counters_open(&c, perf_events_source_fallback(), &cfg, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(counters_open(&c, perf_events_source_fallback(), &cfg, NULL, 1, &err), 0, "%s", err.msg);
     cr_expect_not(c.events[0].counted);
     cr_expect_str_eq(c.events[0].reason, "fake not used: asked not to");
     cr_expect(

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "kernels/col_panels.h"
+#include "kernels/team.h"
 #include "model/decode.h"
 #include "model/safetensors.h"
 #include "tests/cli_run.h"
@@ -182,7 +183,8 @@ static void synthetic(struct qwen3_weights *w, const struct qwen3_config *c, enu
 static void decode_two(const struct qwen3_weights *w, float *out) {
     struct decode_state st;
     struct fr_err err = {{0}};
-    cr_assert_eq(decode_state_init(&st, w, 4, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, &err), 0, "%s", err.msg);
+    cr_assert_eq(decode_state_init(&st, w, 4, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE, kernel_team_procs(), &err),
+                 0, "%s", err.msg);
     for (int p = 0; p < 2; p++) {
         cr_assert_eq(decode_step(&st, 7 + 100 * p, p, NULL, &err), 0, "%s", err.msg);
         memcpy(out + (size_t)p * (size_t)w->cfg.vocab, st.logits, (size_t)w->cfg.vocab * sizeof(float));

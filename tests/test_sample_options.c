@@ -11,6 +11,7 @@
 
 #include "bench/sampler_rows.h"
 #include "kernels/sampler.h"
+#include "kernels/team.h"
 #include "tests/cli_run.h"
 
 static struct cli_result r;
@@ -39,7 +40,8 @@ static void expected_tokens(const float *x, const struct sampler_params *p, char
     out[0] = '\0';
     for (int i = 0; i < ROWS; i++) {
         int tok = -1;
-        cr_assert_eq(sampler_pick(x + (size_t)i * V, V, p, (uint64_t)i, scratch, &tok, NULL), 0);
+        cr_assert_eq(
+            sampler_pick(x + (size_t)i * V, V, p, (uint64_t)i, scratch, kernel_team_procs(), &tok, NULL), 0);
         off += (size_t)snprintf(out + off, len - off, "%d\n", tok);
     }
     free(scratch);

@@ -12,6 +12,7 @@
 #include "bench/verify_checks.h"
 #include "kernels/sampler.h"
 #include "kernels/sampler_simd.h"
+#include "kernels/team.h"
 
 static float f32_bits(uint32_t u) {
     float f;
@@ -51,10 +52,10 @@ static void expect_row_error(const float *row, int n, const char *needle) {
         if (sampler_isa_force((enum kernel_isa)isa) != 0) continue;
         cr_expect_neq(sampler_argmax(row, FR_DTYPE_F32, n, &tok, &err), 0);
         cr_expect(strstr(err.msg, needle), "argmax: '%s' lacks '%s'", err.msg, needle);
-        cr_expect_neq(sampler_softmax(probs, row, FR_DTYPE_F32, n, 0.7f, &err), 0);
+        cr_expect_neq(sampler_softmax(probs, row, FR_DTYPE_F32, n, 0.7f, kernel_team_procs(), &err), 0);
         cr_expect(strstr(err.msg, needle), "softmax: '%s' lacks '%s'", err.msg, needle);
-        cr_expect_neq(sampler_pick(row, n, &greedy, 0, scratch, &tok, &err), 0);
-        cr_expect_neq(sampler_pick(row, n, &warm, 0, scratch, &tok, &err), 0);
+        cr_expect_neq(sampler_pick(row, n, &greedy, 0, scratch, kernel_team_procs(), &tok, &err), 0);
+        cr_expect_neq(sampler_pick(row, n, &warm, 0, scratch, kernel_team_procs(), &tok, &err), 0);
         cr_expect(strstr(err.msg, needle), "pick: '%s' lacks '%s'", err.msg, needle);
         cr_expect_neq(sampler_argmax_ref(row, FR_DTYPE_F32, n, &tok, &err), 0);
         cr_expect_neq(sampler_softmax_ref(probs, row, FR_DTYPE_F32, n, 0.7f, &err), 0);
@@ -134,7 +135,7 @@ Test(sampler, pick_greedy_ignores_seed_and_top_p) {
     for (uint64_t step = 0; step < 20; step++) {
         struct sampler_params p = {0.0f, (float)step / 19.0f, step * 77};
         int tok = -1;
-        cr_assert_eq(sampler_pick(row, 5, &p, step, scratch, &tok, NULL), 0);
+        cr_assert_eq(sampler_pick(row, 5, &p, step, scratch, kernel_team_procs(), &tok, NULL), 0);
         cr_expect_eq(tok, 1);
     }
     free(scratch);
@@ -188,7 +189,7 @@ Test(sampler, softmax_matches_reference_and_isas) {
             float t = kind == 0 ? 0.8f : 1.3f;
             cr_assert_eq(sampler_softmax_ref(ref, row, FR_DTYPE_F32, n, t, NULL), 0);
             cr_assert_eq(sampler_isa_force(KERNEL_ISA_SCALAR), 0);
-            cr_assert_eq(sampler_softmax(a, row, FR_DTYPE_F32, n, t, NULL), 0);
+            cr_assert_eq(sampler_softmax(a, row, FR_DTYPE_F32, n, t, kernel_team_procs(), NULL), 0);
             double sum = 0, worst = 0;
             for (int i = 0; i < n; i++) {
                 sum += a[i];
@@ -204,14 +205,14 @@ Test(sampler, softmax_matches_reference_and_isas) {
             if (n > 3) cr_expect_eq(a[n / 3], 0.0f);
             for (int isa = KERNEL_ISA_AVX2; isa < KERNEL_ISA_COUNT; isa++) {
                 if (sampler_isa_force((enum kernel_isa)isa) != 0) continue;
-                cr_assert_eq(sampler_softmax(b, row, FR_DTYPE_F32, n, t, NULL), 0);
+                cr_assert_eq(sampler_softmax(b, row, FR_DTYPE_F32, n, t, kernel_team_procs(), NULL), 0);
                 cr_expect_eq(memcmp(a, b, sizeof(float) * (size_t)n), 0, "isa %d == scalar bitwise, n %d",
                              isa, n);
                 for (int i = 0; i < n; i++) rowh[i] = bf16_from_f32(row[i]);
                 float *c = ref; /* reuse */
-                cr_assert_eq(sampler_softmax(b, rowh, FR_DTYPE_BF16, n, t, NULL), 0);
+                cr_assert_eq(sampler_softmax(b, rowh, FR_DTYPE_BF16, n, t, kernel_team_procs(), NULL), 0);
                 cr_assert_eq(sampler_isa_force(KERNEL_ISA_SCALAR), 0);
-                cr_assert_eq(sampler_softmax(c, rowh, FR_DTYPE_BF16, n, t, NULL), 0);
+                cr_assert_eq(sampler_softmax(c, rowh, FR_DTYPE_BF16, n, t, kernel_team_procs(), NULL), 0);
                 cr_expect_eq(memcmp(b, c, sizeof(float) * (size_t)n), 0, "bf16 isa %d == scalar, n %d", isa,
                              n);
             }
@@ -223,11 +224,11 @@ Test(sampler, softmax_matches_reference_and_isas) {
 
 Test(sampler, softmax_tiny_temperature_is_one_hot) {
     float row[4] = {1.0f, 3.0f, 2.999f, -5.0f}, p[4];
-    cr_assert_eq(sampler_softmax(p, row, FR_DTYPE_F32, 4, 1e-30f, NULL), 0);
+    cr_assert_eq(sampler_softmax(p, row, FR_DTYPE_F32, 4, 1e-30f, kernel_team_procs(), NULL), 0);
     cr_expect_eq(p[1], 1.0f);
     cr_expect_eq(p[0] + p[2] + p[3], 0.0f);
     float big[2] = {3e38f, -3e38f}; /* x - max overflows to -inf: still a clean 1, 0 */
-    cr_assert_eq(sampler_softmax(p, big, FR_DTYPE_F32, 2, 1.0f, NULL), 0);
+    cr_assert_eq(sampler_softmax(p, big, FR_DTYPE_F32, 2, 1.0f, kernel_team_procs(), NULL), 0);
     cr_expect_eq(p[0], 1.0f);
     cr_expect_eq(p[1], 0.0f);
 }
@@ -290,24 +291,24 @@ Test(sampler, pick_reproducible_and_vocab_one) {
     sampler_rows_fill(row, N, SAMPLER_ROW_REALISTIC, 3);
     struct sampler_params p = {0.8f, 0.9f, 1234};
     int a = -1, b = -2;
-    cr_assert_eq(sampler_pick(row, N, &p, 17, scratch, &a, NULL), 0);
-    cr_assert_eq(sampler_pick(row, N, &p, 17, scratch, &b, NULL), 0);
+    cr_assert_eq(sampler_pick(row, N, &p, 17, scratch, kernel_team_procs(), &a, NULL), 0);
+    cr_assert_eq(sampler_pick(row, N, &p, 17, scratch, kernel_team_procs(), &b, NULL), 0);
     cr_expect_eq(a, b);
     cr_expect(a >= 0 && a < N);
     p.top_p = 0.0f;
     int g = -1;
     cr_assert_eq(sampler_argmax(row, FR_DTYPE_F32, N, &g, NULL), 0);
     for (uint64_t step = 0; step < 5; step++) {
-        cr_assert_eq(sampler_pick(row, N, &p, step, scratch, &a, NULL), 0);
+        cr_assert_eq(sampler_pick(row, N, &p, step, scratch, kernel_team_procs(), &a, NULL), 0);
         cr_expect_eq(a, g, "top_p 0: the top token");
     }
     float one = -3.0f;
     struct sampler_params q = {1.0f, 0.5f, 9};
-    cr_assert_eq(sampler_pick(&one, 1, &q, 0, scratch, &a, NULL), 0);
+    cr_assert_eq(sampler_pick(&one, 1, &q, 0, scratch, kernel_team_procs(), &a, NULL), 0);
     cr_expect_eq(a, 0);
     struct sampler_params bad = {1.0f, 2.0f, 9};
     struct fr_err err = {{0}};
-    cr_expect_neq(sampler_pick(&one, 1, &bad, 0, scratch, &a, &err), 0);
+    cr_expect_neq(sampler_pick(&one, 1, &bad, 0, scratch, kernel_team_procs(), &a, &err), 0);
     cr_expect(strstr(err.msg, "top_p"));
     free(row);
     free(scratch);
@@ -393,13 +394,15 @@ Test(sampler, pick_equals_the_pieces) {
             for (size_t ti = 0; ti < sizeof tps / sizeof tps[0]; ti++) {
                 struct sampler_params prm = {0.9f, tps[ti], 31};
                 uint64_t step = si * 100 + ti;
-                cr_assert_eq(sampler_softmax(p, row, FR_DTYPE_F32, n, prm.temperature, NULL), 0);
+                cr_assert_eq(
+                    sampler_softmax(p, row, FR_DTYPE_F32, n, prm.temperature, kernel_team_procs(), NULL), 0);
                 sampler_top_p_ref(p, n, prm.top_p, scratch);
                 int want = sampler_draw(p, n, sampler_uniform(prm.seed, step));
                 for (int isa = 0; isa < KERNEL_ISA_COUNT; isa++) {
                     if (sampler_isa_force((enum kernel_isa)isa) != 0) continue;
                     int got = -1;
-                    cr_assert_eq(sampler_pick(row, n, &prm, step, scratch, &got, NULL), 0);
+                    cr_assert_eq(sampler_pick(row, n, &prm, step, scratch, kernel_team_procs(), &got, NULL),
+                                 0);
                     cr_expect_eq(got, want, "n %d kind %d top_p %g isa %d", n, kind, (double)prm.top_p, isa);
                 }
                 sampler_isa_force(KERNEL_ISA_COUNT);
@@ -416,13 +419,13 @@ Test(sampler, softmax_exp_sweep_bitwise_across_isas) {
     float *row = malloc(sizeof(float) * N), *a = malloc(sizeof(float) * N), *b = malloc(sizeof(float) * N);
     for (int i = 0; i < N; i++) row[i] = -110.0f * (float)i / (float)(N - 1);
     cr_assert_eq(sampler_isa_force(KERNEL_ISA_SCALAR), 0);
-    cr_assert_eq(sampler_softmax(a, row, FR_DTYPE_F32, N, 1.0f, NULL), 0);
+    cr_assert_eq(sampler_softmax(a, row, FR_DTYPE_F32, N, 1.0f, kernel_team_procs(), NULL), 0);
     int subnormal = 0;
     for (int i = 0; i < N; i++) subnormal += a[i] > 0 && a[i] < FLT_MIN;
     cr_expect_gt(subnormal, 100, "the sweep reaches subnormal probabilities");
     for (int isa = KERNEL_ISA_AVX2; isa < KERNEL_ISA_COUNT; isa++) {
         if (sampler_isa_force((enum kernel_isa)isa) != 0) continue;
-        cr_assert_eq(sampler_softmax(b, row, FR_DTYPE_F32, N, 1.0f, NULL), 0);
+        cr_assert_eq(sampler_softmax(b, row, FR_DTYPE_F32, N, 1.0f, kernel_team_procs(), NULL), 0);
         int first = -1;
         for (int i = 0; i < N && first < 0; i++)
             if (memcmp(a + i, b + i, sizeof(float))) first = i;

@@ -13,6 +13,7 @@
 
 #include "bench/sampler_rows.h"
 #include "kernels/sampler.h"
+#include "kernels/team.h"
 #include "tests/report_testutil.h"
 
 static char dir[64];
@@ -91,12 +92,13 @@ Test(sample_cli, tokens_match_sampler_pick) {
     cr_assert_not_null(pf);
     for (int r = 0; r < ROWS; r++) {
         int want = -1;
-        cr_assert_eq(sampler_pick(x + r * V, V, &p, (uint64_t)r, scratch, &want, NULL), 0);
+        cr_assert_eq(sampler_pick(x + r * V, V, &p, (uint64_t)r, scratch, kernel_team_procs(), &want, NULL),
+                     0);
         cr_assert_not_null(line, "row %d missing", r);
         cr_expect_eq(atoi(line), want, "row %d", r);
         line = strchr(line, '\n');
         if (line) line++;
-        sampler_softmax(probs, x + r * V, FR_DTYPE_F32, V, 0.8f, NULL);
+        sampler_softmax(probs, x + r * V, FR_DTYPE_F32, V, 0.8f, kernel_team_procs(), NULL);
         sampler_top_p_ref(probs, V, 0.9f, scratch);
         cr_assert_eq(fread(got, sizeof(float), V, pf), (size_t)V);
         cr_expect_eq(memcmp(got, probs, sizeof(float) * V), 0, "row %d: --probs-out differs", r);

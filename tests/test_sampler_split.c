@@ -3,13 +3,13 @@
  * and on every team the machine allows, on every instruction set. */
 #include <criterion/criterion.h>
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench/sampler_rows.h"
 #include "kernels/sampler.h"
 #include "kernels/sampler_split.h"
+#include "kernels/team.h"
 
 Test(sampler_split, parts_tile_the_row_for_every_team) {
     int sizes[] = {1, 15, 16, 17, 100, 32768, 151936, 151937};
@@ -58,23 +58,21 @@ Test(sampler_split, every_share_runs_once_a_phase) {
     sampler_phase(count_share, &c); /* outside a run: one share, on the caller */
     cr_expect(c.calls[0] == 1 && c.threads == 1);
     for (int threads = 1; threads <= 4; threads++) {
-        omp_set_num_threads(threads);
         memset(&c, 0, sizeof c);
-        sampler_split_run(SAMPLER_SPLIT_MIN, two_phases, &c);
-        int expect = threads < omp_get_num_procs() ? threads : omp_get_num_procs();
+        sampler_split_run(SAMPLER_SPLIT_MIN, threads, two_phases, &c);
+        int expect = threads < kernel_team_procs() ? threads : kernel_team_procs();
         cr_expect_eq(c.threads, expect, "asked for %d threads", threads);
         for (int t = 0; t < SAMPLER_PARTS; t++)
             cr_expect_eq(c.calls[t], t < c.threads ? 2 : 0, "threads %d share %d", threads, t);
         memset(&c, 0, sizeof c);
-        sampler_split_run(SAMPLER_SPLIT_MIN - 1, two_phases, &c); /* too short to split */
+        sampler_split_run(SAMPLER_SPLIT_MIN - 1, threads, two_phases, &c); /* too short to split */
         cr_expect(c.threads == 1 && c.calls[0] == 2 && c.calls[1] == 0);
     }
-    omp_set_num_threads(omp_get_num_procs());
 }
 
 Test(sampler_split, same_bits_on_every_team) {
     int sizes[] = {SAMPLER_SPLIT_MIN, 40001, 151936};
-    int procs = omp_get_num_procs();
+    int procs = kernel_team_procs();
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
         int n = sizes[si];
         float *row = malloc(sizeof(float) * (size_t)n), *one = malloc(sizeof(float) * (size_t)n);
@@ -91,20 +89,20 @@ Test(sampler_split, same_bits_on_every_team) {
                     enum fr_dtype type = dt ? FR_DTYPE_BF16 : FR_DTYPE_F32;
                     struct sampler_params p = {0.9f, 0.9f, 5};
                     int want[4], got;
-                    omp_set_num_threads(1);
-                    cr_assert_eq(sampler_softmax(one, r, type, n, 0.9f, NULL), 0);
+                    cr_assert_eq(sampler_softmax(one, r, type, n, 0.9f, 1, NULL), 0);
                     for (int step = 0; step < 4; step++)
                         cr_assert_eq(
-                            sampler_pick_row(r, type, n, &p, (uint64_t)step, scratch, &want[step], NULL), 0);
+                            sampler_pick_row(r, type, n, &p, (uint64_t)step, scratch, 1, &want[step], NULL),
+                            0);
                     for (int threads = 2; threads <= procs && threads <= SAMPLER_PARTS; threads++) {
-                        omp_set_num_threads(threads);
-                        cr_assert_eq(sampler_softmax(many, r, type, n, 0.9f, NULL), 0);
+                        cr_assert_eq(sampler_softmax(many, r, type, n, 0.9f, threads, NULL), 0);
                         cr_expect_eq(memcmp(one, many, sizeof(float) * (size_t)n), 0,
                                      "n %d kind %d isa %d dtype %d: %d threads == 1 bitwise", n, kind, isa,
                                      dt, threads);
                         for (int step = 0; step < 4; step++) {
-                            cr_assert_eq(
-                                sampler_pick_row(r, type, n, &p, (uint64_t)step, scratch, &got, NULL), 0);
+                            cr_assert_eq(sampler_pick_row(r, type, n, &p, (uint64_t)step, scratch, threads,
+                                                          &got, NULL),
+                                         0);
                             cr_expect_eq(got, want[step], "n %d kind %d isa %d step %d, %d threads", n, kind,
                                          isa, step, threads);
                         }
@@ -113,7 +111,6 @@ Test(sampler_split, same_bits_on_every_team) {
             }
             sampler_isa_force(KERNEL_ISA_COUNT);
         }
-        omp_set_num_threads(procs);
         free(row), free(one), free(many), free(rowh), free(scratch);
     }
 }
@@ -128,11 +125,12 @@ Test(sampler_split, bad_value_in_any_part_fails) {
             sampler_rows_fill(row, N, SAMPLER_ROW_REALISTIC, 3);
             row[N - 1 - at] = bad[b];
             struct fr_err err = {{0}};
-            cr_expect_neq(sampler_softmax(p, row, FR_DTYPE_F32, N, 1.0f, &err), 0, "bad value at %d",
-                          N - 1 - at);
+            cr_expect_neq(sampler_softmax(p, row, FR_DTYPE_F32, N, 1.0f, kernel_team_procs(), &err), 0,
+                          "bad value at %d", N - 1 - at);
             cr_expect_neq(err.msg[0], 0);
         }
     for (int i = 0; i < N; i++) row[i] = -INFINITY;
-    cr_expect_neq(sampler_softmax(p, row, FR_DTYPE_F32, N, 1.0f, NULL), 0, "every logit -inf");
+    cr_expect_neq(sampler_softmax(p, row, FR_DTYPE_F32, N, 1.0f, kernel_team_procs(), NULL), 0,
+                  "every logit -inf");
     free(row), free(p);
 }

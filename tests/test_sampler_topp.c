@@ -9,6 +9,7 @@
 #include "bench/sampler_rows.h"
 #include "kernels/sampler.h"
 #include "kernels/sampler_topp.h"
+#include "kernels/team.h"
 
 struct bufs {
     float *a, *b;
@@ -134,7 +135,8 @@ static void softmax_rows(int n, int rows, float temperature, enum sampler_row_ki
             for (int i = 0; i < n; i++) h[i] = bf16_from_f32(logits[i]);
             row = h;
         }
-        cr_assert_eq(sampler_softmax(probs, row, bf16 ? FR_DTYPE_BF16 : FR_DTYPE_F32, n, temperature, NULL),
+        cr_assert_eq(sampler_softmax(probs, row, bf16 ? FR_DTYPE_BF16 : FR_DTYPE_F32, n, temperature,
+                                     kernel_team_procs(), NULL),
                      0);
         for (int t = 0; t < N_TOP_PS; t++) expect_same(probs, n, top_ps[t], &x, sampler_row_kind_name(kind));
     }
@@ -233,7 +235,7 @@ Test(top_p, fast_path_past_two_to_the_twenty, .timeout = 120) {
     struct bufs x = bufs_new(N);
     for (int kind = 0; kind < 2; kind++) {
         sampler_rows_fill(logits, N, kind ? SAMPLER_ROW_FLAT : SAMPLER_ROW_REALISTIC, 61);
-        cr_assert_eq(sampler_softmax(probs, logits, FR_DTYPE_F32, N, 1.0f, NULL), 0);
+        cr_assert_eq(sampler_softmax(probs, logits, FR_DTYPE_F32, N, 1.0f, kernel_team_procs(), NULL), 0);
         int kr = sampler_top_p_ref_into(x.a, probs, N, 0.9f, x.scratch);
         long binned = 0;
         struct sampler_topp_in in = {probs, NULL, 1.0f, NULL, 1.0, &binned};

@@ -2,7 +2,6 @@
  * share after another without a reset; its barrier makes every thread's writes visible to all; and the
  * kernels that split work over a team (matvec, attention) give inside one what they give outside. */
 #include <criterion/criterion.h>
-#include <omp.h>
 
 #include "kernels/team.h"
 #include "tests/kernels_test_util.h"
@@ -45,7 +44,7 @@ Test(kernel_team, barrier_orders_writes) {
         {
             kernel_team_join(&team);
             cr_expect(kernel_team_active());
-            int me = omp_get_thread_num(), n = omp_get_num_threads();
+            int me = kernel_team_thread(), n = kernel_team_size();
             for (int r = 1; r <= ROUNDS; r++) {
                 __atomic_store_n(&slot[me], r, __ATOMIC_RELAXED);
                 kernel_team_barrier();
@@ -75,7 +74,7 @@ Test(kernel_team, kernels_inside_a_team) {
     test_fill_bf16(&rng, v, (size_t)KV * P * D, -1.0f, 1.0f);
     test_fill(&rng, x, C, -1.0f, 1.0f);
     test_fill(&rng, q, H * D, -1.0f, 1.0f);
-    matvec(yref, w, FR_DTYPE_BF16, x, R, C, MATVEC_BACKEND_FORGE, NULL);
+    matvec(yref, w, FR_DTYPE_BF16, x, R, C, MATVEC_BACKEND_FORGE, kernel_team_procs(), NULL);
     attention_ref(oref, q, k, v, FR_DTYPE_BF16, P, (size_t)P * D, H, KV, D, scratch);
     for (int nt = 1; nt <= 5; nt += 2) {
         for (int i = 0; i < R; i++) y[i] = NAN;
@@ -86,8 +85,9 @@ Test(kernel_team, kernels_inside_a_team) {
         {
             kernel_team_join(&team);
             for (int rep = 0; rep < 3; rep++) { /* shares one after another on one ticket counter */
-                matvec(y, w, FR_DTYPE_BF16, x, R, C, MATVEC_BACKEND_FORGE, NULL);
-                attention(out, q, k, v, FR_DTYPE_BF16, P, (size_t)P * D, H, KV, D, scratch);
+                matvec(y, w, FR_DTYPE_BF16, x, R, C, MATVEC_BACKEND_FORGE, kernel_team_procs(), NULL);
+                attention(out, q, k, v, FR_DTYPE_BF16, P, (size_t)P * D, H, KV, D, scratch,
+                          kernel_team_procs());
             }
             kernel_team_leave();
         }
@@ -96,4 +96,30 @@ Test(kernel_team, kernels_inside_a_team) {
                   nt);
     }
     free(w), free(k), free(v), free(x), free(y), free(yref), free(q), free(out), free(oref), free(scratch);
+}
+
+/* Where a thread is, as the team module answers it: outside any region thread 0 of 1, not in a region; in a
+ * region of nt threads (a kernel team or not) each its own number below nt, and in a region only when nt > 1
+ * (OpenMP counts a region of one as inactive). */
+Test(kernel_team, thread_and_size_of_the_region) {
+    cr_expect_eq(kernel_team_thread(), 0);
+    cr_expect_eq(kernel_team_size(), 1);
+    cr_expect_not(kernel_team_in_region());
+    cr_expect_geq(kernel_team_procs(), 1);
+    for (int nt = 1; nt <= 3; nt++)
+        for (int joined = 0; joined < 2; joined++) {
+            int seen[3] = {0}, bad = 0;
+            struct kernel_team team;
+            kernel_team_init(&team);
+#pragma omp parallel num_threads(nt) reduction(+ : bad)
+            {
+                if (joined) kernel_team_join(&team);
+                int t = kernel_team_thread();
+                bad += kernel_team_size() != nt || t < 0 || t >= nt || kernel_team_in_region() != (nt > 1);
+                if (t >= 0 && t < nt) __atomic_add_fetch(&seen[t], 1, __ATOMIC_RELAXED);
+                if (joined) kernel_team_leave();
+            }
+            cr_expect_eq(bad, 0, "team of %d (%s)", nt, joined ? "joined" : "OpenMP's");
+            for (int t = 0; t < nt; t++) cr_expect_eq(seen[t], 1, "thread %d of %d", t, nt);
+        }
 }

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,7 +192,8 @@ static int run_decode(const struct decode_args *a, struct run *r) {
         qwen3_weights_init_synthetic(&r->w, DECODE_WEIGHTS_SEED);
     }
     double load_s = timing_now_s() - t0;
-    if (decode_state_init(&r->st, &r->w, (int)(positions > 0 ? positions : 1), a->kvtype, a->backend, &err))
+    if (decode_state_init(&r->st, &r->w, (int)(positions > 0 ? positions : 1), a->kvtype, a->backend,
+                          m.threads, &err))
         return cli_usage_error("decode: %s", err.msg);
     fprintf(stderr,
             "decode: model %s (%s), weights %s %s (%.2f GB, ready in %.2f s), kv %s, gemv %s, isa %s, "
@@ -201,7 +201,7 @@ static int run_decode(const struct decode_args *a, struct run *r) {
             r->cfg.name, r->cfg.path, fr_dtype_name(a->wtype), a->weights ? a->weights : "synthetic",
             (double)r->w.total_bytes / 1e9, load_s, fr_dtype_name(a->kvtype),
             a->backend == MATVEC_BACKEND_OPENBLAS ? "openblas" : "forge",
-            kernel_isa_name(kernel_isa_active()), omp_get_max_threads());
+            kernel_isa_name(kernel_isa_active()), m.threads);
     if (pool[0]) fprintf(stderr, "decode: matvec threads: %s\n", pool);
     fprintf(stderr, "decode: kernels: %s%s\n", kernel_prefetch_describe(),
             a->backend == MATVEC_BACKEND_FORGE ? kernel_matvec_describe() : "");

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bench/cli/cli.h"
+#include "kernels/team.h"
 #include "model/blocks.h"
 #include "model/config.h"
 #include "model/datadir.h"
@@ -70,7 +71,9 @@ static int list_counters(void) {
     struct fr_err err = {{0}};
     const void *src_cfg = NULL;
     const struct counters_source *src = cli_counter_source(&src_cfg);
-    if (counters_open(&c, src, src_cfg, NULL, &err) != 0) return cli_fail("list: %s", err.msg);
+    /* in a team of one thread per processor, a run's default */
+    if (counters_open(&c, src, src_cfg, NULL, kernel_team_procs(), &err) != 0)
+        return cli_fail("list: %s", err.msg);
     list_event_set(
         "counter events (PAPI, the kernel's perf_event_open for software events PAPI does not count, and "
         "getrusage for rusage::; default set of a run; --events NAME,... "

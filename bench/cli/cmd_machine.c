@@ -304,7 +304,8 @@ int cmd_machine(int argc, char **argv) {
     struct counters cn;
     const void *src_cfg = NULL;
     const struct counters_source *src = cli_counter_source(&src_cfg);
-    if (counters_open(&cn, src, src_cfg, a.events, &err) != 0) return cli_usage_error("machine: %s", err.msg);
+    if (counters_open(&cn, src, src_cfg, a.events, m.threads, &err) != 0)
+        return cli_usage_error("machine: %s", err.msg);
 
     if (!a.json) print_setup(&a, &m);
     struct ceilings_opts o = {.quick = a.quick};

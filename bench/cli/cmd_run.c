@@ -374,7 +374,7 @@ static void probe_cores(struct run *r, const char *when) {
 
 static void read_region(void *p) {
     const struct run *r = p;
-    volatile double sink = ceilings_read_team(r->read_buf, r->read_n);
+    volatile double sink = ceilings_read_team(r->read_buf, r->read_n, r->machine.threads);
     (void)sink;
 }
 
@@ -664,8 +664,9 @@ static void add_roof_rows(struct run *r) {
 }
 
 /* The sampler sweep's options: every variant at every vocabulary (quick: 151,936 only, no sort reference). */
-static void sampler_opts_for(int quick, struct sampler_bench_opts *o) {
+static void sampler_opts_for(int quick, int threads, struct sampler_bench_opts *o) {
     sampler_bench_default_opts(o);
+    o->threads = threads;
     static const int quick_vocab[] = {151936};
     if (quick) {
         o->vocabs = quick_vocab, o->n_vocabs = 1, o->skip_sort = true;
@@ -675,7 +676,7 @@ static void sampler_opts_for(int quick, struct sampler_bench_opts *o) {
 
 /* provenance.plan: what every figure of this run is the best or median of, quick or full, in words. */
 static void fill_plan(struct run_report *rep, const struct run_args *a, const struct ceilings_opts *copts,
-                      const struct decode_bench_opts *bo) {
+                      const struct decode_bench_opts *bo, int threads) {
     char *p = rep->prov.plan, blocks[64], steps[64];
     size_t len = sizeof rep->prov.plan;
     ceilings_describe_plan(copts, p, len);
@@ -691,14 +692,14 @@ static void fill_plan(struct run_report *rep, const struct run_args *a, const st
         off += (size_t)snprintf(p + off, len - off, "%s%ld", i ? "," : "", a->contexts[i]);
     if (off < len) off += (size_t)snprintf(p + off, len - off, " (blocks at %ld)", a->block_context);
     struct sampler_bench_opts so;
-    sampler_opts_for(a->quick, &so);
+    sampler_opts_for(a->quick, threads, &so);
     if (off < len) off += (size_t)snprintf(p + off, len - off, "; ");
     if (off < len) sampler_bench_describe(&so, p + off, len - off);
 }
 
 static int measure_sampler(struct run_report *rep, int quick, struct sample_set *samples, int threads) {
     struct sampler_bench_opts o;
-    sampler_opts_for(quick, &o);
+    sampler_opts_for(quick, threads, &o);
     o.samples = samples;
     samples->threads = threads;
     struct sampler_bench_result *res = NULL;
@@ -827,7 +828,7 @@ static int run_main(struct run *r, int argc, char **argv) {
     /* after binding: one event set per thread of the bound team */
     const void *src_cfg = NULL;
     const struct counters_source *src = cli_counter_source(&src_cfg);
-    int crc = counters_open(&r->counters, src, src_cfg, a->events, &err);
+    int crc = counters_open(&r->counters, src, src_cfg, a->events, r->machine.threads, &err);
     r->have_counters = 1;
     if (crc != 0) return cli_fail("%s", err.msg);
     describe_counters(&r->report->counters, &r->counters);
@@ -877,7 +878,7 @@ static int run_main(struct run *r, int argc, char **argv) {
     probe_cores(r, "after the ceilings");
     progress_phase(&pr, "verify");
     int counts[3];
-    verify_run(stderr, NULL, counts);
+    verify_run(stderr, NULL, r->machine.threads, counts);
     r->verify_passed = counts[VERIFY_PASSED], r->verify_skipped = counts[VERIFY_SKIPPED];
     if (counts[VERIFY_FAILED])
         return cli_fail(
@@ -888,7 +889,8 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (qwen3_weights_alloc(&r->weights, &r->cfg, a->wtype, &err) != 0) return cli_usage_error("%s", err.msg);
     r->have_weights = 1;
     qwen3_weights_init_synthetic(&r->weights, 0x0f0e6eULL);
-    if (decode_state_init(&r->st, &r->weights, (int)max_ctx + 1, a->kvtype, a->gemv, &err) != 0)
+    if (decode_state_init(&r->st, &r->weights, (int)max_ctx + 1, a->kvtype, a->gemv, r->machine.threads,
+                          &err) != 0)
         return cli_usage_error("%s", err.msg);
     r->have_state = 1;
     fill_model(r->report, &r->cfg, a->wtype);
@@ -900,13 +902,13 @@ static int run_main(struct run *r, int argc, char **argv) {
         .sampler = {.temperature = 0.8f, .top_p = 0.9f, .seed = 42},
     };
     r->st.sampler_params = bo.sampler;
-    fill_plan(r->report, a, &copts, &bo);
+    fill_plan(r->report, a, &copts, &bo, r->machine.threads);
     /* the read paired with the steps: as large as the ceilings' DRAM arrays */
     size_t read_bytes = ceilings_dram_bytes(&r->machine, NULL);
     r->read_n = read_bytes / sizeof(float);
     if (!(r->read_buf = ceilings_stream_alloc(r->read_n)))
         return cli_fail("out of memory for the %zu-byte paired read buffer", read_bytes);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(r->machine.threads)
     for (size_t i = 0; i < r->read_n; i++) r->read_buf[i] = (float)(i & 3);
     r->read_huge = ceilings_huge_fraction(r->read_buf, read_bytes);
     r->weights_huge = ceilings_huge_fraction(r->weights.base, r->weights.total_bytes);

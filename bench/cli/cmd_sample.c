@@ -3,7 +3,6 @@
  * renormalized distribution. --bench times the sampler instead (bench/sampler_bench.h).
  * Checked end to end in tests/test_sampler_cli.c (tokens equal sampler_pick's, every bad input exits 2). */
 #include <errno.h>
-#include <omp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include "bench/cli/cli.h"
 #include "bench/sampler_bench.h"
 #include "kernels/sampler.h"
+#include "kernels/team.h"
 
 static void usage(FILE *f) {
     fprintf(
@@ -36,12 +36,12 @@ static void usage(FILE *f) {
         "  --isa NAME      " CLI_ISA_HELP " (same bits)\n"
         "  --threads N     OpenMP threads for the softmax of rows of 32768 tokens or more (same bits; "
         "default:\n"
-        "                  OpenMP's, at most one a processor); top-p, the draw and greedy run on one\n");
+        "                  one a processor); top-p, the draw and greedy run on one\n");
 }
 
 struct sample_opts {
     const char *in, *probs_out, *isa;
-    long vocab, threads; /* threads 0: OpenMP's default */
+    long vocab, threads; /* threads 0 until parsed: then --threads, else one per processor */
     bool probs_input, sort, bench, no_sort;
     enum fr_dtype dtype;
     struct sampler_params p;
@@ -150,7 +150,7 @@ static int parse(int argc, char **argv, struct sample_opts *o) {
             return cli_usage_error("sample: --threads applies to the softmax, which %s does not run",
                                    o->probs_input ? "--input probs" : "--temperature 0 (greedy)");
     }
-    if (o->threads) omp_set_num_threads((int)o->threads);
+    if (!o->threads) o->threads = kernel_team_procs(); /* OpenMP's default team */
     if (sampler_check_params(&o->p, &err)) return cli_usage_error("sample: %s", err.msg);
     return 0;
 }
@@ -181,7 +181,8 @@ static int run_bench(const struct sample_opts *o) {
     bo.temperature = o->p.temperature;
     bo.top_p = o->p.top_p;
     bo.skip_sort = o->no_sort;
-    int threads = sampler_softmax_threads(1 << 26);
+    bo.threads = (int)o->threads;
+    int threads = sampler_softmax_threads(1 << 26, bo.threads);
     printf("# sampler benchmark: isa %s, timer resolution %.0f ns, softmax on %d thread%s from %d tokens "
            "(top-p, the draw and greedy on one), temperature %g, top_p %g\n",
            sampler_isa_name(sampler_isa_active()), timing_resolution_s() * 1e9, threads,
@@ -223,7 +224,7 @@ static int sample_row(const struct sample_opts *o, const void *row, int n, uint6
             memcpy(dist, row, sizeof(float) * (size_t)n);
         if (sampler_check_probs(dist, n, err)) return -1;
     } else if (o->p.temperature > 0) {
-        if (sampler_softmax(dist, row, o->dtype, n, o->p.temperature, err)) return -1;
+        if (sampler_softmax(dist, row, o->dtype, n, o->p.temperature, (int)o->threads, err)) return -1;
     }
     if (o->p.temperature == 0) {
         const void *src = o->probs_input ? (const void *)dist : row;

@@ -9,6 +9,7 @@
 #include "bench/verify_run.h"
 #include "kernels/kernels.h"
 #include "kernels/sampler.h"
+#include "kernels/team.h"
 
 int cmd_verify(int argc, char **argv) {
     const char *only = NULL, *isa = NULL;
@@ -33,11 +34,12 @@ int cmd_verify(int argc, char **argv) {
     int rc = cli_isa_apply("verify: ", isa, false);
     if (rc) return rc;
     if (verify_count(only) == 0) return cli_usage_error("verify: no check matches '%s' (try --list)", only);
-    printf("# forge-roofline verify: kernels isa %s, sampler isa %s, timer resolution %.0f ns\n",
-           kernel_isa_name(kernel_isa_active()), sampler_isa_name(sampler_isa_active()),
-           timing_resolution_s() * 1e9);
+    const int threads = kernel_team_procs(); /* one per processor, as OpenMP's default team */
+    printf("# forge-roofline verify: kernels isa %s, sampler isa %s, %d thread%s, timer resolution %.0f ns\n",
+           kernel_isa_name(kernel_isa_active()), sampler_isa_name(sampler_isa_active()), threads,
+           threads == 1 ? "" : "s", timing_resolution_s() * 1e9);
     int counts[3];
-    verify_run(stdout, only, counts);
+    verify_run(stdout, only, threads, counts);
     printf("verify: %d passed, %d failed, %d skipped\n", counts[VERIFY_PASSED], counts[VERIFY_FAILED],
            counts[VERIFY_SKIPPED]);
     return counts[VERIFY_FAILED] ? CLI_EXIT_FAIL : CLI_EXIT_OK;

@@ -5,7 +5,6 @@
 
 #include <cblas.h>
 #include <math.h>
-#include <omp.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -86,8 +85,8 @@ static int sweep(struct decode_batch *bt, const struct run_batch_opts *o, enum f
 int run_batch_phase(const struct run_batch_opts *o, struct run_report *rep, struct fr_err *err) {
     struct decode_batch bt;
     const int cap = (int)max_batch(o);
-    if (decode_batch_init(&bt, o->weights, cap, (int)o->context + 1, o->kvtype, o->backend, &o->blocking,
-                          err) != 0)
+    if (decode_batch_init(&bt, o->weights, cap, (int)o->context + 1, o->kvtype, o->backend, o->threads,
+                          &o->blocking, err) != 0)
         return -1;
     batch_bench_fill(&bt, o->context);
     const char *main_backend = o->backend == MATVEC_BACKEND_OPENBLAS ? "openblas" : "forge";
@@ -111,7 +110,7 @@ int run_batch_phase(const struct run_batch_opts *o, struct run_report *rep, stru
             }
         }
         if (!rr->note[0]) {
-            openblas_set_num_threads(omp_get_max_threads()); /* the same team size as the forge rows */
+            openblas_set_num_threads(o->threads); /* the same team size as the forge rows */
             if (decode_batch_set_weights(&bt, ow, MATVEC_BACKEND_OPENBLAS, &e) != 0)
                 snprintf(rr->note, sizeof rr->note, "OpenBLAS rows skipped: %.200s", e.msg);
             else

@@ -30,7 +30,7 @@ struct run_batch_opts {
     const float *read_buf; /* each step is paired with an all-threads read of read_buf[read_n]; NULL: not */
     size_t read_n;
     struct sample_set *samples; /* every repetition of every row kept here (NULL: not kept) */
-    int threads;                /* the team's, for the samples */
+    int threads; /* the run's (--threads): the forge rows' team, OpenBLAS's pool, the samples */
 };
 
 /* Bytes the phase needs at its peak (the largest batch's caches and buffers, plus f32 weights for the

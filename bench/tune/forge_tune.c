@@ -39,6 +39,7 @@ struct tune_job {
     size_t read_n, bytes;
     int rows, cols, count; /* matvec: count matrices of rows x cols; attention: count layers */
     int positions, heads, kv_heads;
+    int threads; /* the team's */
 };
 
 /* The kernel's calls over every matrix or layer in one kernel team, as the decode step runs them: one
@@ -51,16 +52,17 @@ static void tune_run(void *ctx, long rep) {
     const uint16_t *v = j->w + layer * (size_t)j->count;
     struct kernel_team team;
     kernel_team_init(&team);
-#pragma omp parallel
+#pragma omp parallel num_threads(j->threads)
     {
         kernel_team_join(&team);
         for (int m = 0; m < j->count; m++) {
             if (j->positions)
                 attention(j->y, j->x, j->w + layer * (size_t)m, v + layer * (size_t)m, FR_DTYPE_BF16,
-                          j->positions, (size_t)j->positions * 128, j->heads, j->kv_heads, 128, j->scratch);
+                          j->positions, (size_t)j->positions * 128, j->heads, j->kv_heads, 128, j->scratch,
+                          j->threads);
             else
                 matvec(j->y, j->w + (size_t)m * each, FR_DTYPE_BF16, j->x, j->rows, j->cols,
-                       MATVEC_BACKEND_FORGE, NULL);
+                       MATVEC_BACKEND_FORGE, j->threads, NULL);
             kernel_team_sync();
         }
         kernel_team_leave();
@@ -71,7 +73,7 @@ static volatile double tune_sink;
 static void tune_run_read(void *ctx, long rep) {
     (void)rep;
     const struct tune_job *j = ctx;
-    tune_sink += ceilings_read_team(j->read, j->read_n);
+    tune_sink += ceilings_read_team(j->read, j->read_n, j->threads);
 }
 
 /* Times fn alternated with the read and prints one line. Returns 0, or 1 when timing could not allocate. */
@@ -229,7 +231,8 @@ int main(int argc, char **argv) {
                                      .read_n = read_n,
                                      .rows = o.rows[s],
                                      .cols = o.cols[s],
-                                     .count = (int)(wmax / each)};
+                                     .count = (int)(wmax / each),
+                                     .threads = o.threads[t]};
                 if (j.count < 1 || o.cols[s] > (int)xn || o.rows[s] > (int)yn) {
                     fprintf(stderr, "forge-tune: shape %dx%d does not fit\n", o.rows[s], o.cols[s]);
                     rc = 2;
@@ -250,7 +253,8 @@ int main(int argc, char **argv) {
                                      .count = o.layers,
                                      .positions = o.positions[p],
                                      .heads = o.heads,
-                                     .kv_heads = o.kv_heads};
+                                     .kv_heads = o.kv_heads,
+                                     .threads = o.threads[t]};
                 j.bytes = 2 * (size_t)o.layers * (size_t)o.kv_heads * (size_t)o.positions[p] * 128 * 2;
                 char what[64];
                 snprintf(what, sizeof what, "attention %d/%d @%d x%d", o.heads, o.kv_heads, o.positions[p],

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernels/sampler.h"
+#include "kernels/team.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -29,7 +30,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     struct sampler_params prm = {temperature, top_p, 7};
     struct fr_err err;
     int tok = -1;
-    if (sampler_pick_row(data, dtype, n, &prm, 3, scratch, &tok, &err) == 0 && (tok < 0 || tok >= n)) abort();
+    if (sampler_pick_row(data, dtype, n, &prm, 3, scratch, kernel_team_procs(), &tok, &err) == 0 &&
+        (tok < 0 || tok >= n))
+        abort();
 
     for (int i = 0; i < n; i++) { /* probabilities: |value|, non-finite ones dropped to 0 */
         float v = dtype == FR_DTYPE_BF16 ? bf16_to_f32(((const uint16_t *)(const void *)data)[i])
