@@ -3,7 +3,7 @@
 # files that get their own ISA flags and are chosen at run time, so the scalar path stays real.
 CC       ?= cc
 PREFIX   ?= /usr/local
-PKGS     := papi hwloc openblas libcjson
+PKGS     := papi hwloc openblas libcjson sqlite3 libpq
 BUILD    := build
 MODELS   := $(wildcard model/*/config.json)
 
@@ -29,7 +29,8 @@ GIT_HEAD   := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 GIT_COMMIT := $(if $(GIT_HEAD),$(GIT_HEAD)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty))
 
 MAIN_SRC := bench/cli/main.c
-LIB_SRC  := $(wildcard kernels/*.c model/*.c roofline/*.c bench/*.c bench/cli/*.c bench/report/*.c)
+LIB_SRC  := $(wildcard kernels/*.c model/*.c roofline/*.c bench/*.c bench/cli/*.c bench/report/*.c \
+              bench/history/*.c)
 LIB_SRC  := $(filter-out $(MAIN_SRC),$(LIB_SRC))
 TEST_SRC := $(wildcard tests/test_*.c tests/cli_run.c)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
@@ -41,7 +42,7 @@ BIN      := $(BUILD)/forge-roofline
 SAN_BIN  := $(BUILD)/tests/forge-roofline-san
 TEST_BIN := $(BUILD)/tests/unit
 
-.PHONY: all test bench plots fmt lint fuzz clean install deps FORCE
+.PHONY: all test bench bench-history plots fmt lint fuzz clean install deps FORCE
 all: deps $(BIN)
 
 # Installs missing packages (as root on Debian/Ubuntu) or says exactly what to run.
@@ -94,6 +95,13 @@ tune-attention: deps $(TUNE_BIN)
 	$(TUNE_BIN) attention
 
 RUN ?= $(lastword $(sort $(wildcard results/*/run.json)))
+# The run store's speed targets over a run folder (docs/history.md): make bench-history RUN=results/<run>
+$(BUILD)/history_bench: tests/bench/history_bench.c $(LIB_OBJ) | deps
+	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
+bench-history: $(BUILD)/history_bench $(BIN)
+	@test -n "$(RUN)" || { echo "make bench-history: no run found; pass RUN=results/<dir>" >&2; exit 2; }
+	$(BUILD)/history_bench $(patsubst %/run.json,%,$(RUN))
+
 plots: all
 	@test -n "$(RUN)" || { echo "make plots: no run found; pass RUN=results/<dir>" >&2; exit 2; }
 	scripts/plots.sh $(patsubst %/run.json,%,$(RUN))

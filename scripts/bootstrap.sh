@@ -5,7 +5,8 @@
 set -euo pipefail
 
 packages=(gcc make pkg-config libpapi-dev libhwloc-dev libopenblas-dev libcjson-dev libcriterion-dev
-          gnuplot-nox clang libclang-rt-14-dev clang-format clang-tidy cppcheck)
+          gnuplot-nox clang libclang-rt-14-dev clang-format clang-tidy cppcheck
+          libsqlite3-dev libpq-dev postgresql)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -3,6 +3,7 @@
 #   roofline, breakdown, sampler, context        (scripts/plots.sh RUN_DIR)
 #   batch                                        (when the run has batch.csv)
 #   compare                                      (scripts/plots.sh --compare COMPARE_DIR)
+#   history                                      (scripts/plots.sh --history DIR: history plot's inputs)
 # It reads the CSV and plot_* files the run wrote; the images are regenerated, never committed.
 # Exit status: 0 drawn; 77 gnuplot is not installed (data files are complete, images skipped);
 # 2 usage or missing input; 1 gnuplot failed.
@@ -10,12 +11,12 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 mode=run
-if [ "${1:-}" = "--compare" ]; then
-  mode=compare
+if [ "${1:-}" = "--compare" ] || [ "${1:-}" = "--history" ]; then
+  mode=${1#--}
   shift
 fi
 if [ $# -ne 1 ]; then
-  echo "usage: plots.sh [--compare] DIR" >&2
+  echo "usage: plots.sh [--compare|--history] DIR" >&2
   exit 2
 fi
 dir=$1
@@ -50,6 +51,8 @@ draw() { # draw SCRIPT NEEDED_FILE
 
 if [ "$mode" = compare ]; then
   draw compare.gp compare_vars.gp
+elif [ "$mode" = history ]; then
+  draw history.gp history_vars.gp
 else
   draw roofline.gp plot_vars.gp
   draw breakdown.gp plot_breakdown.dat

@@ -55,6 +55,7 @@ Test(blas_pool, full_run_records_the_pool, .timeout = 300) {
     cr_assert_not_null(mkdtemp(parent));
     snprintf(args, sizeof args,
              "--model tests/fixtures/tiny-qwen3 --quick --context 1 --dtype f32 --gemv openblas --no-plots "
+             "--no-history "
              "--out %s",
              parent);
     static struct cli_result r;

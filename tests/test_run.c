@@ -19,14 +19,16 @@
 
 static struct cli_result r;
 
-/* The single complete run folder under parent (NULL if none or several). */
+/* The single complete run folder under parent (NULL if none or several); the history store beside it is not
+ * a run. */
 static int find_run(const char *parent, char *out, size_t len) {
     DIR *d = opendir(parent);
     if (!d) return -1;
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d)))
-        if (e->d_name[0] != '.') n++, snprintf(out, len, "%s/%s", parent, e->d_name);
+        if (e->d_name[0] != '.' && strncmp(e->d_name, "history.sqlite", 14) != 0)
+            n++, snprintf(out, len, "%s/%s", parent, e->d_name);
     closedir(d);
     return n == 1 ? 0 : -1;
 }
@@ -57,6 +59,9 @@ Test(run, quick_tiny_config_writes_the_contract, .timeout = 480) {
     cr_assert_eq(r.status, 0, "run failed: %s", r.err);
     char dir[512];
     cr_assert_eq(find_run(parent, dir, sizeof dir), 0, "expected exactly one run folder in %s", parent);
+    /* the complete folder went into the history store beside it (docs/history.md) */
+    cr_expect(strstr(r.err, "history: run appended to"), "no history line: %s", r.err);
+    cr_expect(tu_exists(parent, "history.sqlite"));
     const char *files[] = {"run.json", "blocks.csv", "steps.csv", "sampler.csv", "ceilings.csv", "report.md"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char p[600];

@@ -26,6 +26,12 @@ int cmd_sample(int argc, char **argv);
 int cmd_machine(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_history(int argc, char **argv);
+
+/* Appends a completed run folder (compare: a compare folder) to the history store `where` (NULL: the
+ * history.sqlite beside the folder) and says so on stderr in one line. A failure is said in one line too,
+ * with the folder left whole and how to import it later; returns CLI_EXIT_FAIL then. */
+int cli_history_append(const char *where, const char *dir, bool compare);
 
 /* Prints "forge-roofline: <message>" to stderr and returns CLI_EXIT_USAGE. */
 __attribute__((format(printf, 1, 2))) int cli_usage_error(const char *fmt, ...);

@@ -34,7 +34,9 @@ static void usage(FILE *f) {
         "  --raw             decide memory-bound rows on the raw ratio, not the one normalised by the\n"
         "                    read measured next to each repetition\n"
         "  --fail-on-slower  exit 1 when a headline row (decode steps, sampler at V = 151,936) is slower\n"
-        "                    beyond the threshold, 0 otherwise (2 on bad input)\n",
+        "                    beyond the threshold, 0 otherwise (2 on bad input)\n"
+        "  --history STORE   append the compare to this store (default: history.sqlite beside it)\n"
+        "  --no-history      do not append it\n",
         f);
 }
 
@@ -92,9 +94,9 @@ done:
 }
 
 int cmd_compare(int argc, char **argv) {
-    const char *runs[2] = {NULL, NULL}, *out = NULL;
+    const char *runs[2] = {NULL, NULL}, *out = NULL, *history = NULL;
     int n_runs = 0;
-    bool force = false, fail_on_slower = false;
+    bool force = false, fail_on_slower = false, no_history = false;
     struct compare_opts copts = {COMPARE_THRESHOLD_DEFAULT, false};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -103,6 +105,11 @@ int cmd_compare(int argc, char **argv) {
             return CLI_EXIT_OK;
         } else if (strcmp(a, "--force") == 0) {
             force = true;
+        } else if (strcmp(a, "--no-history") == 0) {
+            no_history = true;
+        } else if (strcmp(a, "--history") == 0) {
+            if (i + 1 >= argc || !argv[i + 1][0]) return cli_usage_error("compare: --history needs a store");
+            history = argv[++i];
         } else if (strcmp(a, "--raw") == 0) {
             copts.raw = true;
         } else if (strcmp(a, "--fail-on-slower") == 0) {
@@ -127,6 +134,7 @@ int cmd_compare(int argc, char **argv) {
     }
     if (n_runs != 2)
         return cli_usage_error("compare: needs two runs: compare RUN_A RUN_B [--out DIR] [--force]");
+    if (history && no_history) return cli_usage_error("compare: --history and --no-history: choose one");
 
     struct run_report *ra = malloc(sizeof *ra), *rb = malloc(sizeof *rb);
     if (!ra || !rb) {
@@ -198,6 +206,7 @@ int cmd_compare(int argc, char **argv) {
                 slower, slower == 1 ? "" : "s", 100 * copts.threshold);
         rc = CLI_EXIT_FAIL;
     }
+    if (rc == CLI_EXIT_OK && !no_history) rc = cli_history_append(history, out, true);
 done:
     compare_side_free(&sa);
     compare_side_free(&sb);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,8 +57,10 @@ struct run_args {
     int contexts_default;        /* no --context: the default list, named so in errors */
     long batches[RUN_BATCH_MAX]; /* --batch: the batch sweep (n_batches 0: none) */
     int n_batches;
-    long batch_context; /* --batch-context; -1: the default */
-    int batch_default;  /* no --batch: the default list, cut to what the model holds */
+    long batch_context;  /* --batch-context; -1: the default */
+    int batch_default;   /* no --batch: the default list, cut to what the model holds */
+    const char *history; /* --history STORE (NULL: <out>/history.sqlite) */
+    int no_history;      /* --no-history */
 };
 
 static void usage(FILE *f) {
@@ -66,7 +69,8 @@ static void usage(FILE *f) {
         "usage: forge-roofline --model M [--dtype bf16|f32] [--kv bf16|f32] [--threads N] [--context LIST]\n"
         "                      [--block-context T] [--gemv forge|openblas] [--events LIST] [--quick]\n"
         "                      [--out DIR] [--no-plots] [--isa scalar|avx2|avx512]\n"
-        "                      [--batch LIST|none] [--batch-context T] [--no-wait]\n"
+        "                      [--batch LIST|none] [--batch-context T] [--history STORE|--no-history]\n"
+        "                      [--no-wait]\n"
         "Measures the machine, verifies the kernels, times every block and whole decode steps (default\n"
         "contexts 1,1024,4096,16384) and the sampler, and writes results/<host>-<UTC stamp>/ with run.json,\n"
         "CSV files, report.md and roofline plots. --quick: fewer repetitions and contexts (CI, smoke "
@@ -75,6 +79,8 @@ static void usage(FILE *f) {
         "lockstep\n"
         "at --batch-context T (default 1024; --quick: 256, at most the model's context), on the run's\n"
         "backend and on OpenBLAS sgemm with f32 weights beside it; --batch none skips the sweep.\n"
+        "The complete run is appended to the history store (--history: a SQLite file or postgresql://...;\n"
+        "default <out>/history.sqlite); --no-history skips it. docs/history.md.\n"
         "One run at a time per machine (docs/trust.md): a run waits for the machine lock, saying for what;\n"
         "--no-wait exits 3 instead.\n");
 }
@@ -94,6 +100,8 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
                                          {"isa", required_argument, 0, 'i'},
                                          {"batch", required_argument, 0, 'B'},
                                          {"batch-context", required_argument, 0, 'C'},
+                                         {"history", required_argument, 0, 'H'},
+                                         {"no-history", no_argument, 0, 'N'},
                                          {"no-wait", no_argument, 0, 'W'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -186,6 +194,13 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
             if (cli_parse_long(optarg, 0, 1L << 24, &a->batch_context))
                 return cli_usage_error("--batch-context: expected an integer >= 0, got '%s'", optarg);
             break;
+        case 'H':
+            if (!*optarg) return cli_usage_error("--history: expected a SQLite file or postgresql:// URI");
+            a->history = optarg;
+            break;
+        case 'N':
+            a->no_history = 1;
+            break;
         case 'h':
             usage(stdout);
             return -1;
@@ -195,6 +210,7 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
     }
     if (optind < argc) return cli_usage_error("unexpected argument '%s' (try --help)", argv[optind]);
     if (!a->model) return cli_usage_error("--model is required (e.g. --model qwen3-0.6b; try --help)");
+    if (a->history && a->no_history) return cli_usage_error("--history and --no-history: choose one");
     int rc = cli_isa_apply("", a->isa, a->gemv == MATVEC_BACKEND_OPENBLAS);
     if (rc) return rc;
     if (!contexts_given) {
@@ -297,6 +313,8 @@ static void fill_provenance(struct run_report *rep, const struct run_args *a, in
     snprintf(p->isa, sizeof p->isa, "%s", kernel_isa_name(kernel_isa_active()));
     p->quick = a->quick;
     p->timer_resolution_s = timing_resolution_s();
+    struct utsname u; /* part of the history store's machine key: a kernel update can move every figure */
+    if (uname(&u) == 0) snprintf(p->kernel, sizeof p->kernel, "%s %s", u.sysname, u.release);
 }
 
 static void fill_model(struct run_report *rep, const struct qwen3_config *cfg, enum fr_dtype wtype) {
@@ -983,8 +1001,10 @@ static int run_main(struct run *r, int argc, char **argv) {
            r->verify_passed, r->verify_skipped);
     fflush(stdout); /* the summary ends before this note, also when both go to one file */
     fprintf(stderr, "forge-roofline: results in %s\n", r->dir.final_path);
+    /* from the folder as written: the store never holds what the folder does not */
+    int hist = a->no_history ? CLI_EXIT_OK : cli_history_append(a->history, r->dir.final_path, false);
     if (batch_failed[0]) return cli_fail("%s (the rows above it are in the results)", batch_failed);
-    return CLI_EXIT_OK;
+    return hist;
 }
 
 int cmd_run(int argc, char **argv) {

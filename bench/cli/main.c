@@ -20,6 +20,7 @@ static const struct command commands[] = {
     {"machine", cmd_machine, "topology (hwloc) and measured ceilings"},
     {"compare", cmd_compare, "compare two runs for a pull request"},
     {"list", cmd_list, "list blocks, models and counter events"},
+    {"history", cmd_history, "every run remembered: series, shifts and trends per machine"},
 };
 
 static void usage(FILE *f) {

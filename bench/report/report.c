@@ -242,6 +242,7 @@ static const struct report_field prov_fields[] = {
     F_NUM_OPT(P, "damon_on", REPORT_F_BOOL, damon_on),
     F_STR_OPT(P, "core_speed", core_speed),
     F_NUM_OPT(P, "core_speed_low", REPORT_F_DOUBLE, core_speed_low),
+    F_STR_OPT(P, "kernel", kernel),
 };
 #undef P
 

@@ -55,6 +55,7 @@ struct report_provenance {
     bool damon_on;        /* a DAMON kdamond was on as the run started: the page walks it adds move figures */
     char core_speed[640]; /* each core's speed at the start, between phases, at the end (core_speed.h); "" */
     double core_speed_low; /* the slowest probe over the fastest (core_speed_low); NaN when not probed */
+    char kernel[160];      /* uname: "Linux 6.1.0-18-amd64"; "" in a run.json written before it existed */
 };
 
 struct report_event {
