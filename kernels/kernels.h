@@ -127,12 +127,11 @@ void kv_store(void *dst, enum fr_dtype kvtype, const float *src, int n);
  * Query head h reads KV head h / (n_heads / n_kv_heads); scores scaled by 1/sqrt(head_dim); softmax in f32
  * with the row max subtracted. scratch needs n_heads * n_pos floats. Splits the work across OpenMP threads
  * (flash-decoding: each KV head's positions in equal pieces, a multiple of the team, or whole heads when the
- * team divides the KV heads but for the last round, which goes out in pieces; handed out dynamically across
- * the heads; a cut head's partial softmax sums merged by whichever thread finishes its last piece), so every
- * cached row is read once per step whatever the head or thread count. Inside a parallel region every thread
- * of the team makes the call; there, positions too few to cut still go out as whole heads once they are more
- * than one block (kernel_ops.h KERNEL_ATT_BLOCK). Outside a region it opens one of at most `threads` threads
- * (the run's). */
+ * team divides the KV heads but for the last round; handed out dynamically across the heads; a cut head's
+ * partial sums merged by whoever finishes its last piece): every cached row is read once per step. Inside a
+ * parallel region every thread of the team makes the call; there, positions too few to cut still go out as
+ * whole heads once they are more than one block (kernel_ops.h KERNEL_ATT_BLOCK). Outside a region it opens
+ * one of at most `threads` threads (the run's). */
 void attention(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
                int n_pos, size_t head_stride, int n_heads, int n_kv_heads, int head_dim, float *scratch,
                int threads);

@@ -7,9 +7,8 @@
  *   vf_store_bf16 (round to nearest even), vf_load_part/vf_load_bf16_part (first n < VW elements, rest 0),
  *   vf_store_part/vf_store_bf16_part, vf_min/fnmadd/round (to nearest), vf_scale_exp2 (p * 2^n, NaN x
  *   passed through), KFN(name) (ISA-suffixed name), KOPS_TABLE (the kernel_ops table to define) and the
- *   tuning constants ATT_NV, ATT_SPLIT_SUMS, MV_WIDE_ROWS and MV_SOLO_L2_BYTES;
- *   optionally KOPS_MATVEC_BF16 (the table's bf16 matvec, when it is not this file's loop) and
- *   KOPS_MATVEC_BF16_SOLO (the one of a run of one thread, when it is not KOPS_MATVEC_BF16).
+ *   tuning constants ATT_NV, ATT_SPLIT_SUMS, MV_WIDE_ROWS and MV_SOLO_L2_BYTES; optionally KOPS_MATVEC_BF16
+ *   (the table's bf16 matvec, when not this file's loop) and KOPS_MATVEC_BF16_SOLO (a one-thread run's).
  * Not a header of its own: it defines static functions and one table in the including file. */
 #include <immintrin.h>
 #include <math.h>

@@ -256,14 +256,25 @@ Test(report_write, markdown_flags_above_roof_and_noisy) {
     cr_expect(strstr(md, "noisy (75 % CI of the median -10.0 % / +25.0 %); 2 disturbed rep(s) left out") !=
                   NULL,
               "a noisy flag shows its interval");
-    cr_expect(strstr(md, "| swiglu | 28 |") && strstr(md, "n/a"), "unmeasured value shown as n/a");
+    const char *sw = strstr(md, "| swiglu | "), *sw_end = sw ? strchr(sw, '\n') : NULL,
+               *na = sw ? strstr(sw, "| n/a |") : NULL;
+    cr_expect(na && na < sw_end, "unmeasured value shown as n/a: %s", md);
     cr_expect(strstr(md, "Counters: unavailable (no virtual PMU") != NULL);
-    cr_expect(
-        strstr(md, "| l3_read | all | n/a | n/a | n/a | n/a | GB/s | 0 | no L3 cache on this machine |") !=
-            NULL,
-        "unmeasured ceiling row");
+    cr_expect(strstr(md, "| l3_read | GB/s | n/a | n/a | n/a | 0 | no L3 cache on this machine |") != NULL,
+              "unmeasured ceiling row");
     cr_expect(strstr(md, "Plots were not drawn: gnuplot is not installed") != NULL);
-    cr_expect(strstr(md, "## Ceilings") && strstr(md, "## Decode steps") && strstr(md, "## Sampler"));
+    /* The questions in order: how fast, how close to the roof, where the time goes, what to do next. */
+    const char *fast = strstr(md, "## How fast: decode steps"),
+               *close = strstr(md, "## How close to the roof"), *where = strstr(md, "## Where the time goes"),
+               *next = strstr(md, "## What to do next");
+    cr_expect(strstr(md, "## Findings") < fast && fast && fast < close && close < where && where < next &&
+                  strstr(md, "## Sampler at vocabulary"),
+              "%s", md);
+    /* The sampler at the model's vocabulary, one row per variant with a median per row kind. */
+    const char *tf = strstr(md, "\n| topp_fast |");
+    cr_expect(strstr(md, "| variant | peaked µs | flat µs | nucleus | reps | flags |") && tf &&
+                  !strstr(tf + 1, "\n| topp_fast |") && strstr(tf, "| 40 / 75968 |"),
+              "%s", md);
     free(md);
 
     /* The roofline marks it (a red ring and the key), and the JSON says it too. */
@@ -428,20 +439,56 @@ Test(report_write, counted_section_rule_and_switched) {
     r->counters.events[0].available = r->counters.events[1].available = true;
     snprintf(r->counters.disturbed_rule, sizeof r->counters.disturbed_rule,
              "a thread was preempted (involuntary context switch) or migrated");
-    struct report_block *b = &r->blocks[BLOCK_ATTENTION];
-    b->measured.reps = 9, b->measured.excluded_reps = 1;
-    b->disturbed_reps = 1, b->switched_reps = 8, b->faulted_reps = 0;
+    struct report_step *s = &r->steps[0];
+    s->measured.reps = 9, s->measured.excluded_reps = 1;
+    s->disturbed_reps = 1, s->switched_reps = 8, s->faulted_reps = 0;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     report_md_counted(f, r);
     fclose(f);
-    cr_expect(strstr(buf, "| block | utilization | disturbed reps | switched reps | faulted reps |") != NULL,
+    cr_expect(strstr(buf, "| context | utilization | disturbed reps | switched reps | faulted reps |") !=
+                  NULL,
               "%s", buf);
-    cr_expect(strstr(buf, "| attention | n/a | 1 of 10 (10 %) | 8 | 0 |") != NULL, "%s", buf);
-    cr_expect(strstr(buf, "Disturbed = preempted, migrated or stolen from: a repetition is disturbed when a "
-                          "thread was preempted "
-                          "(involuntary context switch) or migrated during it") != NULL,
+    char row[64];
+    snprintf(row, sizeof row, "| %ld | n/a | 1 of 10 (10 %%) | 8 | 0 |", s->context);
+    cr_expect(strstr(buf, row) != NULL, "%s", buf);
+    cr_expect(strstr(buf, "| block |") == NULL, "the blocks' counters are in blocks.csv, not here: %s", buf);
+    cr_expect(strstr(buf,
+                     "Disturbed = a thread was preempted (involuntary context switch) or migrated during "
+                     "the repetition") != NULL,
+              "%s", buf);
+    free(buf);
+    free(r);
+}
+
+/* Each reason an event cannot be counted is said once, for all the events it stops, and the alternates
+ * tried for the same reason are named beside their event. */
+Test(report_write, counters_reasons_said_once) {
+    struct run_report *r = fixture();
+    r->counters.available = true;
+    r->counters.threads = 2;
+    r->counters.n_events = 4;
+    snprintf(r->counters.events[0].reason, REPORT_REASON_LEN, "PAPI_add_event: Event does not exist");
+    snprintf(r->counters.events[1].reason, REPORT_REASON_LEN,
+             "PAPI_add_event: Event does not exist; also tried PAPI_L3_DCM: the same reason; also tried "
+             "perf::LLC-LOAD-MISSES: the same reason");
+    snprintf(r->counters.events[2].name, REPORT_NAME_LEN, "perf::TASK-CLOCK");
+    r->counters.events[2].available = true;
+    r->counters.events[2].reason[0] = '\0';
+    snprintf(r->counters.events[3].name, REPORT_NAME_LEN, "PAPI_SP_OPS");
+    snprintf(r->counters.events[3].reason, REPORT_REASON_LEN,
+             "PAPI_add_event: Event does not exist; also tried PAPI_FP_OPS: another reason");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    report_md_counters(f, r);
+    fclose(f);
+    cr_expect(strstr(buf,
+                     "Counters (every thread of 2 counted, summed): counted perf::TASK-CLOCK; unavailable "
+                     "(PAPI_add_event: Event does not exist): PAPI_TOT_CYC, PAPI_L3_TCM (also tried "
+                     "PAPI_L3_DCM, perf::LLC-LOAD-MISSES); unavailable (PAPI_add_event: Event does not "
+                     "exist; also tried PAPI_FP_OPS: another reason): PAPI_SP_OPS.") != NULL,
               "%s", buf);
     free(buf);
     free(r);

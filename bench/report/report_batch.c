@@ -159,6 +159,8 @@ void report_batch_write_md(FILE *f, const struct run_report *r) {
           f);
     for (int i = 0; i < r->n_batch; i++) {
         const struct report_batch *b = &r->batch[i], *o = batch_other(r, b);
+        if (!is_forge(b) && o)
+            continue; /* shown in its forge row's "other backend" columns; all: batch.csv */
         char c[14][REPORT_FMT_LEN];
         report_fmt_md(b->measured.median_s, 1e3, 1, c[0]);
         report_fmt_md(b->measured.min_s, 1e3, 1, c[1]);

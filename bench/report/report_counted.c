@@ -5,6 +5,32 @@
 #include <math.h>
 #include <string.h>
 
+/* The alternates an event's reason names ("...; also tried X: the same reason"), as ", X": the reason is
+ * then said once for all of them. Returns the length of the reason before its first "; also tried " (all of
+ * it when the alternates' reasons differ, which then stay in it verbatim). */
+static size_t event_reason_base(const char *reason, char *alts, size_t len) {
+    static const char also[] = "; also tried ", same[] = ": the same reason";
+    const char *cut = strstr(reason, also);
+    alts[0] = '\0';
+    if (!cut) return strlen(reason);
+    size_t used = 0;
+    const char *p = cut;
+    while (strncmp(p, also, sizeof also - 1) == 0) {
+        const char *name = p + sizeof also - 1, *end = strstr(name, same), *semi = strchr(name, ';');
+        if (!end || (semi && semi < end)) break; /* an alternate with a reason of its own */
+        if (used < len) used += (size_t)snprintf(alts + used, len - used, ", %.*s", (int)(end - name), name);
+        p = end + sizeof same - 1;
+        if (*p == '\0') break;
+    }
+    if (*p != '\0') { /* not only alternates for the same reason: the reason stays whole */
+        alts[0] = '\0';
+        return strlen(reason);
+    }
+    return (size_t)(cut - reason);
+}
+
+/* "What (every thread of N counted, summed): counted A, B; unavailable (reason): C, D (also tried E)": each
+ * reason said once, for every event it stops. */
 static void md_event_list(FILE *f, const char *what, const struct report_counters *c) {
     if (!c->available) {
         fprintf(f, "%s: unavailable (%s)", what, c->reason[0] ? c->reason : "no reason given");
@@ -12,19 +38,27 @@ static void md_event_list(FILE *f, const char *what, const struct report_counter
     }
     fprintf(f, "%s", what);
     if (c->threads > 0) fprintf(f, " (every thread of %d counted, summed)", c->threads);
-    fputc(':', f);
-    /* the hardware events' shared reason is said once, in the note after the list */
+    fputs(": counted", f);
+    for (int i = 0, n = 0; i < c->n_events; i++)
+        if (c->events[i].available) /* with the source that counted it, where known */
+            fprintf(f, "%s %s%s%s%s", n++ ? "," : "", c->events[i].name, c->events[i].source[0] ? " (" : "",
+                    c->events[i].source, c->events[i].source[0] ? ")" : "");
+    bool said[REPORT_MAX_EVENTS] = {false};
+    char alts[REPORT_REASON_LEN], other[REPORT_REASON_LEN];
     for (int i = 0; i < c->n_events; i++) {
-        const struct report_event *e = &c->events[i];
-        fprintf(f, "%s %s ", i ? ";" : "", e->name);
-        if (e->available)
-            fprintf(f, "counted%s%s%s", e->source[0] ? " (" : "", e->source, e->source[0] ? ")" : "");
-        else if (c->hardware[0] && strncmp(e->name, "PAPI_", 5) == 0)
-            fprintf(f, "unavailable (no PMU, below)");
-        else
-            fprintf(f, "unavailable — %s", e->reason);
+        if (c->events[i].available || said[i]) continue;
+        size_t len = event_reason_base(c->events[i].reason, alts, sizeof alts);
+        fprintf(f, "; unavailable (%.*s):", (int)len, c->events[i].reason);
+        for (int k = i, n = 0; k < c->n_events; k++) {
+            if (c->events[k].available || said[k]) continue;
+            size_t lk = event_reason_base(c->events[k].reason, other, sizeof other);
+            if (lk != len || strncmp(c->events[k].reason, c->events[i].reason, len) != 0) continue;
+            said[k] = true;
+            fprintf(f, "%s %s%s%s%s", n++ ? "," : "", c->events[k].name, other[0] ? " (also tried " : "",
+                    other[0] ? other + 2 : "", other[0] ? ")" : "");
+        }
     }
-    if (c->hardware[0]) fprintf(f, ". Hardware events: %s", c->hardware);
+    if (c->hardware[0]) fprintf(f, "; %s", c->hardware); /* no PMU: said once for the run */
 }
 
 int report_counted_write_csv(const struct run_report *r, const char *dir, struct fr_err *err) {
@@ -46,13 +80,17 @@ int report_counted_write_csv(const struct run_report *r, const char *dir, struct
 }
 
 void report_md_counters(FILE *f, const struct run_report *r) {
+    fputs("- ", f);
     md_event_list(f, "Counters", &r->counters);
-    fputs(r->counters.available ? ".\n\n" : "; figures are wall time only.\n\n", f);
+    fputs(r->counters.available ? ".\n" : "; figures are wall time only.\n", f);
     if (r->counters.calibration[0])
-        fprintf(f, "Counter-derived DRAM bytes (calibration): %s.\n\n", r->counters.calibration);
-    if (r->energy.n_events == 0 && !r->energy.reason[0]) return; /* a run that did not try */
-    md_event_list(f, "Energy", &r->energy);
-    fputs(".\n\n", f);
+        fprintf(f, "- Counter-derived DRAM bytes (calibration): %s.\n", r->counters.calibration);
+    if (r->energy.n_events > 0 || r->energy.reason[0]) { /* else the run did not try */
+        fputs("- ", f);
+        md_event_list(f, "Energy", &r->energy);
+        fputs(".\n", f);
+    }
+    fputc('\n', f);
 }
 
 static void md_counted_head(FILE *f, const char *first, const struct report_counters *c, bool energy) {
@@ -69,7 +107,7 @@ static void md_counted_head(FILE *f, const char *first, const struct report_coun
     fputc('\n', f);
 }
 
-/* One row's disturbed repetitions: their share of the row's repetitions, and the steal among them. */
+/* One row's disturbed repetitions and the host's steal among them. */
 struct md_disturbed {
     int disturbed, steal_reps;
     double steal_s;
@@ -91,9 +129,8 @@ static void md_counted_row(FILE *f, const struct report_counters *c, double util
         snprintf(kept, sizeof kept, " (all kept: %s)",
                  disturbed == t->reps ? "no clean one" : "fewer than " TIMING_MIN_CLEAN_STR " clean");
     int all = t->reps + t->excluded_reps;
-    char share[32] = "";
+    char share[32] = "", st[REPORT_FMT_LEN];
     if (all > 0 && disturbed > 0) snprintf(share, sizeof share, " (%.0f %%)", 100.0 * disturbed / all);
-    char st[REPORT_FMT_LEN];
     report_fmt_md(d.steal_s, 1e3, 1, st);
     fprintf(f, " %s | %d of %d%s%s | %d | %d | %d | %s | %s | %s | %s |", u, disturbed, all, share, kept,
             switched, faulted, d.steal_reps, st, m, ma, ip);
@@ -114,21 +151,8 @@ static void md_counted_row(FILE *f, const struct report_counters *c, double util
 
 void report_md_counted(FILE *f, const struct run_report *r) {
     const struct report_counters *c = &r->counters;
-    fputs("## Counters per block and step\n\n", f);
-    if (!c->available) {
-        fprintf(f, "Not counted: %s.\n\n", c->reason[0] ? c->reason : "no reason given");
-        return;
-    }
-    md_counted_head(f, "block", c, false);
-    for (int i = 0; i < r->n_blocks; i++) {
-        const struct report_block *b = &r->blocks[i];
-        fprintf(f, "| %s |", b->name);
-        md_counted_row(f, c, b->utilization,
-                       (struct md_disturbed){b->disturbed_reps, b->steal_reps, b->steal_s}, &b->measured,
-                       b->switched_reps, b->faulted_reps, b->measured.median_s, b->measured_all_s, b->ipc,
-                       NULL, b->counters);
-    }
-    fputc('\n', f);
+    if (!c->available) return; /* report_md_counters said why */
+    fputs("### Counters per step\n\n", f);
     md_counted_head(f, "context", c, true);
     for (int i = 0; i < r->n_steps; i++) {
         const struct report_step *s = &r->steps[i];
@@ -139,23 +163,15 @@ void report_md_counted(FILE *f, const struct run_report *r) {
                        s->switched_reps, s->faulted_reps, s->measured.median_s, s->measured_all_s, s->ipc, ej,
                        s->counters);
     }
-    fprintf(f,
-            "\nCounts are per step (a block's calls of one step), summed over the team's threads; "
-            "utilization = task-clock / (wall x threads). Disturbed = preempted, migrated or stolen from: a "
-            "repetition is "
-            "disturbed when %s during it: it is left out of the median (\"median µs\"; \"all reps\" keeps "
-            "it); when every repetition is disturbed, all are kept and the row is flagged noisy. A switched "
-            "repetition had any context switch, voluntary ones included: a thread of the team sleeping at a "
-            "barrier while it waits for its own team switches voluntarily, which disturbs nothing. ",
-            r->counters.disturbed_rule[0] ? r->counters.disturbed_rule
-                                          : "any thread was switched out or migrated");
-    fputs("Utilization is over each thread's counted window, which adds the start and stop regions to the "
-          "timed one: on a loaded machine they wait for descheduled threads and dominate short blocks. A "
-          "faulted repetition took page faults (first touch or reclaim), so it is not a steady-state figure. "
-          "Energy: ",
-          f);
-    if (r->energy.available)
-        fputs("package and DRAM joules where counted (RAPL / powercap).\n\n", f);
-    else
-        fprintf(f, "unavailable (%s).\n\n", r->energy.reason[0] ? r->energy.reason : "not tried");
+    fprintf(
+        f,
+        "\nCounts are per step, summed over the team's threads (each block's: blocks.csv); utilization = "
+        "task-clock / (wall x threads), over each thread's counted window, which adds the start and stop "
+        "regions to the timed one (on a loaded machine they wait for descheduled threads). Disturbed = %s "
+        "during the repetition: it is left out of the median (\"all reps\" keeps it), unless too few stay "
+        "clean. Switched = any context switch, voluntary ones too (a thread sleeping at its team's barrier), "
+        "which disturbs nothing. Faulted = took page faults (first touch or reclaim).%s\n\n",
+        r->counters.disturbed_rule[0] ? r->counters.disturbed_rule
+                                      : "any thread was switched out or migrated",
+        r->energy.available ? " Energy: package and DRAM joules where counted (RAPL / powercap)." : "");
 }

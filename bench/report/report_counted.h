@@ -10,7 +10,7 @@
 
 /* The "Counters:" and "Energy:" lines (report.md and the stdout summary). */
 void report_md_counters(FILE *f, const struct run_report *r);
-/* The "## Counters per block and step" section of report.md. */
+/* The counters per step of report.md (each block's are in blocks.csv); nothing when nothing is counted. */
 void report_md_counted(FILE *f, const struct run_report *r);
 
 /* counters.csv: one line per event of the team and energy sets: set,event,counted,source,reason (what

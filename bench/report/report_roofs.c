@@ -1,9 +1,7 @@
-/* report.md's "Roofs" section: for every block the roof that binds it (DRAM, L1, L2, L3, FMA, exp or the
- * call overhead), its bytes per level, exps and calls, its share of the step; the blocks to fix (>= 1 % of
- * the step and under half their roof); what fusing or batching the calls of an overhead-bound block would
- * save; the blocks whose second term comes near the binding one (what no overlap would cost); the step time
- * no block accounts for, per context; and what the roofs fell back to. Plain text over
- * struct run_report; checked in tests/test_report_write.c. */
+/* report.md's "What to do next" section: the blocks to fix (>= 1 % of the step and under half their roof);
+ * what fusing or batching the calls of an overhead-bound block would save; the blocks whose second term comes
+ * near the binding one (what no overlap would cost). Also each block's share of the step and the step time
+ * no block accounts for. Plain text over struct run_report; checked in tests/test_report_write.c. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,7 +11,7 @@
 
 /* The share of the headline step a block takes: its time inside that step, else its time alone over the
  * sum of the blocks alone. */
-static double block_share(const struct run_report *r, const struct report_block *b) {
+double report_block_share(const struct run_report *r, const struct report_block *b) {
     const struct report_step *s = report_headline_step(r);
     if (s && (unsigned)b->id < BLOCK_COUNT && isfinite(s->block_s[b->id]))
         return report_ratio(s->block_s[b->id], s->measured.median_s);
@@ -24,13 +22,9 @@ static double block_share(const struct run_report *r, const struct report_block 
 }
 
 bool report_block_to_fix(const struct run_report *r, const struct report_block *b) {
-    double share = block_share(r, b);
+    double share = report_block_share(r, b);
     return isfinite(share) && share >= REPORT_FIX_SHARE &&
            (!(b->efficiency >= REPORT_FIX_EFFICIENCY) || report_is_above_roof(b->above_roof, b->efficiency));
-}
-
-static void kb(double v, char *buf) {
-    report_fmt_md(v, 1e-3, v > 0 && v < 1e3 ? 2 : 0, buf);
 }
 
 /* A block of at least REPORT_FIX_SHARE of the step whose second term is at least ROOFLINE_COBOUND_SHARE of
@@ -38,7 +32,8 @@ static void kb(double v, char *buf) {
  * overlap would take. */
 static void write_cobound(FILE *f, const struct run_report *r, const struct report_block *b) {
     if (b->overhead_bound || !b->second_bound[0] ||
-        !(b->second_s >= ROOFLINE_COBOUND_SHARE * b->predicted_s) || !(block_share(r, b) >= REPORT_FIX_SHARE))
+        !(b->second_s >= ROOFLINE_COBOUND_SHARE * b->predicted_s) ||
+        !(report_block_share(r, b) >= REPORT_FIX_SHARE))
         return;
     char first[REPORT_FMT_LEN], second[REPORT_FMT_LEN], share[REPORT_FMT_LEN], sum[REPORT_FMT_LEN],
         me[REPORT_FMT_LEN], ef[REPORT_FMT_LEN], ef_sum[REPORT_FMT_LEN];
@@ -57,40 +52,13 @@ static void write_cobound(FILE *f, const struct run_report *r, const struct repo
 }
 
 void report_write_roofs(FILE *f, const struct run_report *r) {
-    fputs(
-        "## Roofs per block\n\n"
-        "Each block against the roof that binds it: bytes per memory level at that level's read ceiling, "
-        "FLOPs at peak FMA, exps at the vector exp's throughput, and its kernel calls and OpenMP forks "
-        "at their fixed costs (the overhead floor); the largest term is the prediction. `overhead` means "
-        "measured within 1.5x of the floor.\n\n"
-        "| block | share of step | bound | DRAM KB | L1 KB | L2 KB | L3 KB | exps | calls + forks | floor µs "
-        "| predicted µs | measured µs | efficiency |\n"
-        "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
-        f);
-    for (int i = 0; i < r->n_blocks; i++) {
-        const struct report_block *b = &r->blocks[i];
-        char sh[REPORT_FMT_LEN], lv[4][REPORT_FMT_LEN], ex[REPORT_FMT_LEN], fl[REPORT_FMT_LEN],
-            pr[REPORT_FMT_LEN], me[REPORT_FMT_LEN], ef[REPORT_FMT_LEN];
-        report_fmt_md(block_share(r, b), 100, 1, sh);
-        for (int l = 0; l < 4; l++) kb(b->level_bytes[l], lv[l]);
-        report_fmt_md(b->exps, 1, 0, ex);
-        report_fmt_md(b->floor_s, 1e6, 2, fl);
-        report_fmt_md(b->predicted_s, 1e6, 1, pr);
-        report_fmt_md(b->measured.median_s, 1e6, 1, me);
-        report_fmt_md(b->efficiency, 100, 0, ef);
-        fprintf(f, "| %s | %s %% | %s | %s | %s | %s | %s | %s | %.0f + %.0f | %s | %s | %s | %s %% |\n",
-                b->name, sh, b->bound[0] ? b->bound : "n/a", lv[0], lv[1], lv[2], lv[3], ex,
-                isfinite(b->kernel_calls) ? b->kernel_calls : 0, isfinite(b->forks) ? b->forks : 0, fl, pr,
-                me, ef);
-    }
-    fputc('\n', f);
-
+    fputs("## What to do next\n\n", f);
     int n_fix = 0;
     for (int i = 0; i < r->n_blocks; i++) {
         const struct report_block *b = &r->blocks[i];
         if (!report_block_to_fix(r, b)) continue;
         char sh[REPORT_FMT_LEN], ef[REPORT_FMT_LEN], pe[REPORT_FMT_LEN], oe[REPORT_FMT_LEN], reads[128] = "";
-        report_fmt_md(block_share(r, b), 100, 1, sh);
+        report_fmt_md(report_block_share(r, b), 100, 1, sh);
         report_fmt_md(b->efficiency, 100, 0, ef);
         report_fmt_md(b->paired_efficiency, 100, 0, pe);
         report_fmt_md(b->own_read_efficiency, 100, 0, oe);
@@ -127,17 +95,19 @@ void report_write_roofs(FILE *f, const struct run_report *r) {
         }
     }
     for (int i = 0; i < r->n_blocks; i++) write_cobound(f, r, &r->blocks[i]);
+    fputc('\n', f);
+}
+
+void report_write_unattributed(FILE *f, const struct run_report *r) {
+    if (r->n_steps == 0) return;
+    fputs("Inside no block (the layer loop, the observer, whatever runs between blocks):", f);
     for (int i = 0; i < r->n_steps; i++) {
         const struct report_step *s = &r->steps[i];
         char un[REPORT_FMT_LEN], me[REPORT_FMT_LEN], pc[REPORT_FMT_LEN];
         report_fmt_md(s->unattributed_s, 1e6, 1, un);
         report_fmt_md(s->measured.median_s, 1e6, 1, me);
         report_fmt_md(report_ratio(s->unattributed_s, s->measured.median_s), 100, 1, pc);
-        fprintf(f,
-                "- Context %ld: %s µs of the %s µs step (%s %%) is inside no block (the layer loop, the "
-                "observer, whatever runs between blocks).\n",
-                s->context, un, me, pc);
+        fprintf(f, "%s %s µs of the %s µs step (%s %%) at context %ld", i ? ";" : "", un, me, pc, s->context);
     }
-    if (r->prov.roof_notes[0]) fprintf(f, "- Roofs: %s\n", r->prov.roof_notes);
-    fputc('\n', f);
+    fputs(".\n\n", f);
 }

@@ -1,4 +1,4 @@
-/* report.md's "Roofs per block" section, from a struct run_report. */
+/* report.md's "What to do next" section and each block's share of the step, from a struct run_report. */
 #ifndef FR_REPORT_ROOFS_H
 #define FR_REPORT_ROOFS_H
 
@@ -7,11 +7,16 @@
 
 #include "bench/report/report.h"
 
-/* report.md's "Roofs per block" section (bench/report/report_roofs.c). A block to fix takes at least
+/* report.md's "What to do next" section (bench/report/report_roofs.c). A block to fix takes at least
  * REPORT_FIX_SHARE of the step and runs under REPORT_FIX_EFFICIENCY of its roof (or above it). */
 #define REPORT_FIX_SHARE      0.01
 #define REPORT_FIX_EFFICIENCY 0.5
 void report_write_roofs(FILE *f, const struct run_report *r);
 bool report_block_to_fix(const struct run_report *r, const struct report_block *b);
+/* The share of the headline step a block takes: its time inside that step, else its time alone over the sum
+ * of the blocks alone (NaN when neither is measured). */
+double report_block_share(const struct run_report *r, const struct report_block *b);
+/* One line: per context, the step time inside no block. Nothing without steps. */
+void report_write_unattributed(FILE *f, const struct run_report *r);
 
 #endif

@@ -135,66 +135,97 @@ static void md_setup(FILE *f, const struct run_report *r) {
     char res[REPORT_FMT_LEN];
     report_fmt_md(p->timer_resolution_s, 1e9, 0, res);
     fprintf(f,
-            "Setup: forge-roofline %s%s%s%s on %s (%s), %s, %d thread%s, weights %s, KV cache %s, gemv %s, "
-            "isa %s, timer resolution %s ns, %s%s.\n\n",
+            "- Setup: forge-roofline %s%s%s%s on %s (%s), %s, %d thread%s, weights %s, KV cache %s, gemv %s, "
+            "isa %s, timer resolution %s ns, %s%s.\n",
             p->version, p->git_commit[0] ? " (" : "", p->git_commit, p->git_commit[0] ? ")" : "", p->host,
             p->cpu_model[0] ? p->cpu_model : "CPU unknown", p->topology[0] ? p->topology : "topology unknown",
             p->threads, p->threads == 1 ? "" : "s", p->dtype, p->kv_dtype, p->gemv_backend,
             p->isa[0] ? p->isa : "unknown", res, p->utc_stamp,
             p->quick ? ", quick run (fewer repetitions)" : "");
-    if (p->gemv_threads[0]) fprintf(f, "Matvec threads: %s.\n\n", p->gemv_threads);
+    if (p->gemv_threads[0]) fprintf(f, "- Matvec threads: %s.\n", p->gemv_threads);
     if (p->mm_state[0])
-        fprintf(f, "Memory management: %s.%s%s%s\n\n", p->mm_state, p->damon_on ? " " : "",
+        fprintf(f, "- Memory management: %s.%s%s%s\n", p->mm_state, p->damon_on ? " " : "",
                 p->damon_on ? mm_state_damon_note() : "", p->damon_on ? "." : "");
     if (p->core_speed[0]) {
         char low[96];
         core_speed_low_words(p->core_speed_low, low, sizeof low);
-        fprintf(f, "Core speed: %s%s.\n\n", p->core_speed, low);
+        fprintf(f, "- Core speed: %s%s.\n", p->core_speed, low);
     }
-    if (p->plan[0]) fprintf(f, "Repetitions%s: %s.\n\n", p->quick ? " (quick run)" : "", p->plan);
+    if (p->plan[0]) fprintf(f, "- Repetitions%s: %s.\n", p->quick ? " (quick run)" : "", p->plan);
     const struct report_model *m = &r->model;
     char params[REPORT_FMT_LEN], wb[REPORT_FMT_LEN];
     report_fmt_md(m->params, 1e-6, 1, params);
     report_fmt_md(m->weight_bytes, 1e-9, 3, wb);
     fprintf(
         f,
-        "Model: %s, %s M parameters, hidden %d, intermediate %d, %d layers, %d query / %d KV heads of %d, "
-        "vocab %d, %s embeddings; %s GB of weights per decode step.\n\n",
+        "- Model: %s, %s M parameters, hidden %d, intermediate %d, %d layers, %d query / %d KV heads of %d, "
+        "vocab %d, %s embeddings; %s GB of weights per decode step.\n",
         m->name, params, m->hidden, m->intermediate, m->n_layers, m->n_heads, m->n_kv_heads, m->head_dim,
         m->vocab, m->tied_embeddings ? "tied" : "untied", wb);
 }
 
+/* The ceiling's name without the marks of its variants ("roof_", "_1core"): the key that pairs them. */
+static void ceiling_base(const char *name, char *out, size_t len) {
+    const char *n = strncmp(name, "roof_", 5) == 0 ? name + 5 : name, *one = strstr(n, "_1core");
+    snprintf(out, len, "%.*s%s", one ? (int)(one - n) : (int)strlen(n), n, one ? one + 6 : "");
+}
+
+/* One row per ceiling: its all-threads best, its one-core best and the roof drawn from it (the medians,
+ * minima and maxima are in ceilings.csv and run.json). */
 static void md_ceilings(FILE *f, const struct run_report *r) {
-    fputs("## Ceilings\n\n| ceiling | cores | best | median | min | max | unit | reps | notes |\n"
-          "|---|---|--:|--:|--:|--:|---|--:|---|\n",
-          f);
-    for (int i = 0; i < r->n_ceilings; i++) {
-        const struct report_ceiling *c = &r->ceilings[i];
-        char v[4][REPORT_FMT_LEN];
-        report_fmt_md(c->value, 1, 1, v[0]);
-        report_fmt_md(c->median, 1, 1, v[1]);
-        report_fmt_md(c->min, 1, 1, v[2]);
-        report_fmt_md(c->max, 1, 1, v[3]);
-        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %d | %s%s%s%s |\n", c->name,
-                c->one_core ? "1" : "all", v[0], v[1], v[2], v[3], report_ceiling_unit(c->kind), c->reps,
-                c->roof ? "roof" : "", c->roof && (c->noisy || c->why[0]) ? "; " : "",
-                c->noisy ? "noisy" : "", c->why);
-    }
-    if (r->n_ceilings == 0) fputs("| (none measured) | | | | | | | | |\n", f);
     fputs(
-        "\nGB = 1e9 bytes. Best of the repetitions is the roof (STREAM's rule); \"roof\" marks the ceilings "
-        "drawn in the roofline plot.\n\n",
+        "| ceiling | unit | all threads | one core | roof | reps | notes |\n|---|---|--:|--:|--:|--:|---|\n",
         f);
+    char base[REPORT_NAME_LEN], other[REPORT_NAME_LEN];
+    int rows = 0;
+    for (int i = 0; i < r->n_ceilings; i++) {
+        const struct report_ceiling *c = &r->ceilings[i], *one = NULL, *roof = NULL;
+        ceiling_base(c->name, base, sizeof base);
+        bool first = true; /* the first of its name's variants prints the row */
+        for (int k = 0; k < r->n_ceilings; k++) {
+            const struct report_ceiling *d = &r->ceilings[k];
+            ceiling_base(d->name, other, sizeof other);
+            if (strcmp(base, other) != 0) continue;
+            if (k < i) first = false;
+            if (strncmp(d->name, "roof_", 5) == 0)
+                roof = d;
+            else if (d->one_core)
+                one = d;
+        }
+        if (!first) continue;
+        const struct report_ceiling *all = strncmp(c->name, "roof_", 5) != 0 && !c->one_core ? c : NULL;
+        char v[3][REPORT_FMT_LEN], reps[32], notes[200];
+        report_fmt_md(all ? all->value : NAN, 1, 1, v[0]);
+        report_fmt_md(one ? one->value : NAN, 1, 1, v[1]);
+        report_fmt_md(roof ? roof->value : (all && all->roof ? all->value : NAN), 1, 1, v[2]);
+        snprintf(reps, sizeof reps, one && all ? "%d / %d" : "%d",
+                 all   ? all->reps
+                 : one ? one->reps
+                       : 0,
+                 one ? one->reps : 0);
+        const struct report_ceiling *w = all ? all : one ? one : c;
+        snprintf(notes, sizeof notes, "%s%s%s", (all && all->noisy) || (one && one->noisy) ? "noisy" : "",
+                 ((all && all->noisy) || (one && one->noisy)) && w->why[0] ? "; " : "", w->why);
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s |\n", base, report_ceiling_unit(c->kind), v[0], v[1],
+                v[2], reps, notes);
+        rows++;
+    }
+    if (rows == 0) fputs("| (none measured) | | | | | | |\n", f);
+    fputs("\nGB = 1e9 bytes. Each figure is the best of its repetitions (STREAM's rule); \"roof\" is the one "
+          "drawn in the roofline plot. Medians, minima and maxima: ceilings.csv.",
+          f);
+    if (r->prov.roof_notes[0]) fprintf(f, " Roofs: %s", r->prov.roof_notes);
+    fputs("\n\n", f);
 }
 
 static void md_blocks(FILE *f, const struct run_report *r, bool full) {
-    fprintf(f, "## Blocks of one decode step (context %ld)\n\n", r->blocks_context);
+    fprintf(f, "## Where the time goes: the blocks of one step (context %ld)\n\n", r->blocks_context);
     if (full)
-        fputs("| block | calls | MFLOP | MB | predicted µs | measured µs | min µs | max µs | reps | "
-              "efficiency | bound | paired read GB/s | vs paired read | "
-              "own bytes read GB/s | vs own bytes read | flags |\n"
-              "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|---|\n",
-              f);
+        fputs(
+            "| block | share of step | predicted µs | measured µs | efficiency | bound | paired read GB/s | "
+            "vs paired read | own bytes read GB/s | vs own bytes read | flags |\n"
+            "|---|--:|--:|--:|--:|---|--:|--:|--:|--:|---|\n",
+            f);
     else
         fputs(
             "| block | predicted µs | measured µs | efficiency | bound | vs paired read | vs own bytes read "
@@ -203,15 +234,13 @@ static void md_blocks(FILE *f, const struct run_report *r, bool full) {
     double sum_pred = 0, sum_meas = 0;
     for (int i = 0; i < r->n_blocks; i++) {
         const struct report_block *b = &r->blocks[i];
-        char mf[REPORT_FMT_LEN], mb[REPORT_FMT_LEN], pr[REPORT_FMT_LEN], me[REPORT_FMT_LEN],
-            lo[REPORT_FMT_LEN], hi[REPORT_FMT_LEN], ef[REPORT_FMT_LEN], rgbs[REPORT_FMT_LEN],
-            pef[REPORT_FMT_LEN], ogbs[REPORT_FMT_LEN], oef[REPORT_FMT_LEN], flags[320];
-        report_fmt_md(b->flops, 1e-6, 3, mf);
-        report_fmt_md(b->bytes, 1e-6, 3, mb);
+        char sh[REPORT_FMT_LEN], pr[REPORT_FMT_LEN], me[REPORT_FMT_LEN], ef[REPORT_FMT_LEN],
+            rgbs[REPORT_FMT_LEN], pef[REPORT_FMT_LEN], ogbs[REPORT_FMT_LEN], oef[REPORT_FMT_LEN], flags[320];
+        double share = report_block_share(r, b);
+        report_fmt_md(share, 100, 1, sh);
+        if (isfinite(share)) strncat(sh, " %", sizeof sh - strlen(sh) - 1);
         report_fmt_md(b->predicted_s, 1e6, 1, pr);
         report_fmt_md(b->measured.median_s, 1e6, 1, me);
-        report_fmt_md(b->measured.min_s, 1e6, 1, lo);
-        report_fmt_md(b->measured.max_s, 1e6, 1, hi);
         report_fmt_pct(b->efficiency, ef);
         report_fmt_md(b->paired_read_gbs, 1, 1, rgbs);
         report_fmt_pct(b->paired_efficiency, pef);
@@ -220,9 +249,8 @@ static void md_blocks(FILE *f, const struct run_report *r, bool full) {
         md_flags(flags, sizeof flags, &b->measured, report_is_above_roof(b->above_roof, b->efficiency));
         const char *bound = b->bound[0] ? b->bound : "n/a";
         if (full)
-            fprintf(f, "| %s | %ld | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n",
-                    b->name, b->calls, mf, mb, pr, me, lo, hi, b->measured.reps, ef, bound, rgbs, pef, ogbs,
-                    oef, flags);
+            fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", b->name, sh, pr, me, ef,
+                    bound, rgbs, pef, ogbs, oef, flags);
         else
             fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", b->name, pr, me, ef, bound, pef, oef,
                     flags);
@@ -235,21 +263,24 @@ static void md_blocks(FILE *f, const struct run_report *r, bool full) {
     if (full)
         fprintf(
             f,
-            "| **sum of blocks** | | | | %s | %s | | | | | | | | | | |\n\n"
-            "efficiency = predicted / measured against the best-of-runs ceilings; a block that streams from "
-            "DRAM runs each repetition after an eviction read (the read-only kernel on all threads), and "
-            "\"vs paired read\" = the block's DRAM GB/s over that read's median GB/s, both from the same "
-            "minutes of a shared machine. After each repetition the same read kernel, behind an eviction of "
-            "its own, reads the block's own bytes (its matrices, its KV rows): \"vs own bytes read\" = the "
-            "median over repetitions of the block's DRAM GB/s over that read's, which leaves out how fast "
-            "the block's pages read (on a VM they can differ from the paired read's by about 10 %%).\n\n",
+            "| **sum of blocks** | | %s | %s | | | | | | | |\n\n"
+            "share of step = the block's time inside the step at this context; efficiency = predicted / "
+            "measured, the prediction being the largest of the block's terms (bytes per memory level at that "
+            "level's ceiling, FLOPs at peak FMA, exps, and the overhead floor of its calls and forks), which "
+            "bound names. A block that streams from DRAM runs each repetition after an eviction read: \"vs "
+            "paired "
+            "read\" = its DRAM GB/s over that read's median, from the same minutes of a shared machine; \"vs "
+            "own "
+            "bytes read\" = the same over a read of the block's own bytes (its matrices, its KV rows), which "
+            "leaves out how fast its pages read (on a VM about 10 %% apart). MFLOP, MB, calls, min, max and "
+            "reps, the bytes per level, the floor and every counter of each block: blocks.csv.\n\n",
             sp, sm);
     else
         fprintf(f, "| **sum of blocks** | %s | %s | | | | | |\n\n", sp, sm);
 }
 
 static void md_steps(FILE *f, const struct run_report *r) {
-    fputs("## Decode steps\n\n"
+    fputs("## How fast: decode steps\n\n"
           "| context | MB read | predicted ms | measured ms | min ms | max ms | reps | tokens/s "
           "| roof tokens/s | efficiency | DRAM GB/s | paired read GB/s | vs paired read "
           "| weights read GB/s | vs weights read | flags |\n"
@@ -281,11 +312,11 @@ static void md_steps(FILE *f, const struct run_report *r) {
     }
     if (r->n_steps == 0) fputs("| (none measured) | | | | | | | | | | | | | | | |\n", f);
     fputs(
-        "\nefficiency = predicted / measured against the best-of-runs ceilings (STREAM's rule); \"vs paired "
-        "read\" = the step's DRAM GB/s over the read-only kernel's GB/s, run alternately with the steps so "
-        "both see the same load (median over pairs); \"vs weights read\" = the same over that kernel's GB/s "
-        "reading the model's own weights, run third in each repetition: where pages read at different rates "
-        "(a VM), the two differ by where the pages lie, not by what the kernels do.",
+        "\nefficiency = predicted / measured (the roof's time over the step's); \"vs paired read\" = the "
+        "step's "
+        "DRAM GB/s over the read kernel's, run alternately with the steps so both see the same load (median "
+        "over pairs); \"vs weights read\" = the same over that kernel reading the model's own weights: where "
+        "the two differ, the pages differ, not the kernels.",
         f);
     bool weights_skipped = false;
     for (int i = 0; i < r->n_steps; i++)
@@ -298,24 +329,60 @@ static void md_steps(FILE *f, const struct run_report *r) {
     fputs("\n\n", f);
 }
 
+/* The sampler at the model's vocabulary (else the largest measured): one row per variant, a median column
+ * per row kind. Minima, maxima and the other vocabularies are in sampler.csv and the sampler plot. */
+#define MD_SAMPLER_KINDS 4
 static void md_sampler(FILE *f, const struct run_report *r) {
-    fputs("## Sampler\n\n| variant | row kind | vocab | nucleus | median µs | min µs | max µs | reps | flags "
-          "|\n"
-          "|---|---|--:|--:|--:|--:|--:|--:|---|\n",
-          f);
+    long vocab = 0;
+    for (int i = 0; i < r->n_sampler; i++)
+        if (r->sampler[i].vocab == r->model.vocab || (vocab != r->model.vocab && r->sampler[i].vocab > vocab))
+            vocab = r->sampler[i].vocab;
+    const char *kinds[MD_SAMPLER_KINDS];
+    int n_kinds = 0, others = 0;
     for (int i = 0; i < r->n_sampler; i++) {
         const struct report_sampler *s = &r->sampler[i];
-        char me[REPORT_FMT_LEN], lo[REPORT_FMT_LEN], hi[REPORT_FMT_LEN], nuc[REPORT_FMT_LEN], flags[320];
-        report_fmt_md(s->measured.median_s, 1e6, 1, me);
-        report_fmt_md(s->measured.min_s, 1e6, 1, lo);
-        report_fmt_md(s->measured.max_s, 1e6, 1, hi);
-        report_fmt_md(s->nucleus >= 0 ? (double)s->nucleus : NAN, 1, 0, nuc);
-        md_flags(flags, sizeof flags, &s->measured, false);
-        fprintf(f, "| %s | %s | %ld | %s | %s | %s | %s | %d | %s |\n", s->variant, s->row_kind, s->vocab,
-                nuc, me, lo, hi, s->measured.reps, flags);
+        int k = 0;
+        while (k < n_kinds && strcmp(kinds[k], s->row_kind) != 0) k++;
+        if (s->vocab == vocab && k == n_kinds && n_kinds < MD_SAMPLER_KINDS) kinds[n_kinds++] = s->row_kind;
+        others += s->vocab != vocab;
     }
-    if (r->n_sampler == 0) fputs("| (none measured) | | | | | | | | |\n", f);
-    fputc('\n', f);
+    fprintf(f, "## Sampler at vocabulary %ld\n\n| variant |", vocab);
+    for (int k = 0; k < n_kinds; k++) fprintf(f, " %s µs |", kinds[k]);
+    fputs(" nucleus | reps | flags |\n|---|", f);
+    for (int k = 0; k < n_kinds; k++) fputs("--:|", f);
+    fputs("--:|--:|---|\n", f);
+    for (int i = 0; i < r->n_sampler; i++) {
+        const struct report_sampler *s = &r->sampler[i];
+        bool first = s->vocab == vocab; /* the variant's first row at this vocabulary prints its line */
+        for (int j = 0; j < i && first; j++)
+            first = !(r->sampler[j].vocab == vocab && strcmp(r->sampler[j].variant, s->variant) == 0);
+        if (!first) continue;
+        char nuc[96] = "", reps[96] = "", flags[480] = "";
+        fprintf(f, "| %s |", s->variant);
+        for (int k = 0; k < n_kinds; k++) {
+            const struct report_sampler *t = NULL;
+            for (int j = i; j < r->n_sampler && !t; j++)
+                if (r->sampler[j].vocab == vocab && strcmp(r->sampler[j].variant, s->variant) == 0 &&
+                    strcmp(r->sampler[j].row_kind, kinds[k]) == 0)
+                    t = &r->sampler[j];
+            char me[REPORT_FMT_LEN], nu[REPORT_FMT_LEN], fl[320];
+            report_fmt_md(t ? t->measured.median_s : NAN, 1e6, 1, me);
+            report_fmt_md(t && t->nucleus >= 0 ? (double)t->nucleus : NAN, 1, 0, nu);
+            fprintf(f, " %s |", me);
+            size_t un = strlen(nuc), ur = strlen(reps), uf = strlen(flags);
+            snprintf(nuc + un, sizeof nuc - un, "%s%s", k ? " / " : "", nu);
+            snprintf(reps + ur, sizeof reps - ur, "%s%d", k ? " / " : "", t ? t->measured.reps : 0);
+            if (t) md_flags(fl, sizeof fl, &t->measured, false);
+            if (t && fl[0]) snprintf(flags + uf, sizeof flags - uf, "%s%s: %s", uf ? "; " : "", kinds[k], fl);
+        }
+        fprintf(f, " %s | %s | %s |\n", nuc, reps, flags);
+    }
+    if (r->n_sampler == 0) fputs("| (none measured) | | | |\n", f);
+    fprintf(f, "\nnucleus and reps per row kind, in the columns' order.%s%s\n\n",
+            others > 0
+                ? " Minima, maxima and the rows at other vocabularies: sampler.csv and the sampler plot."
+                : "",
+            others > 0 ? "" : " Minima and maxima: sampler.csv.");
 }
 
 /* One accounting-error line; `what` names the row. */
@@ -328,9 +395,10 @@ static void md_accounting(FILE *f, const char *what, double efficiency) {
             what, ef);
 }
 
-/* Rows above their roof and noisy rows, in words. */
+/* Rows above their roof, in words (the findings name the noisy rows, say what noisy means, and say when no
+ * row is above its roof). */
 static void md_findings(FILE *f, const struct run_report *r) {
-    int n_above = 0, n_noisy = 0;
+    int n_above = 0;
     char what[128];
     for (int i = 0; i < r->n_blocks; i++) {
         const struct report_block *b = &r->blocks[i];
@@ -339,7 +407,6 @@ static void md_findings(FILE *f, const struct run_report *r) {
             md_accounting(f, what, b->efficiency);
             n_above++;
         }
-        n_noisy += b->measured.noisy;
     }
     for (int i = 0; i < r->n_steps; i++) {
         const struct report_step *s = &r->steps[i];
@@ -348,20 +415,13 @@ static void md_findings(FILE *f, const struct run_report *r) {
             md_accounting(f, what, s->efficiency);
             n_above++;
         }
-        n_noisy += s->measured.noisy;
     }
-    for (int i = 0; i < r->n_sampler; i++) n_noisy += r->sampler[i].measured.noisy;
-    if (n_noisy > 0)
-        fprintf(f,
-                "- %d of %d row%s noisy (the median's %.0f %% confidence interval from order statistics, or "
-                "[min, max] and its lower coverage with too few repetitions for that, is wider than ±%.0f "
-                "%% of it): read %s median with its interval.\n",
-                n_noisy, r->n_blocks + r->n_steps + r->n_sampler, n_noisy == 1 ? " is" : "s are",
-                TIMING_CI_LEVEL * 100, TIMING_NOISY_HALF_WIDTH * 100, n_noisy == 1 ? "its" : "their");
-    if (n_above == 0 && n_noisy == 0) fputs("- No row is above its roof and no row is noisy.\n", f);
-    fputc('\n', f);
+    if (n_above > 0) fputc('\n', f); /* none: the findings say so */
 }
 
+/* report.md answers its questions in order: how fast (the findings, the steps), how close to the roof (the
+ * ceilings, accounting errors), where the time goes (the blocks), what to do next; then the sampler and
+ * batch sweeps, the counters, the setup and the plots. The detail behind each table is in its CSV file. */
 int report_write_markdown(const struct run_report *r, const char *dir, enum report_plots_result plots,
                           const char *plots_note, struct fr_err *err) {
     FILE *f = report_file_open(dir, "report.md", err);
@@ -373,24 +433,28 @@ int report_write_markdown(const struct run_report *r, const char *dir, enum repo
     fputs("## Findings\n\n", f);
     report_findings_md(&findings, f);
     report_batch_finding(f, r);
-    md_setup(f, r);
-    fprintf(f, "Command: `%s`\n\n", r->prov.command_line);
-    fputs("## Accounting errors and noise\n\n", f);
+    md_steps(f, r);
+    fputs("## How close to the roof: the ceilings\n\n", f);
     md_findings(f, r);
-    report_md_counters(f, r);
     md_ceilings(f, r);
     md_blocks(f, r, true);
+    report_write_unattributed(f, r);
     report_write_roofs(f, r);
-    md_steps(f, r);
-    report_md_counted(f, r);
     md_sampler(f, r);
     report_batch_write_md(f, r);
+    fputs("## Counters\n\n", f);
+    report_md_counters(f, r);
+    report_md_counted(f, r);
+    fputs("## Setup\n\n", f);
+    md_setup(f, r);
+    fprintf(f, "- Command: `%s`\n\n", r->prov.command_line);
     fputs("## Plots\n\n", f);
     if (plots == REPORT_PLOTS_DRAWN) {
         static const char *const names[] = {"roofline", "breakdown", "sampler", "context", "batch"};
         size_t n_names = sizeof names / sizeof names[0] - (r->n_batch == 0); /* batch: with a sweep */
         for (size_t i = 0; i < n_names; i++)
-            fprintf(f, "![%s](%s.png)  \n[%s.svg](%s.svg)\n\n", names[i], names[i], names[i], names[i]);
+            fprintf(f, "![%s](%s.png) [%s.svg](%s.svg)  \n", names[i], names[i], names[i], names[i]);
+        fputc('\n', f);
     } else {
         fprintf(f, "Plots were not drawn: %s. Redraw with `make plots RUN=<this folder>`.\n\n",
                 plots_note && *plots_note ? plots_note : "unknown reason");
@@ -404,7 +468,9 @@ int report_write_summary(const struct run_report *r, FILE *out) {
     md_setup(out, r);
     report_md_counters(out, r);
     md_blocks(out, r, false);
+    report_write_unattributed(out, r);
     report_write_roofs(out, r);
+    if (r->prov.roof_notes[0]) fprintf(out, "Roofs: %s\n\n", r->prov.roof_notes);
     md_steps(out, r);
     struct report_findings findings;
     report_findings_run(r, &findings);
