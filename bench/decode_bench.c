@@ -105,6 +105,7 @@ int decode_bench_block_evict(struct decode_state *st, enum block_id b, long cont
         free(spans);
         return -1;
     }
+    rc.steal = cnt ? cnt->steal : NULL;
     /* the eviction runs (timed on its own) before each timed repetition, outside its window and uncounted */
     if (cold) rc.before = evict_before, rc.before_ctx = &ev;
     struct timing_opts t = *opts;
@@ -198,6 +199,7 @@ int decode_bench_step(struct decode_state *st, long context, const struct decode
         free(c.rows);
         return -1;
     }
+    counts.steal = opts->counting.steal;
     t.hooks = &counts.hooks;
     const struct timing_partner reads[2] = {
         {decode_bench_read_rep, &rd, &out->read, &out->step_over_read, NULL, NULL},

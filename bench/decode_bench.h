@@ -15,8 +15,9 @@
 
 /* The counters around each timed repetition (either may be NULL or unavailable: not counted). */
 struct decode_bench_counting {
-    struct counters *team;   /* every thread of the team */
-    struct counters *energy; /* package-wide, the calling thread */
+    struct counters *team;     /* every thread of the team */
+    struct counters *energy;   /* package-wide, the calling thread */
+    struct steal_clock *steal; /* NULL: the hypervisor's steal is not read */
 };
 
 /* The all-threads read a timed repetition is paired with (ceilings_read_team over buf[n]): the context of

@@ -178,8 +178,8 @@ static void papi_close(void *handle) {
     free(h);
 }
 
-static const struct counters_source papi_source = {"papi",     papi_open, papi_add,
-                                                   papi_start, papi_stop, papi_close};
+static const struct counters_source papi_source = {"papi",    papi_open,  papi_add, papi_start,
+                                                   papi_stop, papi_close, NULL};
 
 const struct counters_source *counters_source_papi(void) {
     return &papi_source;
@@ -248,8 +248,8 @@ static void fake_close(void *handle) {
     free(handle);
 }
 
-static const struct counters_source fake_source = {"fake",     fake_open, fake_add,
-                                                   fake_start, fake_stop, fake_close};
+static const struct counters_source fake_source = {"fake",    fake_open,  fake_add, fake_start,
+                                                   fake_stop, fake_close, NULL};
 
 const struct counters_source *counters_source_fake(void) {
     return &fake_source;
@@ -343,7 +343,11 @@ static int add_one(struct counters *c, const char *src_why, const char *name, st
                    struct fr_err *why) {
     e->by_rusage = false;
     if (src_why) fr_err_set(why, "%s", src_why);
-    if (!src_why && c->src->add(c->handles[0], name, e->units, why) == 0) return 0;
+    if (!src_why && c->src->add(c->handles[0], name, e->units, why) == 0) {
+        const char *origin = c->src->origin ? c->src->origin(c->handles[0]) : NULL;
+        text_join(e->source, sizeof e->source, origin ? origin : c->src->name, NULL, NULL);
+        return 0;
+    }
     if (strcmp(name, COUNTERS_EVENT_INVOLUNTARY) != 0) return -1;
     long long probe;
     struct fr_err own = {{0}};
@@ -355,6 +359,7 @@ static int add_one(struct counters *c, const char *src_why, const char *name, st
     }
     e->units[0] = '\0';
     e->by_rusage = true;
+    text_join(e->source, sizeof e->source, "getrusage", NULL, NULL);
     return 0;
 }
 
@@ -421,6 +426,7 @@ static void drop_counted(struct counters *c, const char *why, bool all_events) {
             continue;
         }
         e->counted = false;
+        e->source[0] = '\0';
         text_join(e->reason, sizeof e->reason, why, NULL, NULL);
     }
     c->n_counted = kept;
@@ -587,6 +593,28 @@ static void describe_missing(struct counters *c, const char *src_why) {
     }
 }
 
+static bool role_is_hardware(enum counters_role r) {
+    return r == COUNTERS_ROLE_CYCLES || r == COUNTERS_ROLE_INSTRUCTIONS || r == COUNTERS_ROLE_LLC_MISSES ||
+           r == COUNTERS_ROLE_FP_OPS;
+}
+
+/* Says once for the run that no hardware event is counted (a VM without a virtual PMU, or a PAPI that knows
+ * no PMU of this CPU), rather than leaving each row's reader to find the same reason per event. */
+static void note_hardware(struct counters *c) {
+    int asked = 0, first = -1;
+    c->hardware_note[0] = '\0';
+    for (int i = 0; i < c->n_events; i++) {
+        if (!role_is_hardware(role_of(c->events[i].name, ""))) continue;
+        if (c->events[i].counted) return;
+        if (asked++ == 0) first = i;
+    }
+    if (asked == 0) return;
+    int n = snprintf(c->hardware_note, sizeof c->hardware_note,
+                     "no hardware PMU counts here: none of the %d hardware events is counted (%.60s: %.120s)",
+                     asked, c->events[first].name, c->events[first].reason);
+    if (n >= (int)sizeof c->hardware_note) c->hardware_note[sizeof c->hardware_note - 2] = ')';
+}
+
 static int open_team(struct counters *c, const struct counters_source *src, const void *config,
                      const char *events_csv, const struct slot *slots, int n_slots, int threads,
                      struct fr_err *err) {
@@ -622,6 +650,7 @@ static int open_team(struct counters *c, const struct counters_source *src, cons
         add_slot(c, src_why, alts, n_alts);
     }
     describe_missing(c, src_why);
+    note_hardware(c);
     if (c->n_counted == 0) return 0;
     c->available = true;
     index_roles(c);
@@ -639,6 +668,7 @@ static int open_team(struct counters *c, const struct counters_source *src, cons
         text_join(c->reason, sizeof c->reason, msg, NULL, NULL);
     else
         describe_missing(c, src_why);
+    note_hardware(c);
     return 0;
 }
 
@@ -755,11 +785,13 @@ cJSON *counters_to_json(const struct counters *c, const struct counters_calibrat
               cJSON_AddStringToObject(o, "reason", c->reason) &&
               cJSON_AddStringToObject(o, "source", c->src ? c->src->name : "none") &&
               cJSON_AddNumberToObject(o, "threads", c->n_threads) &&
+              (!c->hardware_note[0] || cJSON_AddStringToObject(o, "hardware", c->hardware_note)) &&
               (events = cJSON_AddArrayToObject(o, "events"));
     for (int i = 0; ok && i < c->n_events; i++) {
         cJSON *e = cJSON_CreateObject();
         ok = e && cJSON_AddStringToObject(e, "name", c->events[i].name) &&
              cJSON_AddBoolToObject(e, "counted", c->events[i].counted) &&
+             (!c->events[i].counted || cJSON_AddStringToObject(e, "source", c->events[i].source)) &&
              (c->events[i].counted || cJSON_AddStringToObject(e, "reason", c->events[i].reason));
         if (e) cJSON_AddItemToArray(events, e);
     }

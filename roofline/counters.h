@@ -40,6 +40,9 @@ struct counters_source {
     int (*start)(void *handle, struct fr_err *why);
     int (*stop)(void *handle, long long *values, struct fr_err *why); /* values in the order added */
     void (*close)(void *handle);
+    /* Which source counted the event added last, for a source that puts several behind one (NULL: this
+     * source's name). */
+    const char *(*origin)(void *handle);
 };
 
 const struct counters_source *counters_source_papi(void); /* config: NULL */
@@ -94,6 +97,8 @@ struct counters_event {
     char units[COUNTERS_UNITS_LEN]; /* as the source names them; "" when none */
     double joules_per_unit;         /* energy events: from units (nJ, uJ, mJ, J); NaN otherwise */
     bool by_rusage;                 /* counted by this module (getrusage), not by the source */
+    char
+        source[COUNTERS_NAME_LEN]; /* what counted it: "papi", "perf_event", "getrusage"; "" if not counted */
 };
 
 struct counters {
@@ -104,8 +109,11 @@ struct counters {
     bool source_on;                      /* the source opened and counts at least one event */
     int n_rusage;                        /* counted events read from getrusage */
     bool available;                      /* at least one event is counted */
-    char reason[COUNTERS_REASON_LEN];    /* why not, or which events are missing; "" when all are counted */
-    int n_events;                        /* events asked (defaults or --events) */
+    /* When no hardware event (cycles, instructions, LLC misses, FP ops) asked for is counted: that no PMU
+     * counts here and the first one's reason, said once for the run; "" otherwise. */
+    char hardware_note[COUNTERS_REASON_LEN];
+    char reason[COUNTERS_REASON_LEN]; /* why not, or which events are missing; "" when all are counted */
+    int n_events;                     /* events asked (defaults or --events) */
     struct counters_event events[COUNTERS_MAX_EVENTS];
     int n_counted;
     int counted_index[COUNTERS_MAX_EVENTS];    /* events[] index of the i-th counted event */
@@ -165,8 +173,8 @@ struct counters_calibration {
 void counters_calibrate(struct counters *c, void (*region)(void *ctx), void *ctx, double known_bytes,
                         double line_bytes, struct counters_calibration *out);
 
-/* {available, reason, source, threads, events: [{name, counted, reason?}], calibration?}; NULL on allocation
- * failure. cal may be NULL. */
+/* {available, reason, source, threads, hardware?, events: [{name, counted, source?, reason?}], calibration?};
+ * NULL on allocation failure. cal may be NULL. */
 struct cJSON *counters_to_json(const struct counters *c, const struct counters_calibration *cal);
 
 #endif

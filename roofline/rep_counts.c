@@ -13,10 +13,18 @@ static bool usable(const struct counters *c) {
     return c && c->available;
 }
 
+/* The steal clock now, or NaN where it is not read or the read fails. */
+static double steal_now(struct rep_counts *rc) {
+    double s = NAN;
+    if (rc->steal && steal_read_s(rc->steal, &s, NULL) != 0) s = NAN;
+    return s;
+}
+
 static void hook_begin(void *ctx, int rep) {
     (void)rep;
     struct rep_counts *rc = ctx;
     if (rc->before) rc->before(rc->before_ctx);
+    rc->steal_begin_s = steal_now(rc); /* outermost: the steal of everything the counters see */
     if (usable(rc->team)) counters_start(rc->team);
     if (usable(rc->energy)) counters_start(rc->energy); /* innermost: the package energy of the region */
 }
@@ -25,16 +33,22 @@ static bool hook_end(void *ctx, int rep, double wall_s) {
     struct rep_counts *rc = ctx;
     bool energy_ok = usable(rc->energy) && counters_stop(rc->energy) == 0;
     bool team_ok = usable(rc->team) && counters_stop(rc->team) == 0;
+    double steal_end_s = steal_now(rc);
     if (rep < 0 || rep >= rc->max_reps) return false;
     if (rep + 1 > rc->n) rc->n = rep + 1;
     rc->wall_s[rep] = wall_s;
     rc->disturbed[rep] = rc->faulted[rep] = rc->switched[rep] = false;
-    rc->preempted[rep] = rc->migrated[rep] = false;
+    rc->cause[rep] = 0;
+    rc->steal_s[rep] = steal_end_s - rc->steal_begin_s; /* NaN when either read failed */
+    /* the share of the whole machine's CPU time the host took while the repetition ran */
+    if (rc->steal && rc->steal_s[rep] > rc->steal_share * wall_s * rc->steal->cpus)
+        rc->cause[rep] |= REP_CAUSE_STEAL;
     if (energy_ok) {
         rc->energy_j += counters_energy_j(rc->energy);
         rc->energy_reps++;
     }
-    if (!team_ok) return false;
+    rc->disturbed[rep] = (rc->cause[rep] & REP_CAUSE_DISTURBING) != 0;
+    if (!team_ok) return rc->disturbed[rep];
     struct counters *c = rc->team;
     rc->counted_reps++;
     rc->window_thread_s += c->window_thread_s;
@@ -46,25 +60,30 @@ static bool hook_end(void *ctx, int rep, double wall_s) {
     rc->switched[rep] = counters_role_value(c, COUNTERS_ROLE_CONTEXT_SWITCHES) > 0 || involuntary > 0;
     /* without the involuntary count, a switch cannot be told from a wait: each is taken as a preemption */
     bool preempted = involuntary >= 0 ? involuntary > 0 : rc->switched[rep];
-    rc->preempted[rep] = preempted;
-    rc->migrated[rep] = counters_role_value(c, COUNTERS_ROLE_MIGRATIONS) > 0;
-    rc->disturbed[rep] = preempted || rc->migrated[rep];
+    if (preempted) rc->cause[rep] |= REP_CAUSE_PREEMPTED;
+    if (counters_role_value(c, COUNTERS_ROLE_MIGRATIONS) > 0) rc->cause[rep] |= REP_CAUSE_MIGRATED;
     rc->faulted[rep] = counters_role_value(c, COUNTERS_ROLE_PAGE_FAULTS) > 0 ||
                        counters_role_value(c, COUNTERS_ROLE_MAJOR_FAULTS) > 0;
+    if (rc->faulted[rep]) rc->cause[rep] |= REP_CAUSE_FAULTED;
+    rc->disturbed[rep] = (rc->cause[rep] & REP_CAUSE_DISTURBING) != 0;
     return rc->disturbed[rep];
 }
 
 int rep_counts_init(struct rep_counts *rc, struct counters *team, struct counters *energy, int max_reps,
                     struct fr_err *err) {
-    *rc = (struct rep_counts){.team = team, .energy = energy, .max_reps = max_reps};
+    *rc = (struct rep_counts){.team = team,
+                              .energy = energy,
+                              .max_reps = max_reps,
+                              .steal_share = REP_COUNTS_STEAL_SHARE,
+                              .steal_begin_s = NAN};
     rc->wall_s = calloc((size_t)max_reps, sizeof *rc->wall_s);
+    rc->cause = calloc((size_t)max_reps, sizeof *rc->cause);
+    rc->steal_s = calloc((size_t)max_reps, sizeof *rc->steal_s);
     rc->disturbed = calloc((size_t)max_reps, sizeof *rc->disturbed);
     rc->faulted = calloc((size_t)max_reps, sizeof *rc->faulted);
     rc->switched = calloc((size_t)max_reps, sizeof *rc->switched);
-    rc->preempted = calloc((size_t)max_reps, sizeof *rc->preempted);
-    rc->migrated = calloc((size_t)max_reps, sizeof *rc->migrated);
-    if (max_reps < 1 || !rc->wall_s || !rc->disturbed || !rc->faulted || !rc->switched || !rc->preempted ||
-        !rc->migrated) {
+    if (max_reps < 1 || !rc->wall_s || !rc->disturbed || !rc->faulted || !rc->switched || !rc->cause ||
+        !rc->steal_s) {
         rep_counts_free(rc);
         return fr_err_set(err, "rep_counts: cannot hold %d repetitions", max_reps);
     }
@@ -80,24 +99,18 @@ void rep_counts_reset(struct rep_counts *rc) {
 }
 
 void rep_counts_free(struct rep_counts *rc) {
-    free(rc->migrated);
-    free(rc->preempted);
+    free(rc->steal_s);
+    free(rc->cause);
     free(rc->switched);
     free(rc->faulted);
     free(rc->disturbed);
     free(rc->wall_s);
-    rc->wall_s = NULL, rc->disturbed = rc->faulted = rc->switched = rc->preempted = rc->migrated = NULL;
+    rc->wall_s = rc->steal_s = NULL, rc->disturbed = rc->faulted = rc->switched = NULL, rc->cause = NULL;
 }
 
 void rep_counts_mark_samples(const struct rep_counts *rc, struct sample_set *set, int first) {
-    for (int i = 0; i < rc->n && first + i < set->n; i++) {
-        char *c = set->s[first + i].cause;
-        size_t len = sizeof set->s[first + i].cause;
-        snprintf(c, len, "%s%s%s%s%s", rc->preempted[i] ? "preempted" : "",
-                 rc->preempted[i] && rc->migrated[i] ? "+" : "", rc->migrated[i] ? "migrated" : "",
-                 (rc->preempted[i] || rc->migrated[i]) && rc->faulted[i] ? "+" : "",
-                 rc->faulted[i] ? "faulted" : "");
-    }
+    for (int i = 0; i < rc->n && first + i < set->n; i++)
+        rep_counts_cause_text(rc->cause[i], set->s[first + i].cause, sizeof set->s[first + i].cause);
 }
 
 /* sum of the role's event over repetitions, or NaN when it is not counted */
@@ -111,11 +124,17 @@ void rep_counts_summarize(const struct rep_counts *rc, struct rep_counts_summary
     out->counted = rc->n > 0 && rc->counted_reps == rc->n && usable(rc->team);
     out->utilization = out->ipc = out->energy_j = out->median_all_s = NAN;
     for (int e = 0; e < COUNTERS_MAX_EVENTS; e++) out->per_rep[e] = out->thread_max[e] = NAN;
+    double steal = 0;
+    int steal_read = 0;
+    out->steal_s = NAN;
     for (int i = 0; i < rc->n; i++) {
         out->disturbed_reps += rc->disturbed[i];
         out->faulted_reps += rc->faulted[i];
         out->switched_reps += rc->switched[i];
+        out->steal_reps += (rc->cause[i] & REP_CAUSE_STEAL) != 0;
+        if (isfinite(rc->steal_s[i])) steal += rc->steal_s[i], steal_read++;
     }
+    if (steal_read == rc->n && rc->n > 0) out->steal_s = steal / rc->n;
     struct timing_stats all;
     if (rc->n > 0 && timing_stats_compute(rc->wall_s, rc->n, NULL, &all) == 0)
         out->median_all_s = all.median_s;
@@ -131,6 +150,19 @@ void rep_counts_summarize(const struct rep_counts *rc, struct rep_counts_summary
     if (rc->window_thread_s > 0) out->utilization = task_ns * 1e-9 / rc->window_thread_s;
     double cyc = role_sum(rc, COUNTERS_ROLE_CYCLES), ins = role_sum(rc, COUNTERS_ROLE_INSTRUCTIONS);
     if (cyc > 0) out->ipc = ins / cyc;
+}
+
+int rep_counts_cause_text(unsigned cause, char *buf, size_t len) {
+    static const char *const words[] = {"preempted", "migrated", "steal", "faulted"};
+    int used = 0;
+    if (len) buf[0] = '\0';
+    for (int b = 0; b < 4; b++)
+        if (cause & (1u << b)) {
+            int n = snprintf(buf + used, (size_t)used < len ? len - (size_t)used : 0, "%s%s", used ? "+" : "",
+                             words[b]);
+            used += n > 0 ? n : 0;
+        }
+    return used;
 }
 
 const char *rep_counts_rule(const struct counters *team) {

@@ -2,7 +2,9 @@
  * events and the energy events are started just before the clock is read and stopped just after, so the
  * counting itself (a parallel region each way when the team has more than one thread) stays outside the
  * timed window. Each repetition is judged: disturbed when any thread was preempted (an involuntary context
- * switch: another task took its CPU) or migrated during it, faulted when it took page faults; the harness
+ * switch: another task took its CPU) or migrated during it, or when the hypervisor stole more than
+ * steal_share of the machine's CPU time meanwhile (roofline/steal.h, when a steal clock is set), faulted when
+ * it took page faults; each repetition keeps its causes (enum rep_cause) for the samples; the harness
  * leaves disturbed ones out of the statistics. A voluntary switch (a thread of the team sleeping at a
  * barrier, waiting for its own team) does not disturb. Where the involuntary switches are not counted, any
  * context switch is taken as a preemption, and the rule says so. From the sums come the utilization
@@ -12,9 +14,22 @@
 #define FR_REP_COUNTS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "roofline/counters.h"
+#include "roofline/steal.h"
 #include "roofline/timing.h"
+
+/* Why a repetition is marked, one bit each; every one but REP_CAUSE_FAULTED disturbs it.
+ * rep_counts_cause_text writes them as the words of samples.csv's cause column, '+'-joined. */
+enum rep_cause {
+    REP_CAUSE_PREEMPTED = 1u << 0, /* a thread switched out while runnable (or any switch, see the rule) */
+    REP_CAUSE_MIGRATED = 1u << 1,  /* a thread moved to another CPU */
+    REP_CAUSE_STEAL = 1u << 2,     /* the hypervisor took more than steal_share of the machine's CPU time */
+    REP_CAUSE_FAULTED = 1u << 3,   /* page faults: not a steady-state figure, but not disturbed */
+};
+#define REP_CAUSE_DISTURBING   (REP_CAUSE_PREEMPTED | REP_CAUSE_MIGRATED | REP_CAUSE_STEAL)
+#define REP_COUNTS_STEAL_SHARE 0.01 /* the default: 1 % of the repetition's wall time x CPUs */
 
 struct rep_counts {
     struct counters *team;     /* NULL or unavailable: nothing is counted */
@@ -22,11 +37,15 @@ struct rep_counts {
     void (*before)(void *ctx); /* untimed work before counting starts (e.g. evicting the caches); NULL */
     void *before_ctx;
     int max_reps;
-    int n;                      /* repetitions recorded */
-    double *wall_s;             /* [max_reps] timed wall time of each repetition */
-    bool *disturbed, *faulted;  /* [max_reps] */
-    bool *switched;             /* [max_reps] any context switch, voluntary ones included */
-    bool *preempted, *migrated; /* [max_reps] what made a repetition disturbed (either, or both) */
+    int n;                     /* repetitions recorded */
+    double *wall_s;            /* [max_reps] timed wall time of each repetition */
+    bool *disturbed, *faulted; /* [max_reps] */
+    bool *switched;            /* [max_reps] any context switch, voluntary ones included */
+    unsigned *cause;           /* [max_reps] enum rep_cause bits of each repetition */
+    double *steal_s;           /* [max_reps] machine-wide steal during it (NaN: not read) */
+    struct steal_clock *steal; /* NULL: steal is not read (set after init) */
+    double steal_share;        /* steal over wall x CPUs above this disturbs (REP_COUNTS_STEAL_SHARE) */
+    double steal_begin_s;      /* the steal clock at the repetition's begin (NaN: the read failed) */
     double sum[COUNTERS_MAX_EVENTS],
         sum_max[COUNTERS_MAX_EVENTS]; /* over repetitions: team sum, thread max */
     double energy_j;                  /* over repetitions */
@@ -48,6 +67,8 @@ struct rep_counts_summary {
     int disturbed_reps;  /* a thread preempted or migrated (see rep_counts_rule) */
     int switched_reps;   /* any context switch, voluntary waits included (perf::CONTEXT-SWITCHES) */
     int faulted_reps;    /* page faults during the repetition */
+    int steal_reps;      /* the hypervisor stole more than steal_share of the machine during it */
+    double steal_s;      /* mean machine-wide steal per repetition (NaN: steal not read) */
     double median_all_s; /* median wall time over every repetition, disturbed ones included */
 };
 
@@ -59,7 +80,10 @@ void rep_counts_free(struct rep_counts *rc);
 /* Forgets the recorded repetitions (for the next measurement with the same counters). */
 void rep_counts_reset(struct rep_counts *rc);
 void rep_counts_summarize(const struct rep_counts *rc, struct rep_counts_summary *out);
-/* Writes each recorded repetition's causes ('+'-joined: preempted, migrated, faulted; "" for none) into the
+/* The words of cause's bits, '+'-joined in the order of enum rep_cause ("" for none): preempted, migrated,
+ * steal, faulted. Returns what snprintf returns. */
+int rep_counts_cause_text(unsigned cause, char *buf, size_t len);
+/* Writes each recorded repetition's causes (rep_counts_cause_text's words; "" for none) into the
  * samples set->s[first + rep] (the samples the harness appended for this measurement). */
 void rep_counts_mark_samples(const struct rep_counts *rc, struct sample_set *set, int first);
 /* What marks a repetition disturbed with these counters, in words (e.g. "a thread preempted (involuntary

@@ -1,7 +1,7 @@
 #!/bin/sh
 # One command for a performance pull request that decides, in the manner of llama.cpp's compare-commits.sh:
 #   scripts/compare-commits.sh [--budget 10m] [--runs N] [--threshold PCT] [--raw] [--fail-on-slower]
-#                              [--out DIR] BASE HEAD [run options]
+#                              [--out DIR] [--no-wait] BASE HEAD [run options]
 # builds BASE and HEAD once in temporary git worktrees (make -j2 all), then runs alternated rounds (BASE HEAD,
 # HEAD BASE, BASE HEAD, ...: the order flips each round so neither side always runs first) and, from the
 # first round on, compares every repetition of the runs so far (forge-roofline compare A1,A2,.. B1,B2,..),
@@ -10,11 +10,13 @@
 # spent by one more round. --runs N runs exactly N rounds instead. The headline verdicts end the output in one
 # short table; the runs stay under DIR/runs/. Run options go to every run (default --model qwen3-0.6b), e.g.
 # --quick, --context 1,1024. With --fail-on-slower the exit status is 1 when a headline row is slower, 0
-# otherwise, 2 on bad input. The compare itself is made by this checkout's build.
+# otherwise, 2 on bad input. The compare itself is made by this checkout's build. The rounds hold the
+# machine lock a run takes (docs/trust.md): another run waits for them, and they wait for it (--no-wait:
+# exit 3 instead).
 set -eu
 
 usage() {
-  echo "usage: scripts/compare-commits.sh [--budget 10m] [--runs N] [--threshold PCT] [--raw] [--fail-on-slower] [--out DIR] BASE HEAD [run options]" >&2
+  echo "usage: scripts/compare-commits.sh [--budget 10m] [--runs N] [--threshold PCT] [--raw] [--fail-on-slower] [--out DIR] [--no-wait] BASE HEAD [run options]" >&2
   exit 2
 }
 die() {
@@ -27,6 +29,7 @@ out=
 budget=600
 cmp_opts=
 fail_on_slower=no
+no_wait=no
 max_rounds=16 # forge-roofline compare pools at most 16 runs a side
 while [ $# -gt 0 ]; do
   case $1 in
@@ -46,7 +49,8 @@ while [ $# -gt 0 ]; do
     --threshold) [ $# -ge 2 ] || usage; cmp_opts="$cmp_opts --threshold $2"; shift 2 ;;
     --raw) cmp_opts="$cmp_opts --raw"; shift ;;
     --fail-on-slower) fail_on_slower=yes; shift ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --no-wait) no_wait=yes; shift ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option '$1' before BASE (try --help)" ;;
     *) break ;;
   esac
@@ -122,6 +126,28 @@ if [ "$(git -C "$repo" rev-parse HEAD)" != "$head_sha" ] || ! git -C "$repo" dif
   }
   compare_bin="$repo/build/forge-roofline"
 fi
+
+# One run at a time on this machine: the rounds hold the lock a run takes (bench/cli/machine_lock.h, the
+# same file), and hand it to this checkout's runs in FORGE_ROOFLINE_LOCK_FD, so nothing runs between them.
+lock=${FORGE_ROOFLINE_LOCK:-}
+if [ -z "$lock" ]; then
+  if [ -d /run/lock ] && [ -w /run/lock ]; then lock=/run/lock/forge-roofline.lock
+  elif [ -n "${XDG_RUNTIME_DIR:-}" ] && [ -w "$XDG_RUNTIME_DIR" ]; then lock=$XDG_RUNTIME_DIR/forge-roofline.lock
+  else mkdir -p "$out"; lock=$out/forge-roofline.lock; fi
+fi
+exec 9>>"$lock"
+if ! flock -n 9; then
+  holder=$(head -n 1 "$lock" 2>/dev/null || true)
+  if [ "$no_wait" = yes ]; then
+    echo "compare-commits: the machine is busy: ${holder:-another run} holds $lock; not waiting (--no-wait)" >&2
+    exit 3
+  fi
+  echo "compare-commits: waiting for the machine: ${holder:-another run} holds $lock (one run at a time)" >&2
+  flock 9
+fi
+printf 'pid %s since %s: scripts/compare-commits.sh %s %s\n' $$ "$(date -u '+%Y-%m-%d %H:%M:%S UTC')" \
+  "$base" "$head" >"$lock"
+export FORGE_ROOFLINE_LOCK="$lock" FORGE_ROOFLINE_LOCK_FD=9
 
 mkdir -p "$out/runs"
 out=$(cd "$out" && pwd) # the runs start in the worktrees: the folder must not be relative

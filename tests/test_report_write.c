@@ -156,8 +156,9 @@ Test(report_write, csv_headers_and_rows) {
     cr_expect(strstr(blocks, ",utilization,disturbed_reps,faulted_reps,measured_all_s,ipc,") != NULL,
               "the counted columns");
     cr_expect(
-        strstr(blocks, ",dram_bytes_counted,switched_reps,paired_read_gbs,paired_efficiency,own_read_gbs,"
-                       "own_read_efficiency,second_bound,second_term_s,PAPI_TOT_CYC,") != NULL,
+        strstr(blocks,
+               ",dram_bytes_counted,switched_reps,paired_read_gbs,paired_efficiency,own_read_gbs,"
+               "own_read_efficiency,second_bound,second_term_s,steal_reps,steal_s,PAPI_TOT_CYC,") != NULL,
         "switched_reps, then the paired read's and the own bytes read's columns, then the second term's, "
         "appended after the older columns");
     cr_expect_eq(tu_count_lines(blocks), 1 + BLOCK_COUNT);
@@ -450,7 +451,7 @@ Test(report_write, counted_section_rule_and_switched) {
                   NULL,
               "%s", buf);
     char row[64];
-    snprintf(row, sizeof row, "| %ld | n/a | 1 of 10 | 8 | 0 |", s->context);
+    snprintf(row, sizeof row, "| %ld | n/a | 1 of 10 (10 %%) | 8 | 0 |", s->context);
     cr_expect(strstr(buf, row) != NULL, "%s", buf);
     cr_expect(strstr(buf, "| block |") == NULL, "the blocks' counters are in blocks.csv, not here: %s", buf);
     cr_expect(strstr(buf,

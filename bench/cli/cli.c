@@ -13,6 +13,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/sampler.h"
+#include "roofline/perf_events.h"
 
 /* One line whatever the message holds: a control character (a newline in a file name, say) becomes '?'. */
 static void vsay(const char *fmt, va_list ap) {
@@ -134,4 +135,15 @@ int cli_isa_apply(const char *prefix, const char *name, bool gemv_openblas) {
         return cli_usage_error("%sthe sampler cannot run %s on this CPU", prefix,
                                kernel_isa_name(kernel_isa_active()));
     return 0;
+}
+
+const struct counters_source *cli_counter_source(const void **config) {
+    static struct perf_events_fallback_config cfg;
+    const char *no_papi = getenv("FORGE_ROOFLINE_NO_PAPI");
+    cfg = (struct perf_events_fallback_config){
+        .first = counters_source_papi(),
+        .first_skipped =
+            no_papi && *no_papi && strcmp(no_papi, "0") != 0 ? "FORGE_ROOFLINE_NO_PAPI is set" : NULL};
+    *config = &cfg;
+    return perf_events_source_fallback();
 }

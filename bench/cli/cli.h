@@ -14,6 +14,7 @@ enum cli_exit {
     CLI_EXIT_OK = 0,
     CLI_EXIT_FAIL = 1,  /* a measurement or validation failed, or a runtime error */
     CLI_EXIT_USAGE = 2, /* bad option, bad value, bad input file */
+    CLI_EXIT_BUSY = 3,  /* another run holds the machine lock and --no-wait was given */
 };
 
 /* Subcommands; each takes argv with argv[0] = the subcommand name. */
@@ -56,6 +57,13 @@ int cli_parse_long_list(const char *s, long lo, long hi, long *out, int max_n);
 int cli_isa_apply(const char *prefix, const char *name, bool gemv_openblas);
 /* The usage text of --isa, one line. */
 #define CLI_ISA_HELP "scalar, avx2 or avx512: pins kernels, sampler and ceiling kernels (default: the best)"
+
+/* The counter source of every command that counts: PAPI for each event it counts, the kernel's
+ * perf_event_open for the software events it does not (roofline/perf_events.h). FORGE_ROOFLINE_NO_PAPI=1 in
+ * the environment leaves PAPI out (its events then say so): the fallback a CPU unknown to PAPI takes, on any
+ * machine. *config receives the source's configuration (static storage). */
+struct counters_source;
+const struct counters_source *cli_counter_source(const void **config);
 
 /* True when paths a and b both exist and name the same file (an output that would overwrite an input). */
 bool cli_same_file(const char *a, const char *b);

@@ -58,26 +58,29 @@ static void list_models(void) {
 static void list_event_set(const char *title, const struct counters *c) {
     printf("\n## %s\n\n", title);
     if (!c->available) printf("unavailable: %s\n\n", c->reason);
-    printf("| event | counted here | why not |\n|---|---|---|\n");
+    if (c->hardware_note[0]) printf("%s\n\n", c->hardware_note);
+    printf("| event | counted here | source | why not |\n|---|---|---|---|\n");
     for (int i = 0; i < c->n_events; i++)
-        printf("| %s | %s | %s |\n", c->events[i].name, c->events[i].counted ? "yes" : "no",
-               c->events[i].counted ? "" : c->events[i].reason);
+        printf("| %s | %s | %s | %s |\n", c->events[i].name, c->events[i].counted ? "yes" : "no",
+               c->events[i].source, c->events[i].counted ? "" : c->events[i].reason);
 }
 
 /* The default events of a run (and its --events syntax), tried on this machine. */
 static int list_counters(void) {
     struct counters c;
     struct fr_err err = {{0}};
+    const void *src_cfg = NULL;
+    const struct counters_source *src = cli_counter_source(&src_cfg);
     /* in a team of one thread per processor, a run's default */
-    if (counters_open(&c, counters_source_papi(), NULL, NULL, kernel_team_procs(), &err) != 0)
+    if (counters_open(&c, src, src_cfg, NULL, kernel_team_procs(), &err) != 0)
         return cli_fail("list: %s", err.msg);
     list_event_set(
-        "counter events (PAPI, and getrusage for rusage::; default set of a run; --events NAME,... "
+        "counter events (PAPI, the kernel's perf_event_open for software events PAPI does not count, and "
+        "getrusage for rusage::; default set of a run; --events NAME,... "
         "replaces it)",
         &c);
     counters_close(&c);
-    if (counters_open_energy(&c, counters_source_papi(), NULL, &err) != 0)
-        return cli_fail("list: %s", err.msg);
+    if (counters_open_energy(&c, src, src_cfg, &err) != 0) return cli_fail("list: %s", err.msg);
     list_event_set("energy events (PAPI RAPL / powercap, package-wide)", &c);
     counters_close(&c);
     return CLI_EXIT_OK;

@@ -302,7 +302,9 @@ int cmd_machine(int argc, char **argv) {
         snprintf(m.binding, sizeof m.binding, "not bound (binding failed; see stderr)");
     }
     struct counters cn;
-    if (counters_open(&cn, counters_source_papi(), NULL, a.events, m.threads, &err) != 0)
+    const void *src_cfg = NULL;
+    const struct counters_source *src = cli_counter_source(&src_cfg);
+    if (counters_open(&cn, src, src_cfg, a.events, m.threads, &err) != 0)
         return cli_usage_error("machine: %s", err.msg);
 
     if (!a.json) print_setup(&a, &m);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bench/cli/cli.h"
+#include "bench/cli/machine_lock.h"
 #include "roofline/counters.h"
 #include "bench/decode_bench.h"
 #include "bench/cli/model_opts.h"
@@ -55,6 +56,7 @@ struct run_args {
     const char *out;
     const char *isa; /* --isa, NULL: the best the CPU has */
     int quick, no_plots;
+    int no_wait;                 /* --no-wait: exit 3 when another run holds the machine lock */
     int contexts_default;        /* no --context: the default list, named so in errors */
     long batches[RUN_BATCH_MAX]; /* --batch: the batch sweep (n_batches 0: none) */
     int n_batches;
@@ -72,6 +74,7 @@ static void usage(FILE *f) {
         "                      [--block-context T] [--gemv forge|openblas] [--events LIST] [--quick]\n"
         "                      [--out DIR] [--no-plots] [--isa scalar|avx2|avx512]\n"
         "                      [--batch LIST|none] [--batch-context T] [--history STORE|--no-history]\n"
+        "                      [--no-wait]\n"
         "Measures the machine, verifies the kernels, times every block and whole decode steps (default\n"
         "contexts 1,1024,4096,16384) and the sampler, and writes results/<host>-<UTC stamp>/ with run.json,\n"
         "CSV files, report.md and roofline plots. --quick: fewer repetitions and contexts (CI, smoke "
@@ -85,7 +88,9 @@ static void usage(FILE *f) {
         "--weights FILE: a GGUF or safetensors checkpoint instead of synthetic weights (a GGUF file's "
         "config\n"
         "comes from its metadata, checked against --model, which may then be left out); the steps' sampler\n"
-        "samples the model's logits for a fixed prompt, and the report names the file and its sha256.\n");
+        "samples the model's logits for a fixed prompt, and the report names the file and its sha256.\n"
+        "One run at a time per machine (docs/trust.md): a run waits for the machine lock, saying for what;\n"
+        "--no-wait exits 3 instead.\n");
 }
 
 static int parse_args(int argc, char **argv, struct run_args *a) {
@@ -106,6 +111,7 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
                                          {"history", required_argument, 0, 'H'},
                                          {"no-history", no_argument, 0, 'N'},
                                          {"weights", required_argument, 0, 'w'},
+                                         {"no-wait", no_argument, 0, 'W'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     *a = (struct run_args){.wtype = FR_DTYPE_BF16,
@@ -173,6 +179,9 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
             break;
         case 'n':
             a->no_plots = 1;
+            break;
+        case 'W':
+            a->no_wait = 1;
             break;
         case 'i':
             a->isa = optarg;
@@ -346,7 +355,9 @@ static void describe_counters(struct report_counters *out, const struct counters
         snprintf(out->events[e].name, sizeof out->events[e].name, "%s", c->events[e].name);
         out->events[e].available = c->events[e].counted;
         snprintf(out->events[e].reason, sizeof out->events[e].reason, "%s", c->events[e].reason);
+        snprintf(out->events[e].source, sizeof out->events[e].source, "%s", c->events[e].source);
     }
+    snprintf(out->hardware, sizeof out->hardware, "%s", c->hardware_note);
 }
 
 /* Everything the run holds, released in reverse order by run_free. */
@@ -370,6 +381,9 @@ struct run {
     int have_counters;
     struct counters energy; /* RAPL / powercap, package-wide */
     int have_energy;
+    struct machine_lock lock; /* one run at a time on this machine */
+    struct steal_clock steal; /* the hypervisor's steal, read around each repetition */
+    int have_steal;
     struct counters_calibration calibration; /* LLC misses x line bytes over a known DRAM read */
     struct run_report *report;
     struct results_dir dir;
@@ -417,6 +431,8 @@ static void calibrate_llc(struct run *r) {
 }
 
 static void run_free(struct run *r) {
+    machine_lock_release(&r->lock);
+    if (r->have_steal) steal_close(&r->steal);
     if (r->dir.active) results_dir_abort(&r->dir);
     if (r->have_energy) counters_close(&r->energy);
     if (r->have_counters) counters_close(&r->counters);
@@ -441,6 +457,8 @@ struct report_counted {
     int *disturbed_reps, *faulted_reps;
     double *measured_all_s, *ipc;
     int *switched_reps;
+    int *steal_reps;
+    double *steal_s;
 };
 
 static void fill_counted(const struct run *r, const struct rep_counts_summary *s, struct report_counted o) {
@@ -452,6 +470,8 @@ static void fill_counted(const struct run *r, const struct rep_counts_summary *s
     *o.measured_all_s = s->median_all_s;
     *o.ipc = s->ipc;
     *o.switched_reps = s->switched_reps;
+    *o.steal_reps = s->steal_reps;
+    *o.steal_s = s->steal_s;
 }
 
 static int measure_blocks(struct run *r, const struct timing_opts *t) {
@@ -468,7 +488,7 @@ static int measure_blocks(struct run *r, const struct timing_opts *t) {
         snprintf(o->name, sizeof o->name, "%s", block_name((enum block_id)b));
         o->calls = c->calls, o->flops = c->flops, o->bytes = c->bytes;
         struct decode_bench_block_reads reads;
-        struct decode_bench_counting cnt = {&r->counters, NULL};
+        struct decode_bench_counting cnt = {&r->counters, NULL, r->have_steal ? &r->steal : NULL};
         struct rep_counts_summary counts;
         struct timing_opts tb = *t;
         tb.samples = &r->samples;
@@ -490,7 +510,7 @@ static int measure_blocks(struct run *r, const struct timing_opts *t) {
         fill_counted(r, &counts,
                      (struct report_counted){o->counters, o->counters_max, &o->utilization,
                                              &o->disturbed_reps, &o->faulted_reps, &o->measured_all_s,
-                                             &o->ipc, &o->switched_reps});
+                                             &o->ipc, &o->switched_reps, &o->steal_reps, &o->steal_s});
         int llc = r->counters.role_index[COUNTERS_ROLE_LLC_MISSES];
         if (llc >= 0 && r->calibration.available && r->calibration.ratio > 0)
             o->dram_bytes_counted =
@@ -535,7 +555,7 @@ static int measure_steps(struct run *r, const struct decode_bench_opts *o) {
         fill_counted(r, &m.counts,
                      (struct report_counted){s->counters, s->counters_max, &s->utilization,
                                              &s->disturbed_reps, &s->faulted_reps, &s->measured_all_s,
-                                             &s->ipc, &s->switched_reps});
+                                             &s->ipc, &s->switched_reps, &s->steal_reps, &s->steal_s});
         s->energy_j = m.counts.energy_j;
         s->energy_j_per_token = m.counts.energy_j; /* batch 1: one token per step */
     }
@@ -813,6 +833,22 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (!(r->report = calloc(1, sizeof *r->report))) return cli_fail("out of memory");
     report_init(r->report);
 
+    /* one run at a time on this machine: wait for (or, --no-wait, refuse) a run that holds it */
+    char lock_path[1024], command[1024] = "";
+    machine_lock_path(a->out, lock_path, sizeof lock_path);
+    for (int i = 0, used = 0; i < argc && used < (int)sizeof command; i++)
+        used += snprintf(command + used, sizeof command - (size_t)used, "%s%s", i ? " " : "forge-roofline",
+                         i ? argv[i] : "");
+    switch (machine_lock_take(&r->lock, lock_path, command, !a->no_wait, stderr, &err)) {
+    case MACHINE_LOCK_TAKEN:
+        break;
+    case MACHINE_LOCK_BUSY:
+        fprintf(stderr, "forge-roofline: %s\n", err.msg);
+        return CLI_EXIT_BUSY;
+    case MACHINE_LOCK_ERROR:
+        return cli_fail("%s", err.msg);
+    }
+
     /* the output folder first: an unwritable --out fails before anything is measured */
     char stamp[32], host[128];
     results_dir_stamp(time(NULL), stamp, sizeof stamp);
@@ -831,13 +867,25 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (core_speed_probe(&r->speed, "at the start", r->machine.threads) != 0)
         return cli_fail("core speed probe: out of memory, or its attention output was not finite");
     /* after binding: one event set per thread of the bound team */
-    int crc = counters_open(&r->counters, counters_source_papi(), NULL, a->events, r->machine.threads, &err);
+    const void *src_cfg = NULL;
+    const struct counters_source *src = cli_counter_source(&src_cfg);
+    int crc = counters_open(&r->counters, src, src_cfg, a->events, r->machine.threads, &err);
     r->have_counters = 1;
     if (crc != 0) return cli_fail("%s", err.msg);
     describe_counters(&r->report->counters, &r->counters);
-    snprintf(r->report->counters.disturbed_rule, sizeof r->report->counters.disturbed_rule, "%s",
-             rep_counts_rule(&r->counters));
-    crc = counters_open_energy(&r->energy, counters_source_papi(), NULL, &err);
+    /* the hypervisor's steal disturbs a repetition too, counters or not */
+    struct fr_err steal_err = {{0}};
+    r->have_steal = steal_open(&r->steal, NULL, &steal_err) == 0;
+    char steal_rule[160];
+    if (r->have_steal)
+        snprintf(steal_rule, sizeof steal_rule,
+                 "; or the hypervisor stole more than %.0f %% of the machine's CPU time (/proc/stat steal)",
+                 100 * REP_COUNTS_STEAL_SHARE);
+    else
+        snprintf(steal_rule, sizeof steal_rule, "; steal time not read (%.120s)", steal_err.msg);
+    snprintf(r->report->counters.disturbed_rule, sizeof r->report->counters.disturbed_rule, "%s%s",
+             rep_counts_rule(&r->counters), steal_rule);
+    crc = counters_open_energy(&r->energy, src, src_cfg, &err);
     r->have_energy = 1;
     if (crc != 0) return cli_fail("%s", err.msg);
     describe_counters(&r->report->energy, &r->energy);
@@ -907,7 +955,7 @@ static int run_main(struct run *r, int argc, char **argv) {
     r->read_huge = ceilings_huge_fraction(r->read_buf, read_bytes);
     r->weights_huge = ceilings_huge_fraction(r->weights.base, r->weights.total_bytes);
     bo.read_buf = r->read_buf, bo.read_n = r->read_n, bo.weights_read_min_bytes = read_bytes;
-    bo.counting = (struct decode_bench_counting){&r->counters, &r->energy};
+    bo.counting = (struct decode_bench_counting){&r->counters, &r->energy, r->have_steal ? &r->steal : NULL};
     calibrate_llc(r);
     if (run_weights_prompt(&r->rw, &r->st, r->report, &err) != 0)
         return cli_fail("%s", err.msg); /* real logits for the sampler */
@@ -987,6 +1035,7 @@ static int run_main(struct run *r, int argc, char **argv) {
 
 int cmd_run(int argc, char **argv) {
     struct run r = {0};
+    r.lock.fd = -1;
     int rc = parse_args(argc, argv, &r.args);
     if (rc < 0) return CLI_EXIT_OK; /* --help */
     if (rc) return rc;

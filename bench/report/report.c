@@ -35,7 +35,7 @@ void report_init(struct run_report *r) {
         b->exps = b->kernel_calls = b->forks = b->floor_s = b->levels_sum_s = b->second_s = NAN;
         stats_init(&b->measured);
         for (int e = 0; e < REPORT_MAX_EVENTS; e++) b->counters[e] = b->counters_max[e] = NAN;
-        b->utilization = b->measured_all_s = b->ipc = b->dram_bytes_counted = NAN;
+        b->utilization = b->measured_all_s = b->ipc = b->dram_bytes_counted = b->steal_s = NAN;
         b->paired_read_gbs = b->paired_efficiency = b->own_read_gbs = b->own_read_efficiency = NAN;
     }
     for (int i = 0; i < REPORT_MAX_STEPS; i++) {
@@ -47,7 +47,7 @@ void report_init(struct run_report *r) {
         for (int b = 0; b < BLOCK_COUNT; b++) s->block_s[b] = NAN;
         s->unattributed_s = NAN;
         for (int e = 0; e < REPORT_MAX_EVENTS; e++) s->counters[e] = s->counters_max[e] = NAN;
-        s->utilization = s->measured_all_s = s->ipc = s->energy_j = s->energy_j_per_token = NAN;
+        s->utilization = s->measured_all_s = s->ipc = s->energy_j = s->energy_j_per_token = s->steal_s = NAN;
     }
     for (int i = 0; i < REPORT_MAX_SAMPLER; i++) {
         r->sampler[i].nucleus = -1;
@@ -192,6 +192,9 @@ void report_fmt_pct(double share, char *buf) {
         F_NUM_OPT(T, "faulted_reps", REPORT_F_INT, faulted_reps),                                            \
         F_NUM_OPT(T, "measured_all_s", REPORT_F_DOUBLE, measured_all_s),                                     \
         F_NUM_OPT(T, "ipc", REPORT_F_DOUBLE, ipc)
+/* The hypervisor's steal around each repetition (roofline/steal.h): appended last. */
+#define F_STEAL(T)                                                                                           \
+    F_NUM_OPT(T, "steal_reps", REPORT_F_INT, steal_reps), F_NUM_OPT(T, "steal_s", REPORT_F_DOUBLE, steal_s)
 #define F_ABOVE(T)                                                                                           \
     {                                                                                                        \
         "above_roof", NULL, REPORT_F_ABOVE_ROOF, offsetof(T, above_roof), 0, offsetof(T, efficiency), NULL,  \
@@ -315,6 +318,7 @@ static const struct report_field block_fields[] = {
     F_NUM_OPT(B, "own_read_efficiency", REPORT_F_DOUBLE, own_read_efficiency),
     F_STR_OPT(B, "second_bound", second_bound),
     F_NUM_OPT(B, "second_term_s", REPORT_F_DOUBLE, second_s),
+    F_STEAL(B),
 };
 #undef B
 
@@ -341,6 +345,7 @@ static const struct report_field step_fields[] = {
     F_NUM_OPT(S, "energy_j", REPORT_F_DOUBLE, energy_j),
     F_NUM_OPT(S, "energy_j_per_token", REPORT_F_DOUBLE, energy_j_per_token),
     F_NUM_OPT(S, "switched_reps", REPORT_F_INT, switched_reps),
+    F_STEAL(S),
 };
 #undef S
 

@@ -67,6 +67,7 @@ struct report_event {
     char name[REPORT_NAME_LEN]; /* PAPI event name, e.g. "PAPI_TOT_CYC" */
     bool available;
     char reason[REPORT_REASON_LEN]; /* why it cannot be counted; "" when available */
+    char source[REPORT_NAME_LEN];   /* what counted it: "papi", "perf_event", "getrusage"; "" unknown/none */
 };
 
 struct report_counters {
@@ -77,6 +78,7 @@ struct report_counters {
     int threads; /* team threads counted, each with its own event set (0: not recorded) */
     char calibration[REPORT_REASON_LEN];    /* LLC misses x line bytes over a known read, or why not; "" */
     char disturbed_rule[REPORT_REASON_LEN]; /* what marks a repetition disturbed (rep_counts_rule); "" */
+    char hardware[REPORT_REASON_LEN];       /* no hardware event counted: said once (counters.h); "" */
 };
 
 enum report_ceiling_kind {
@@ -145,6 +147,8 @@ struct report_block {
     double ipc;                             /* instructions / cycles */
     double dram_bytes_counted;              /* LLC misses x line bytes / calibration ratio, per step */
     int switched_reps; /* repetitions with any context switch, voluntary waits included (not disturbed) */
+    int steal_reps;    /* disturbed by the hypervisor's steal (roofline/steal.h); 0 when not read */
+    double steal_s;    /* mean machine-wide steal per repetition; NaN: not read */
     /* A block that streams from DRAM runs each repetition after an eviction read (the all-threads read-only
      * kernel), so the read and the block see the same load of a shared machine (NaN: not cold, or no DRAM
      * bytes): the read's median GB/s, and the block's DRAM bytes / median time over it. */
@@ -191,6 +195,8 @@ struct report_step {
     double energy_j;           /* joules per step (package + DRAM where counted); NaN: see energy.reason */
     double energy_j_per_token; /* one token per step at batch 1 */
     int switched_reps;         /* as for blocks */
+    int steal_reps;            /* as for blocks */
+    double steal_s;
 };
 
 /* One row per sampler variant, row kind and vocabulary size. */

@@ -40,7 +40,9 @@ static void md_event_list(FILE *f, const char *what, const struct report_counter
     if (c->threads > 0) fprintf(f, " (every thread of %d counted, summed)", c->threads);
     fputs(": counted", f);
     for (int i = 0, n = 0; i < c->n_events; i++)
-        if (c->events[i].available) fprintf(f, "%s %s", n++ ? "," : "", c->events[i].name);
+        if (c->events[i].available) /* with the source that counted it, where known */
+            fprintf(f, "%s %s%s%s%s", n++ ? "," : "", c->events[i].name, c->events[i].source[0] ? " (" : "",
+                    c->events[i].source, c->events[i].source[0] ? ")" : "");
     bool said[REPORT_MAX_EVENTS] = {false};
     char alts[REPORT_REASON_LEN], other[REPORT_REASON_LEN];
     for (int i = 0; i < c->n_events; i++) {
@@ -56,6 +58,25 @@ static void md_event_list(FILE *f, const char *what, const struct report_counter
                     other[0] ? other + 2 : "", other[0] ? ")" : "");
         }
     }
+    if (c->hardware[0]) fprintf(f, "; %s", c->hardware); /* no PMU: said once for the run */
+}
+
+int report_counted_write_csv(const struct run_report *r, const char *dir, struct fr_err *err) {
+    FILE *f = report_file_open(dir, "counters.csv", err);
+    if (!f) return -1;
+    fputs("set,event,counted,source,reason\n", f);
+    const struct report_counters *sets[2] = {&r->counters, &r->energy};
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < sets[s]->n_events; i++) {
+            const struct report_event *e = &sets[s]->events[i];
+            fprintf(f, "%s,%s,%d,%s,\"", s ? "energy" : "team", e->name, e->available, e->source);
+            for (const char *q = e->available ? "" : e->reason; *q; q++) {
+                if (*q == '"') fputc('"', f); /* CSV doubles a quote inside a quoted field */
+                fputc(*q, f);
+            }
+            fputs("\"\n", f);
+        }
+    return report_file_close(f, dir, "counters.csv", err);
 }
 
 void report_md_counters(FILE *f, const struct run_report *r) {
@@ -73,22 +94,29 @@ void report_md_counters(FILE *f, const struct run_report *r) {
 }
 
 static void md_counted_head(FILE *f, const char *first, const struct report_counters *c, bool energy) {
-    fprintf(f,
-            "| %s | utilization | disturbed reps | switched reps | faulted reps | median µs | median µs, all "
-            "reps "
-            "| IPC |%s",
-            first, energy ? " J/step | J/token |" : "");
+    fprintf(
+        f,
+        "| %s | utilization | disturbed reps | switched reps | faulted reps | steal reps | steal ms/rep | "
+        "median µs | median µs, all reps | IPC |%s",
+        first, energy ? " J/step | J/token |" : "");
     for (int e = 0; e < c->n_events; e++)
         if (c->events[e].available) fprintf(f, " %s |", c->events[e].name);
-    fprintf(f, "\n|---|--:|--:|--:|--:|--:|--:|--:|%s", energy ? "--:|--:|" : "");
+    fprintf(f, "\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|%s", energy ? "--:|--:|" : "");
     for (int e = 0; e < c->n_events; e++)
         if (c->events[e].available) fputs("--:|", f);
     fputc('\n', f);
 }
 
-static void md_counted_row(FILE *f, const struct report_counters *c, double util, int disturbed,
+/* One row's disturbed repetitions and the host's steal among them. */
+struct md_disturbed {
+    int disturbed, steal_reps;
+    double steal_s;
+};
+
+static void md_counted_row(FILE *f, const struct report_counters *c, double util, struct md_disturbed d,
                            const struct timing_stats *t, int switched, int faulted, double med,
                            double med_all, double ipc, const double *ej, const double *values) {
+    int disturbed = d.disturbed;
     char u[REPORT_FMT_LEN], m[REPORT_FMT_LEN], ma[REPORT_FMT_LEN], ip[REPORT_FMT_LEN];
     report_fmt_pct(util, u);
     report_fmt_md(med, 1e6, 1, m);
@@ -100,8 +128,12 @@ static void md_counted_row(FILE *f, const struct report_counters *c, double util
     if (all_kept)
         snprintf(kept, sizeof kept, " (all kept: %s)",
                  disturbed == t->reps ? "no clean one" : "fewer than " TIMING_MIN_CLEAN_STR " clean");
-    fprintf(f, " %s | %d of %d%s | %d | %d | %s | %s | %s |", u, disturbed, t->reps + t->excluded_reps, kept,
-            switched, faulted, m, ma, ip);
+    int all = t->reps + t->excluded_reps;
+    char share[32] = "", st[REPORT_FMT_LEN];
+    if (all > 0 && disturbed > 0) snprintf(share, sizeof share, " (%.0f %%)", 100.0 * disturbed / all);
+    report_fmt_md(d.steal_s, 1e3, 1, st);
+    fprintf(f, " %s | %d of %d%s%s | %d | %d | %d | %s | %s | %s | %s |", u, disturbed, all, share, kept,
+            switched, faulted, d.steal_reps, st, m, ma, ip);
     if (ej) {
         char j[2][REPORT_FMT_LEN];
         report_fmt_md(ej[0], 1, 3, j[0]);
@@ -126,8 +158,10 @@ void report_md_counted(FILE *f, const struct run_report *r) {
         const struct report_step *s = &r->steps[i];
         double ej[2] = {s->energy_j, s->energy_j_per_token};
         fprintf(f, "| %ld |", s->context);
-        md_counted_row(f, c, s->utilization, s->disturbed_reps, &s->measured, s->switched_reps,
-                       s->faulted_reps, s->measured.median_s, s->measured_all_s, s->ipc, ej, s->counters);
+        md_counted_row(f, c, s->utilization,
+                       (struct md_disturbed){s->disturbed_reps, s->steal_reps, s->steal_s}, &s->measured,
+                       s->switched_reps, s->faulted_reps, s->measured.median_s, s->measured_all_s, s->ipc, ej,
+                       s->counters);
     }
     fprintf(
         f,

@@ -13,4 +13,8 @@ void report_md_counters(FILE *f, const struct run_report *r);
 /* The counters per step of report.md (each block's are in blocks.csv); nothing when nothing is counted. */
 void report_md_counted(FILE *f, const struct run_report *r);
 
+/* counters.csv: one line per event of the team and energy sets: set,event,counted,source,reason (what
+ * counted each figure: papi, perf_event or getrusage; or why it is not counted). */
+int report_counted_write_csv(const struct run_report *r, const char *dir, struct fr_err *err);
+
 #endif

@@ -3,6 +3,7 @@
  * by hand. Checked in tests/test_report_write.c (keys, nulls) and tests/test_report_compare.c (round trip,
  * malformed input). */
 #include "bench/report/report_json.h"
+#include "bench/report/results_dir.h"
 
 #include "roofline/samples.h"
 
@@ -84,11 +85,13 @@ static cJSON *json_counters(const struct report_counters *c) {
         cJSON_AddStringToObject(e, "name", c->events[i].name);
         cJSON_AddBoolToObject(e, "available", c->events[i].available);
         cJSON_AddStringToObject(e, "reason", c->events[i].reason);
+        if (c->events[i].source[0]) cJSON_AddStringToObject(e, "source", c->events[i].source);
         cJSON_AddItemToArray(ev, e);
     }
     cJSON_AddNumberToObject(o, "threads", c->threads);
     if (c->calibration[0]) cJSON_AddStringToObject(o, "calibration", c->calibration);
     if (c->disturbed_rule[0]) cJSON_AddStringToObject(o, "disturbed_rule", c->disturbed_rule);
+    if (c->hardware[0]) cJSON_AddStringToObject(o, "hardware", c->hardware);
     return o;
 }
 
@@ -290,6 +293,9 @@ static void rd_counters(struct reader *rd, const cJSON *o, struct report_counter
         snprintf(c->events[i].name, sizeof c->events[i].name, "%s", rd_str(rd, e, "name"));
         c->events[i].available = rd_bool(rd, e, "available");
         snprintf(c->events[i].reason, sizeof c->events[i].reason, "%s", rd_str(rd, e, "reason"));
+        const cJSON *src = cJSON_GetObjectItemCaseSensitive(e, "source"); /* absent in older runs */
+        snprintf(c->events[i].source, sizeof c->events[i].source, "%s",
+                 cJSON_IsString(src) ? src->valuestring : "");
     }
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "threads"); /* absent in older runs */
     c->threads = cJSON_IsNumber(t) ? (int)t->valuedouble : 0;
@@ -298,6 +304,8 @@ static void rd_counters(struct reader *rd, const cJSON *o, struct report_counter
     const cJSON *rule = cJSON_GetObjectItemCaseSensitive(o, "disturbed_rule"); /* absent in older runs */
     snprintf(c->disturbed_rule, sizeof c->disturbed_rule, "%s",
              cJSON_IsString(rule) ? rule->valuestring : "");
+    const cJSON *hw = cJSON_GetObjectItemCaseSensitive(o, "hardware");
+    snprintf(c->hardware, sizeof c->hardware, "%s", cJSON_IsString(hw) ? hw->valuestring : "");
 }
 
 /* An object that older runs lack: NULL when absent. */
@@ -416,6 +424,7 @@ int report_json_read(const char *path, struct run_report *r, struct fr_err *err)
     int n = S_ISDIR(st.st_mode) ? snprintf(file, sizeof file, "%s/run.json", path)
                                 : snprintf(file, sizeof file, "%s", path);
     if (n < 0 || (size_t)n >= sizeof file) return fr_err_set(err, "%s: path too long", path);
+    if (results_dir_check_complete(S_ISDIR(st.st_mode) ? path : file, err) != 0) return -1;
     /* checked before opening too: fopen of a FIFO would wait for a writer */
     if (stat(file, &st) == 0 && !S_ISREG(st.st_mode))
         return fr_err_set(err, "%s: not a regular file under 64 MiB", file);

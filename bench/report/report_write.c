@@ -100,8 +100,8 @@ static int write_csvs(const struct run_report *r, const char *dir, struct fr_err
 }
 
 int report_write_data(const struct run_report *r, const char *dir, struct fr_err *err) {
-    if (write_json(r, dir, err) || write_csvs(r, dir, err) || report_batch_write_csv(r, dir, err) ||
-        report_plots_write_inputs(r, dir, err))
+    if (write_json(r, dir, err) || write_csvs(r, dir, err) || report_counted_write_csv(r, dir, err) ||
+        report_batch_write_csv(r, dir, err) || report_plots_write_inputs(r, dir, err))
         return -1;
     return 0;
 }
@@ -464,7 +464,7 @@ int report_write_markdown(const struct run_report *r, const char *dir, enum repo
         fprintf(f, "Plots were not drawn: %s. Redraw with `make plots RUN=<this folder>`.\n\n",
                 plots_note && *plots_note ? plots_note : "unknown reason");
     }
-    fprintf(f, "Data: run.json, blocks.csv, steps.csv, sampler.csv, ceilings.csv%s.\n",
+    fprintf(f, "Data: run.json, blocks.csv, steps.csv, sampler.csv, ceilings.csv, counters.csv%s.\n",
             r->n_batch > 0 ? ", batch.csv" : "");
     return report_file_close(f, dir, "report.md", err);
 }

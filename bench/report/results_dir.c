@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -99,6 +100,7 @@ int results_dir_begin(struct results_dir *rd, const char *parent, const char *ho
         return fr_err_set(err, "output folder '%s' is not writable: %s", parent, strerror(errno));
     if (lstat(rd->final_path, &st) == 0)
         return fr_err_set(err, "results folder '%s' already exists", rd->final_path);
+    if (results_dir_check_space(parent, RESULTS_DIR_NEED_BYTES, err) != 0) return -1;
     if (mkdir(rd->tmp_path, 0777) != 0)
         return fr_err_set(err, "cannot create results folder '%s': %s", rd->tmp_path, strerror(errno));
 
@@ -113,6 +115,18 @@ int results_dir_begin(struct results_dir *rd, const char *parent, const char *ho
     }
     close(fd);
     unlink(probe);
+    /* the marker a reader refuses; commit removes it just before the rename */
+    char marker[RESULTS_PATH_MAX + 16];
+    snprintf(marker, sizeof marker, "%s/" RESULTS_DIR_MARKER, rd->tmp_path);
+    fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    static const char note[] = "forge-roofline: this run has not finished; its folder is not a result\n";
+    if (fd < 0 || write(fd, note, sizeof note - 1) != (ssize_t)(sizeof note - 1)) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        remove_flat_dir(rd->tmp_path);
+        return fr_err_set(err, "cannot write into '%s': %s", rd->tmp_path, strerror(e));
+    }
+    close(fd);
 
     memcpy(active_tmp, rd->tmp_path, sizeof active_tmp);
     have_active = 1;
@@ -154,7 +168,9 @@ int results_dir_commit(struct results_dir *rd, struct fr_err *err) {
     sigemptyset(&block);
     for (int i = 0; i < N_HANDLED; i++) sigaddset(&block, handled_signals[i]);
     sigprocmask(SIG_BLOCK, &block, &old);
-    int rc = rename(rd->tmp_path, rd->final_path);
+    char marker[RESULTS_PATH_MAX + 16];
+    snprintf(marker, sizeof marker, "%s/" RESULTS_DIR_MARKER, rd->tmp_path);
+    int rc = unlink(marker) == 0 || errno == ENOENT ? rename(rd->tmp_path, rd->final_path) : -1;
     int e = errno;
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
@@ -171,4 +187,44 @@ void results_dir_abort(struct results_dir *rd) {
     release_active();
     remove_flat_dir(rd->tmp_path);
     rd->active = false;
+}
+
+int results_dir_check_complete(const char *path, struct fr_err *err) {
+    char dir[RESULTS_PATH_MAX];
+    struct stat st;
+    int n = snprintf(dir, sizeof dir, "%s", path);
+    if (n < 0 || (size_t)n >= sizeof dir) return fr_err_set(err, "%s: path too long", path);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) { /* a file (there or not): its folder */
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = '\0';
+        else
+            snprintf(dir, sizeof dir, ".");
+    }
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/') dir[--len] = '\0';
+    const char *base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+    size_t blen = strlen(base);
+    if (base[0] == '.' && blen > 5 && strcmp(base + blen - 4, ".tmp") == 0)
+        return fr_err_set(err,
+                          "%s: the temporary folder of a run that did not finish (killed, or still running): "
+                          "not a complete run",
+                          dir);
+    char marker[RESULTS_PATH_MAX + 16];
+    snprintf(marker, sizeof marker, "%s/" RESULTS_DIR_MARKER, dir);
+    if (lstat(marker, &st) == 0)
+        return fr_err_set(
+            err, "%s: marked " RESULTS_DIR_MARKER " (its run did not finish): not a complete run", dir);
+    return 0;
+}
+
+int results_dir_check_space(const char *dir, unsigned long long need_bytes, struct fr_err *err) {
+    struct statvfs vfs;
+    if (statvfs(dir, &vfs) != 0)
+        return fr_err_set(err, "cannot check free space under '%s': %s", dir, strerror(errno));
+    unsigned long long avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
+    if (avail < need_bytes)
+        return fr_err_set(err, "only %llu MiB free under '%s'; a run folder needs about %llu MiB",
+                          avail >> 20, dir, need_bytes >> 20);
+    return 0;
 }
