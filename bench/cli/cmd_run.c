@@ -94,26 +94,17 @@ static void usage(FILE *f) {
 }
 
 static int parse_args(int argc, char **argv, struct run_args *a) {
-    static const struct option opts[] = {{"model", required_argument, 0, 'm'},
-                                         {"dtype", required_argument, 0, 'd'},
-                                         {"kv", required_argument, 0, 'k'},
-                                         {"threads", required_argument, 0, 't'},
-                                         {"context", required_argument, 0, 'c'},
-                                         {"block-context", required_argument, 0, 'b'},
-                                         {"gemv", required_argument, 0, 'g'},
-                                         {"events", required_argument, 0, 'e'},
-                                         {"out", required_argument, 0, 'o'},
-                                         {"quick", no_argument, 0, 'q'},
-                                         {"no-plots", no_argument, 0, 'n'},
-                                         {"isa", required_argument, 0, 'i'},
-                                         {"batch", required_argument, 0, 'B'},
-                                         {"batch-context", required_argument, 0, 'C'},
-                                         {"history", required_argument, 0, 'H'},
-                                         {"no-history", no_argument, 0, 'N'},
-                                         {"weights", required_argument, 0, 'w'},
-                                         {"no-wait", no_argument, 0, 'W'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"model", required_argument, 0, 'm'},   {"dtype", required_argument, 0, 'd'},
+        {"kv", required_argument, 0, 'k'},      {"threads", required_argument, 0, 't'},
+        {"context", required_argument, 0, 'c'}, {"block-context", required_argument, 0, 'b'},
+        {"gemv", required_argument, 0, 'g'},    {"events", required_argument, 0, 'e'},
+        {"out", required_argument, 0, 'o'},     {"quick", no_argument, 0, 'q'},
+        {"no-plots", no_argument, 0, 'n'},      {"isa", required_argument, 0, 'i'},
+        {"batch", required_argument, 0, 'B'},   {"batch-context", required_argument, 0, 'C'},
+        {"history", required_argument, 0, 'H'}, {"no-history", no_argument, 0, 'N'},
+        {"weights", required_argument, 0, 'w'}, {"no-wait", no_argument, 0, 'W'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     *a = (struct run_args){.wtype = FR_DTYPE_BF16,
                            .kvtype = FR_DTYPE_BF16,
                            .out = "results",
