@@ -149,16 +149,6 @@ static int parse(int argc, char **argv, const char *cmd, struct hist_args *a) {
 
 /* ---- output helpers ---- */
 
-/* 17 significant digits, so a figure reads back as the store holds it (cJSON's printer may stop at 15) */
-static void json_num(cJSON *o, const char *key, double v) {
-    char buf[40];
-    snprintf(buf, sizeof buf, "%.17g", v);
-    if (isfinite(v))
-        cJSON_AddRawToObject(o, key, buf);
-    else
-        cJSON_AddNullToObject(o, key);
-}
-
 /* Prints a JSON document built for stdout and frees it. */
 static int json_print(cJSON *doc) {
     char *text = cJSON_Print(doc);
@@ -404,10 +394,10 @@ static cJSON *json_shifts(const struct history_series *sr, const struct history_
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "index", s[k].index);
         cJSON_AddNumberToObject(o, "run", (double)sr->points[s[k].index].run_id);
-        json_num(o, "size", s[k].size);
-        json_num(o, "size_lo", s[k].size_lo);
-        json_num(o, "size_hi", s[k].size_hi);
-        json_num(o, "confidence", s[k].confidence);
+        history_json_num(o, "size", s[k].size);
+        history_json_num(o, "size_lo", s[k].size_lo);
+        history_json_num(o, "size_hi", s[k].size_hi);
+        history_json_num(o, "confidence", s[k].confidence);
         cJSON_AddStringToObject(o, "commit_before", sr->points[s[k].index - 1].commit);
         cJSON_AddStringToObject(o, "commit_after", sr->points[s[k].index].commit);
         cJSON_AddItemToArray(arr, o);
@@ -438,15 +428,15 @@ static cJSON *json_series(const struct history_series *sr, const struct analysed
         cJSON_AddStringToObject(x, "utc", p->utc);
         cJSON_AddStringToObject(x, "commit", p->commit);
         cJSON_AddBoolToObject(x, "dirty", p->dirty);
-        json_num(x, "point", p->value);
-        json_num(x, "median", p->median);
-        json_num(x, "min", p->min);
-        json_num(x, "max", p->max);
+        history_json_num(x, "point", p->value);
+        history_json_num(x, "median", p->median);
+        history_json_num(x, "min", p->min);
+        history_json_num(x, "max", p->max);
         cJSON_AddNumberToObject(x, "reps", p->reps);
         cJSON_AddNumberToObject(x, "samples", p->samples);
         cJSON_AddNumberToObject(x, "disturbed", p->disturbed);
-        json_num(x, "paired_read_gbs", p->paired_read_gbs);
-        json_num(x, "normalised", an->norm[i]);
+        history_json_num(x, "paired_read_gbs", p->paired_read_gbs);
+        history_json_num(x, "normalised", an->norm[i]);
         cJSON_AddItemToArray(pts, x);
     }
     cJSON_AddItemToObject(o, "shifts", json_shifts(sr, an->shifts, an->n_shifts));

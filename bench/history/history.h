@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <cjson/cJSON.h>
+
 #include "bench/history/history_folder.h"
 #include "kernels/fr_err.h"
 
@@ -104,5 +106,9 @@ void history_free_series(struct history_series *series, int n);
 enum history_export_format { HISTORY_EXPORT_CSV, HISTORY_EXPORT_JSONL };
 /* csv: one line per run row; jsonl: one object per run (machine, rows, samples) and per compare. */
 int history_export(struct history_store *s, enum history_export_format fmt, FILE *f, struct fr_err *err);
+
+/* Adds v to o under key with 17 significant digits (cJSON's own printer may stop at 15, which does not
+ * always read back exactly); a non-finite v becomes null. */
+void history_json_num(cJSON *o, const char *key, double v);
 
 #endif

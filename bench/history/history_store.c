@@ -651,8 +651,7 @@ static int export_csv(struct history_store *s, FILE *f, struct fr_err *err) {
     return rc < 0 ? -1 : 0;
 }
 
-/* 17 significant digits: cJSON's own printer may stop at 15, which does not always read back exactly */
-static void json_num(cJSON *o, const char *k, double v) {
+void history_json_num(cJSON *o, const char *k, double v) {
     char buf[40];
     snprintf(buf, sizeof buf, "%.17g", v);
     if (isfinite(v))
@@ -679,21 +678,21 @@ static int export_children(struct history_store *s, long long run_id, bool rows,
         if (rows) {
             cJSON_AddStringToObject(o, "unit", c_text(&q, 1));
             static const char *const nums[] = {"median", "min", "max", "ci_lo", "ci_hi", "paired_read_gbs"};
-            for (int c = 0; c < 6; c++) json_num(o, nums[c], c_double(&q, 2 + c));
+            for (int c = 0; c < 6; c++) history_json_num(o, nums[c], c_double(&q, 2 + c));
             cJSON_AddNumberToObject(o, "reps", (double)c_int(&q, 8));
             cJSON_AddBoolToObject(o, "noisy", c_int(&q, 9) != 0);
             cJSON_AddNumberToObject(o, "samples", (double)c_int(&q, 10));
             cJSON_AddNumberToObject(o, "disturbed", (double)c_int(&q, 11));
-            json_num(o, "sample_median", c_double(&q, 12));
-            json_num(o, "sample_paired_read_gbs", c_double(&q, 13));
+            history_json_num(o, "sample_median", c_double(&q, 12));
+            history_json_num(o, "sample_paired_read_gbs", c_double(&q, 13));
         } else {
             cJSON_AddNumberToObject(o, "rep", (double)c_int(&q, 1));
-            json_num(o, "time_s", c_double(&q, 2));
-            json_num(o, "paired_read_gbs", c_double(&q, 3));
+            history_json_num(o, "time_s", c_double(&q, 2));
+            history_json_num(o, "paired_read_gbs", c_double(&q, 3));
             cJSON_AddBoolToObject(o, "disturbed", c_int(&q, 4) != 0);
             cJSON_AddStringToObject(o, "cause", c_text(&q, 5));
             cJSON_AddNumberToObject(o, "threads", (double)c_int(&q, 6));
-            json_num(o, "mono_ns", c_double(&q, 7));
+            history_json_num(o, "mono_ns", c_double(&q, 7));
         }
         cJSON_AddItemToArray(arr, o);
     }
@@ -781,10 +780,10 @@ static int export_jsonl(struct history_store *s, FILE *f, struct fr_err *err) {
         cJSON *w = cJSON_CreateObject();
         cJSON_AddStringToObject(w, "section", c_text(&q, 6));
         cJSON_AddStringToObject(w, "row", c_text(&q, 7));
-        json_num(w, "ratio", c_double(&q, 8));
-        json_num(w, "ratio_lo", c_double(&q, 10));
-        json_num(w, "ratio_hi", c_double(&q, 11));
-        json_num(w, "p_adj", c_double(&q, 12));
+        history_json_num(w, "ratio", c_double(&q, 8));
+        history_json_num(w, "ratio_lo", c_double(&q, 10));
+        history_json_num(w, "ratio_hi", c_double(&q, 11));
+        history_json_num(w, "p_adj", c_double(&q, 12));
         cJSON_AddStringToObject(w, "verdict", c_text(&q, 9));
         cJSON_AddItemToArray(rows, w);
     }
