@@ -20,10 +20,11 @@ static void *buf_alloc(size_t n) {
 
 #ifdef FR_SLOW_BLOCK
 /* The injected slowdown that scripts/validate-compare.sh measures the compare with, only in a build made with
- * -DFR_SLOW_BLOCK=<block> -DFR_SLOW_PCT=<N>: the named block (attention or a layer's projection) runs its
- * kernel again on round(N % of the layers) of its calls, spread over the step, over the layer half a step
- * away and into a buffer of its own: real reads of weights or KV that no cache holds, real FMAs, the step's
- * results unchanged. Never in a normal build. */
+ * -DFR_SLOW_BLOCK=<block> -DFR_SLOW_PCT=<N>: a projection block runs its matvec again over N % of the rows
+ * of the layer half a step away, into a buffer of its own, on every call (N % more real weight reads and
+ * FMAs, exact to a row); attention, whose work cannot be cut by rows, runs again on round(N % of the layers)
+ * of its calls. Every thread of a team decides alike, and the step's results are unchanged. Never in a
+ * normal build. */
 #define FR_SLOW_STR_(x) #x
 #define FR_SLOW_STR(x)  FR_SLOW_STR_(x)
 static float *slow_out; /* [max(vocab, 2 x intermediate, q_dim)], shared by every decode state */
@@ -38,20 +39,23 @@ static int slow_supported(const char *name) {
 static int slow_extra(struct decode_state *st, enum block_id b, int layer, int pos) {
     const struct qwen3_config *c = &st->cfg;
     if (layer < 0 || strcmp(block_name(b), FR_SLOW_STR(FR_SLOW_BLOCK)) != 0) return 0;
-    const int n = c->n_layers, k = (n * (FR_SLOW_PCT) + 50) / 100;
-    if ((layer + 1) * k / n == layer * k / n) return 0; /* k of the n layers, spread evenly */
-    const int other = (layer + n / 2) % n;
+    const int n = c->n_layers, other = (layer + n / 2) % n;
     if (b == BLOCK_ATTENTION) {
+        const int k = (n * (FR_SLOW_PCT) + 50) / 100;
+        if ((layer + 1) * k / n == layer * k / n) return 0; /* k of the n layers, spread evenly */
         attention(slow_out, st->qkv, kv_cache_k(&st->kv, other, 0, 0), kv_cache_v(&st->kv, other, 0, 0),
                   st->kv.type, pos + 1, kv_cache_head_stride(&st->kv), c->n_heads, c->n_kv_heads, c->head_dim,
-                  st->att_scratch);
+                  st->att_scratch, st->threads);
         return 0;
     }
     struct decode_projection p;
     const char *why = NULL;
     if (decode_projection_of(st, b, other, &p) != 0) return 0;
-    if (gemm(slow_out, p.rows, p.w, st->w->wtype, p.in, p.cols, 1, p.rows, p.cols, p.panel_cols,
-             &st->blocking, st->backend, &why) != 0)
+    /* the first rows of each column panel, addressed as a matrix of `rows` rows: inside w, rows x cols */
+    const int rows = (int)(((long long)p.rows * (FR_SLOW_PCT) + 50) / 100);
+    if (rows < 1) return 0;
+    if (gemm(slow_out, rows, p.w, st->w->wtype, p.in, p.cols, 1, rows, p.cols, p.panel_cols, &st->blocking,
+             st->backend, st->threads, &why) != 0)
         return fr_err_set(&st->err, "%s: the injected slowdown's matvec failed: %s", block_name(b),
                           why ? why : "?");
     return 0;

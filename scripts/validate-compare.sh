@@ -3,8 +3,8 @@
 #   scripts/validate-compare.sh [--compares N] [--rounds R] [--block NAME] [--block-pct P] [--step-pct Q]
 #                               [--budget 40m] [--out FILE] [run options]
 # builds this checkout's HEAD four ways in temporary worktrees: plain; README-only (a commit that changes
-# nothing but README.md); NAME slowed by P % (-DFR_SLOW_BLOCK=NAME -DFR_SLOW_PCT=P: the block runs its kernel
-# again, over another layer's data, on P % of its calls: real reads and FMAs, model/decode.c); and NAME slowed
+# nothing but README.md); NAME slowed by P % (-DFR_SLOW_BLOCK=NAME -DFR_SLOW_PCT=P: a projection runs its
+# matvec again over P % of another layer's rows: real reads and FMAs, model/decode.c); and NAME slowed
 # by Q %, chosen so the whole step is about 3 % slower. Then rounds: each round runs every build once (plus a
 # second plain run), in an order that rotates each round; every R rounds make one compare of each kind:
 #   A/A         plain vs plain           false alarm: any headline row faster or slower
@@ -23,7 +23,7 @@ die() {
 }
 num() { case $2 in ''|*[!0-9]*) die "$1 needs a whole number, got '$2'" ;; esac; }
 
-compares=20 rounds=3 block=gate_up_proj block_pct=5 step_pct=10 budget=2400 out=
+compares=20 rounds=4 block=gate_up_proj block_pct=5 step_pct=11 budget=2400 out=
 while [ $# -gt 0 ]; do
   case $1 in
     --compares) [ $# -ge 2 ] || die "--compares needs a value"; num "$1" "$2"; compares=$2; shift 2 ;;

@@ -201,7 +201,8 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (history_open(store, &o, &s, &err) != 0) return 1;
-    const char *key = r.rows[0].key; /* the first step row */
+    char key[128]; /* the first step row, kept past history_folder_free_run */
+    snprintf(key, sizeof key, "%s", r.rows[0].key);
     double q[7];
     int n_points = 0;
     for (int k = 0; k < 7; k++) {
