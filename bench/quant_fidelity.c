@@ -14,16 +14,19 @@
 
 static const enum fr_dtype formats[QUANT_FIDELITY_FORMATS] = {FR_DTYPE_Q8_0, FR_DTYPE_Q4_0};
 
-/* log(sum(exp(z))) in double, from the row's max; NaN when a logit is not finite. */
+/* log(sum(exp(z))) in double, from the row's max (its own term is exactly 1); NaN when a logit is not
+ * finite or the row is empty. */
 static double log_sum_exp(const float *z, int n) {
-    double m = -INFINITY;
+    int at = 0;
     for (int i = 0; i < n; i++) {
         if (!isfinite(z[i])) return NAN;
-        m = z[i] > m ? z[i] : m;
+        if (z[i] > z[at]) at = i;
     }
-    double s = 0;
-    for (int i = 0; i < n; i++) s += exp((double)z[i] - m);
-    return m + log(s);
+    if (n < 1) return NAN;
+    double s = 1;
+    for (int i = 0; i < n; i++)
+        if (i != at) s += exp((double)z[i] - z[at]);
+    return z[at] + log(s);
 }
 
 /* sum p_i (log p_i - log q_i), log p_i = z_i - lse(z): no probability is formed that could underflow. */

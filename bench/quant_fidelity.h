@@ -56,7 +56,8 @@ struct quant_fidelity {
 };
 
 /* Runs the comparison. Returns 0; QUANT_FIDELITY_SKIPPED when the model cannot be quantised (rows not
- * whole blocks) or the bf16 weights and a quantised copy do not fit in the memory available (err says so); -1 with err set on a failed load or decode. */
+ * whole blocks) or the bf16 weights and a quantised copy do not fit in the memory available (err says so); -1
+ * with err set on a failed load or decode. */
 int quant_fidelity_run(const struct quant_fidelity_opts *o, struct quant_fidelity *out, struct fr_err *err);
 
 /* KL(softmax(p) || softmax(q)) in nats, in double over n logits; NaN when a logit is not finite. */
