@@ -80,7 +80,10 @@ static double weight_size(enum fr_dtype t) {
  * multiply-adds (kernels/quant.h). */
 static void matvec_cost(struct block_cost *b, double rows, double cols, enum fr_dtype t) {
     b->flops = 2 * rows * cols;
-    if (fr_dtype_is_block(t)) b->flops += 2 * cols + 2 * cols / 32 + 3 * rows * cols / 32;
+    if (fr_dtype_is_block(t)) {
+        b->flops += 2 * cols + 2 * cols / 32 + 3 * rows * cols / 32;
+        b->quant_weights = rows * cols, b->quant_flops = b->flops;
+    }
     b->weight_bytes = rows * cols * weight_size(t);
     b->act_bytes = 4 * (cols + rows);
 }
@@ -244,6 +247,8 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     out->dram_bytes = (d->reads_weights ? out->weight_bytes : 0) + out->kv_read_bytes;
     out->cache_bytes = out->bytes - out->dram_bytes;
     out->exps = exps * calls;
+    out->quant_weights = b.quant_weights * calls;
+    out->quant_flops = b.quant_flops * calls;
     out->kernel_calls = kcalls * calls;
     out->forks = forks * calls;
     out->parallel = parallel && m && m->threads > 1;
@@ -268,6 +273,8 @@ static void cost_add(struct block_cost *t, const struct block_cost *b) {
     t->cache_bytes += b->cache_bytes;
     for (int l = 0; l < COST_LEVEL_COUNT; l++) t->level_bytes[l] += b->level_bytes[l];
     t->exps += b->exps;
+    t->quant_weights += b->quant_weights;
+    t->quant_flops += b->quant_flops;
     t->kernel_calls += b->kernel_calls;
     t->forks += b->forks;
 }
@@ -315,6 +322,7 @@ void cost_step_batch_on(const struct qwen3_config *c, const struct cost_opts *o,
         for (int l = 0; l < COST_LEVEL_COUNT; l++) b->level_bytes[l] *= nb;
         b->level_bytes[COST_LEVEL_DRAM] -= w * (nb - 1);
         b->exps *= nb;
+        if (nb > 1) b->quant_weights = b->quant_flops = 0;  /* the batch's GEMM dequantises into f32 */
         if (!shared) b->kernel_calls *= nb, b->forks *= nb; /* one GEMM call for the batch */
         /* a GEMM (B > 1) walks the panels inside each row chunk: no work-share a panel */
         if (shared && nb > 1) b->kernel_calls -= (block_panels(c, (enum block_id)i) - 1) * b->calls;

@@ -57,6 +57,10 @@ struct block_cost {
     int parallel;        /* runs on the whole team (matvec, attention): all-threads ceilings apply */
     int sampler_exp;     /* its exps are the sampler's own exp (sampler_exp_row), not the kernels' vexp */
     int exps_parallel;   /* its exps run on the whole team (the sampler's softmax): all-threads exp ceiling */
+    /* A block-format matrix (Q8_0, Q4_0) at batch 1: its weights, and the part of flops its matvec does (2 a
+     * weight plus the dequantisation), which runs on the format's own measured roof (roofline.h
+     * ROOFLINE_TERM_INT8), not the f32 FMA's. 0 otherwise, and in a batch (the GEMM works in f32). */
+    double quant_weights, quant_flops;
 };
 
 /* Sampler variants: what the sampler block costs in passes over the logits row. */

@@ -20,6 +20,7 @@
 #include "kernels/fr_check.h"
 #include "kernels/huge_map.h"
 #include "kernels/kernels.h"
+#include "kernels/quant.h"
 #include "kernels/sampler.h"
 #include "kernels/team.h"
 #include "roofline/ceilings_kernels.h"
@@ -40,6 +41,8 @@ static const struct {
     [CEILING_CALL] = {"call_mcalls", "call_1core_mcalls", "Mcall/s"},
     [CEILING_FORK] = {"fork_mcalls", "fork_1core_mcalls", "Mcall/s"},
     [CEILING_SAMPLER_EXP] = {"sampler_exp_gexps", "sampler_exp_1core_gexps", "Gexp/s"},
+    [CEILING_Q8_0_DOT] = {"q8_0_gflops", "q8_0_1core_gflops", "GFLOP/s"},
+    [CEILING_Q4_0_DOT] = {"q4_0_gflops", "q4_0_1core_gflops", "GFLOP/s"},
 };
 _Static_assert(sizeof ceiling_keys / sizeof ceiling_keys[0] == CEILING_COUNT, "one key per ceiling");
 
@@ -50,6 +53,10 @@ const char *ceilings_key(enum ceiling_kind kind, bool one_core) {
 
 const char *ceilings_unit(enum ceiling_kind kind) {
     return (unsigned)kind < CEILING_COUNT ? ceiling_keys[kind].unit : "";
+}
+
+int ceilings_quant_kind(int t) {
+    return t == FR_DTYPE_Q8_0 ? CEILING_Q8_0_DOT : t == FR_DTYPE_Q4_0 ? CEILING_Q4_0_DOT : -1;
 }
 
 typedef double (*read_fn)(const float *a, size_t n, long passes);
@@ -248,8 +255,15 @@ struct run_ctx {
     long iters;
     float mul, add, fma_expected;
     int sgemm_n;
-    const float *ga, *gb; /* [n][n] sgemm operands */
-    float *gc;            /* [n][n] sgemm result */
+    const float *ga, *gb;      /* [n][n] sgemm operands */
+    float *gc;                 /* [n][n] sgemm result */
+    const unsigned char *qmat; /* [threads][qstride] block-format matrices, qrows x qcols each */
+    size_t qstride;
+    int qrows, qcols, qtype;
+    const float *qx;  /* [qcols] */
+    float *qy;        /* [threads][qy_stride] each thread's y */
+    const float *qy0; /* [qrows] y of the kernel's first call: every run must give it again */
+    size_t qy_stride;
     double expected;
     long bad; /* runs whose result failed validation */
     double got;
@@ -333,6 +347,23 @@ static void run_exp(void *vctx, long rep) {
         float *out = x->work + t * 2 * x->set_stride + x->set_stride;
         for (long p = 0; p < x->passes; p++) x->vexp(out, in, (int)x->set_n);
     }
+}
+
+/* Each thread runs the block matvec over its own L2-resident matrix `passes` times (measure_quant). */
+static void run_quant(void *vctx, long rep) {
+    (void)rep;
+    struct run_ctx *x = vctx;
+    long bad = 0;
+#pragma omp parallel num_threads(x->threads) reduction(+ : bad)
+    {
+        size_t t = (size_t)kernel_team_thread();
+        float *y = x->qy + t * x->qy_stride;
+        for (long p = 0; p < x->passes; p++)
+            matvec_quant_thread(y, x->qmat + t * x->qstride, (enum fr_dtype)x->qtype, x->qx, x->qrows,
+                                x->qcols);
+        bad += memcmp(y, x->qy0, sizeof(float) * (size_t)x->qrows) != 0;
+    }
+    x->bad += bad;
 }
 
 /* Floats of each thread's slot in the call and fork buffers: 256 bytes, so no two threads share a line. */
@@ -779,6 +810,95 @@ fail:
     return -1;
 }
 
+/* Columns of the format roof's matrices: Qwen3-0.6B's hidden size, the width of qkv and gate_up. */
+#define QUANT_ROOF_COLS 1024
+
+/* A seeded value in [-1, 1) for element i (a 32-bit LCG hash): the matrices and x of measure_quant. */
+static float quant_seeded(uint32_t i) {
+    uint32_t h = i * 2654435761u + 0x9e3779b9u;
+    h ^= h >> 15, h *= 0x2c1b3c6du, h ^= h >> 12;
+    return (float)(h >> 8) / 8388608.0f - 1.0f;
+}
+
+/* The block formats' compute roofs (ceilings.h CEILING_Q8_0_DOT, CEILING_Q4_0_DOT): every thread runs the
+ * active ISA's block matvec (matvec_quant_thread, x quantised in each call as in the decode) over its own
+ * copy of one matrix of at most half its L2 share, so DRAM does not bind; work = 2 FLOPs a weight.
+ * Validated: every run's y bit for bit against the kernel's first call, and that y against quant_matvec_ref
+ * within 2 cols 2^-24 sum|w x| (kernels/quant.h's tolerance: the integer dot products are exact, only the
+ * f32 sums of the block products differ). */
+static int measure_quant(struct run_ctx *x, const struct plan *p, int threads, struct ceilings *c,
+                         struct fr_err *err) {
+    const int cols = QUANT_ROOF_COLS;
+    c->quant_cols = cols;
+    c->quant_loop = kernel_quant_describe();
+    float *xv = alloc_floats((size_t)cols), *row = alloc_floats((size_t)cols);
+    FR_CHECK_ALLOC(xv, err, fail);
+    FR_CHECK_ALLOC(row, err, fail);
+    for (int i = 0; i < cols; i++) xv[i] = quant_seeded((uint32_t)i + 7777u);
+    for (int k = 0; k < 2; k++) {
+        const enum fr_dtype t = k ? FR_DTYPE_Q4_0 : FR_DTYPE_Q8_0;
+        const enum ceiling_kind kind = (enum ceiling_kind)ceilings_quant_kind(t);
+        const size_t row_bytes = fr_dtype_bytes(t, (size_t)cols);
+        const int rows = (int)(c->set_bytes[1] / row_bytes);
+        c->quant_rows[k] = rows;
+        if (rows < 1) {
+            unavailable(&c->all[kind], "no L2 cache in the topology to hold the matrix");
+            unavailable(&c->one[kind], "no L2 cache in the topology to hold the matrix");
+            continue;
+        }
+        const size_t mat = (size_t)rows * row_bytes, stride = (mat + 4095) / 4096 * 4096;
+        const size_t ys = ((size_t)rows + 63) / 64 * 64;
+        unsigned char *mats = aligned_alloc(4096, stride * (size_t)threads);
+        float *y = alloc_floats(ys * (size_t)(threads + 2));
+        if (!mats || !y) {
+            free(mats), free(y);
+            goto fail_alloc;
+        }
+        for (int r = 0; r < rows; r++) {
+            for (int i = 0; i < cols; i++) row[i] = quant_seeded((uint32_t)(r * cols + i));
+            quant_quantize_row(mats + (size_t)r * row_bytes, t, row, (size_t)cols);
+        }
+        for (int th = 1; th < threads; th++) memcpy(mats + (size_t)th * stride, mats, mat);
+        float *y0 = y + ys * (size_t)threads, *yref = y0 + ys;
+        matvec_quant_thread(y0, mats, t, xv, rows, cols);
+        quant_matvec_ref(yref, mats, t, xv, rows, cols, 0);
+        /* |w| <= 1 + a Q4_0 step at the clamped end (9/8), so sum|w x| <= 9/8 sum|x| */
+        double mag = 0;
+        for (int i = 0; i < cols; i++) mag += 1.125 * fabs((double)xv[i]);
+        const double tol = 2.0 * cols * 0x1p-24 * mag;
+        int rc = 0;
+        for (int r = 0; r < rows && !rc; r++) {
+            if (!(fabs((double)y0[r] - yref[r]) <= tol))
+                rc = fr_err_set(err, "%s roof: validation FAILED at row %d: %.9g, reference %.9g",
+                                fr_dtype_name(t), r, (double)y0[r], (double)yref[r]);
+        }
+        x->qmat = mats, x->qstride = stride, x->qrows = rows, x->qcols = cols, x->qtype = (int)t;
+        x->qx = xv, x->qy = y, x->qy0 = y0, x->qy_stride = ys;
+        x->passes = (long)(p->cache_rep_bytes / mat);
+        if (x->passes < 1) x->passes = 1;
+        char what[32];
+        snprintf(what, sizeof what, "%s roof", fr_dtype_name(t));
+        for (int one = 0; one < 2 && !rc; one++) {
+            x->threads = one ? 1 : threads;
+            double flops = 2.0 * rows * cols * (double)x->passes * x->threads;
+            rc = measure(run_quant, x, &p->cache, flops, &(one ? c->one : c->all)[kind], what, err);
+        }
+        x->qmat = NULL, x->qy = NULL, x->qy0 = NULL, x->qx = NULL;
+        free(mats), free(y);
+        if (rc) {
+            free(xv), free(row);
+            return -1;
+        }
+    }
+    free(xv), free(row);
+    return 0;
+fail_alloc:
+    fr_err_set(err, "quantised roof: out of memory");
+fail:
+    free(xv), free(row);
+    return -1;
+}
+
 static int measure_sgemm(struct run_ctx *x, const struct plan *p, int threads, struct ceilings *c,
                          struct fr_err *err) {
     int rc = -1, n = c->sgemm_n;
@@ -820,6 +940,35 @@ out:
     return rc;
 }
 
+/* Each thread's working set of the cache reads (and the format roofs' matrices): half its share of each
+ * level, unless opts sets it. */
+static void set_sizes(const struct machine *m, const struct ceilings_opts *o, struct ceilings *c) {
+    size_t level_bytes[3] = {m->l1d_bytes, m->l2_bytes, m->l3_bytes};
+    int level_count[3] = {m->l1d_count, m->l2_count, m->l3_count};
+    for (int lv = 0; lv < 3; lv++) {
+        size_t share = m->cores > 0 ? level_bytes[lv] * (size_t)level_count[lv] / (size_t)m->cores : 0;
+        c->set_bytes[lv] = o->set_bytes[lv] ? o->set_bytes[lv] : share / 2;
+    }
+}
+
+int ceilings_measure_quant(const struct machine *m, const struct ceilings_opts *opts, struct ceilings *c,
+                           struct fr_err *err) {
+    static const struct ceilings_opts none;
+    const struct ceilings_opts *o = opts ? opts : &none;
+    *c = (struct ceilings){0};
+    for (int k = 0; k < CEILING_COUNT; k++) {
+        unavailable(&c->all[k], "not measured (only the block formats' roofs were)");
+        unavailable(&c->one[k], "not measured (only the block formats' roofs were)");
+    }
+    int threads = m->threads > 0 ? m->threads : 1;
+    c->threads = threads;
+    struct plan p = plan_for(o->quick);
+    if (o->cache_rep_bytes) p.cache_rep_bytes = o->cache_rep_bytes;
+    set_sizes(m, o, c);
+    struct run_ctx x = {0};
+    return measure_quant(&x, &p, threads, c, err);
+}
+
 int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, struct ceilings *c,
                      struct fr_err *err) {
     static const struct ceilings_opts none;
@@ -833,12 +982,7 @@ int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, 
     size_t dram = o->dram_array_bytes ? o->dram_array_bytes : ceilings_dram_bytes(m, &c->dram_array_capped);
     c->dram_array_bytes = dram / sizeof(float) / 64 * 64 * sizeof(float);
     if (c->dram_array_bytes == 0) return fr_err_set(err, "DRAM array of %zu bytes is too small", dram);
-    size_t level_bytes[3] = {m->l1d_bytes, m->l2_bytes, m->l3_bytes};
-    int level_count[3] = {m->l1d_count, m->l2_count, m->l3_count};
-    for (int lv = 0; lv < 3; lv++) {
-        size_t share = m->cores > 0 ? level_bytes[lv] * (size_t)level_count[lv] / (size_t)m->cores : 0;
-        c->set_bytes[lv] = o->set_bytes[lv] ? o->set_bytes[lv] : share / 2;
-    }
+    set_sizes(m, o, c);
     c->sgemm_n = o->sgemm_n > 0 ? o->sgemm_n : (o->quick ? 1024 : 2048);
     c->fma_iters = o->fma_iters > 0 ? o->fma_iters : 200000;
     /* a quarter of L1d per thread for input and output together, at most 4096 floats each */
@@ -853,6 +997,7 @@ int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, 
     if (measure_exp(&x, &p, threads, CEILING_EXP, c, err)) return -1;
     if (measure_exp(&x, &p, threads, CEILING_SAMPLER_EXP, c, err)) return -1;
     if (measure_overheads(&x, &p, threads, c, err)) return -1;
+    if (measure_quant(&x, &p, threads, c, err)) return -1;
     return measure_sgemm(&x, &p, threads, c, err); /* last: OpenBLAS threads spin a while after a call */
 }
 
@@ -941,6 +1086,10 @@ cJSON *ceilings_to_json(const struct ceilings *c) {
     ok = ok && cJSON_AddNumberToObject(o, "l3_set_bytes", (double)c->set_bytes[2]);
     ok = ok && cJSON_AddNumberToObject(o, "sgemm_n", c->sgemm_n);
     ok = ok && cJSON_AddNumberToObject(o, "exp_n", (double)c->exp_n);
+    ok = ok && cJSON_AddStringToObject(o, "quant_loop", c->quant_loop ? c->quant_loop : "none");
+    ok = ok && cJSON_AddNumberToObject(o, "quant_cols", c->quant_cols);
+    ok = ok && cJSON_AddNumberToObject(o, "q8_0_rows", c->quant_rows[0]);
+    ok = ok && cJSON_AddNumberToObject(o, "q4_0_rows", c->quant_rows[1]);
     if (!ok) cJSON_Delete(o), o = NULL;
     return o;
 }

@@ -54,6 +54,11 @@ enum ceiling_kind {
     CEILING_CALL,        /* Mcall/s of a kernel call that opens no parallel region: 1 / the call floor */
     CEILING_FORK,        /* Mcall/s of an OpenMP parallel region (fork + join barrier): 1 / the fork floor */
     CEILING_SAMPLER_EXP, /* Gexp/s of the sampler's own exp (sampler_exp_row), inputs and outputs in L1 */
+    /* GFLOP/s of the Q8_0 / Q4_0 matvec (kernels/quant.h) on matrices in L2: the format's compute roof, 2
+     * FLOPs a weight (G weights/s = half), the dequantisation work (x's quantisation, the scales'
+     * products) inside the measured time; on the active ISA's loop (ceilings.quant_loop) */
+    CEILING_Q8_0_DOT,
+    CEILING_Q4_0_DOT,
     CEILING_COUNT
 };
 
@@ -96,6 +101,10 @@ struct ceilings {
     int sgemm_n;
     long fma_iters;
     size_t exp_n; /* floats each thread's exp run converts per pass (L1-resident input and output) */
+    /* The block formats' roofs: each thread's matrix, quant_rows[k] x quant_cols (k 0: Q8_0, 1: Q4_0, at
+     * most half the L2 share), and the loop that ran it (kernel_quant_describe) */
+    int quant_rows[2], quant_cols;
+    const char *quant_loop;
 };
 
 /* Sizes and repetition counts; zeros take the defaults (the STREAM rule and full-mode counts). */
@@ -115,11 +124,18 @@ void ceilings_describe_plan(const struct ceilings_opts *opts, char *buf, size_t 
 /* Key of a figure in JSON and CSV: "dram_read_gbs", or "dram_read_1core_gbs" when one_core. */
 const char *ceilings_key(enum ceiling_kind kind, bool one_core);
 const char *ceilings_unit(enum ceiling_kind kind); /* "GB/s", "GFLOP/s", "Gexp/s" or "Mcall/s" */
+/* The compute roof of block format t (Q8_0 or Q4_0): CEILING_Q8_0_DOT or CEILING_Q4_0_DOT; -1 for others. */
+int ceilings_quant_kind(int t);
 
 /* Measures every ceiling with m->threads threads (bind them first: machine_bind_threads). Returns non-zero
  * with err filled on allocation failure or when a kernel fails its own validation. */
 int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, struct ceilings *c,
                      struct fr_err *err);
+
+/* Only the block formats' roofs (CEILING_Q8_0_DOT, CEILING_Q4_0_DOT, all threads and one) on the active ISA,
+ * with ceilings_measure's sizes; the other figures of c are left unmeasured. */
+int ceilings_measure_quant(const struct machine *m, const struct ceilings_opts *opts, struct ceilings *c,
+                           struct fr_err *err);
 
 /* The same read over `threads` threads (the run's), for a read measured alongside other work, e.g.
  * alternated with decode steps: with the all-threads read kernel the last ceilings_measure of

@@ -73,8 +73,8 @@ int roofline_evaluate(const struct roofline *r, const struct roofline_point *p, 
     return 0;
 }
 
-static const char *const term_names[ROOFLINE_TERM_COUNT] = {"DRAM", "L1",  "L2",      "L3",
-                                                            "FMA",  "exp", "overhead"};
+static const char *const term_names[ROOFLINE_TERM_COUNT] = {"DRAM", "L1",  "L2",       "L3",
+                                                            "FMA",  "exp", "overhead", "int8 dot"};
 
 const char *roofline_term_name(enum roofline_term t) {
     return (unsigned)t < ROOFLINE_TERM_COUNT ? term_names[t] : "?";
@@ -103,7 +103,9 @@ int roofline_predict(const struct roofline_rates *all, const struct roofline_rat
     const struct roofline_rates *re = w->exps_parallel ? all : r;
     if (term(w->flops, r->peak_gflops, 1e9, "FMA", &out->term_s[ROOFLINE_TERM_FMA], err) ||
         term(w->exps, w->sampler_exp ? re->sampler_exp_gexps : re->exp_gexps, 1e9,
-             w->sampler_exp ? "sampler exp" : "exp", &out->term_s[ROOFLINE_TERM_EXP], err))
+             w->sampler_exp ? "sampler exp" : "exp", &out->term_s[ROOFLINE_TERM_EXP], err) ||
+        term(w->quant_weights, r->quant_gweights, 1e9, "block-format matvec (int8 dot)",
+             &out->term_s[ROOFLINE_TERM_INT8], err))
         return -1;
     double call_s = 0, fork_s = 0;
     if (w->calls > 0 && !(nonneg_finite(r->call_s) && r->call_s > 0))

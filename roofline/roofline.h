@@ -68,6 +68,7 @@ enum roofline_term {
     ROOFLINE_TERM_FMA,
     ROOFLINE_TERM_EXP,
     ROOFLINE_TERM_OVERHEAD,
+    ROOFLINE_TERM_INT8, /* a block format's matvec (Q8_0, Q4_0) on its own measured roof */
     ROOFLINE_TERM_COUNT
 };
 #define ROOFLINE_LEVELS 4 /* the memory terms come first: DRAM, L1, L2, L3 */
@@ -78,6 +79,9 @@ struct roofline_rates {
     double exp_gexps;         /* the kernels' vector exp (softmax in attention, SiLU) */
     double sampler_exp_gexps; /* the sampler's bit-exact exp (its softmax) */
     double call_s, fork_s;    /* fixed cost of a kernel call without / with a parallel region */
+    /* G weights/s of the run's block format's matvec (ceilings.h CEILING_Q8_0_DOT / Q4_0_DOT: GFLOP/s at 2
+     * a weight, halved), its dequantisation included; NaN where the format's roof was not measured */
+    double quant_gweights;
 };
 
 struct roofline_work {
@@ -87,6 +91,7 @@ struct roofline_work {
     bool parallel;       /* runs on the whole team: the all-threads rates apply */
     bool sampler_exp;    /* its exps are the sampler's: sampler_exp_gexps applies instead of exp_gexps */
     bool exps_parallel;  /* its exps (only) run on the whole team: the all-threads exp rate applies to them */
+    double quant_weights; /* weights of a block-format matvec, on quant_gweights (their FLOPs not in flops) */
 };
 
 struct roofline_prediction {
@@ -100,7 +105,7 @@ struct roofline_prediction {
     double second_s;
 };
 
-/* Names as the bound column prints them: "DRAM", "L1", "L2", "L3", "FMA", "exp", "overhead". */
+/* Names as the bound column prints them: "DRAM", "L1", "L2", "L3", "FMA", "exp", "overhead", "int8 dot". */
 const char *roofline_term_name(enum roofline_term t);
 /* Checks the rates a piece of work needs (positive and finite where its amount is > 0); err names the rate.
  */

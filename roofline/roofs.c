@@ -33,6 +33,7 @@ static int fill(const struct ceiling_figure *f, const char *who, struct roofline
                      roofline_term_name((enum roofline_term)slower));
     }
     r->peak_gflops = best_or_nan(&f[CEILING_PEAK_FLOPS]);
+    r->quant_gweights = NAN; /* the run's format's: roofs_set_quant */
     r->exp_gexps = best_or_nan(&f[CEILING_EXP]);
     r->sampler_exp_gexps = best_or_nan(&f[CEILING_SAMPLER_EXP]);
     double call = best_or_nan(&f[CEILING_CALL]), fork = best_or_nan(&f[CEILING_FORK]);
@@ -82,4 +83,22 @@ int roofs_raise_dram(struct roofline_rates *all, double gbs) {
     if (!(isfinite(gbs) && gbs > all->level_gbs[ROOFLINE_TERM_DRAM])) return 0;
     all->level_gbs[ROOFLINE_TERM_DRAM] = gbs;
     return 1;
+}
+
+int roofs_set_quant(const struct ceilings *c, int dtype, struct roofline_rates *all,
+                    struct roofline_rates *one, char *notes, size_t notes_len) {
+    all->quant_gweights = one->quant_gweights = NAN;
+    int k = ceilings_quant_kind(dtype);
+    if (k < 0) return 0;
+    all->quant_gweights = best_or_nan(&c->all[k]) / 2;
+    one->quant_gweights = best_or_nan(&c->one[k]) / 2;
+    const char *key = ceilings_key((enum ceiling_kind)k, false);
+    int n = at_least(&all->quant_gweights, one->quant_gweights, key, notes, notes_len);
+    if (isfinite(all->quant_gweights)) return n;
+    size_t used = strlen(notes);
+    if (used + 1 < notes_len)
+        snprintf(notes + used, notes_len - used,
+                 "%s%s not measured (%s): the block-format matvecs' FLOPs charged to the f32 FMA roof.",
+                 used ? " " : "", key, c->all[k].why[0] ? c->all[k].why : "no reason given");
+    return n + 1;
 }

@@ -18,6 +18,13 @@
 int roofs_from_ceilings(const struct ceilings *c, struct roofline_rates *all, struct roofline_rates *one,
                         char *notes, size_t notes_len);
 
+/* Sets all->quant_gweights and one->quant_gweights from the measured roof of block format dtype (Q8_0 or
+ * Q4_0: its GFLOP/s at 2 a weight, halved; NaN for another dtype). An unmeasured roof is said in notes (its
+ * blocks' FLOPs then stay on the FMA roof, as the caller must do); an all-threads rate below one core's is
+ * raised to it, and said, as for the other rates. Returns the number of notes added. */
+int roofs_set_quant(const struct ceilings *c, int dtype, struct roofline_rates *all,
+                    struct roofline_rates *one, char *notes, size_t notes_len);
+
 /* Raises the DRAM read roof of all threads to gbs when gbs is faster: the read ceiling is the best read
  * observed anywhere in the run (ceiling repetitions, the reads paired with steps, the evictions before
  * cold blocks), all by the same kernel. Returns 1 when raised. */

@@ -34,6 +34,12 @@ struct predict_args {
     int n_batches;
     double peak_gflops, bw_gbs, cache_gbs; /* roofs for predicted times and the ridge; 0 = not given */
     bool measure_roofs;                    /* --measure-roofs: the roofs from quick ceilings, now */
+    /* A q8_0 / q4_0 --dtype: the format's compute roof (GFLOP/s at 2 a weight, the dequantisation in the
+     * time) per ISA, given (--quant-gflops, on one unnamed ISA) or measured now (--measure-roofs: every ISA
+     * this CPU runs); n_quant 0: unmeasured */
+    int n_quant;
+    const char *quant_isa[KERNEL_ISA_COUNT], *quant_loop[KERNEL_ISA_COUNT];
+    double quant_gflops[KERNEL_ISA_COUNT];
     /* --batch: the per-level split for this machine's caches (hwloc); caches_ok false: two-level split */
     struct cost_caches caches;
     bool caches_ok;
@@ -57,23 +63,21 @@ static void usage(FILE *f) {
         "quick\n"
         "ceilings measured now) also the predicted time per B and the ridge batch (compute roof = memory\n"
         "roof) for bf16 and f32 weights.\n"
-        "With --format csv and --batch, the CSV is the batch table.\n");
+        "With --format csv and --batch, the CSV is the batch table.\n"
+        "--dtype q8_0|q4_0: also the format's compute roof and the ridge point (FLOP/B where the DRAM read\n"
+        "meets it) with each projection's binding roof: from --quant-gflops G (forge-roofline machine's\n"
+        "q8_0_gflops / q4_0_gflops) with --bw-gbs B, or --measure-roofs (every ISA this CPU runs).\n");
 }
 
 static int parse_args(int argc, char **argv, struct predict_args *a) {
-    static const struct option opts[] = {{"model", required_argument, 0, 'm'},
-                                         {"context", required_argument, 0, 'c'},
-                                         {"dtype", required_argument, 0, 'd'},
-                                         {"kv", required_argument, 0, 'k'},
-                                         {"format", required_argument, 0, 'f'},
-                                         {"sampler", required_argument, 0, 's'},
-                                         {"batch", required_argument, 0, 'B'},
-                                         {"peak-gflops", required_argument, 0, 'P'},
-                                         {"bw-gbs", required_argument, 0, 'W'},
-                                         {"cache-gbs", required_argument, 0, 'C'},
-                                         {"measure-roofs", no_argument, 0, 'R'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"model", required_argument, 0, 'm'},   {"context", required_argument, 0, 'c'},
+        {"dtype", required_argument, 0, 'd'},   {"kv", required_argument, 0, 'k'},
+        {"format", required_argument, 0, 'f'},  {"sampler", required_argument, 0, 's'},
+        {"batch", required_argument, 0, 'B'},   {"peak-gflops", required_argument, 0, 'P'},
+        {"bw-gbs", required_argument, 0, 'W'},  {"cache-gbs", required_argument, 0, 'C'},
+        {"measure-roofs", no_argument, 0, 'R'}, {"quant-gflops", required_argument, 0, 'Q'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     *a = (struct predict_args){.cost = {FR_DTYPE_BF16, FR_DTYPE_BF16}, .sampler = SAMPLER_VARIANT_CHAIN};
     a->contexts[0] = 1, a->contexts[1] = 1024, a->contexts[2] = 4096, a->n_contexts = 3;
     optind = 1;
@@ -136,6 +140,11 @@ static int parse_args(int argc, char **argv, struct predict_args *a) {
         case 'R':
             a->measure_roofs = true;
             break;
+        case 'Q':
+            if (cli_parse_double(optarg, &a->quant_gflops[0]) || !(a->quant_gflops[0] > 0))
+                return cli_usage_error("--quant-gflops: expected a positive number, got '%s'", optarg);
+            a->n_quant = 1, a->quant_isa[0] = "given", a->quant_loop[0] = "--quant-gflops";
+            break;
         case 'h':
             usage(stdout);
             return -1;
@@ -146,12 +155,22 @@ static int parse_args(int argc, char **argv, struct predict_args *a) {
     }
     if (optind < argc) return cli_usage_error("predict: unexpected argument '%s'", argv[optind]);
     if (!a->model) return cli_usage_error("predict: --model is required (try predict --help)");
+    const bool quant = fr_dtype_is_block(a->cost.weights);
+    if (a->n_quant && !quant)
+        return cli_usage_error("predict: --quant-gflops applies to --dtype q8_0 or q4_0");
+    if (a->n_quant && !(a->bw_gbs > 0)) return cli_usage_error("predict: --quant-gflops needs --bw-gbs");
+    if (a->n_quant && a->measure_roofs)
+        return cli_usage_error("predict: --measure-roofs or --quant-gflops/--bw-gbs, not both");
+    if (a->n_quant && !(a->peak_gflops > 0)) {
+        if (a->cache_gbs > 0) return cli_usage_error("predict: --cache-gbs applies to --batch only");
+        return CLI_EXIT_OK; /* --bw-gbs for the format's ridge alone */
+    }
     if ((a->peak_gflops > 0) != (a->bw_gbs > 0) || (a->cache_gbs > 0 && !(a->bw_gbs > 0)))
         return cli_usage_error("predict: --peak-gflops and --bw-gbs go together (--cache-gbs needs them)");
     if (a->peak_gflops > 0 && a->n_batches == 0)
         return cli_usage_error("predict: --peak-gflops and --bw-gbs apply to --batch only");
-    if (a->measure_roofs && a->n_batches == 0)
-        return cli_usage_error("predict: --measure-roofs applies to --batch only");
+    if (a->measure_roofs && a->n_batches == 0 && !quant)
+        return cli_usage_error("predict: --measure-roofs applies to --batch or --dtype q8_0|q4_0 only");
     if (a->measure_roofs && a->bw_gbs > 0)
         return cli_usage_error("predict: --measure-roofs or --peak-gflops/--bw-gbs, not both");
     if (a->cache_gbs == 0) a->cache_gbs = a->bw_gbs; /* every byte at the DRAM rate unless told otherwise */
@@ -232,6 +251,89 @@ static void json_add_costs(cJSON *o, const struct block_cost *b) {
     cJSON_AddNumberToObject(o, "act_bytes", b->act_bytes);
     cJSON_AddNumberToObject(o, "dram_bytes", b->dram_bytes);
     cJSON_AddNumberToObject(o, "flop_per_byte", cost_intensity(b->flops, b->bytes));
+}
+
+/* ---- --dtype q8_0|q4_0: the format's compute roof and the ridge point ---- */
+
+/* The time terms of a block-format matvec: its weights on the format's roof (2 FLOPs a weight at
+ * quant_gflops) against its DRAM bytes on the read roof; intensity = 2 weights / DRAM bytes, the ridge =
+ * quant_gflops / bw_gbs, and the roof that binds is the larger term. */
+static void quant_md(const struct predict_args *a, const struct step_cost *st) {
+    const char *t = fr_dtype_name(a->cost.weights);
+    printf("\n## %s's compute roof and ridge point\n\n", t);
+    printf("Each projection's matvec at 2 FLOPs a weight over its DRAM bytes (the matrix), against the ridge "
+           "point: the format's roof (its matvec on matrices held in L2, all threads, GFLOP/s at 2 a weight, "
+           "the dequantisation included in the measured time) over the DRAM read roof.\n\n");
+    if (a->n_quant == 0) {
+        printf("%s's roof: unmeasured in predict, which measures nothing unless asked. `forge-roofline "
+               "machine` measures it (%s_gflops, on the ISA that --isa names) and a full run --dtype %s "
+               "names the roof that binds each block; pass it here as --quant-gflops G with --bw-gbs B "
+               "(the DRAM read roof), or --measure-roofs to measure both now on every ISA.\n\n",
+               t, t, t);
+        printf("| block | FLOPs at 2 a weight | DRAM bytes | FLOP/B |\n|---|--:|--:|--:|\n");
+    } else {
+        printf("| isa | loop | %s GFLOP/s | G weights/s | DRAM read GB/s | ridge FLOP/B |\n"
+               "|---|---|--:|--:|--:|--:|\n",
+               t);
+        for (int k = 0; k < a->n_quant; k++)
+            printf("| %s | %s | %.1f | %.1f | %.1f | %.3f |\n", a->quant_isa[k], a->quant_loop[k],
+                   a->quant_gflops[k], a->quant_gflops[k] / 2, a->bw_gbs,
+                   roofline_ridge_ai(
+                       &(struct roofline){.peak_gflops = a->quant_gflops[k], .bw_gbs = a->bw_gbs}));
+        printf("\n| block | FLOPs at 2 a weight | DRAM bytes | FLOP/B |");
+        for (int k = 0; k < a->n_quant; k++) printf(" binds (%s) |", a->quant_isa[k]);
+        printf("\n|---|--:|--:|--:|");
+        for (int k = 0; k < a->n_quant; k++) printf("---|");
+        printf("\n");
+    }
+    for (int i = 0; i < BLOCK_COUNT; i++) {
+        const struct block_cost *b = &st->blocks[i];
+        if (!(b->quant_weights > 0)) continue;
+        double flops = 2 * b->quant_weights, ai = cost_intensity(flops, b->dram_bytes);
+        printf("| %s | %.0f | %.0f | %.3f |", block_name(b->id), flops, b->dram_bytes, ai);
+        for (int k = 0; k < a->n_quant; k++) {
+            struct roofline r = {.peak_gflops = a->quant_gflops[k], .bw_gbs = a->bw_gbs};
+            printf(" %s |", ai > roofline_ridge_ai(&r) ? "int8 dot" : "DRAM");
+        }
+        printf("\n");
+    }
+}
+
+/* --measure-roofs with a block --dtype: the DRAM read roof and the format's roof on every ISA this CPU
+ * runs, from quick ceilings measured now (threads bound, one per core). */
+static int quant_measure(struct predict_args *a) {
+    struct machine m;
+    struct fr_err err = {{0}};
+    if (machine_detect(&m, 0, &err) != 0) return cli_fail("predict: --measure-roofs: topology: %s", err.msg);
+    if (machine_bind_threads(&m, &err) != 0)
+        fprintf(stderr, "forge-roofline: predict: threads not bound: %s\n", err.msg);
+    struct ceilings_opts co = {.quick = true};
+    struct ceilings c;
+    if (!(a->bw_gbs > 0)) { /* --batch --measure-roofs measured it already */
+        if (ceilings_measure(&m, &co, &c, &err) != 0)
+            return cli_fail("predict: --measure-roofs: %s", err.msg);
+        struct roofline_rates all, one;
+        char notes[256] = "";
+        roofs_from_ceilings(&c, &all, &one, notes, sizeof notes);
+        a->bw_gbs = all.level_gbs[ROOFLINE_TERM_DRAM];
+    }
+    const enum kernel_isa active = kernel_isa_active();
+    const int kind = ceilings_quant_kind(a->cost.weights);
+    for (int i = 0; i <= (int)active; i++) {
+        if (kernel_isa_force((enum kernel_isa)i) != 0) continue;
+        int rc = ceilings_measure_quant(&m, &co, &c, &err);
+        if (rc == 0 && c.all[kind].measured) {
+            a->quant_isa[a->n_quant] = kernel_isa_name((enum kernel_isa)i);
+            a->quant_loop[a->n_quant] = c.quant_loop;
+            a->quant_gflops[a->n_quant++] = c.all[kind].best;
+        }
+        if (rc) {
+            kernel_isa_force(active);
+            return cli_fail("predict: --measure-roofs: %s", err.msg);
+        }
+    }
+    kernel_isa_force(active);
+    return CLI_EXIT_OK;
 }
 
 /* ---- --batch: batched steps ---- */
@@ -507,6 +609,7 @@ int cmd_predict(int argc, char **argv) {
                         " parameters, the config has %" PRIu64,
                         cost_params_from_blocks(&cfg), qwen3_param_count(&cfg));
     if (a.n_batches > 0 && (rc = batch_setup(&a))) return rc;
+    if (a.measure_roofs && fr_dtype_is_block(a.cost.weights) && (rc = quant_measure(&a))) return rc;
     struct step_cost steps[PREDICT_MAX_CONTEXTS];
     for (int s = 0; s < a.n_contexts; s++) cost_step(&cfg, &a.cost, a.contexts[s], a.sampler, &steps[s]);
     if (a.format == PREDICT_JSON) return print_json(&cfg, &a, steps);
@@ -516,6 +619,8 @@ int cmd_predict(int argc, char **argv) {
         print_csv(&cfg, &a, steps);
     else
         print_md(&cfg, &a, steps);
+    if (a.format == PREDICT_MD && fr_dtype_is_block(a.cost.weights) && a.n_contexts > 0)
+        quant_md(&a, &steps[0]);
     if (a.format == PREDICT_MD && a.n_batches > 0) batch_md(&cfg, &a);
     return CLI_EXIT_OK;
 }

@@ -563,6 +563,10 @@ static int predict_one(const struct run *r, const struct block_cost *c, struct r
                               .sampler_exp = c->sampler_exp != 0,
                               .exps_parallel = c->exps_parallel != 0};
     for (int l = 0; l < ROOFLINE_LEVELS; l++) w.level_bytes[l] = c->level_bytes[l];
+    /* a block format's matvec runs on the format's measured roof (the int8 dot, its dequantisation
+     * included), not the f32 FMA's; unmeasured, its FLOPs stay on the FMA roof (roofs_set_quant says so) */
+    if (c->quant_weights > 0 && r->rates_all.quant_gweights > 0)
+        w.flops -= c->quant_flops, w.quant_weights = c->quant_weights;
     struct fr_err err = {{0}};
     if (roofline_predict(&r->rates_all, &r->rates_one, &w, p, &err) != 0)
         return cli_fail("%s: %s", block_name(c->id), err.msg);
@@ -887,7 +891,10 @@ static int run_main(struct run *r, int argc, char **argv) {
     fill_provenance(r->report, a, argc, argv, &r->machine, stamp);
     /* a level without a measured ceiling falls back to the next slower one, and says so */
     if (roofs_from_ceilings(&r->ceilings, &r->rates_all, &r->rates_one, r->report->prov.roof_notes,
-                            sizeof r->report->prov.roof_notes) > 0)
+                            sizeof r->report->prov.roof_notes) +
+            roofs_set_quant(&r->ceilings, (int)a->wtype, &r->rates_all, &r->rates_one,
+                            r->report->prov.roof_notes, sizeof r->report->prov.roof_notes) >
+        0)
         fprintf(stderr, "forge-roofline: note: %s\n", r->report->prov.roof_notes);
     r->best_read_gbs = NAN;
     r->caches = (struct cost_caches){

@@ -24,7 +24,7 @@
 
 #define REPORT_SCHEMA       "forge-roofline/1"
 #define REPORT_MAX_EVENTS   16
-#define REPORT_MAX_CEILINGS 32
+#define REPORT_MAX_CEILINGS 40
 #define REPORT_MAX_STEPS    24
 #define REPORT_MAX_SAMPLER  96
 #define REPORT_MAX_BATCH    32

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bench/report/report_roofs.h"
+#include "model/blocks.h"
 #include "roofline/roofline.h"
 
 /* The share of the headline step a block takes: its time inside that step, else its time alone over the
@@ -110,4 +111,44 @@ void report_write_unattributed(FILE *f, const struct run_report *r) {
         fprintf(f, "%s %s µs of the %s µs step (%s %%) at context %ld", i ? ";" : "", un, me, pc, s->context);
     }
     fputs(".\n\n", f);
+}
+
+static const struct report_ceiling *find_ceiling(const struct run_report *r, const char *name) {
+    for (int i = 0; i < r->n_ceilings; i++)
+        if (strcmp(r->ceilings[i].name, name) == 0) return &r->ceilings[i];
+    return NULL;
+}
+
+void report_write_quant_roofs(FILE *f, const struct run_report *r) {
+    const char *t = r->prov.dtype;
+    if (strcmp(t, "q8_0") != 0 && strcmp(t, "q4_0") != 0) return;
+    char key[32];
+    snprintf(key, sizeof key, "%s_gflops", t);
+    const struct report_ceiling *q = find_ceiling(r, key), *dram = find_ceiling(r, "roof_dram_read_gbs");
+    if (!q || !(q->value > 0)) {
+        fprintf(f,
+                "- %s's compute roof was not measured (%s): its blocks' FLOPs are charged to the f32 FMA "
+                "roof.\n\n",
+                t, q && q->why[0] ? q->why : "no ceiling row");
+        return;
+    }
+    char g[REPORT_FMT_LEN], w[REPORT_FMT_LEN], d[REPORT_FMT_LEN], ridge[REPORT_FMT_LEN];
+    report_fmt_md(q->value, 1, 1, g);
+    report_fmt_md(q->value / 2, 1, 1, w);
+    report_fmt_md(dram ? dram->value : NAN, 1, 1, d);
+    report_fmt_md(dram ? report_ratio(q->value, dram->value) : NAN, 1, 2, ridge);
+    fprintf(f,
+            "- %s's compute roof, measured (its matvec over matrices held in L2, all threads, isa %s): %s "
+            "GFLOP/s at 2 FLOPs a weight, %s G weights/s, the dequantisation included; against the DRAM read "
+            "roof of %s GB/s the ridge point is %s FLOP/B. The roof that binds each %s block:",
+            t, r->prov.isa[0] ? r->prov.isa : "unknown", g, w, d, ridge, t);
+    int n = 0;
+    for (int i = 0; i < r->n_blocks; i++) {
+        const struct report_block *b = &r->blocks[i];
+        if ((unsigned)b->id >= BLOCK_COUNT || !block_table()[b->id].reads_weights) continue;
+        char ai[REPORT_FMT_LEN];
+        report_fmt_md(report_ratio(b->flops, b->level_bytes[0]), 1, 2, ai);
+        fprintf(f, "%s `%s` %s (%s FLOP/B)", n++ ? "," : "", b->name, b->bound[0] ? b->bound : "n/a", ai);
+    }
+    fputs(n ? ".\n\n" : " none measured.\n\n", f);
 }

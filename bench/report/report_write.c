@@ -450,6 +450,7 @@ int report_write_markdown(const struct run_report *r, const char *dir, enum repo
     md_findings(f, r);
     md_ceilings(f, r);
     md_blocks(f, r, true);
+    report_write_quant_roofs(f, r);
     report_write_unattributed(f, r);
     report_write_roofs(f, r);
     md_sampler(f, r);
