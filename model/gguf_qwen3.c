@@ -182,8 +182,11 @@ static int fill_table(struct wslot_table *t, const struct gguf_file *g, const st
 }
 
 static const char *slot_type_name(enum wslot_dtype d) {
-    static const char *const names[] = {[WSLOT_BF16] = "bf16", [WSLOT_F16] = "f16", [WSLOT_F32] = "f32",
-                                        [WSLOT_Q8_0] = "q8_0", [WSLOT_Q4_0] = "q4_0"};
+    static const char *const names[] = {[WSLOT_BF16] = "bf16",
+                                        [WSLOT_F16] = "f16",
+                                        [WSLOT_F32] = "f32",
+                                        [WSLOT_Q8_0] = "q8_0",
+                                        [WSLOT_Q4_0] = "q4_0"};
     return names[d];
 }
 

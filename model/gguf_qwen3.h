@@ -1,7 +1,7 @@
 /* A Qwen3 model from a parsed GGUF file: the config from its metadata (qwen3.* keys as llama.cpp's
  * converter writes them, the vocabulary from tokenizer.ggml.tokens, tied embeddings when output.weight is
- * absent) and the weights from its tensor index (llama.cpp's names, dims fastest-first, f32/f16/bf16 and the matrices in
- * q8_0/q4_0). */
+ * absent) and the weights from its tensor index (llama.cpp's names, dims fastest-first, f32/f16/bf16 and the
+ * matrices in q8_0/q4_0). */
 #ifndef FR_GGUF_QWEN3_H
 #define FR_GGUF_QWEN3_H
 

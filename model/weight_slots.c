@@ -126,14 +126,14 @@ struct wslot *wslot_find(struct wslot_table *t, const char *name) {
 }
 
 size_t wslot_dtype_bytes(enum wslot_dtype d, size_t n) {
-    return d == WSLOT_Q8_0 ? fr_dtype_bytes(FR_DTYPE_Q8_0, n)
+    return d == WSLOT_Q8_0   ? fr_dtype_bytes(FR_DTYPE_Q8_0, n)
            : d == WSLOT_Q4_0 ? fr_dtype_bytes(FR_DTYPE_Q4_0, n)
            : d == WSLOT_F32  ? 4 * n
                              : 2 * n;
 }
 
 enum fr_dtype wslot_dtype_wtype(enum wslot_dtype d) {
-    return d == WSLOT_Q8_0 ? FR_DTYPE_Q8_0
+    return d == WSLOT_Q8_0   ? FR_DTYPE_Q8_0
            : d == WSLOT_Q4_0 ? FR_DTYPE_Q4_0
            : d == WSLOT_BF16 ? FR_DTYPE_BF16
                              : FR_DTYPE_F32;
@@ -202,8 +202,8 @@ static bool same_layout(enum wslot_dtype st, enum fr_dtype dt) {
 /* A run with a block type on either side (n whole blocks), one block at a time through f32: dequantised
  * (exact), rounded to bf16 values where the destination is a block type (a block model is the bf16 model
  * quantised) or a bf16 model's widened norm, then stored. */
-static void convert_blocks(unsigned char *dst, enum fr_dtype dt, const unsigned char *src, enum wslot_dtype st,
-                           size_t n, int round_bf16) {
+static void convert_blocks(unsigned char *dst, enum fr_dtype dt, const unsigned char *src,
+                           enum wslot_dtype st, size_t n, int round_bf16) {
     for (size_t k = 0; k < n; k += QUANT_BLOCK) {
         float v[QUANT_BLOCK];
         if (st == WSLOT_Q8_0 || st == WSLOT_Q4_0)

@@ -89,7 +89,8 @@ int weights_file_wtype(const char *path, const struct qwen3_config *cfg, enum fr
     file_map_close(&m);
     if (rc) return -1;
     if (t.block && given && requested != t.wtype)
-        return fr_err_set(err, "%s holds %s matrices: --dtype %s does not match (give --dtype %s or leave it out)",
+        return fr_err_set(err,
+                          "%s holds %s matrices: --dtype %s does not match (give --dtype %s or leave it out)",
                           path, t.layer_type, fr_dtype_name(requested), t.layer_type);
     if (t.block) *wtype = t.wtype;
     if (note && note_len && t.converted[0])
