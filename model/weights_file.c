@@ -10,6 +10,7 @@
 #include "model/file_map.h"
 #include "model/gguf.h"
 #include "model/gguf_qwen3.h"
+#include "model/gguf_qwen3_write.h"
 #include "model/safetensors.h"
 #include "model/sha256.h"
 
@@ -107,6 +108,21 @@ int weights_file_load(const char *path, struct qwen3_weights *w, struct fr_err *
     struct gguf_file g;
     int rc = gguf_parse(m.data, m.len, path, &g, err);
     if (rc == 0) rc = gguf_qwen3_load(&g, &w->cfg, w, err);
+    gguf_free(&g);
+    file_map_close(&m);
+    return rc;
+}
+
+int weights_file_write_gguf(const char *out, const struct qwen3_weights *w, const char *in,
+                            struct fr_err *err) {
+    enum weights_format fmt = WEIGHTS_FORMAT_SAFETENSORS;
+    if (in && weights_file_format(in, &fmt, err)) return -1;
+    if (fmt != WEIGHTS_FORMAT_GGUF) return gguf_qwen3_write(out, w, NULL, err);
+    struct file_map m;
+    if (file_map_open(in, 4, &m, err)) return -1;
+    struct gguf_file g;
+    int rc = gguf_parse(m.data, m.len, in, &g, err);
+    if (rc == 0) rc = gguf_qwen3_write(out, w, &g, err);
     gguf_free(&g);
     file_map_close(&m);
     return rc;

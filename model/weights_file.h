@@ -33,6 +33,11 @@ int weights_file_wtype(const char *path, const struct qwen3_config *cfg, enum fr
 /* Loads the file into w (allocated for the config it must match). */
 int weights_file_load(const char *path, struct qwen3_weights *w, struct fr_err *err);
 
+/* Writes w as a GGUF file at out (model/gguf_qwen3_write.h), keeping the metadata of `in` when it is a GGUF
+ * file (in NULL, or safetensors: the config's keys, no tokenizer). */
+int weights_file_write_gguf(const char *out, const struct qwen3_weights *w, const char *in,
+                            struct fr_err *err);
+
 /* SHA-256 of the whole file as 64 lowercase hex digits (the report's record of which weights ran). */
 int weights_file_sha256(const char *path, char hex[65], struct fr_err *err);
 

@@ -21,9 +21,6 @@
 #include "roofline/blas_pool.h"
 #include "roofline/topology.h"
 
-/* Synthetic weights need some seed; a fixed one makes two runs of the same command agree token for token. */
-#define DECODE_WEIGHTS_SEED 0x5eedULL
-
 struct decode_args {
     const char *model, *weights, *prompt, *logits_out, *isa;
     const char *text, *tokenizer; /* --prompt TEXT and where its tokenizer comes from */
@@ -250,7 +247,7 @@ static int run_decode(struct decode_args *a, struct run *r) {
     if (a->weights) {
         if (weights_file_load(a->weights, &r->w, &err)) return cli_usage_error("decode: %s", err.msg);
     } else {
-        qwen3_weights_init_synthetic(&r->w, DECODE_WEIGHTS_SEED);
+        qwen3_weights_init_synthetic(&r->w, CLI_SYNTHETIC_SEED);
     }
     double load_s = timing_now_s() - t0;
     if (decode_state_init(&r->st, &r->w, (int)(positions > 0 ? positions : 1), a->kvtype, a->backend,
