@@ -734,6 +734,20 @@ long long counters_role_value(const struct counters *c, enum counters_role role)
     return i >= 0 ? c->values[i] : -1;
 }
 
+int counters_preempted_beyond(const struct counters *c, double share) {
+    const int inv = c->role_index[COUNTERS_ROLE_INVOLUNTARY_SWITCHES],
+              tc = c->role_index[COUNTERS_ROLE_TASK_CLOCK_NS];
+    if (inv < 0 || tc < 0) return -1;
+    int beyond = 0;
+    for (int t = 0; t < c->n_threads; t++) {
+        double window = c->window_s[t], task = (double)c->per_thread[t][tc] * 1e-9;
+        /* a task clock past its window (by more than the reads' own slack) is not a figure to subtract */
+        if (!(window > 0) || task > window * 1.01 + 200e-6) return -1;
+        if (c->per_thread[t][inv] > 0 && window - task > share * window) beyond = 1;
+    }
+    return beyond;
+}
+
 double counters_energy_j(const struct counters *c) {
     double j = 0;
     int n = 0;

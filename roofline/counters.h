@@ -157,6 +157,10 @@ void counters_close(struct counters *c);
 /* The value of the counted event of a role after a stop (sum over threads), or -1 when no event of that role
  * is counted. */
 long long counters_role_value(const struct counters *c, enum counters_role role);
+/* After a stop: 1 when a thread was switched out involuntarily and lost more than `share` of its window
+ * (the window less its task clock: time it was runnable or asleep, not running), 0 when no thread did, -1
+ * when it cannot be told (no involuntary or task-clock count, or a task clock above its window). */
+int counters_preempted_beyond(const struct counters *c, double share);
 /* Joules counted by the energy events after a stop (sum over them), NaN when none is counted. */
 double counters_energy_j(const struct counters *c);
 

@@ -2,7 +2,8 @@
  * events and the energy events are started just before the clock is read and stopped just after, so the
  * counting itself (a parallel region each way when the team has more than one thread) stays outside the
  * timed window. Each repetition is judged: disturbed when any thread was preempted (an involuntary context
- * switch: another task took its CPU) or migrated during it, or when the hypervisor stole more than
+ * switch: another task took its CPU) and lost more than preempt_share of its window to it (where the task
+ * clock tells; counters_preempted_beyond) or migrated during it, or when the hypervisor stole more than
  * steal_share of the machine's CPU time meanwhile (roofline/steal.h, when a steal clock is set), faulted when
  * it took page faults; each repetition keeps its causes (enum rep_cause) for the samples; the harness
  * leaves disturbed ones out of the statistics. A voluntary switch (a thread of the team sleeping at a
@@ -28,8 +29,9 @@ enum rep_cause {
     REP_CAUSE_STEAL = 1u << 2,     /* the hypervisor took more than steal_share of the machine's CPU time */
     REP_CAUSE_FAULTED = 1u << 3,   /* page faults: not a steady-state figure, but not disturbed */
 };
-#define REP_CAUSE_DISTURBING   (REP_CAUSE_PREEMPTED | REP_CAUSE_MIGRATED | REP_CAUSE_STEAL)
-#define REP_COUNTS_STEAL_SHARE 0.01 /* the default: 1 % of the repetition's wall time x CPUs */
+#define REP_CAUSE_DISTURBING     (REP_CAUSE_PREEMPTED | REP_CAUSE_MIGRATED | REP_CAUSE_STEAL)
+#define REP_COUNTS_STEAL_SHARE   0.01 /* the default: 1 % of the repetition's wall time x CPUs */
+#define REP_COUNTS_PREEMPT_SHARE 0.01 /* a preempted thread disturbs past 1 % of its window lost */
 
 struct rep_counts {
     struct counters *team;     /* NULL or unavailable: nothing is counted */
@@ -45,6 +47,7 @@ struct rep_counts {
     double *steal_s;           /* [max_reps] machine-wide steal during it (NaN: not read) */
     struct steal_clock *steal; /* NULL: steal is not read (set after init) */
     double steal_share;        /* steal over wall x CPUs above this disturbs (REP_COUNTS_STEAL_SHARE) */
+    double preempt_share;      /* a preempted thread's lost window share above this disturbs */
     double steal_begin_s;      /* the steal clock at the repetition's begin (NaN: the read failed) */
     double sum[COUNTERS_MAX_EVENTS],
         sum_max[COUNTERS_MAX_EVENTS]; /* over repetitions: team sum, thread max */

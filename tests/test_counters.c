@@ -314,7 +314,7 @@ struct marked_run {
     bool marked[8];
     struct rep_counts_summary s;
     struct timing_stats st;
-    char rule[160];
+    char rule[256];
     int role[COUNTERS_ROLE_COUNT];
     char cause[8][SAMPLES_CAUSE_LEN]; /* the samples' causes (rep_counts_mark_samples) */
     bool sample_disturbed[8];
@@ -358,7 +358,8 @@ Test(counters, voluntary_switches_do_not_disturb) {
     const struct counters_fake_bump bumps[] = {{"perf::CONTEXT-SWITCHES", runs, 1}, {NULL, NULL, 0}};
     struct marked_run m;
     run_marked(bumps, NULL, &m);
-    cr_expect_str_eq(m.rule, "a thread was preempted (involuntary context switch) or migrated");
+    cr_expect(strstr(m.rule, "a thread was preempted (involuntary switch) and lost over 1 % of its window"),
+              "%s", m.rule);
     for (int i = 0; i < 8; i++) cr_expect_not(m.marked[i], "repetition %d", i);
     cr_expect_eq(m.s.disturbed_reps, 0);
     cr_expect_eq(m.s.switched_reps, 3);
@@ -692,4 +693,29 @@ Test(counters, ipc_from_fake_hardware_events) {
     cr_expect_eq(s.disturbed_reps, 0, "no switch events counted: nothing is marked");
     rep_counts_free(&rc);
     counters_close(&c);
+}
+
+/* The lost time that makes a preemption disturb: a thread switched out involuntarily disturbs only when its
+ * window less its task clock passes the share; without the task clock, or with one past its window, it
+ * cannot be told (-1, and any involuntary switch disturbs). */
+Test(counters, preemption_disturbs_past_its_lost_share) {
+    long long per_thread[2][COUNTERS_MAX_EVENTS] = {{0}};
+    double window_s[2] = {0.030, 0.030};
+    struct counters c = {.n_threads = 2, .per_thread = per_thread, .window_s = window_s};
+    for (int r = 0; r < COUNTERS_ROLE_COUNT; r++) c.role_index[r] = -1;
+    cr_expect_eq(counters_preempted_beyond(&c, 0.01), -1, "neither count: cannot be told");
+    c.role_index[COUNTERS_ROLE_INVOLUNTARY_SWITCHES] = 0, c.role_index[COUNTERS_ROLE_TASK_CLOCK_NS] = 1;
+    per_thread[0][1] = per_thread[1][1] = 29900000; /* 0.1 ms of 30 lost: 0.33 % */
+    cr_expect_eq(counters_preempted_beyond(&c, 0.01), 0, "no involuntary switch");
+    per_thread[1][0] = 1;
+    cr_expect_eq(counters_preempted_beyond(&c, 0.01), 0, "switched out, 0.33 % lost: not past 1 %");
+    per_thread[1][1] = 29600000; /* 0.4 ms lost: 1.33 % */
+    cr_expect_eq(counters_preempted_beyond(&c, 0.01), 1, "switched out, 1.33 % lost");
+    per_thread[1][0] = 0, per_thread[0][1] = 29000000;
+    cr_expect_eq(counters_preempted_beyond(&c, 0.01), 0,
+                 "the thread that lost 3 % was not preempted (it slept)");
+    per_thread[0][0] = 2;
+    cr_expect_eq(counters_preempted_beyond(&c, 0.01), 1);
+    per_thread[1][1] = 31000000; /* 31 ms of task clock in a 30 ms window */
+    cr_expect_eq(counters_preempted_beyond(&c, 0.01), -1, "a task clock past its window");
 }
