@@ -17,7 +17,8 @@
 #define QWEN3_VOCAB 151936
 
 const char *verify_status_name(enum verify_status s) {
-    return s == VERIFY_PASSED ? "PASSED" : s == VERIFY_FAILED ? "FAILED" : "SKIPPED";
+    static const char *const names[VERIFY_STATUS_COUNT] = {"PASSED", "FAILED", "SKIPPED", "MEASURED"};
+    return (unsigned)s < VERIFY_STATUS_COUNT ? names[s] : "?";
 }
 
 static enum verify_status out_of_memory(char *detail, size_t cap) {

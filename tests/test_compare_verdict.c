@@ -4,6 +4,9 @@
  *   - A against itself (other draws): no row is called faster or slower;
  *   - B's times 25 % longer while its paired reads ran 20 % slower: memory-bound rows are "no change" on the
  *     normalised ratio (1.25 x 0.8 = 1.0), the raw ratio shown beside them; --raw decides them slower;
+ *   - times that follow the read as read^-0.75 (the read spread 25 % within each side, B's centre 20 %
+ *     lower) and B 5 % slower: the fitted elasticity is near 0.75 and B/A near 1.05, where time x read
+ *     would say 1.05 x 0.8^0.25 = 0.993;
  *   - too few samples for a 95 % interval: inconclusive, with the runs that would decide it;
  *   - many repetitions of one run a side, 5 % apart: inconclusive (the run is the unit: one run a side
  *     cannot show that the runs differ), with the runs that would decide it;
@@ -134,6 +137,43 @@ Test(compare_verdict, the_paired_read_cancels_a_busier_machine) {
     decide(&f, true); /* --raw */
     step = compare_verdicts_find(f.v, "step@1024");
     cr_expect(!step->on_norm && step->verdict == STATS_SLOWER);
+    teardown(&f);
+}
+
+/* 5 runs of 8 samples of every step row: the read centre x exp(0.25 N), the time median x scale x
+ * (read / 50 GB/s)^-0.75 x (1 + 1 % noise) */
+static void fill_elastic(const struct run_report *r, struct compare_side *side, double scale, double centre,
+                         uint64_t seed) {
+    uint64_t ctr = 0;
+    side->runs = 5;
+    char key[SAMPLES_ROW_LEN];
+    for (int run = 0; run < 5; run++)
+        for (int i = 0; i < r->n_steps; i++) {
+            compare_key_step(r, i, key, sizeof key);
+            samples_begin_row(&side->samples, 0, 2, "%s", key);
+            for (int k = 0; k < 8; k++) {
+                double g = centre * exp(0.25 * normal(seed, &ctr));
+                double t = r->steps[i].measured.median_s * scale * pow(g / 50, -0.75) *
+                           (1 + 0.01 * normal(seed, &ctr));
+                samples_append(&side->samples, k, t, NAN, false, k);
+                side->samples.s[side->samples.n - 1].paired_read_gbs = g;
+            }
+        }
+}
+
+Test(compare_verdict, the_read_elasticity_is_fitted_within_the_sides) {
+    struct fixture f;
+    setup(&f);
+    fill_elastic(f.r, &f.a, 1.0, 50, 11);
+    fill_elastic(f.r, &f.b, 1.05, 40, 12);
+    decide(&f, false);
+    for (int i = 0; i < f.r->n_steps; i++) {
+        const struct compare_row_verdict *w = &f.v->rows[i];
+        cr_expect(w->on_norm && w->beta > 0.65 && w->beta < 0.85, "%s: beta %.3f", w->key, w->beta);
+        cr_expect(fabs(w->norm / 1.05 - 1) < 0.02, "%s: normalised %.4f [%.4f, %.4f]", w->key, w->norm,
+                  w->norm_lo, w->norm_hi);
+        cr_expect_eq(w->verdict, STATS_SLOWER, "%s", w->key);
+    }
     teardown(&f);
 }
 

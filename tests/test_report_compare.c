@@ -324,9 +324,10 @@ Test(compare, fail_on_slower_gates_on_headline_rows, .timeout = 120) {
     char sub[300];
     snprintf(sub, sizeof sub, "%s/c1", dir);
     char *csv = tu_slurp(sub, "compare_verdicts.csv");
-    cr_expect(csv &&
-                  tu_starts(csv, "key,headline,n_a,n_b,ratio,lo,hi,p_adj,verdict,more_runs\nstep@1,1,48,48,"),
-              "%s", csv);
+    cr_expect(
+        csv &&
+            tu_starts(csv, "key,headline,n_a,n_b,ratio,lo,hi,p_adj,verdict,more_runs,beta\nstep@1,1,48,48,"),
+        "%s", csv);
     free(csv);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

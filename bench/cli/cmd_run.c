@@ -27,6 +27,7 @@
 #include "bench/report/report_write.h"
 #include "bench/report/results_dir.h"
 #include "bench/sampler_bench.h"
+#include "bench/quant_fidelity.h"
 #include "bench/verify_run.h"
 #include "model/cost.h"
 #include "model/decode.h"
@@ -915,9 +916,34 @@ static int run_main(struct run *r, int argc, char **argv) {
 
     probe_cores(r, "after the ceilings");
     progress_phase(&pr, "verify");
-    int counts[3];
-    verify_run(stderr, NULL, r->machine.threads, counts);
+    /* the quantised decodes against bf16, on the run's model and weights: in a q8_0 or q4_0 run only (their
+     * figures go to the report), a bf16 or f32 run skips them and says where they are measured */
+    struct quant_fidelity fidelity = {0};
+    const struct verify_model vm = {.cfg = &r->cfg,
+                                    .weights_file = a->weights,
+                                    .seed = RUN_SYNTHETIC_SEED,
+                                    .prompt = run_prompt_ids,
+                                    .prompt_len = RUN_PROMPT_LEN,
+                                    .kv = a->kvtype,
+                                    .skip_why =
+                                        fr_dtype_is_block(a->wtype)
+                                            ? NULL
+                                            : "the run's weights are not quantised (a --dtype q8_0 or q4_0 "
+                                              "run measures it, and forge-roofline verify)",
+                                    .result = &fidelity};
+    int counts[VERIFY_STATUS_COUNT];
+    verify_run(stderr, NULL, r->machine.threads, &vm, counts);
     r->verify_passed = counts[VERIFY_PASSED], r->verify_skipped = counts[VERIFY_SKIPPED];
+    for (int k = 0; k < QUANT_FIDELITY_FORMATS; k++) {
+        const struct quant_fidelity_format *f = &fidelity.f[k];
+        if (!f->measured) continue;
+        struct report_fidelity *q = &r->report->fidelity[r->report->n_fidelity++];
+        snprintf(q->dtype, sizeof q->dtype, "%s", fr_dtype_name(f->dtype));
+        q->steps = f->steps, q->top1_agree = f->top1_agree, q->kl_mean = f->kl_mean, q->kl_max = f->kl_max;
+        snprintf(r->report->fidelity_source, sizeof r->report->fidelity_source,
+                 "the same %.80s, %d steps: %d prompt ids, then bf16's greedy tokens", fidelity.source,
+                 fidelity.steps, fidelity.prompt_steps);
+    }
     if (counts[VERIFY_FAILED])
         return cli_fail(
             "verify: %d check(s) failed: nothing is timed on wrong kernels (see the FAILED lines above)",
@@ -1020,8 +1046,8 @@ static int run_main(struct run *r, int argc, char **argv) {
     report_write_summary(r->report, stdout);
     /* STREAM's habit: the validation line last; reaching here means every ceiling kernel validated its result
      */
-    printf("validation: verify %d passed, 0 failed, %d skipped; ceiling kernels validated their results\n",
-           r->verify_passed, r->verify_skipped);
+    printf("validation: verify %d passed, 0 failed, %d skipped%s; ceiling kernels validated their results\n",
+           r->verify_passed, r->verify_skipped, r->report->n_fidelity ? ", quantised decodes measured" : "");
     fflush(stdout); /* the summary ends before this note, also when both go to one file */
     fprintf(stderr, "forge-roofline: results in %s\n", r->dir.final_path);
     /* from the folder as written: the store never holds what the folder does not */

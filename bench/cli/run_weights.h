@@ -8,6 +8,13 @@
 #include "model/decode.h"
 #include "model/weights.h"
 
+/* The seed the full run has always used for synthetic weights. */
+#define RUN_SYNTHETIC_SEED 0x0f0e6eULL
+
+/* The fixed prompt (run_weights.c says which text): the sampler's logits, and verify's decode checks. */
+#define RUN_PROMPT_LEN 10
+extern const int run_prompt_ids[RUN_PROMPT_LEN];
+
 struct run_weights {
     const char *file;     /* --weights; NULL: synthetic */
     float *prompt_logits; /* [vocab] the model's logits after the prompt (file weights only), else NULL */

@@ -105,6 +105,17 @@ static void row_data_free(struct row_data *d) {
     d->run = NULL;
 }
 
+static int cmp_dbl(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* the median of v[m] (m >= 1), sorting v */
+static double median_of(double *v, size_t m) {
+    qsort(v, m, sizeof *v, cmp_dbl);
+    return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
+
 static int row_data_get(const struct sample_set *set, const char *key, struct row_data *d) {
     *d = (struct row_data){0};
     int total = samples_find_row(set, key, NULL, 0);
@@ -136,15 +147,36 @@ static int row_data_get(const struct sample_set *set, const char *key, struct ro
     return 0;
 }
 
-/* log(t) or, normalised, log(t x g) into out[n] */
-static void logs(const struct row_data *d, bool norm, double *out) {
-    for (int i = 0; i < d->n; i++) out[i] = log(d->t[i] * (norm ? d->g[i] : 1.0));
+/* log(t) or, normalised, log(t) + beta log(g) into out[n] */
+static void logs(const struct row_data *d, double beta, double *out) {
+    for (int i = 0; i < d->n; i++) out[i] = log(d->t[i]) + (beta != 0 ? beta * log(d->g[i]) : 0.0);
 }
 
-/* The ratio, its interval and Mann-Whitney's p of one way of looking at the row. */
-static int cmp_dbl(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+/* How much of the read's speed the row's time follows: minus the slope of log time on log read, the
+ * Theil-Sen median of the slopes between pairs of repetitions of the same side (so the change under test
+ * does not enter it) whose reads differ by 5 % or more, held to [0, 1]. Why: on the shared VMs the read
+ * moves 34-66 GB/s between runs while a step's time moves about 0.75 as much, so time x read
+ * over-corrects; the median, because a read now and then disagrees with its repetition (29 GB/s beside a
+ * fast step). With fewer than 10 such pairs the reads vary too little to fit: 1, time x read. */
+static double read_elasticity(const struct row_data *a, const struct row_data *b) {
+    const struct row_data *side[2] = {a, b};
+    size_t cap = 0;
+    for (int k = 0; k < 2; k++) cap += (size_t)side[k]->n * (size_t)(side[k]->n - 1) / 2;
+    double *slope = cap ? malloc(sizeof *slope * cap) : NULL;
+    if (!slope) return 1.0;
+    size_t m = 0;
+    for (int k = 0; k < 2; k++) {
+        const struct row_data *d = side[k];
+        for (int i = 0; i < d->n; i++)
+            for (int j = i + 1; j < d->n; j++) {
+                double dx = log(d->g[j] / d->g[i]);
+                if (fabs(dx) >= log(1.05)) slope[m++] = log(d->t[j] / d->t[i]) / dx;
+            }
+    }
+    double beta = 1.0;
+    if (m >= 10) beta = fmin(1.0, fmax(0.0, -median_of(slope, m))); /* log t falls as log g rises */
+    free(slope);
+    return beta;
 }
 
 /* Each run's median of v (v[i] from run d->run[i]) into med[d->runs]; returns how many runs have samples.
@@ -155,23 +187,21 @@ static int run_medians(const struct row_data *d, const double *v, double *work, 
         int m = 0;
         for (int i = 0; i < d->n; i++)
             if (d->run[i] == r) work[m++] = v[i];
-        if (m == 0) continue;
-        qsort(work, (size_t)m, sizeof *work, cmp_dbl);
-        med[k++] = m % 2 ? work[m / 2] : 0.5 * (work[m / 2 - 1] + work[m / 2]);
+        if (m > 0) med[k++] = median_of(work, (size_t)m);
     }
     return k;
 }
 
 /* The ratio, its interval and Mann-Whitney's p of one way of looking at the row; p_runs the same test on
  * the runs' medians (the run as the unit: repetitions of one run share its machine state). */
-static int judge(const struct row_data *a, const struct row_data *b, bool norm, double *r, double *lo,
+static int judge(const struct row_data *a, const struct row_data *b, double beta, double *r, double *lo,
                  double *hi, double *level, double *p, double *p_runs) {
     size_t n = (size_t)a->n + (size_t)b->n, runs = (size_t)a->runs + (size_t)b->runs;
     double *x = malloc(sizeof *x * (2 * n + runs));
     if (!x) return -1;
     double *y = x + a->n, *work = x + n, *med = x + 2 * n;
-    logs(a, norm, x);
-    logs(b, norm, y);
+    logs(a, beta, x);
+    logs(b, beta, y);
     struct stats_shift s;
     struct stats_mw mw, mr;
     int ra = run_medians(a, x, work, med), rb = run_medians(b, y, work, med + ra);
@@ -197,7 +227,8 @@ static bool row_memory_bound(const struct run_report *r, char kind, int i) {
 static int add_row(const struct run_report *a, char kind, int i, const struct compare_side *sa,
                    const struct compare_side *sb, const struct compare_opts *o, struct compare_verdicts *v) {
     struct compare_row_verdict *w = &v->rows[v->n];
-    *w = (struct compare_row_verdict){.norm = NAN, .norm_lo = NAN, .norm_hi = NAN, .more_runs = NAN};
+    *w = (struct compare_row_verdict){
+        .norm = NAN, .norm_lo = NAN, .norm_hi = NAN, .beta = NAN, .more_runs = NAN};
     void (*key_of)(const struct run_report *, int, char *, size_t) = kind == 'b'   ? compare_key_block
                                                                      : kind == 's' ? compare_key_step
                                                                      : kind == 'p' ? compare_key_sampler
@@ -214,9 +245,11 @@ static int add_row(const struct run_report *a, char kind, int i, const struct co
     }
     if (da.n > 0 && db.n > 0) {
         double p_raw = NAN, p_norm = NAN, pr_raw = 1, pr_norm = 1, lvl;
-        rc = judge(&da, &db, false, &w->raw, &w->raw_lo, &w->raw_hi, &w->level, &p_raw, &pr_raw);
-        if (rc == 0 && w->memory_bound && da.all_read && db.all_read)
-            rc = judge(&da, &db, true, &w->norm, &w->norm_lo, &w->norm_hi, &lvl, &p_norm, &pr_norm);
+        rc = judge(&da, &db, 0, &w->raw, &w->raw_lo, &w->raw_hi, &w->level, &p_raw, &pr_raw);
+        if (rc == 0 && w->memory_bound && da.all_read && db.all_read) {
+            w->beta = read_elasticity(&da, &db);
+            rc = judge(&da, &db, w->beta, &w->norm, &w->norm_lo, &w->norm_hi, &lvl, &p_norm, &pr_norm);
+        }
         w->on_norm = !o->raw && isfinite(w->norm);
         w->p = w->on_norm ? p_norm : p_raw;
         w->p_runs = w->on_norm ? pr_norm : pr_raw;
@@ -343,25 +376,28 @@ void compare_verdicts_md(FILE *f, const struct compare_verdicts *v) {
             COMPARE_ALPHA, 100 * v->opts.threshold, 100 * v->opts.threshold,
             v->opts.raw ? "Every verdict rests on the raw ratio (--raw)."
                         : "Memory-bound rows rest on the ratio normalised by the read measured next to each "
-                          "repetition (time x paired read GB/s), shown beside the raw one.");
+                          "repetition (time x paired read GB/s to the power β, the row's elasticity to the "
+                          "read: the slope of log time on log read within each side, held to [0, 1]), "
+                          "shown beside the raw one.");
     if (v->fallback_a || v->fallback_b)
         fprintf(f,
                 "> **Fallback:** %d of A's and %d of B's runs have no samples.csv (written before it "
                 "existed): each of those runs counts one sample per row, its median, so their intervals "
                 "are wide and few rows can be decided.\n\n",
                 v->fallback_a, v->fallback_b);
-    fputs("| row | A n | B n | B/A raw [95 % CI] | B/A normalised [95 % CI] | p (Holm) | verdict |\n"
-          "|---|--:|--:|---|---|--:|---|\n",
+    fputs("| row | A n | B n | B/A raw [95 % CI] | B/A normalised [95 % CI] | β | p (Holm) | verdict |\n"
+          "|---|--:|--:|---|---|--:|--:|---|\n",
           f);
     for (int i = 0; i < v->n; i++) {
         const struct compare_row_verdict *w = &v->rows[i];
-        char raw[64], norm[64], words[128];
+        char raw[64], norm[64], beta[16] = "n/a", words[128];
         fmt_ratio(w->raw, w->raw_lo, w->raw_hi, raw, sizeof raw);
         fmt_ratio(w->norm, w->norm_lo, w->norm_hi, norm, sizeof norm);
+        if (isfinite(w->beta)) snprintf(beta, sizeof beta, "%.2f", w->beta);
         verdict_words(w, words, sizeof words);
-        fprintf(f, "| %s%s%s | %d | %d | %s%s | %s%s | %.3g | %s |\n", w->headline ? "**" : "", w->key,
+        fprintf(f, "| %s%s%s | %d | %d | %s%s | %s%s | %s | %.3g | %s |\n", w->headline ? "**" : "", w->key,
                 w->headline ? "**" : "", w->n_a, w->n_b, raw, w->on_norm ? "" : " ←", norm,
-                w->on_norm ? " ←" : "", w->p_adj, words);
+                w->on_norm ? " ←" : "", beta, w->p_adj, words);
     }
     fputs("\n← marks the ratio the verdict rests on. Headline rows (bold) are the decode steps and the "
           "sampler at V = 151,936; `compare --fail-on-slower` exits 1 when one of them is slower.\n\n",
@@ -407,7 +443,7 @@ void compare_verdicts_headline_words(const struct compare_verdicts *v, char *out
 int compare_verdicts_csv_write(const struct compare_verdicts *v, const char *out_dir, struct fr_err *err) {
     FILE *f = report_file_open(out_dir, "compare_verdicts.csv", err);
     if (!f) return -1;
-    fputs("key,headline,n_a,n_b,ratio,lo,hi,p_adj,verdict,more_runs\n", f);
+    fputs("key,headline,n_a,n_b,ratio,lo,hi,p_adj,verdict,more_runs,beta\n", f);
     for (int i = 0; i < v->n; i++) {
         const struct compare_row_verdict *w = &v->rows[i];
         double r = w->on_norm ? w->norm : w->raw, lo = w->on_norm ? w->norm_lo : w->raw_lo,
@@ -417,8 +453,10 @@ int compare_verdicts_csv_write(const struct compare_verdicts *v, const char *out
             snprintf(more, sizeof more, "inf");
         else if (isfinite(w->more_runs))
             snprintf(more, sizeof more, "%.0f", w->more_runs);
-        fprintf(f, "%s,%d,%d,%d,%.6g,%.6g,%.6g,%.4g,%s,%s\n", w->key, w->headline ? 1 : 0, w->n_a, w->n_b, r,
-                lo, hi, w->p_adj, stats_verdict_name(w->verdict), more);
+        char beta[16] = "";
+        if (w->on_norm && isfinite(w->beta)) snprintf(beta, sizeof beta, "%.3f", w->beta);
+        fprintf(f, "%s,%d,%d,%d,%.6g,%.6g,%.6g,%.4g,%s,%s,%s\n", w->key, w->headline ? 1 : 0, w->n_a, w->n_b,
+                r, lo, hi, w->p_adj, stats_verdict_name(w->verdict), more, beta);
     }
     return report_file_close(f, out_dir, "compare_verdicts.csv", err);
 }

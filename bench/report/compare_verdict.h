@@ -6,8 +6,9 @@
  *   apart from them every other row); verdict by stats_verdict against the threshold (default 2 %).
  *
  * A memory-bound row (weight blocks, attention, decode steps, memory-roofed batch rows) is also judged on
- * its times normalised by the read measured next to each repetition (time x paired read GB/s: the time at
- * one fixed read speed), and its verdict rests on that ratio unless --raw; both ratios are shown. Disturbed
+ * its times normalised by the read measured next to each repetition (time x (paired read GB/s)^beta, beta
+ * the row's fitted elasticity to the read), and its verdict rests on that ratio unless --raw; both ratios
+ * are shown. Disturbed
  * repetitions are left out while at least three clean ones stay (as in the run's own statistics).
  * Headline rows come first: the decode step at every context and the sampler's fused chain
  * (sampler:chain_fast@151936, "sampler@151936" in the history's ROW syntax) at V = 151,936.
@@ -52,6 +53,7 @@ struct compare_row_verdict {
     int n_a, n_b;                  /* samples used (disturbed ones left out) */
     double raw, raw_lo, raw_hi;    /* B/A of the times and its interval */
     double norm, norm_lo, norm_hi; /* B/A of the normalised times; NaN unless every sample has its read */
+    double beta;                   /* the normalisation's elasticity to the read, [0, 1]; NaN when none */
     double level;                  /* the interval's coverage (exact where computed so) */
     double p, p_adj;    /* Mann-Whitney on what the verdict rests on; Holm-adjusted in its family */
     double p_runs;      /* Mann-Whitney on the runs' medians (the run as the unit) */
@@ -101,8 +103,9 @@ void compare_verdicts_md(FILE *f, const struct compare_verdicts *v);
 void compare_verdicts_forest(FILE *f, FILE *vars, const struct compare_verdicts *v);
 
 /* compare_verdicts.csv in out_dir, for scripts (compare-commits.sh, validate-compare.sh): one line per row,
- * key,headline,n_a,n_b,ratio,lo,hi,p_adj,verdict,more_runs (the ratio the verdict rests on; more_runs empty
- * unless inconclusive, "inf" beyond COMPARE_MORE_RUNS_MAX). Returns 0, or -1 with err set. */
+ * key,headline,n_a,n_b,ratio,lo,hi,p_adj,verdict,more_runs,beta (the ratio the verdict rests on; more_runs
+ * empty unless inconclusive, "inf" beyond COMPARE_MORE_RUNS_MAX; beta empty unless it rests on the
+ * normalised ratio). Returns 0, or -1 with err set. */
 int compare_verdicts_csv_write(const struct compare_verdicts *v, const char *out_dir, struct fr_err *err);
 
 /* "faster", "slower", ... and the short line for the findings: the headline rows' verdicts. */

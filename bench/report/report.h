@@ -244,6 +244,15 @@ struct report_batch_ridge {
     char note[256];                  /* e.g. why the OpenBLAS rows are absent; "" when nothing to say */
 };
 
+/* The quantised decode against the bf16 decode of the same weights (bench/quant_fidelity.h): figures of a
+ * q8_0 or q4_0 run's verify phase, one per format. */
+#define REPORT_MAX_FIDELITY 2
+struct report_fidelity {
+    char dtype[16];         /* "q8_0", "q4_0" */
+    int steps, top1_agree;  /* the argmaxes agree at top1_agree of steps positions */
+    double kl_mean, kl_max; /* KL(p_bf16 || p_quant), nats */
+};
+
 struct run_report {
     struct report_provenance prov;
     struct report_counters counters;
@@ -262,6 +271,9 @@ struct run_report {
     struct report_batch batch[REPORT_MAX_BATCH];
     struct report_batch_ridge batch_ridge;
     int samples_rows; /* rows of samples.csv beside run.json (roofline/samples.h); 0: none written */
+    int n_fidelity;   /* 0: not measured (a bf16 or f32 run) */
+    struct report_fidelity fidelity[REPORT_MAX_FIDELITY];
+    char fidelity_source[192]; /* the weights and tokens compared, in words */
 };
 
 /* The one field list of every table of the report, in column order, in the spirit of llama-bench: run.json,

@@ -157,6 +157,21 @@ char *report_json_string(const struct run_report *r) {
         cJSON_AddStringToObject(o, "schema", SAMPLES_SCHEMA);
         cJSON_AddNumberToObject(o, "rows", r->samples_rows);
     }
+    if (r->n_fidelity > 0) { /* a quantised run: its decode against bf16's (bench/quant_fidelity.h) */
+        cJSON *o = cJSON_AddObjectToObject(root, "quant_vs_bf16");
+        cJSON_AddStringToObject(o, "source", r->fidelity_source);
+        cJSON *fa = cJSON_AddArrayToObject(o, "formats");
+        for (int i = 0; i < r->n_fidelity; i++) {
+            const struct report_fidelity *q = &r->fidelity[i];
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "dtype", q->dtype);
+            cJSON_AddNumberToObject(e, "steps", q->steps);
+            cJSON_AddNumberToObject(e, "top1_agree", q->top1_agree);
+            add_num(e, "kl_mean", q->kl_mean);
+            add_num(e, "kl_max", q->kl_max);
+            cJSON_AddItemToArray(fa, e);
+        }
+    }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     return text;
@@ -411,6 +426,19 @@ int report_json_parse(const char *json, size_t len, const char *name, struct run
         if (o && strcmp(rd_str(&rd, o, "schema"), SAMPLES_SCHEMA) != 0)
             rd_fail(&rd, "an unknown samples schema in", "samples");
         if (o) r->samples_rows = (int)rd_long(&rd, o, "rows", 0, INT_MAX);
+    }
+    if (cJSON_GetObjectItemCaseSensitive(root, "quant_vs_bf16")) { /* quantised runs only */
+        const cJSON *o = rd_obj(&rd, root, "quant_vs_bf16");
+        if (o) snprintf(r->fidelity_source, sizeof r->fidelity_source, "%s", rd_str(&rd, o, "source"));
+        i = 0;
+        for (const cJSON *e = o ? rd_arr(&rd, o, "formats", REPORT_MAX_FIDELITY, &r->n_fidelity) : NULL; e;
+             e = e->next) {
+            struct report_fidelity *q = &r->fidelity[i++];
+            snprintf(q->dtype, sizeof q->dtype, "%s", rd_str(&rd, e, "dtype"));
+            q->steps = (int)rd_long(&rd, e, "steps", 0, INT_MAX);
+            q->top1_agree = (int)rd_long(&rd, e, "top1_agree", 0, q->steps);
+            q->kl_mean = rd_num(&rd, e, "kl_mean"), q->kl_max = rd_num(&rd, e, "kl_max");
+        }
     }
     cJSON_Delete(root);
     rd_unique(&rd, r);

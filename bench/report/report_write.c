@@ -156,6 +156,13 @@ static void md_setup(FILE *f, const struct run_report *r) {
     else if (p->weights_source[0])
         fprintf(f, "- Weights: %s.\n", p->weights_source);
     if (p->sampler_logits[0]) fprintf(f, "- Sampler rows of the steps sample %s.\n", p->sampler_logits);
+    for (int i = 0; i < r->n_fidelity; i++) {
+        const struct report_fidelity *q = &r->fidelity[i];
+        if (i == 0) fprintf(f, "- Quantised vs bf16 decode (measured: %s):", r->fidelity_source);
+        fprintf(f, "%s %s top-1 agrees %d/%d, KL mean %.3g, max %.3g nats", i ? ";" : "", q->dtype,
+                q->top1_agree, q->steps, q->kl_mean, q->kl_max);
+        if (i + 1 == r->n_fidelity) fputs(".\n", f);
+    }
     if (p->plan[0]) fprintf(f, "- Repetitions%s: %s.\n", p->quick ? " (quick run)" : "", p->plan);
     const struct report_model *m = &r->model;
     char params[REPORT_FMT_LEN], wb[REPORT_FMT_LEN];
