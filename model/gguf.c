@@ -131,7 +131,9 @@ static int parse_kv(struct cursor *c, struct gguf_kv *kv, uint64_t i) {
     kv->elem_type = kv->type;
     if (kv->type != GGUF_VTYPE_ARRAY) {
         kv->value_off = c->off;
-        return skip_scalar(c, kv->type, what);
+        int rc = skip_scalar(c, kv->type, what);
+        kv->end = c->off;
+        return rc;
     }
     if (rd_vtype(c, &kv->elem_type, what) || rd_u64(c, &kv->n, what)) return -1;
     if (kv->elem_type == GGUF_VTYPE_ARRAY)
@@ -144,10 +146,12 @@ static int parse_kv(struct cursor *c, struct gguf_kv *kv, uint64_t i) {
     kv->value_off = c->off;
     if (kv->elem_type != GGUF_VTYPE_STRING && kv->elem_type != GGUF_VTYPE_BOOL) {
         c->off += (size_t)kv->n * min;
+        kv->end = c->off;
         return 0;
     }
     for (uint64_t k = 0; k < kv->n; k++)
         if (skip_scalar(c, kv->elem_type, what)) return -1;
+    kv->end = c->off;
     return 0;
 }
 

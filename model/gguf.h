@@ -48,6 +48,7 @@ struct gguf_kv {
     enum gguf_vtype elem_type; /* for an array: its elements' type */
     uint64_t n;                /* for an array: its length; else 1 */
     size_t value_off;          /* offset of the value (of an array's first element) in the buffer */
+    size_t end;                /* offset just past the value: the pair is [key - 8, end) of the buffer */
 };
 
 struct gguf_tensor {

@@ -145,9 +145,17 @@ static int check_tensor(struct wslot_table *t, const struct gguf_file *g, const 
     case GGUF_GGML_BF16:
         s->dtype = WSLOT_BF16;
         break;
+    case GGUF_GGML_Q8_0:
+    case GGUF_GGML_Q4_0:
+        if (s->ndim == 2) {
+            s->dtype = gt->type == GGUF_GGML_Q8_0 ? WSLOT_Q8_0 : WSLOT_Q4_0;
+            break;
+        }
+        return fr_err_set(err, "%s: tensor '%s': type %s is not read for a norm (f32, f16 or bf16)", g->path,
+                          name, gguf_ggml_type_name(gt->type, tbuf, sizeof tbuf));
     default:
-        return fr_err_set(err, "%s: tensor '%s': type %s is not read (f32, f16 or bf16)", g->path, name,
-                          gguf_ggml_type_name(gt->type, tbuf, sizeof tbuf));
+        return fr_err_set(err, "%s: tensor '%s': type %s is not read (f32, f16, bf16, q8_0 or q4_0)", g->path,
+                          name, gguf_ggml_type_name(gt->type, tbuf, sizeof tbuf));
     }
     /* GGUF lists dims fastest-first: a [rows][cols] matrix is {cols, rows} */
     uint64_t want[2] = {s->ndim == 2 ? s->dims[1] : s->dims[0], s->dims[0]};
@@ -164,13 +172,86 @@ static int check_tensor(struct wslot_table *t, const struct gguf_file *g, const 
     return 0;
 }
 
+/* The slot table of the file's tensors, checked against cfg and complete. */
+static int fill_table(struct wslot_table *t, const struct gguf_file *g, const struct qwen3_config *cfg,
+                      struct fr_err *err) {
+    int rc = wslot_table_init(t, cfg, WSLOT_NAMES_GGUF, g->path, err);
+    for (uint64_t i = 0; rc == 0 && i < g->n_tensors; i++) rc = check_tensor(t, g, &g->tensors[i], err);
+    if (rc == 0) rc = wslot_check_complete(t, g->path, err);
+    return rc;
+}
+
+static const char *slot_type_name(enum wslot_dtype d) {
+    static const char *const names[] = {[WSLOT_BF16] = "bf16",
+                                        [WSLOT_F16] = "f16",
+                                        [WSLOT_F32] = "f32",
+                                        [WSLOT_Q8_0] = "q8_0",
+                                        [WSLOT_Q4_0] = "q4_0"};
+    return names[d];
+}
+
+static bool slot_is_block(enum wslot_dtype d) {
+    return d == WSLOT_Q8_0 || d == WSLOT_Q4_0;
+}
+
+/* The layer matrices' one type; the matrices outside the layers (embedding, LM head) of another type. */
+static int table_types(const struct wslot_table *t, const char *path, struct gguf_qwen3_types *out,
+                       struct fr_err *err) {
+    memset(out, 0, sizeof *out);
+    const struct wslot *first = NULL;
+    char name[128], other[128];
+    size_t off = 0;
+    for (int i = 0; i < t->n_slots; i++) {
+        const struct wslot *s = &t->slots[i];
+        if (!s->seen || s->layer < 0 || !wslot_part_is_layer_matrix(s->part)) continue;
+        if (!first) {
+            first = s;
+            continue;
+        }
+        if (s->dtype != first->dtype && (slot_is_block(s->dtype) || slot_is_block(first->dtype))) {
+            wslot_name(t, s, name, sizeof name);
+            wslot_name(t, first, other, sizeof other);
+            return fr_err_set(err,
+                              "%s: tensor '%s' is %s where '%s' is %s: a file whose layer matrices mix "
+                              "quantised and other types is not read",
+                              path, name, slot_type_name(s->dtype), other, slot_type_name(first->dtype));
+        }
+    }
+    out->block = first && slot_is_block(first->dtype);
+    out->wtype = first ? wslot_dtype_wtype(first->dtype) : FR_DTYPE_BF16;
+    snprintf(out->layer_type, sizeof out->layer_type, "%s", first ? slot_type_name(first->dtype) : "none");
+    for (int i = 0; i < t->n_slots; i++) {
+        const struct wslot *s = &t->slots[i];
+        if (!s->seen || s->layer >= 0 || s->ndim != 2 || (first && s->dtype == first->dtype)) continue;
+        if (s->part == WSLOT_LM_HEAD && t->cfg->tied_embeddings) continue; /* checked, never loaded */
+        if (!out->block && !slot_is_block(s->dtype)) continue; /* element types convert as always */
+        wslot_name(t, s, name, sizeof name);
+        if (off < sizeof out->converted)
+            off += (size_t)snprintf(out->converted + off, sizeof out->converted - off, "%s%s (%s)",
+                                    off ? ", " : "", name, slot_type_name(s->dtype));
+    }
+    return 0;
+}
+
+int gguf_qwen3_types(const struct gguf_file *g, const struct qwen3_config *cfg, struct gguf_qwen3_types *out,
+                     struct fr_err *err) {
+    struct wslot_table t;
+    int rc = fill_table(&t, g, cfg, err);
+    if (rc == 0) rc = table_types(&t, g->path, out, err);
+    wslot_table_free(&t);
+    return rc;
+}
+
 int gguf_qwen3_load(const struct gguf_file *g, const struct qwen3_config *cfg, struct qwen3_weights *w,
                     struct fr_err *err) {
     if (w) cfg = &w->cfg;
     struct wslot_table t;
-    int rc = wslot_table_init(&t, cfg, WSLOT_NAMES_GGUF, g->path, err);
-    for (uint64_t i = 0; rc == 0 && i < g->n_tensors; i++) rc = check_tensor(&t, g, &g->tensors[i], err);
-    if (rc == 0) rc = wslot_check_complete(&t, g->path, err);
+    struct gguf_qwen3_types types;
+    int rc = fill_table(&t, g, cfg, err);
+    if (rc == 0) rc = table_types(&t, g->path, &types, err);
+    if (rc == 0 && w && types.block && w->wtype != types.wtype)
+        rc = fr_err_set(err, "%s: the file holds %s matrices; weights of type %s cannot take them", g->path,
+                        types.layer_type, fr_dtype_name(w->wtype));
     if (rc == 0 && w) wslot_copy_all(&t, g->buf + g->data_off, w);
     wslot_table_free(&t);
     return rc;

@@ -1,9 +1,13 @@
 /* A Qwen3 model from a parsed GGUF file: the config from its metadata (qwen3.* keys as llama.cpp's
  * converter writes them, the vocabulary from tokenizer.ggml.tokens, tied embeddings when output.weight is
- * absent) and the weights from its tensor index (llama.cpp's names, dims fastest-first, f32/f16/bf16). */
+ * absent) and the weights from its tensor index (llama.cpp's names, dims fastest-first, f32/f16/bf16 and the
+ * matrices in q8_0/q4_0). */
 #ifndef FR_GGUF_QWEN3_H
 #define FR_GGUF_QWEN3_H
 
+#include <stdbool.h>
+
+#include "kernels/dtype.h"
 #include "kernels/fr_err.h"
 #include "model/config.h"
 #include "model/gguf.h"
@@ -18,8 +22,26 @@ int gguf_qwen3_config(const struct gguf_file *g, struct qwen3_config *cfg, struc
 int gguf_qwen3_check_config(const struct qwen3_config *file_cfg, const struct qwen3_config *model_cfg,
                             struct fr_err *err);
 
+/* The types of a file's matrices. Its layer matrices (q, k, v, o, gate, up, down) share one type, or at least
+ * hold no Q8_0 or Q4_0 beside another type; when that type is Q8_0 or Q4_0 the model runs in it. */
+struct gguf_qwen3_types {
+    bool block;          /* the layer matrices are all q8_0 or all q4_0 */
+    enum fr_dtype wtype; /* that type when block */
+    char layer_type[8];  /* the layer matrices' ggml type name */
+    /* The matrices outside the layers (token_embd, output) that the load converts out of the file's type:
+     * of another type than a block file's layers, or quantised in a file of element types; "" when none.
+     * Such a tensor is dequantised, and requantised to the layers' block type (model/weight_slots.h). */
+    char converted[160];
+};
+
+/* Checks the tensors as gguf_qwen3_load does and says their types; a file whose layer matrices mix a
+ * quantised type with another is refused naming the first tensor that differs. */
+int gguf_qwen3_types(const struct gguf_file *g, const struct qwen3_config *cfg, struct gguf_qwen3_types *out,
+                     struct fr_err *err);
+
 /* Checks every tensor against cfg (names, dims, types, completeness) and, with w != NULL (allocated for
- * cfg), copies them into w converting to its dtypes. w == NULL only checks: the fuzz harness's entry. */
+ * cfg), copies them into w converting to its dtypes; a file of Q8_0 or Q4_0 layer matrices loads only into
+ * weights of that type (its blocks copied as they are). w == NULL only checks: the fuzz harness's entry. */
 int gguf_qwen3_load(const struct gguf_file *g, const struct qwen3_config *cfg, struct qwen3_weights *w,
                     struct fr_err *err);
 

@@ -83,7 +83,7 @@ static int check_entry(struct st_ctx *c, const cJSON *e, uint64_t data_bytes) {
                           name);
     uint64_t need;
     if (__builtin_mul_overflow(s->dims[0], s->ndim == 2 ? s->dims[1] : 1, &need) ||
-        __builtin_mul_overflow(need, wslot_dtype_size(s->dtype), &need))
+        __builtin_mul_overflow(need, wslot_dtype_bytes(s->dtype, 1), &need))
         return fr_err_set(c->err, "%s: tensor '%s': size overflows", c->file, name);
     if (b > end || end > data_bytes)
         return fr_err_set(c->err, "%s: tensor '%s': data_offsets [%llu, %llu] outside the %llu data bytes",

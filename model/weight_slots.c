@@ -125,8 +125,23 @@ struct wslot *wslot_find(struct wslot_table *t, const char *name) {
     return NULL;
 }
 
-size_t wslot_dtype_size(enum wslot_dtype d) {
-    return d == WSLOT_F32 ? 4 : 2;
+size_t wslot_dtype_bytes(enum wslot_dtype d, size_t n) {
+    return d == WSLOT_Q8_0   ? fr_dtype_bytes(FR_DTYPE_Q8_0, n)
+           : d == WSLOT_Q4_0 ? fr_dtype_bytes(FR_DTYPE_Q4_0, n)
+           : d == WSLOT_F32  ? 4 * n
+                             : 2 * n;
+}
+
+enum fr_dtype wslot_dtype_wtype(enum wslot_dtype d) {
+    return d == WSLOT_Q8_0   ? FR_DTYPE_Q8_0
+           : d == WSLOT_Q4_0 ? FR_DTYPE_Q4_0
+           : d == WSLOT_BF16 ? FR_DTYPE_BF16
+                             : FR_DTYPE_F32;
+}
+
+bool wslot_part_is_layer_matrix(enum wslot_part p) {
+    return p == WSLOT_Q || p == WSLOT_K || p == WSLOT_V || p == WSLOT_O || p == WSLOT_GATE || p == WSLOT_UP ||
+           p == WSLOT_DOWN;
 }
 
 void wslot_format_shape(char *buf, size_t len, const uint64_t *dims, int ndim) {
@@ -168,55 +183,55 @@ int wslot_check_complete(const struct wslot_table *t, const char *file, struct f
     return 0;
 }
 
-/* IEEE half to single, exactly (every f16 value, subnormals included, is an f32 value). */
-static float f16_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, u;
-    if (exp == 0x1f) {
-        u = sign | 0x7f800000u | (man << 13); /* inf, NaN */
-    } else if (exp != 0) {
-        u = sign | ((exp + 112) << 23) | (man << 13);
-    } else if (man == 0) {
-        u = sign;
-    } else { /* subnormal: shift the mantissa up to normal form */
-        exp = 113;
-        while (!(man & 0x400)) man <<= 1, exp--;
-        u = sign | (exp << 23) | ((man & 0x3ff) << 13);
-    }
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 static float read_src(const unsigned char *src, enum wslot_dtype t, size_t i) {
     if (t != WSLOT_F32) {
         uint16_t h;
         memcpy(&h, src + 2 * i, 2); /* little-endian file on a little-endian host */
-        return t == WSLOT_BF16 ? bf16_to_f32(h) : f16_to_f32(h);
+        return t == WSLOT_BF16 ? bf16_to_f32(h) : quant_f16_to_f32(h); /* every f16 is an f32, exactly */
     }
     float f;
     memcpy(&f, src + 4 * i, 4);
     return f;
 }
 
+static bool same_layout(enum wslot_dtype st, enum fr_dtype dt) {
+    return (st == WSLOT_BF16 && dt == FR_DTYPE_BF16) || (st == WSLOT_F32 && dt == FR_DTYPE_F32) ||
+           (st == WSLOT_Q8_0 && dt == FR_DTYPE_Q8_0) || (st == WSLOT_Q4_0 && dt == FR_DTYPE_Q4_0);
+}
+
+/* A run with a block type on either side (n whole blocks), one block at a time through f32: dequantised
+ * (exact), rounded to bf16 values where the destination is a block type (a block model is the bf16 model
+ * quantised) or a bf16 model's widened norm, then stored. */
+static void convert_blocks(unsigned char *dst, enum fr_dtype dt, const unsigned char *src,
+                           enum wslot_dtype st, size_t n, int round_bf16) {
+    for (size_t k = 0; k < n; k += QUANT_BLOCK) {
+        float v[QUANT_BLOCK];
+        if (st == WSLOT_Q8_0 || st == WSLOT_Q4_0)
+            quant_dequantize_row(v, wslot_dtype_wtype(st), src + wslot_dtype_bytes(st, k), QUANT_BLOCK);
+        else
+            for (size_t i = 0; i < QUANT_BLOCK; i++) v[i] = read_src(src, st, k + i);
+        if (fr_dtype_is_block(dt) || (round_bf16 && dt == FR_DTYPE_F32))
+            for (size_t i = 0; i < QUANT_BLOCK; i++) v[i] = bf16_to_f32(bf16_from_f32(v[i]));
+        if (fr_dtype_is_block(dt))
+            quant_quantize_row(dst + fr_dtype_bytes(dt, k), dt, v, QUANT_BLOCK);
+        else if (dt == FR_DTYPE_BF16)
+            for (size_t i = 0; i < QUANT_BLOCK; i++) ((uint16_t *)(void *)dst)[k + i] = bf16_from_f32(v[i]);
+        else
+            memcpy(dst + 4 * k, v, sizeof v);
+    }
+}
+
 /* Converts a run of n elements from the file into dst of type dt. round_bf16 rounds f32 destinations to bf16
  * values: a bf16 model's norms, stored widened. */
 static void convert_run(void *dst, enum fr_dtype dt, const unsigned char *src, enum wslot_dtype st, size_t n,
                         int round_bf16) {
-    if (fr_dtype_is_block(dt)) { /* the values as bf16, quantised a block at a time (n: whole blocks) */
-        for (size_t k = 0; k < n / QUANT_BLOCK; k++) {
-            float v[QUANT_BLOCK];
-            for (size_t i = 0; i < QUANT_BLOCK; i++)
-                v[i] = bf16_to_f32(bf16_from_f32(read_src(src, st, k * QUANT_BLOCK + i)));
-            quant_quantize_row((unsigned char *)dst + fr_dtype_bytes(dt, k * QUANT_BLOCK), dt, v,
-                               QUANT_BLOCK);
-        }
-    } else if (round_bf16 && st != WSLOT_BF16 && dt == FR_DTYPE_F32) {
+    if (same_layout(st, dt) && !(round_bf16 && dt == FR_DTYPE_F32)) {
+        memcpy(dst, src, fr_dtype_bytes(dt, n)); /* a block tensor of the model's type keeps its blocks */
+    } else if (fr_dtype_is_block(dt) || st == WSLOT_Q8_0 || st == WSLOT_Q4_0) {
+        convert_blocks(dst, dt, src, st, n, round_bf16);
+    } else if (round_bf16 && dt == FR_DTYPE_F32) {
         float *d = dst;
         for (size_t i = 0; i < n; i++) d[i] = bf16_to_f32(bf16_from_f32(read_src(src, st, i)));
-    } else if (st == WSLOT_BF16 && dt == FR_DTYPE_BF16) {
-        memcpy(dst, src, 2 * n);
-    } else if (st == WSLOT_F32 && dt == FR_DTYPE_F32) {
-        memcpy(dst, src, 4 * n);
     } else if (dt == FR_DTYPE_BF16) {
         uint16_t *d = dst;
         for (size_t i = 0; i < n; i++) d[i] = bf16_from_f32(read_src(src, st, i));
@@ -238,7 +253,6 @@ struct wslot_dest {
 /* Copies the tensor's n_rows rows from the file into its destination, converting. */
 static void copy_tensor(const struct wslot_dest *d, const unsigned char *src, enum wslot_dtype st, int n_rows,
                         int round_bf16) {
-    size_t src_el = wslot_dtype_size(st);
     int panels = col_panel_count(d->cols, d->pw);
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < n_rows; r++)
@@ -246,14 +260,14 @@ static void copy_tensor(const struct wslot_dest *d, const unsigned char *src, en
             int c0 = p * d->pw;
             size_t at = col_panel_index(d->rows, d->cols, d->pw, d->row0 + r, c0);
             convert_run((unsigned char *)d->base + fr_dtype_bytes(d->dt, at), d->dt,
-                        src + ((size_t)r * (size_t)d->cols + (size_t)c0) * src_el, st,
+                        src + wslot_dtype_bytes(st, (size_t)r * (size_t)d->cols + (size_t)c0), st,
                         (size_t)col_panel_cols(d->cols, d->pw, p), round_bf16);
         }
 }
 
 /* Where a slot's data goes in w (a layer's projection matrices in column panels, see model/weights.h); false
  * for a tied model's LM head. */
-static bool slot_dest(const struct wslot *s, struct qwen3_weights *w, struct wslot_dest *d) {
+static bool slot_dest(const struct wslot *s, const struct qwen3_weights *w, struct wslot_dest *d) {
     const struct qwen3_config *cfg = &w->cfg;
     int inter = cfg->intermediate;
     int q_dim = cfg->n_heads * cfg->head_dim, kv_dim = cfg->n_kv_heads * cfg->head_dim;
@@ -303,4 +317,24 @@ void wslot_copy_all(const struct wslot_table *t, const unsigned char *data, stru
             copy_tensor(&d, data + s->begin, s->dtype, s->ndim == 2 ? (int)s->dims[0] : 1,
                         w->wtype != FR_DTYPE_F32);
     }
+}
+
+size_t wslot_export_bytes(const struct wslot *s, const struct qwen3_weights *w) {
+    size_t n = (size_t)s->dims[0] * (size_t)(s->ndim == 2 ? s->dims[1] : 1);
+    return s->ndim == 2 ? fr_dtype_bytes(w->wtype, n) : 4 * n;
+}
+
+int wslot_export(const struct wslot *s, const struct qwen3_weights *w, unsigned char *out) {
+    struct wslot_dest d;
+    if (!slot_dest(s, w, &d)) return -1;
+    int panels = col_panel_count(d.cols, d.pw), n_rows = s->ndim == 2 ? (int)s->dims[0] : 1;
+    for (int r = 0; r < n_rows; r++)
+        for (int p = 0; p < panels; p++) {
+            int c0 = p * d.pw;
+            size_t at = col_panel_index(d.rows, d.cols, d.pw, d.row0 + r, c0);
+            memcpy(out + fr_dtype_bytes(d.dt, (size_t)r * (size_t)d.cols + (size_t)c0),
+                   (const unsigned char *)d.base + fr_dtype_bytes(d.dt, at),
+                   fr_dtype_bytes(d.dt, (size_t)col_panel_cols(d.cols, d.pw, p)));
+        }
+    return 0;
 }

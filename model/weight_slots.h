@@ -4,6 +4,7 @@
 #ifndef FR_WEIGHT_SLOTS_H
 #define FR_WEIGHT_SLOTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,8 +34,9 @@ enum wslot_part {
  * (blk.N.attn_q.weight), which its converter writes for Qwen3 without permuting any rows. */
 enum wslot_names { WSLOT_NAMES_HF, WSLOT_NAMES_GGUF };
 
-/* Element types a file may store a tensor in. */
-enum wslot_dtype { WSLOT_BF16, WSLOT_F16, WSLOT_F32 };
+/* Types a file may store a tensor in: three element types and llama.cpp's blocks Q8_0 and Q4_0 (GGUF only;
+ * the in-memory blocks of kernels/quant.h, byte for byte). */
+enum wslot_dtype { WSLOT_BF16, WSLOT_F16, WSLOT_F32, WSLOT_Q8_0, WSLOT_Q4_0 };
 
 /* One tensor the config calls for, and what the file's index said about it. */
 struct wslot {
@@ -65,8 +67,12 @@ struct wslot *wslot_find(struct wslot_table *t, const char *name);
 /* The slot's tensor name in the table's naming. */
 void wslot_name(const struct wslot_table *t, const struct wslot *s, char *buf, size_t len);
 
-/* Bytes per element. */
-size_t wslot_dtype_size(enum wslot_dtype d);
+/* Bytes of n elements (n a multiple of 32 for a block type). */
+size_t wslot_dtype_bytes(enum wslot_dtype d, size_t n);
+/* The weight type a file type is read as when nothing converts it (f16: f32). */
+enum fr_dtype wslot_dtype_wtype(enum wslot_dtype d);
+/* Whether a layer's slot of this part is one of its projection matrices (not a norm). */
+bool wslot_part_is_layer_matrix(enum wslot_part p);
 
 /* "[r, c]" or "[n]" into buf. */
 void wslot_format_shape(char *buf, size_t len, const uint64_t *dims, int ndim);
@@ -76,7 +82,16 @@ void wslot_format_shape(char *buf, size_t len, const uint64_t *dims, int ndim);
 int wslot_check_complete(const struct wslot_table *t, const char *file, struct fr_err *err);
 
 /* Copies every seen slot from data (the start of the file's data) into w, converting to w's dtypes
- * (norms f32, rounded to bf16 values when w is bf16). A tied config's LM head is checked, never copied. */
+ * (norms f32, rounded to bf16 values when w is bf16). A block tensor of w's block type is copied as it is;
+ * one of another type is dequantised and, for a block w, requantised from its values rounded to bf16, as an
+ * element tensor is. A tied config's LM head is checked, never copied. */
 void wslot_copy_all(const struct wslot_table *t, const unsigned char *data, struct qwen3_weights *w);
+
+/* Bytes of slot s's tensor as wslot_export writes it: a matrix in w's weight type, a norm in f32. */
+size_t wslot_export_bytes(const struct wslot *s, const struct qwen3_weights *w);
+/* Writes slot s's tensor from w into out (wslot_export_bytes bytes) in a file's layout: rows row-major,
+ * column panels undone; the inverse of wslot_copy_all for a file of w's types. Returns 0, or -1 for a tied
+ * model's LM head, which w does not hold apart from the embedding. */
+int wslot_export(const struct wslot *s, const struct qwen3_weights *w, unsigned char *out);
 
 #endif

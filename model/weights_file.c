@@ -10,6 +10,7 @@
 #include "model/file_map.h"
 #include "model/gguf.h"
 #include "model/gguf_qwen3.h"
+#include "model/gguf_qwen3_write.h"
 #include "model/safetensors.h"
 #include "model/sha256.h"
 
@@ -71,6 +72,33 @@ int weights_file_config(const char *path, const char *model, struct qwen3_config
     return rc ? -1 : 0;
 }
 
+int weights_file_wtype(const char *path, const struct qwen3_config *cfg, enum fr_dtype requested, bool given,
+                       enum fr_dtype *wtype, char *note, size_t note_len, struct fr_err *err) {
+    *wtype = requested;
+    if (note && note_len) note[0] = '\0';
+    if (!path) return 0;
+    enum weights_format fmt;
+    if (weights_file_format(path, &fmt, err)) return -1;
+    if (fmt != WEIGHTS_FORMAT_GGUF) return 0;
+    struct file_map m;
+    if (file_map_open(path, 4, &m, err)) return -1;
+    struct gguf_file g;
+    struct gguf_qwen3_types t;
+    int rc = gguf_parse(m.data, m.len, path, &g, err);
+    if (rc == 0) rc = gguf_qwen3_types(&g, cfg, &t, err);
+    gguf_free(&g);
+    file_map_close(&m);
+    if (rc) return -1;
+    if (t.block && given && requested != t.wtype)
+        return fr_err_set(err,
+                          "%s holds %s matrices: --dtype %s does not match (give --dtype %s or leave it out)",
+                          path, t.layer_type, fr_dtype_name(requested), t.layer_type);
+    if (t.block) *wtype = t.wtype;
+    if (note && note_len && t.converted[0])
+        snprintf(note, note_len, "%s converted to %s at load", t.converted, fr_dtype_name(*wtype));
+    return 0;
+}
+
 int weights_file_load(const char *path, struct qwen3_weights *w, struct fr_err *err) {
     enum weights_format fmt;
     if (weights_file_format(path, &fmt, err)) return -1;
@@ -80,6 +108,21 @@ int weights_file_load(const char *path, struct qwen3_weights *w, struct fr_err *
     struct gguf_file g;
     int rc = gguf_parse(m.data, m.len, path, &g, err);
     if (rc == 0) rc = gguf_qwen3_load(&g, &w->cfg, w, err);
+    gguf_free(&g);
+    file_map_close(&m);
+    return rc;
+}
+
+int weights_file_write_gguf(const char *out, const struct qwen3_weights *w, const char *in,
+                            struct fr_err *err) {
+    enum weights_format fmt = WEIGHTS_FORMAT_SAFETENSORS;
+    if (in && weights_file_format(in, &fmt, err)) return -1;
+    if (fmt != WEIGHTS_FORMAT_GGUF) return gguf_qwen3_write(out, w, NULL, err);
+    struct file_map m;
+    if (file_map_open(in, 4, &m, err)) return -1;
+    struct gguf_file g;
+    int rc = gguf_parse(m.data, m.len, in, &g, err);
+    if (rc == 0) rc = gguf_qwen3_write(out, w, &g, err);
     gguf_free(&g);
     file_map_close(&m);
     return rc;

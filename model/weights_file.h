@@ -22,8 +22,21 @@ const char *weights_format_name(enum weights_format fmt);
  * naming the file and the field. */
 int weights_file_config(const char *path, const char *model, struct qwen3_config *cfg, struct fr_err *err);
 
+/* The matrix type to run `path` in. A GGUF file whose layer matrices are Q8_0 or Q4_0 runs in that type:
+ * `requested` must then equal it unless `given` is false (the default --dtype), else a one-line error says
+ * what the file holds. Any other file, or path NULL (synthetic weights), runs in `requested`. note (when
+ * non-NULL, note_len bytes) receives what the load converts out of a block type, or "" when nothing: e.g.
+ * "token_embd.weight (q8_0) converted to q4_0 at load". cfg is the config weights_file_config gave. */
+int weights_file_wtype(const char *path, const struct qwen3_config *cfg, enum fr_dtype requested, bool given,
+                       enum fr_dtype *wtype, char *note, size_t note_len, struct fr_err *err);
+
 /* Loads the file into w (allocated for the config it must match). */
 int weights_file_load(const char *path, struct qwen3_weights *w, struct fr_err *err);
+
+/* Writes w as a GGUF file at out (model/gguf_qwen3_write.h), keeping the metadata of `in` when it is a GGUF
+ * file (in NULL, or safetensors: the config's keys, no tokenizer). */
+int weights_file_write_gguf(const char *out, const struct qwen3_weights *w, const char *in,
+                            struct fr_err *err);
 
 /* SHA-256 of the whole file as 64 lowercase hex digits (the report's record of which weights ran). */
 int weights_file_sha256(const char *path, char hex[65], struct fr_err *err);

@@ -134,6 +134,9 @@ static void expect_matches_reference(const char *file) {
 Test(gguf, matches_the_independent_reader) {
     expect_matches_reference(FIX "tiny-bf16.gguf");
     expect_matches_reference(FIX "tiny-f16-untied.gguf");
+    expect_matches_reference(FIX "tiny-q8_0.gguf");
+    expect_matches_reference(FIX "tiny-q4_0.gguf");
+    expect_matches_reference(FIX "tiny-q4_0-mixed.gguf");
 }
 
 static struct qwen3_config file_config(const char *path) {
@@ -399,8 +402,8 @@ Test(gguf, malformed_tensors) {
     put_u32(e + qn, 5);
     expect_fail(e, m.len, "5 dimensions", "blk.1.attn_q.weight");
     memcpy(e, m.buf, m.len);
-    put_u32(e + qn + 4 + 16, 8); /* q8_0: a known type the loader does not read (yet) */
-    expect_fail(e, m.len, "type q8_0 is not read", "blk.1.attn_q.weight");
+    put_u32(e + qn + 4 + 16, 8); /* one layer matrix in q8_0 among bf16 ones */
+    expect_fail(e, m.len, "'blk.1.attn_q.weight' is q8_0 where 'blk.0.attn_q.weight' is bf16", NULL);
     memcpy(e, m.buf, m.len);
     put_u32(e + qn + 4 + 16, 99);
     expect_fail(e, m.len, "unknown ggml type 99", "blk.1.attn_q.weight");

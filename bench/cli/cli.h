@@ -17,10 +17,15 @@ enum cli_exit {
     CLI_EXIT_BUSY = 3,  /* another run holds the machine lock and --no-wait was given */
 };
 
+/* The seed of decode's and quantize's synthetic weights: a fixed one makes two runs of the same command agree
+ * token for token, and `quantize --model M` write the weights `decode --model M` runs. */
+#define CLI_SYNTHETIC_SEED 0x5eedULL
+
 /* Subcommands; each takes argv with argv[0] = the subcommand name. */
 int cmd_run(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
+int cmd_quantize(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_sample(int argc, char **argv);
 int cmd_machine(int argc, char **argv);

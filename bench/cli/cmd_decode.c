@@ -21,13 +21,11 @@
 #include "roofline/blas_pool.h"
 #include "roofline/topology.h"
 
-/* Synthetic weights need some seed; a fixed one makes two runs of the same command agree token for token. */
-#define DECODE_WEIGHTS_SEED 0x5eedULL
-
 struct decode_args {
     const char *model, *weights, *prompt, *logits_out, *isa;
     const char *text, *tokenizer; /* --prompt TEXT and where its tokenizer comes from */
     bool chat;                    /* --chat: the text is one user turn of Qwen3's chat template */
+    bool wtype_given;             /* --dtype given: a Q8_0 or Q4_0 GGUF file must then hold that type */
     long max_new;
     enum fr_dtype wtype, kvtype;
     enum matvec_backend backend;
@@ -47,7 +45,8 @@ static void usage(FILE *f) {
            "  --chat               the --prompt is one user turn of Qwen3's chat template\n"
            "  --tokenizer FILE     tokenizer.json or GGUF for --prompt (default: a GGUF --weights)\n"
            "  --max-new N          tokens to generate (>= 0)\n"
-           "  --dtype T            weight type: bf16 (default), f32, q8_0, q4_0\n"
+           "  --dtype T            weight type: bf16 (default), f32, q8_0, q4_0; a Q8_0 or Q4_0 GGUF file\n"
+           "                       runs in its own type (a different --dtype is refused)\n"
            "  --kv bf16|f32        KV cache type (default bf16)\n"
            "  --gemv forge|openblas  matvec backend (default forge)\n"
            "  --threads N          OpenMP (and OpenBLAS) threads\n"
@@ -99,6 +98,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
         } else if (strcmp(o, "--dtype") == 0) {
             if (fr_wtype_parse(v, &a->wtype))
                 return cli_usage_error("decode: --dtype '%s': bf16, f32, q8_0 or q4_0", v);
+            a->wtype_given = true;
         } else if (strcmp(o, "--kv") == 0) {
             if (fr_dtype_parse(v, &a->kvtype)) return cli_usage_error("decode: --kv '%s': bf16 or f32", v);
         } else if (strcmp(o, "--gemv") == 0) {
@@ -208,10 +208,13 @@ static int write_row(FILE *f, const float *logits, int vocab) {
     return fwrite(logits, sizeof *logits, (size_t)vocab, f) == (size_t)vocab ? 0 : -1;
 }
 
-static int run_decode(const struct decode_args *a, struct run *r) {
+static int run_decode(struct decode_args *a, struct run *r) {
     struct fr_err err = {{0}};
-    if (weights_file_config(a->weights, a->model, &r->cfg, &err))
+    char note[256];
+    if (weights_file_config(a->weights, a->model, &r->cfg, &err) ||
+        weights_file_wtype(a->weights, &r->cfg, a->wtype, a->wtype_given, &a->wtype, note, sizeof note, &err))
         return cli_usage_error("decode: %s", err.msg);
+    if (note[0]) fprintf(stderr, "decode: %s\n", note);
     if (sampler_check_params(&a->sampler, &err)) return cli_usage_error("decode: %s", err.msg);
     int n_prompt = 0;
     int rc =
@@ -244,7 +247,7 @@ static int run_decode(const struct decode_args *a, struct run *r) {
     if (a->weights) {
         if (weights_file_load(a->weights, &r->w, &err)) return cli_usage_error("decode: %s", err.msg);
     } else {
-        qwen3_weights_init_synthetic(&r->w, DECODE_WEIGHTS_SEED);
+        qwen3_weights_init_synthetic(&r->w, CLI_SYNTHETIC_SEED);
     }
     double load_s = timing_now_s() - t0;
     if (decode_state_init(&r->st, &r->w, (int)(positions > 0 ? positions : 1), a->kvtype, a->backend,

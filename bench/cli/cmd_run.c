@@ -48,6 +48,7 @@ struct run_args {
     const char *model;
     const char *weights; /* --weights FILE (GGUF or safetensors); NULL: synthetic */
     enum fr_dtype wtype, kvtype;
+    int wtype_given; /* --dtype given: a Q8_0 or Q4_0 GGUF file must then hold that type */
     enum matvec_backend gemv;
     int threads;
     long contexts[RUN_MAX_CONTEXTS];
@@ -127,6 +128,7 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
             break;
         case 'd':
             if (model_opts_wtype(optarg, &a->wtype)) return CLI_EXIT_USAGE;
+            a->wtype_given = 1;
             break;
         case 'k':
             if (model_opts_dtype("--kv", optarg, &a->kvtype)) return CLI_EXIT_USAGE;
@@ -787,8 +789,12 @@ static int run_main(struct run *r, int argc, char **argv) {
     struct fr_err err = {{0}};
     int rc;
     if (a->weights) {
-        if (weights_file_config(a->weights, a->model, &r->cfg, &err) != 0)
+        char note[256];
+        if (weights_file_config(a->weights, a->model, &r->cfg, &err) != 0 ||
+            weights_file_wtype(a->weights, &r->cfg, a->wtype, a->wtype_given, &a->wtype, note, sizeof note,
+                               &err) != 0)
             return cli_usage_error("%s", err.msg);
+        if (note[0]) fprintf(stderr, "forge-roofline: %s\n", note);
     } else if ((rc = model_opts_load(a->model, &r->cfg)) != 0) {
         return rc;
     }

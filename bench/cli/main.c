@@ -15,6 +15,7 @@ static const struct command commands[] = {
     {"run", cmd_run, "full run: machine, verify, blocks, steps, sampler, report (the default)"},
     {"predict", cmd_predict, "predicted FLOPs and bytes per block and per decode step"},
     {"decode", cmd_decode, "run the Qwen3 decode loop on synthetic, GGUF or safetensors weights"},
+    {"quantize", cmd_quantize, "write a checkpoint's matrices as a Q8_0 or Q4_0 GGUF file"},
     {"verify", cmd_verify, "check every optimized kernel against its reference"},
     {"sample", cmd_sample, "sample token ids from rows of logits or probabilities"},
     {"machine", cmd_machine, "topology (hwloc) and measured ceilings"},

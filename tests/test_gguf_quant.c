@@ -1,0 +1,293 @@
+/* Q8_0 and Q4_0 GGUF files against code we did not write: tests/fixtures/gguf/tiny-q8_0.gguf and
+ * tiny-q4_0.gguf were quantised by llama.cpp's gguf-py, and tiny-q*_0-ref.gguf hold in f32 what gguf-py's
+ * own dequantiser makes of those blocks (scripts/fixtures/make_gguf_fixtures.py). Read as q8_0/q4_0 weights
+ * and dequantised by kernels/quant.c, every matrix must equal that reference exactly (a block's values,
+ * f16 scale times a small integer, are exact in f32). Then the file's type against --dtype, a file mixing
+ * types (llama.cpp's Q8_0 embedding in a Q4_0 file), and malformed quantised tensors, each refused in one
+ * line. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernels/quant.h"
+#include "model/decode.h"
+#include "model/file_map.h"
+#include "model/gguf.h"
+#include "model/gguf_qwen3.h"
+#include "model/weights_file.h"
+#include "tests/cli_run.h"
+
+#define FIX "tests/fixtures/gguf/"
+
+static struct qwen3_config config_of(const char *path) {
+    struct qwen3_config c;
+    struct fr_err err = {{0}};
+    cr_assert_eq(weights_file_config(path, NULL, &c, &err), 0, "%s", err.msg);
+    return c;
+}
+
+static void load_as(const char *path, enum fr_dtype t, struct qwen3_weights *w) {
+    struct qwen3_config c = config_of(path);
+    struct fr_err err = {{0}};
+    cr_assert_eq(qwen3_weights_alloc(w, &c, t, &err), 0, "%s", err.msg);
+    cr_assert_eq(weights_file_load(path, w, &err), 0, "%s", err.msg);
+}
+
+/* A row-major [rows][cols] matrix of w (the tiny model's matrices are all narrower than a column panel)
+ * dequantised against ref's f32 copy of it: exactly equal. */
+static void expect_matrix_eq(const void *q, enum fr_dtype t, const float *ref, size_t rows, size_t cols,
+                             const char *what) {
+    size_t n = rows * cols;
+    float *got = malloc(n * sizeof *got);
+    cr_assert_not_null(got);
+    quant_dequantize_row(got, t, q, n);
+    size_t bad = 0, first = n;
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != ref[i]) bad++, first = first < n ? first : i;
+    cr_expect_eq(bad, 0, "%s (%s): %zu of %zu values differ from gguf-py's, first at %zu: %g vs %g", what,
+                 fr_dtype_name(t), bad, n, first, first < n ? got[first] : 0.0, first < n ? ref[first] : 0.0);
+    free(got);
+}
+
+static void expect_reads_as_reference(const char *file, const char *ref_file, enum fr_dtype t) {
+    struct qwen3_config c = config_of(file);
+    struct fr_err err = {{0}};
+    enum fr_dtype got_t;
+    char note[256];
+    cr_assert_eq(weights_file_wtype(file, &c, FR_DTYPE_BF16, false, &got_t, note, sizeof note, &err), 0, "%s",
+                 err.msg);
+    cr_expect_eq(got_t, t, "%s runs in %s", file, fr_dtype_name(got_t));
+    cr_expect_str_eq(note, "");
+    struct qwen3_weights w, r;
+    load_as(file, t, &w);
+    load_as(ref_file, FR_DTYPE_F32, &r);
+    size_t h = (size_t)c.hidden, inter = (size_t)c.intermediate;
+    size_t q_dim = (size_t)(c.n_heads * c.head_dim), qkv = q_dim + 2 * (size_t)(c.n_kv_heads * c.head_dim);
+    expect_matrix_eq(w.embed, t, r.embed, (size_t)c.vocab, h, "token_embd");
+    for (int l = 0; l < c.n_layers; l++) {
+        const struct qwen3_layer_weights *a = &w.layers[l], *b = &r.layers[l];
+        expect_matrix_eq(a->qkv, t, b->qkv, qkv, h, "attn_q/k/v");
+        expect_matrix_eq(a->o, t, b->o, h, q_dim, "attn_output");
+        expect_matrix_eq(a->gate_up, t, b->gate_up, 2 * inter, h, "ffn_gate/up");
+        expect_matrix_eq(a->down, t, b->down, h, inter, "ffn_down");
+        /* norms stay f32 (1 + k/128: bf16 values, so the bf16 rounding of a quantised model keeps them) */
+        cr_expect_eq(memcmp(a->attn_norm, b->attn_norm, h * 4), 0, "layer %d attn_norm", l);
+        cr_expect_eq(memcmp(a->q_norm, b->q_norm, (size_t)c.head_dim * 4), 0, "layer %d q_norm", l);
+    }
+    cr_expect_eq(memcmp(w.final_norm, r.final_norm, h * 4), 0);
+    qwen3_weights_free(&w);
+    qwen3_weights_free(&r);
+}
+
+Test(gguf_quant, q8_0_reads_as_gguf_py_dequantises) {
+    expect_reads_as_reference(FIX "tiny-q8_0.gguf", FIX "tiny-q8_0-ref.gguf", FR_DTYPE_Q8_0);
+}
+
+Test(gguf_quant, q4_0_reads_as_gguf_py_dequantises) {
+    expect_reads_as_reference(FIX "tiny-q4_0.gguf", FIX "tiny-q4_0-ref.gguf", FR_DTYPE_Q4_0);
+}
+
+/* The quantised file decodes like the f32 decode of its own dequantised values, within what quantising x
+ * to 8 bits a block moves (tests/test_quant_model.c bounds the same at 3 % of the largest logit). */
+Test(gguf_quant, decode_close_to_the_dequantised_f32_decode, .timeout = 60) {
+    static const char *const files[][2] = {{FIX "tiny-q8_0.gguf", FIX "tiny-q8_0-ref.gguf"},
+                                           {FIX "tiny-q4_0.gguf", FIX "tiny-q4_0-ref.gguf"}};
+    static const enum fr_dtype types[] = {FR_DTYPE_Q8_0, FR_DTYPE_Q4_0};
+    static const int prompt[] = {72, 101, 108, 260, 298};
+    for (int f = 0; f < 2; f++) {
+        struct qwen3_weights w, r;
+        load_as(files[f][0], types[f], &w);
+        load_as(files[f][1], FR_DTYPE_F32, &r);
+        struct decode_state sq, sr;
+        struct fr_err err = {{0}};
+        cr_assert_eq(decode_state_init(&sq, &w, 8, FR_DTYPE_F32, MATVEC_BACKEND_FORGE, 1, &err), 0, "%s",
+                     err.msg);
+        cr_assert_eq(decode_state_init(&sr, &r, 8, FR_DTYPE_F32, MATVEC_BACKEND_FORGE, 1, &err), 0, "%s",
+                     err.msg);
+        for (int i = 0; i < 5; i++) {
+            cr_assert_eq(decode_step(&sq, prompt[i], i, NULL, &err), 0, "%s", err.msg);
+            cr_assert_eq(decode_step(&sr, prompt[i], i, NULL, &err), 0, "%s", err.msg);
+        }
+        float top = 0, worst = 0;
+        for (int v = 0; v < w.cfg.vocab; v++) {
+            top = fmaxf(top, fabsf(sr.logits[v]));
+            worst = fmaxf(worst, fabsf(sq.logits[v] - sr.logits[v]));
+        }
+        cr_expect(top > 0 && worst <= 0.03f * top, "%s: logits differ by %g, largest %g", files[f][0], worst,
+                  top);
+        decode_state_free(&sq);
+        decode_state_free(&sr);
+        qwen3_weights_free(&w);
+        qwen3_weights_free(&r);
+    }
+}
+
+/* llama.cpp keeps a Q4_0 file's embedding in another type (Q8_0 where its rows are no multiple of 256): it is
+ * requantised to Q4_0 at load and said so; the layers keep their blocks byte for byte. */
+Test(gguf_quant, mixed_file_converts_the_embedding_and_says_so) {
+    struct qwen3_config c = config_of(FIX "tiny-q4_0-mixed.gguf");
+    struct fr_err err = {{0}};
+    enum fr_dtype t;
+    char note[256];
+    cr_assert_eq(
+        weights_file_wtype(FIX "tiny-q4_0-mixed.gguf", &c, FR_DTYPE_BF16, false, &t, note, sizeof note, &err),
+        0, "%s", err.msg);
+    cr_expect_eq(t, FR_DTYPE_Q4_0);
+    cr_expect_str_eq(note, "token_embd.weight (q8_0) converted to q4_0 at load");
+    struct qwen3_weights m, pure, ref8;
+    load_as(FIX "tiny-q4_0-mixed.gguf", FR_DTYPE_Q4_0, &m);
+    load_as(FIX "tiny-q4_0.gguf", FR_DTYPE_Q4_0, &pure);
+    load_as(FIX "tiny-q8_0-ref.gguf", FR_DTYPE_F32, &ref8);
+    size_t h = (size_t)c.hidden;
+    size_t qkv = (size_t)((c.n_heads + 2 * c.n_kv_heads) * c.head_dim) * h;
+    for (int l = 0; l < c.n_layers; l++) {
+        cr_expect_eq(memcmp(m.layers[l].qkv, pure.layers[l].qkv, fr_dtype_bytes(FR_DTYPE_Q4_0, qkv)), 0);
+        cr_expect_eq(memcmp(m.layers[l].down, pure.layers[l].down,
+                            fr_dtype_bytes(FR_DTYPE_Q4_0, h * (size_t)c.intermediate)),
+                     0);
+    }
+    /* the embedding: gguf-py's Q8_0 values, requantised; within Q4_0's step (max|w| / 8 a block) of them */
+    size_t n = (size_t)c.vocab * h;
+    float *got = malloc(n * sizeof *got);
+    const float *want = ref8.embed;
+    quant_dequantize_row(got, FR_DTYPE_Q4_0, m.embed, n);
+    for (size_t b = 0; b < n; b += QUANT_BLOCK) {
+        float amax = 0, worst = 0;
+        for (size_t i = b; i < b + QUANT_BLOCK; i++) {
+            amax = fmaxf(amax, fabsf(want[i]));
+            worst = fmaxf(worst, fabsf(got[i] - want[i]));
+        }
+        /* Q4_0's step (a whole one at the clamped end), plus the bf16 rounding of the values and the f16
+         * scale's error, each well under amax / 256 */
+        cr_expect(worst <= amax / 8 + amax / 256, "embedding block %zu: off by %g, step %g", b / QUANT_BLOCK,
+                  worst, amax / 8);
+    }
+    free(got);
+    qwen3_weights_free(&m);
+    qwen3_weights_free(&pure);
+    qwen3_weights_free(&ref8);
+}
+
+/* --dtype must be the file's type or left out; weights of another type cannot take the file's blocks. */
+Test(gguf_quant, dtype_mismatch_refused) {
+    struct qwen3_config c = config_of(FIX "tiny-q8_0.gguf");
+    struct fr_err err = {{0}};
+    enum fr_dtype t;
+    cr_expect_neq(weights_file_wtype(FIX "tiny-q8_0.gguf", &c, FR_DTYPE_Q4_0, true, &t, NULL, 0, &err), 0);
+    cr_expect(strstr(err.msg, "holds q8_0 matrices") && strstr(err.msg, "--dtype q4_0"), "%s", err.msg);
+    cr_expect_eq(weights_file_wtype(FIX "tiny-q8_0.gguf", &c, FR_DTYPE_Q8_0, true, &t, NULL, 0, &err), 0);
+    /* an element-type file runs in whatever --dtype says */
+    cr_expect_eq(weights_file_wtype(FIX "tiny-bf16.gguf", &c, FR_DTYPE_Q4_0, true, &t, NULL, 0, &err), 0);
+    cr_expect_eq(t, FR_DTYPE_Q4_0);
+    struct qwen3_weights w;
+    cr_assert_eq(qwen3_weights_alloc(&w, &c, FR_DTYPE_BF16, &err), 0, "%s", err.msg);
+    cr_expect_neq(weights_file_load(FIX "tiny-q8_0.gguf", &w, &err), 0);
+    cr_expect(strstr(err.msg, "holds q8_0 matrices") != NULL, "%s", err.msg);
+    qwen3_weights_free(&w);
+    const char *bad[] = {
+        "decode --weights " FIX "tiny-q8_0.gguf --dtype bf16 --prompt-ids 1 --max-new 1",
+        "decode --weights " FIX "tiny-q4_0.gguf --dtype q8_0 --prompt-ids 1 --max-new 1",
+        "--weights " FIX "tiny-q4_0.gguf --dtype f32 --quick",
+    };
+    cli_expect_usage_errors(1, bad, sizeof bad / sizeof bad[0]);
+}
+
+/* --- malformed quantised tensors, made by editing tiny-q8_0.gguf --- */
+
+/* A writable copy of a file, through the loader's own mapping. */
+static unsigned char *copy_of(const char *path, size_t *len) {
+    struct file_map m;
+    struct fr_err err = {{0}};
+    cr_assert_eq(file_map_open(path, 1, &m, &err), 0, "%s (run from the repository root)", err.msg);
+    unsigned char *buf = malloc(m.len);
+    cr_assert_not_null(buf);
+    memcpy(buf, m.data, m.len);
+    *len = m.len;
+    file_map_close(&m);
+    return buf;
+}
+
+/* Parses, checks the config and the tensors of buf[0, len); expects a one-line failure naming want1 and
+ * want2. */
+static void expect_fail(const unsigned char *buf, size_t len, const char *want1, const char *want2) {
+    struct gguf_file g;
+    struct fr_err err = {{0}};
+    struct qwen3_config c;
+    struct gguf_qwen3_types t;
+    int rc = gguf_parse(buf, len, "bad.gguf", &g, &err);
+    if (rc == 0) {
+        rc = gguf_qwen3_config(&g, &c, &err);
+        if (rc == 0) rc = gguf_qwen3_types(&g, &c, &t, &err);
+        gguf_free(&g);
+    }
+    cr_expect_neq(rc, 0, "accepted a file that should fail with '%s'", want1);
+    cr_expect(strchr(err.msg, '\n') == NULL, "message '%s' spans lines", err.msg);
+    cr_expect(strstr(err.msg, "bad.gguf") && strstr(err.msg, want1), "message '%s' lacks '%s'", err.msg,
+              want1);
+    if (want2) cr_expect(strstr(err.msg, want2) != NULL, "message '%s' lacks '%s'", err.msg, want2);
+}
+
+/* The byte offset of a tensor's ndim field (after its name) in the index. */
+static size_t info_off(const unsigned char *buf, size_t len, const char *name) {
+    struct gguf_file g;
+    struct fr_err err = {{0}};
+    cr_assert_eq(gguf_parse(buf, len, "t.gguf", &g, &err), 0, "%s", err.msg);
+    const struct gguf_tensor *t = gguf_find_tensor(&g, name);
+    cr_assert_not_null(t, "%s", name);
+    size_t off = (size_t)((const unsigned char *)t->name - buf) + t->name_len;
+    gguf_free(&g);
+    return off;
+}
+
+static void put_u32(unsigned char *p, uint32_t v) {
+    memcpy(p, &v, 4);
+}
+static void put_u64(unsigned char *p, uint64_t v) {
+    memcpy(p, &v, 8);
+}
+
+Test(gguf_quant, malformed_quantised_tensors) {
+    size_t len;
+    unsigned char *buf = copy_of(FIX "tiny-q8_0.gguf", &len), *e = malloc(len);
+    /* truncated: the last tensor's blocks run past the end */
+    for (size_t cut = 1; cut <= 34; cut += 33)
+        expect_fail(buf, len - cut, "run past the end of the data", NULL);
+    /* rows that are not whole blocks: 16 columns of q8_0 */
+    size_t q = info_off(buf, len, "blk.1.attn_q.weight"); /* ndim (4), dims (8 each), type (4), offset */
+    memcpy(e, buf, len);
+    put_u64(e + q + 4, 16);
+    expect_fail(e, len, "first dimension 16 is not a multiple of q8_0's block of 32", "blk.1.attn_q.weight");
+    /* 64 columns where the config has 32: the blocks no longer match the model */
+    memcpy(e, buf, len);
+    put_u64(e + q + 4, 64);
+    put_u64(e + q + 12, 32);
+    expect_fail(e, len, "dims [64, 32], expected [32, 64]", "blk.1.attn_q.weight");
+    /* a layer matrix in q4_0 among q8_0 ones */
+    memcpy(e, buf, len);
+    put_u32(e + q + 20, GGUF_GGML_Q4_0);
+    expect_fail(e, len, "'blk.1.attn_q.weight' is q4_0 where 'blk.0.attn_q.weight' is q8_0", NULL);
+    /* a type the loader does not read, and a quantised norm */
+    memcpy(e, buf, len);
+    put_u32(e + q + 20, 3);
+    expect_fail(e, len, "type q4_1 is not read (f32, f16, bf16, q8_0 or q4_0)", "blk.1.attn_q.weight");
+    size_t nrm = info_off(buf, len, "blk.0.attn_norm.weight");
+    memcpy(e, buf, len);
+    put_u32(e + nrm + 4 + 8, GGUF_GGML_Q8_0);
+    expect_fail(e, len, "type q8_0 is not read for a norm", "blk.0.attn_norm.weight");
+    /* through the CLI: one line, exit status 2 */
+    char path[] = "/tmp/fr-test-q8-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, buf, len - 40), (ssize_t)(len - 40));
+    close(fd);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "decode --weights %s --prompt-ids 1 --max-new 1", path);
+    const char *bad[] = {cmd};
+    cli_expect_usage_errors(1, bad, 1);
+    remove(path);
+    free(e);
+    free(buf);
+}
