@@ -167,7 +167,7 @@ cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
   echo "# forge-roofline validate-compare, $stamp"
   echo "machine: $(hostname), $cpu, $(nproc) CPUs (shared with other work: see the load below)"
   echo "commit: $sha; run options: $*; $rounds rounds (alternated, order rotating) per compare"
-  echo "injected: $block slowed by $block_pct % (slow block) and by $step_pct % (slow step) of its calls"
+  echo "injected: $block given $block_pct % more work (slow block) and $step_pct % more (slow step): its matvec again over that share of another layer's rows"
   echo "compares of each kind: $n; time: ${total_s} s in all (builds ${build_s} s); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo
   echo "kind,compares,hits,rate,target"

@@ -10,6 +10,7 @@
 #include "bench/quant_fidelity.h"
 #include "bench/report/report_json.h"
 #include "kernels/team.h"
+#include "model/weights_file.h"
 #include "model/weights_quant.h"
 #include "tests/cli_run.h"
 #include "tests/model_fixtures.h"
@@ -100,6 +101,25 @@ Test(quant_fidelity, q8_0_is_closer_to_bf16_than_q4_0, .timeout = 60) {
     cr_expect_eq(q2.f[1].kl_mean, q4->kl_mean);
     o.steps = QUANT_FIDELITY_MAX_STEPS + 1;
     cr_expect_eq(quant_fidelity_run(&o, &q2, &err), -1);
+}
+
+/* A GGUF file of Q8_0 blocks has no bf16 original: the comparison is skipped with the reason. */
+Test(quant_fidelity, a_quantised_file_is_skipped_with_the_reason) {
+    const char *path = "tests/fixtures/gguf/tiny-q8_0.gguf";
+    struct qwen3_config c;
+    struct fr_err err = {{0}};
+    cr_assert_eq(weights_file_config(path, NULL, &c, &err), 0, "%s", err.msg);
+    struct quant_fidelity_opts o = {.cfg = &c,
+                                    .weights_file = path,
+                                    .prompt = prompt,
+                                    .prompt_len = 10,
+                                    .steps = 12,
+                                    .kv = FR_DTYPE_BF16,
+                                    .threads = kernel_team_procs(),
+                                    .want = {true, true}};
+    struct quant_fidelity q;
+    cr_expect_eq(quant_fidelity_run(&o, &q, &err), QUANT_FIDELITY_SKIPPED);
+    cr_expect(strstr(err.msg, "holds q8_0 matrices: no bf16 original"), "%s", err.msg);
 }
 
 Test(quant_fidelity, judge_fails_what_is_wrong) {
