@@ -1,33 +1,32 @@
 /* The AVX2 block dot products of the quantised matvec (kernels/quant_simd_body.h's loops): vpmaddubsw
  * multiplies unsigned by signed bytes into int16 pairs, vpmaddwd sums those into int32 lanes. Q8_0 goes
  * through it as |w| times x with w's sign (no pair can saturate: |w| <= 128 and |x| <= 127, as
- * llama.cpp's AVX2 path does it); Q4_0's codes are already unsigned (0-15), their +8 taken off by c4. Also
- * the AVX-512 path of CPUs without VNNI. Checked against quant_matvec_ref in tests/test_quant.c. */
+ * llama.cpp's AVX2 path does it); Q4_0's codes are already unsigned (0-15), their +8 taken off by c4 in
+ * lane 0. Also the AVX-512 path of CPUs without VNNI. Checked against quant_matvec_ref in
+ * tests/test_quant.c. */
 #include <immintrin.h>
 #include <stdint.h>
 
 #include "kernels/quant.h"
 #include "kernels/quant_ops.h"
 
-static inline __m256i qv_dot_q8_0(const int8_t *w, const int8_t *x, const int32_t *c128) {
-    (void)c128;
+/* The offset c in lane 0, the other lanes 0, added to the Q4_0 dot product's lanes. */
+static inline __m256i qv_offset(const int32_t *c) {
+    return _mm256_castsi128_si256(_mm_cvtsi32_si128(*c));
+}
+
+static inline __m256i qv_nibbles(const uint8_t *w);
+
+static inline __m256i qv_dot_q8_0(const int8_t *w, __m256i xv, __m256i off) {
+    (void)off; /* |w| times x needs no offset */
     __m256i wv = _mm256_loadu_si256((const __m256i *)(const void *)w);
-    __m256i xv = _mm256_loadu_si256((const __m256i *)(const void *)x);
     __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(wv, wv), _mm256_sign_epi8(xv, wv));
     return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
 }
 
-/* The 16 bytes' low nibbles (elements 0-15) in the low half, high nibbles (16-31) in the high half. */
-static inline __m256i qv_nibbles(const uint8_t *w) {
-    __m128i q = _mm_loadu_si128((const __m128i *)(const void *)w);
-    __m256i both = _mm256_inserti128_si256(_mm256_castsi128_si256(q), _mm_srli_epi16(q, 4), 1);
-    return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
-}
-
-static inline __m256i qv_dot_q4_0(const uint8_t *w, const int8_t *x, const int32_t *c4) {
-    __m256i xv = _mm256_loadu_si256((const __m256i *)(const void *)x);
+static inline __m256i qv_dot_q4_0(const uint8_t *w, __m256i xv, __m256i off) {
     __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(qv_nibbles(w), xv), _mm256_set1_epi16(1));
-    return _mm256_add_epi32(s, _mm256_castsi128_si256(_mm_cvtsi32_si128(*c4)));
+    return _mm256_add_epi32(s, off);
 }
 
 #include "kernels/quant_simd_body.h"

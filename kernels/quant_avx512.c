@@ -10,22 +10,21 @@
 #include "kernels/quant.h"
 #include "kernels/quant_ops.h"
 
-/* The offset c in lane 0, the other lanes 0: one load. */
+/* The offset c in lane 0, the other lanes 0 (vpdpbusd's starting sums): one load. */
 static inline __m256i qv_offset(const int32_t *c) {
     return _mm256_zextsi128_si256(_mm_cvtsi32_si128(*c));
 }
 
-static inline __m256i qv_dot_q8_0(const int8_t *w, const int8_t *x, const int32_t *c128) {
+static inline __m256i qv_nibbles(const uint8_t *w);
+
+static inline __m256i qv_dot_q8_0(const int8_t *w, __m256i xv, __m256i off) {
     __m256i wv = _mm256_loadu_si256((const __m256i *)(const void *)w);
     __m256i wu = _mm256_xor_si256(wv, _mm256_set1_epi8((char)0x80)); /* w + 128, unsigned */
-    return _mm256_dpbusd_epi32(qv_offset(c128), wu, _mm256_loadu_si256((const __m256i *)(const void *)x));
+    return _mm256_dpbusd_epi32(off, wu, xv);
 }
 
-static inline __m256i qv_dot_q4_0(const uint8_t *w, const int8_t *x, const int32_t *c4) {
-    __m128i q = _mm_loadu_si128((const __m128i *)(const void *)w);
-    __m256i both = _mm256_inserti128_si256(_mm256_castsi128_si256(q), _mm_srli_epi16(q, 4), 1);
-    __m256i n = _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
-    return _mm256_dpbusd_epi32(qv_offset(c4), n, _mm256_loadu_si256((const __m256i *)(const void *)x));
+static inline __m256i qv_dot_q4_0(const uint8_t *w, __m256i xv, __m256i off) {
+    return _mm256_dpbusd_epi32(off, qv_nibbles(w), xv);
 }
 
 #include "kernels/quant_simd_body.h"

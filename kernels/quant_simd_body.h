@@ -1,17 +1,16 @@
 /* The block matvec loops of kernels/quant.h, one body for AVX2 and AVX-512 VNNI: the file that includes it
- * supplies the block dot products on 256-bit vectors,
- *   qv_dot_q8_0(const int8_t *w, const int8_t *x, const int32_t *c128) and
- *   qv_dot_q4_0(const uint8_t *w, const int8_t *x, const int32_t *c4),
- * each 8 int32 lanes that sum to the block's exact integer dot product (the codes' offsets taken off by the
- * act's c4 / c128 where the loop multiplies unsigned codes), and QV_NAME. A block's lanes are converted to
- * f32 and added in with one FMA by the product of the two scales; two sums break the FMA chain. */
+ * supplies qv_offset(const int32_t *c), the act's offset for one block as a vector, and the block dot
+ * products of one row's block against x's block (xv) on 256-bit vectors,
+ *   qv_dot_q8_0(const int8_t *w, __m256i xv, __m256i off) and qv_dot_q4_0(const uint8_t *w, __m256i xv,
+ *   __m256i off), each 8 int32 lanes that sum to the block's exact integer dot product,
+ * and QV_NAME. Rows go QV_GROUP at a time: x's block, its scale and offset are loaded once for the group,
+ * and the group's rows are QV_GROUP independent FMA chains (measured in docs/tuning/quant-matvec.md). */
 #include <immintrin.h>
 
 #include "kernels/quant.h"
 #include "kernels/quant_ops.h"
 
-/* Bytes ahead of the block being read that each step prefetches into L1 (about one line a step). */
-#define QV_PF_BYTES 1024
+#define QV_GROUP 4
 
 static inline float qv_hsum(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -20,31 +19,63 @@ static inline float qv_hsum(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
+/* The 16 bytes' low nibbles (elements 0-15) in the low half, high nibbles (16-31) in the high half: one
+ * 128-bit broadcast load, one variable shift of the high half's dwords (the bits it moves across bytes are
+ * masked off). */
+static inline __m256i qv_nibbles(const uint8_t *w) {
+    __m256i q = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)w));
+    q = _mm256_srlv_epi32(q, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4));
+    return _mm256_and_si256(q, _mm256_set1_epi8(0x0f));
+}
+
+/* An f16 scale in every lane. */
+static inline __m256 qv_f16_broadcast(const uint16_t *d) {
+    return _mm256_cvtph_ps(_mm_set1_epi16((short)*d));
+}
+
+/* One row's step over block b: the integer dot product in f32, times x's scale, then the FMA by the row's
+ * scale. A lone row (the rows after the last whole group) takes the same steps in the same order, so a
+ * row's sum does not depend on where a team's chunk starts. */
+#define QV_ROW_STEP(ACC, DOT, B, XV, OFF, DX)                                                            \
+    ACC = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(DOT((B)->qs, XV, OFF)), DX),                  \
+                          qv_f16_broadcast(&(B)->d), ACC)
+
 #define QV_MATVEC(NAME, BLOCK, DOT, CORR)                                                                    \
     static void NAME(float *y, const struct BLOCK *w, const struct quant_act *a, int blk0, int rows, int nb, \
                      int add) {                                                                              \
         const int8_t *xq = a->qs + (size_t)blk0 * QUANT_BLOCK;                                               \
         const float *xd = a->d + blk0;                                                                       \
         const int32_t *xc = a->CORR + blk0;                                                                  \
-        for (int r = 0; r < rows; r++) {                                                                     \
+        const size_t group_step = QV_GROUP * sizeof(struct BLOCK); /* bytes of one block column */          \
+        int r = 0;                                                                                           \
+        for (; r + QV_GROUP <= rows; r += QV_GROUP) {                                                        \
+            const struct BLOCK *g = w + (size_t)r * (size_t)nb;                                              \
+            /* the next group, a block column a step: it is read just as this group's nb steps end */       \
+            const char *next = (const char *)(g + QV_GROUP * (size_t)nb);                                   \
+            __m256 acc[QV_GROUP];                                                                            \
+            for (int j = 0; j < QV_GROUP; j++) acc[j] = _mm256_setzero_ps();                                 \
+            for (int k = 0; k < nb; k++) {                                                                   \
+                for (size_t o = 0; o < group_step; o += 64)                                                  \
+                    _mm_prefetch(next + (size_t)k * group_step + o, _MM_HINT_T0);                           \
+                const __m256i xv = _mm256_loadu_si256((const __m256i *)(const void *)(xq + k * QUANT_BLOCK)); \
+                const __m256i off = qv_offset(xc + k);                                                       \
+                const __m256 dx = _mm256_set1_ps(xd[k]);                                                     \
+                for (int j = 0; j < QV_GROUP; j++)                                                           \
+                    QV_ROW_STEP(acc[j], DOT, g + (size_t)j * (size_t)nb + k, xv, off, dx);                   \
+            }                                                                                                \
+            for (int j = 0; j < QV_GROUP; j++) {                                                             \
+                float v = qv_hsum(acc[j]);                                                                   \
+                y[r + j] = add ? y[r + j] + v : v;                                                           \
+            }                                                                                                \
+        }                                                                                                    \
+        for (; r < rows; r++) {                                                                              \
             const struct BLOCK *row = w + (size_t)r * (size_t)nb;                                            \
-            __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();                                   \
-            int k = 0;                                                                                       \
-            for (; k + 2 <= nb; k += 2) {                                                                    \
-                _mm_prefetch((const char *)(row + k) + QV_PF_BYTES, _MM_HINT_T0);                            \
-                __m256i s0 = DOT(row[k].qs, xq + (size_t)k * QUANT_BLOCK, xc + k);                           \
-                __m256i s1 = DOT(row[k + 1].qs, xq + (size_t)(k + 1) * QUANT_BLOCK, xc + k + 1);             \
-                acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), _mm256_set1_ps(_cvtsh_ss(row[k].d) * xd[k]),  \
-                                       acc0);                                                                \
-                acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1),                                               \
-                                       _mm256_set1_ps(_cvtsh_ss(row[k + 1].d) * xd[k + 1]), acc1);           \
+            __m256 acc = _mm256_setzero_ps();                                                                \
+            for (int k = 0; k < nb; k++) {                                                                   \
+                const __m256i xv = _mm256_loadu_si256((const __m256i *)(const void *)(xq + k * QUANT_BLOCK)); \
+                QV_ROW_STEP(acc, DOT, row + k, xv, qv_offset(xc + k), _mm256_set1_ps(xd[k]));                \
             }                                                                                                \
-            if (k < nb) {                                                                                    \
-                __m256i s0 = DOT(row[k].qs, xq + (size_t)k * QUANT_BLOCK, xc + k);                           \
-                acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), _mm256_set1_ps(_cvtsh_ss(row[k].d) * xd[k]),  \
-                                       acc0);                                                                \
-            }                                                                                                \
-            float v = qv_hsum(_mm256_add_ps(acc0, acc1));                                                    \
+            float v = qv_hsum(acc);                                                                          \
             y[r] = add ? y[r] + v : v;                                                                       \
         }                                                                                                    \
     }
