@@ -2,6 +2,7 @@
  * kernel in one process (kernel, read, kernel, read, ...), so both see the same load of a shared machine,
  * and prints each configuration's median GB/s and the median over the pairs of kernel GB/s / read GB/s.
  *   forge-tune matvec    [--isa I] [--threads N] [--profile l1|l2] [--shape RxC] [--gib G] [--reps N]
+ *                        [--dtype bf16|f32|q8_0|q4_0]
  *   forge-tune attention [--isa I] [--threads N] [--profile l1|l2] [--positions P] [--heads Q/KV]
  *                        [--layers L] [--reps N]
  * Without --isa, --threads or --shape/--positions it sweeps every ISA from AVX2 up to the CPU's best, one
@@ -14,6 +15,7 @@
 
 #include "kernels/huge_map.h"
 #include "kernels/kernels.h"
+#include "kernels/quant.h"
 #include "kernels/team.h"
 #include "roofline/ceilings.h"
 #include "roofline/timing.h"
@@ -29,6 +31,7 @@ struct tune_opts {
     int positions[TUNE_MAX_ITEMS], n_positions;
     int heads, kv_heads, layers, reps;
     double gib;
+    enum fr_dtype wtype; /* the matvec's weights */
 };
 
 /* One timed function and its bytes: the kernel over all its matrices or layers, or the read. */
@@ -40,6 +43,7 @@ struct tune_job {
     int rows, cols, count; /* matvec: count matrices of rows x cols; attention: count layers */
     int positions, heads, kv_heads;
     int threads; /* the team's */
+    enum fr_dtype wtype;
 };
 
 /* The kernel's calls over every matrix or layer in one kernel team, as the decode step runs them: one
@@ -47,7 +51,7 @@ struct tune_job {
 static void tune_run(void *ctx, long rep) {
     (void)rep;
     const struct tune_job *j = ctx;
-    const size_t each = (size_t)j->rows * (size_t)j->cols,
+    const size_t each = fr_dtype_bytes(j->wtype, (size_t)j->rows * (size_t)j->cols),
                  layer = (size_t)j->kv_heads * (size_t)j->positions * 128;
     const uint16_t *v = j->w + layer * (size_t)j->count;
     struct kernel_team team;
@@ -61,7 +65,7 @@ static void tune_run(void *ctx, long rep) {
                           j->positions, (size_t)j->positions * 128, j->heads, j->kv_heads, 128, j->scratch,
                           j->threads);
             else
-                matvec(j->y, j->w + (size_t)m * each, FR_DTYPE_BF16, j->x, j->rows, j->cols,
+                matvec(j->y, (const unsigned char *)j->w + (size_t)m * each, j->wtype, j->x, j->rows, j->cols,
                        MATVEC_BACKEND_FORGE, j->threads, NULL);
             kernel_team_sync();
         }
@@ -104,8 +108,8 @@ static int tune_parse_int(const char *s, int lo, int hi, int *out) {
 static int tune_usage(const char *why) {
     fprintf(stderr,
             "forge-tune: %s (usage: forge-tune matvec|attention [--isa I] [--threads N] "
-            "[--profile l1|l2] [--shape RxC] [--gib G] [--positions P] [--heads Q/KV] [--layers L] "
-            "[--reps N])\n",
+            "[--profile l1|l2] [--shape RxC] [--gib G] [--dtype bf16|f32|q8_0|q4_0] [--positions P] "
+            "[--heads Q/KV] [--layers L] [--reps N])\n",
             why);
     return 2;
 }
@@ -132,6 +136,8 @@ static int tune_parse(int argc, char **argv, int attention, struct tune_opts *o)
             o->n_shapes = 1;
         else if (!attention && !strcmp(a, "--gib") && (g = strtod(v, NULL)) > 0 && g <= 64)
             o->gib = g;
+        else if (!attention && !strcmp(a, "--dtype") && fr_wtype_parse(v, &o->wtype) == 0)
+            continue;
         else if (attention && !strcmp(a, "--positions") && tune_parse_int(v, 1, 1 << 20, &n) == 0)
             o->positions[0] = n, o->n_positions = 1;
         else if (attention && !strcmp(a, "--heads") && sscanf(v, "%d/%d", &q, &kv) == 2 && q > 0 && kv > 0 &&
@@ -152,6 +158,23 @@ static void tune_fill(uint16_t *w, size_t n) {
         s = s * 1664525u + 1013904223u;
         w[i] = (uint16_t)(0x3c00u | (s >> 25)); /* about 0.0078-0.016, positive */
     }
+}
+
+/* The bytes at w, for a block format: 4096 weights of seeded values in [-1, 1) quantised, the bytes
+ * repeated over the buffer (the time does not depend on the codes; quantising a GiB would take seconds). */
+static int tune_fill_blocks(unsigned char *w, size_t bytes, enum fr_dtype t) {
+    enum { N = 4096 };
+    float v[N];
+    uint32_t s = 12345u;
+    for (int i = 0; i < N; i++) {
+        s = s * 1664525u + 1013904223u;
+        v[i] = (float)(s >> 8) / 8388608.0f - 1.0f;
+    }
+    const size_t unit = fr_dtype_bytes(t, N);
+    if (bytes < unit) return -1;
+    quant_quantize_row(w, t, v, N);
+    for (size_t at = unit; at < bytes; at += unit) memcpy(w + at, w, bytes - at < unit ? bytes - at : unit);
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -202,7 +225,10 @@ int main(int argc, char **argv) {
         rc = 1;
         goto done;
     }
-    tune_fill(w, wmax / 2);
+    if (fr_dtype_is_block(o.wtype))
+        tune_fill_blocks((unsigned char *)w, wmax, o.wtype);
+    else
+        tune_fill(w, wmax / 2);
     for (size_t i = 0; i < xn; i++) x[i] = (float)(i % 7) * 0.125f - 0.375f;
     for (size_t i = 0; i < read_n; i++) rd[i] = 1.0f;
 
@@ -223,7 +249,7 @@ int main(int argc, char **argv) {
                 rc = 2;
             }
             for (int s = 0; !att && s < o.n_shapes && rc == 0; s++) {
-                size_t each = (size_t)o.rows[s] * (size_t)o.cols[s] * 2;
+                size_t each = fr_dtype_bytes(o.wtype, (size_t)o.rows[s] * (size_t)o.cols[s]);
                 struct tune_job j = {.w = w,
                                      .x = x,
                                      .y = y,
@@ -232,15 +258,18 @@ int main(int argc, char **argv) {
                                      .rows = o.rows[s],
                                      .cols = o.cols[s],
                                      .count = (int)(wmax / each),
-                                     .threads = o.threads[t]};
-                if (j.count < 1 || o.cols[s] > (int)xn || o.rows[s] > (int)yn) {
+                                     .threads = o.threads[t],
+                                     .wtype = o.wtype};
+                if (j.count < 1 || o.cols[s] > (int)xn || o.rows[s] > (int)yn ||
+                    quant_check_cols(o.wtype, o.cols[s], NULL) != 0) {
                     fprintf(stderr, "forge-tune: shape %dx%d does not fit\n", o.rows[s], o.cols[s]);
                     rc = 2;
                     break;
                 }
                 j.bytes = each * (size_t)j.count;
                 char what[64];
-                snprintf(what, sizeof what, "matvec %dx%d x%d", o.rows[s], o.cols[s], j.count);
+                snprintf(what, sizeof what, "matvec %s %dx%d x%d", fr_dtype_name(o.wtype), o.rows[s],
+                         o.cols[s], j.count);
                 rc = tune_measure(what, tune_run, &j, &o, isa, o.threads[t]);
             }
             for (int p = 0; att && p < o.n_positions && rc == 0; p++) {
