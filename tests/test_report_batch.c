@@ -9,6 +9,7 @@
 
 #include "bench/report/report_batch.h"
 #include "bench/report/report_json.h"
+#include "kernels/dtype.h"
 
 static struct run_report rep;
 
@@ -36,7 +37,7 @@ static void make_rows(struct run_report *r) {
         b->efficiency = b->predicted_s / b->measured.median_s;
     }
     r->batch_ridge.context = 1024;
-    r->batch_ridge.proj_bf16 = 11.5, r->batch_ridge.step_bf16 = INFINITY;
+    r->batch_ridge.proj[FR_DTYPE_BF16] = 11.5, r->batch_ridge.step[FR_DTYPE_BF16] = INFINITY;
 }
 
 /* The finding line and the report.md section of r, as one malloc'd string. */
@@ -135,11 +136,22 @@ Test(report_batch, csv_json_and_markdown) {
     cr_expect_eq(back.batch[1].proj_s, rep.batch[1].proj_s);
     cr_expect(isnan(back.batch[1].paired_efficiency)); /* unpaired rows stay unpaired */
     cr_expect_eq(back.batch_ridge.proj_measured, 8.0);
+    cr_expect_eq(back.batch_ridge.proj[FR_DTYPE_BF16], 11.5);
+    cr_expect(isinf(back.batch_ridge.step[FR_DTYPE_BF16]) || isnan(back.batch_ridge.step[FR_DTYPE_BF16]));
+    cr_expect(isnan(back.batch_ridge.proj[FR_DTYPE_Q4_0])); /* unset: null in run.json, NaN read back */
     free(json);
     char *md = batch_markdown(&rep);
     cr_expect(strstr(md, "leaves the memory roof (below 80 % of it) at B = 64") != NULL, "%s", md);
     cr_expect(strstr(md, "measured ridge: B = 8.0, against B = 11.5 predicted") != NULL, "%s", md);
-    cr_expect(strstr(md, "whole step, bf16 weights none (memory-bound at any B)") != NULL, "%s", md);
+    cr_expect(strstr(md, "whole step, bf16 none (memory-bound at any B); f32") != NULL, "%s", md);
+    cr_expect(strstr(md, "; the GEMMs alone, bf16 B = 11.5; f32") != NULL, "%s", md);
+    free(md);
+    /* a q4_0 run's finding quotes q4_0's ridge, and run.json keeps every format's */
+    snprintf(rep.prov.dtype, sizeof rep.prov.dtype, "q4_0");
+    rep.batch_ridge.proj[FR_DTYPE_Q4_0] = 3.5;
+    md = batch_markdown(&rep);
+    cr_expect(strstr(md, "against B = 3.5 predicted (q4_0 weights)") != NULL, "%s", md);
+    cr_expect(strstr(md, "; q4_0 B = 3.5.") != NULL, "%s", md);
     free(md);
     snprintf(line, sizeof line, "rm -rf %s", dir);
     cr_expect_eq(system(line), 0);

@@ -120,16 +120,14 @@ int run_batch_phase(const struct run_batch_opts *o, struct run_report *rep, stru
     }
     decode_batch_free(&bt);
     if (rc != 0) return -1;
-    struct cost_opts bf = {FR_DTYPE_BF16, o->kvtype}, f32 = {FR_DTYPE_F32, o->kvtype};
     const struct roofline *rf = o->roofs;
-    rr->step_bf16 = cost_batch_ridge(o->cfg, &bf, o->context, SAMPLER_VARIANT_CHAIN, 0, rf->peak_gflops,
-                                     rf->bw_gbs, rf->cache_gbs);
-    rr->step_f32 = cost_batch_ridge(o->cfg, &f32, o->context, SAMPLER_VARIANT_CHAIN, 0, rf->peak_gflops,
-                                    rf->bw_gbs, rf->cache_gbs);
-    rr->proj_bf16 = cost_batch_ridge(o->cfg, &bf, o->context, SAMPLER_VARIANT_CHAIN, 1, rf->peak_gflops,
-                                     rf->bw_gbs, rf->cache_gbs);
-    rr->proj_f32 = cost_batch_ridge(o->cfg, &f32, o->context, SAMPLER_VARIANT_CHAIN, 1, rf->peak_gflops,
-                                    rf->bw_gbs, rf->cache_gbs);
+    for (int t = 0; t < REPORT_RIDGE_TYPES; t++) { /* every weight format's, the run's own among them */
+        const struct cost_opts co = {(enum fr_dtype)t, o->kvtype};
+        rr->step[t] = cost_batch_ridge(o->cfg, &co, o->context, SAMPLER_VARIANT_CHAIN, 0, rf->peak_gflops,
+                                       rf->bw_gbs, rf->cache_gbs);
+        rr->proj[t] = cost_batch_ridge(o->cfg, &co, o->context, SAMPLER_VARIANT_CHAIN, 1, rf->peak_gflops,
+                                       rf->bw_gbs, rf->cache_gbs);
+    }
     report_batch_ridge_measured(rep);
     return 0;
 }

@@ -63,7 +63,8 @@ void report_init(struct run_report *r) {
     }
     struct report_batch_ridge *rr = &r->batch_ridge;
     rr->context = -1;
-    rr->step_bf16 = rr->step_f32 = rr->proj_bf16 = rr->proj_f32 = rr->proj_measured = NAN;
+    for (int t = 0; t < REPORT_RIDGE_TYPES; t++) rr->step[t] = rr->proj[t] = NAN;
+    rr->proj_measured = NAN;
     rr->leaves_memory_roof_batch = NAN;
 }
 

@@ -233,10 +233,14 @@ struct report_batch {
 };
 
 /* The ridge batch (compute roof = memory roof), predicted from this run's ceilings and measured. */
+#define REPORT_RIDGE_TYPES 4 /* bf16, f32, q8_0, q4_0: kernels/dtype.h's enum fr_dtype */
 struct report_batch_ridge {
     long context;
-    double step_bf16, step_f32;      /* whole batched step, predicted; INFINITY: memory-bound at any B */
-    double proj_bf16, proj_f32;      /* the projections (GEMMs) alone, predicted */
+    /* Indexed by the weights' enum fr_dtype (bf16, f32, q8_0, q4_0), predicted from the run's ceilings:
+     * step the whole batched step (INFINITY: memory-bound at any B), proj the projections (GEMMs) alone.
+     * Runs written before q8_0/q4_0 had a ridge read theirs as NaN. */
+    double step[REPORT_RIDGE_TYPES];
+    double proj[REPORT_RIDGE_TYPES];
     double proj_measured;            /* the run's dtype on forge: where the measured GEMM time's flat part
                                       * (B = 1) meets its compute line (largest B); NaN when unmeasured */
     double leaves_memory_roof_batch; /* smallest B whose measured tokens/s is below 80 % of the memory

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bench/report/report_csv.h"
+#include "kernels/dtype.h"
 
 static bool is_forge(const struct report_batch *b) {
     return strcmp(b->backend, "openblas") != 0;
@@ -74,9 +75,15 @@ int report_batch_write_csv(const struct run_report *r, const char *dir, struct f
     return report_file_close(f, dir, "batch.csv", err);
 }
 
-static void md_ridge(FILE *f, const char *what, double v) {
+/* The run's weight format (bf16 where run.json names none this build knows). */
+static enum fr_dtype run_wtype(const struct run_report *r) {
+    enum fr_dtype t;
+    return fr_wtype_parse(r->prov.dtype, &t) == 0 ? t : FR_DTYPE_BF16;
+}
+
+static void md_ridge(FILE *f, const char *what, double v, bool whole_step) {
     char b[REPORT_FMT_LEN];
-    if (isinf(v) || (isnan(v) && strncmp(what, "whole", 5) == 0))
+    if (isinf(v) || (isnan(v) && whole_step))
         fprintf(f, "%s none (memory-bound at any B)", what);
     else
         report_fmt_md(v, 1, 1, b), fprintf(f, "%s B = %s", what, b);
@@ -94,7 +101,7 @@ void report_batch_finding(FILE *f, const struct run_report *r) {
     const struct report_batch_ridge *rr = &r->batch_ridge;
     const char *against = forge_paired(r) ? " (DRAM bytes at the rate of each step's paired read)" : "";
     char a[REPORT_FMT_LEN], p[REPORT_FMT_LEN];
-    report_fmt_md(strcmp(r->prov.dtype, "f32") == 0 ? rr->proj_f32 : rr->proj_bf16, 1, 1, p);
+    report_fmt_md(rr->proj[run_wtype(r)], 1, 1, p);
     if (isnan(rr->leaves_memory_roof_batch))
         fprintf(
             f,
@@ -182,11 +189,20 @@ void report_batch_write_md(FILE *f, const struct run_report *r) {
                 b->batch, b->backend, b->dtype, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9],
                 c[10], c[11], c[12], c[13]);
     }
-    fputs("\nRidge batch (compute roof = memory roof), predicted from this run's ceilings: ", f);
-    md_ridge(f, "whole step, bf16 weights", rr->step_bf16);
-    md_ridge(f, "; f32 weights", rr->step_f32);
-    md_ridge(f, "; the GEMMs alone, bf16 weights", rr->proj_bf16);
-    md_ridge(f, "; f32 weights", rr->proj_f32);
+    /* every format's, so one run shows where each would leave the memory roof (the GEMM of a block format
+     * dequantises to f32, so its compute roof is the f32 FMA's and its ridge falls at a smaller B) */
+    fputs("\nRidge batch (compute roof = memory roof), predicted from this run's ceilings: whole step,", f);
+    for (int t = 0; t < REPORT_RIDGE_TYPES; t++) {
+        char what[32];
+        snprintf(what, sizeof what, "%s %s", t ? ";" : "", fr_dtype_name((enum fr_dtype)t));
+        md_ridge(f, what, rr->step[t], true);
+    }
+    fputs("; the GEMMs alone,", f);
+    for (int t = 0; t < REPORT_RIDGE_TYPES; t++) {
+        char what[32];
+        snprintf(what, sizeof what, "%s %s", t ? ";" : "", fr_dtype_name((enum fr_dtype)t));
+        md_ridge(f, what, rr->proj[t], false);
+    }
     fputs(". Measured (GEMMs, forge, where their flat time at B = 1 meets their compute line at the largest "
           "B): ",
           f);
@@ -243,8 +259,8 @@ int report_batch_write_plot_inputs(const struct run_report *r, const char *dir, 
     gp_roof_fit(vars, "step_roof", lo, hi, 0);
     gp_roof_fit(vars, "gemm_roof", lo, hi, 1);
     const struct report_batch_ridge *rr = &r->batch_ridge;
-    double pred = strcmp(r->prov.dtype, "f32") == 0 ? rr->proj_f32 : rr->proj_bf16;
-    double step = strcmp(r->prov.dtype, "f32") == 0 ? rr->step_f32 : rr->step_bf16;
+    const enum fr_dtype own = run_wtype(r);
+    double pred = rr->proj[own], step = rr->step[own];
     fprintf(vars, "ridge_gemm_pred = %.9g\nridge_gemm_meas = %.9g\nridge_step_pred = %.9g\n",
             isfinite(pred) ? pred : 0, isfinite(rr->proj_measured) ? rr->proj_measured : 0,
             isfinite(step) ? step : 0);

@@ -5,6 +5,7 @@
 #include "bench/report/report_json.h"
 #include "bench/report/results_dir.h"
 
+#include "kernels/dtype.h"
 #include "roofline/samples.h"
 
 #include <cJSON.h>
@@ -143,10 +144,13 @@ char *report_json_string(const struct run_report *r) {
         const struct report_batch_ridge *rr = &r->batch_ridge;
         cJSON *o = cJSON_AddObjectToObject(root, "batch_ridge"); /* null: no ridge (memory-bound at any B) */
         cJSON_AddNumberToObject(o, "context", (double)rr->context);
-        add_num(o, "step_bf16", rr->step_bf16);
-        add_num(o, "step_f32", rr->step_f32);
-        add_num(o, "proj_bf16", rr->proj_bf16);
-        add_num(o, "proj_f32", rr->proj_f32);
+        for (int t = 0; t < REPORT_RIDGE_TYPES; t++) {
+            char k[16];
+            snprintf(k, sizeof k, "step_%s", fr_dtype_name((enum fr_dtype)t));
+            add_num(o, k, rr->step[t]);
+            snprintf(k, sizeof k, "proj_%s", fr_dtype_name((enum fr_dtype)t));
+            add_num(o, k, rr->proj[t]);
+        }
         add_num(o, "proj_measured", rr->proj_measured);
         add_num(o, "leaves_memory_roof_batch", rr->leaves_memory_roof_batch);
         cJSON_AddStringToObject(o, "note", rr->note);
@@ -414,8 +418,14 @@ int report_json_parse(const char *json, size_t len, const char *name, struct run
         struct report_batch_ridge *rr = &r->batch_ridge;
         if (o) {
             rr->context = rd_long(&rd, o, "context", -1, LONG_MAX / 2);
-            rr->step_bf16 = rd_num(&rd, o, "step_bf16"), rr->step_f32 = rd_num(&rd, o, "step_f32");
-            rr->proj_bf16 = rd_num(&rd, o, "proj_bf16"), rr->proj_f32 = rd_num(&rd, o, "proj_f32");
+            for (int t = 0; t < REPORT_RIDGE_TYPES; t++) { /* bf16's and f32's in every run */
+                char ks[16], kp[16];
+                snprintf(ks, sizeof ks, "step_%s", fr_dtype_name((enum fr_dtype)t));
+                snprintf(kp, sizeof kp, "proj_%s", fr_dtype_name((enum fr_dtype)t));
+                const bool optional = fr_dtype_is_block((enum fr_dtype)t);
+                rr->step[t] = optional && !cJSON_GetObjectItemCaseSensitive(o, ks) ? NAN : rd_num(&rd, o, ks);
+                rr->proj[t] = optional && !cJSON_GetObjectItemCaseSensitive(o, kp) ? NAN : rd_num(&rd, o, kp);
+            }
             rr->proj_measured = rd_num(&rd, o, "proj_measured");
             rr->leaves_memory_roof_batch = rd_num(&rd, o, "leaves_memory_roof_batch");
             snprintf(rr->note, sizeof rr->note, "%s", rd_str(&rd, o, "note"));
