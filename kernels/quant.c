@@ -63,6 +63,14 @@ static inline float round_even(float t) {
     return r - QUANT_ROUND_MAGIC;
 }
 
+/* llama.cpp's roundf: to nearest, halves away from zero. t - r is exact here (|t| <= 127.5), so a tie is
+ * seen exactly and moved one step out. */
+static inline float round_away(float t) {
+    float r = round_even(t);
+    float diff = t - r;
+    return diff == 0.5f || diff == -0.5f ? t + (t < 0 ? -0.5f : 0.5f) : r;
+}
+
 static void quantize_q8_0(struct quant_block_q8_0 *b, const float *x) {
     float amax = 0.0f;
     for (int i = 0; i < QUANT_BLOCK; i++) {
@@ -71,7 +79,7 @@ static void quantize_q8_0(struct quant_block_q8_0 *b, const float *x) {
     }
     float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
     b->d = quant_f16_from_f32(d);
-    for (int i = 0; i < QUANT_BLOCK; i++) b->qs[i] = (int8_t)(int)round_even(x[i] * id);
+    for (int i = 0; i < QUANT_BLOCK; i++) b->qs[i] = (int8_t)(int)round_away(x[i] * id);
 }
 
 /* d = m / -8 for the value m of largest magnitude, so m itself is code 0 exactly; the opposite end, +8 d,

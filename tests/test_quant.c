@@ -59,13 +59,15 @@ Test(quant, q8_0_block_by_hand) {
     float x[32] = {0};
     x[0] = 127.0f; /* d = 1 */
     x[1] = -3.0f;
-    x[31] = 2.5f; /* a tie: to even, 2 */
+    x[30] = -0.5f; /* ties: away from zero, as llama.cpp's roundf */
+    x[31] = 2.5f;
     struct quant_block_q8_0 b;
     quant_quantize_row(&b, FR_DTYPE_Q8_0, x, 32);
     cr_expect_eq(b.d, 0x3c00);
     cr_expect_eq(b.qs[0], 127);
     cr_expect_eq(b.qs[1], -3);
-    cr_expect_eq(b.qs[31], 2);
+    cr_expect_eq(b.qs[30], -1);
+    cr_expect_eq(b.qs[31], 3);
     cr_expect_eq(fr_dtype_bytes(FR_DTYPE_Q8_0, 64), 68);
     cr_expect_eq(fr_dtype_bytes(FR_DTYPE_Q4_0, 64), 36);
 }
