@@ -36,8 +36,8 @@ static inline __m256 qv_f16_broadcast(const uint16_t *d) {
 /* One row's step over block b: the integer dot product in f32, times x's scale, then the FMA by the row's
  * scale. A lone row (the rows after the last whole group) takes the same steps in the same order, so a
  * row's sum does not depend on where a team's chunk starts. */
-#define QV_ROW_STEP(ACC, DOT, B, XV, OFF, DX)                                                            \
-    ACC = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(DOT((B)->qs, XV, OFF)), DX),                  \
+#define QV_ROW_STEP(ACC, DOT, B, XV, OFF, DX)                                                                \
+    ACC = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(DOT((B)->qs, XV, OFF)), DX),                      \
                           qv_f16_broadcast(&(B)->d), ACC)
 
 #define QV_MATVEC(NAME, BLOCK, DOT, CORR)                                                                    \
@@ -46,18 +46,19 @@ static inline __m256 qv_f16_broadcast(const uint16_t *d) {
         const int8_t *xq = a->qs + (size_t)blk0 * QUANT_BLOCK;                                               \
         const float *xd = a->d + blk0;                                                                       \
         const int32_t *xc = a->CORR + blk0;                                                                  \
-        const size_t group_step = QV_GROUP * sizeof(struct BLOCK); /* bytes of one block column */          \
+        const size_t group_step = QV_GROUP * sizeof(struct BLOCK); /* bytes of one block column */           \
         int r = 0;                                                                                           \
         for (; r + QV_GROUP <= rows; r += QV_GROUP) {                                                        \
             const struct BLOCK *g = w + (size_t)r * (size_t)nb;                                              \
-            /* the next group, a block column a step: it is read just as this group's nb steps end */       \
-            const char *next = (const char *)(g + QV_GROUP * (size_t)nb);                                   \
+            /* the next group, a block column a step: it is read just as this group's nb steps end */        \
+            const char *next = (const char *)(g + QV_GROUP * (size_t)nb);                                    \
             __m256 acc[QV_GROUP];                                                                            \
             for (int j = 0; j < QV_GROUP; j++) acc[j] = _mm256_setzero_ps();                                 \
             for (int k = 0; k < nb; k++) {                                                                   \
                 for (size_t o = 0; o < group_step; o += 64)                                                  \
-                    _mm_prefetch(next + (size_t)k * group_step + o, _MM_HINT_T0);                           \
-                const __m256i xv = _mm256_loadu_si256((const __m256i *)(const void *)(xq + k * QUANT_BLOCK)); \
+                    _mm_prefetch(next + (size_t)k * group_step + o, _MM_HINT_T0);                            \
+                const __m256i xv =                                                                           \
+                    _mm256_loadu_si256((const __m256i *)(const void *)(xq + k * QUANT_BLOCK));               \
                 const __m256i off = qv_offset(xc + k);                                                       \
                 const __m256 dx = _mm256_set1_ps(xd[k]);                                                     \
                 for (int j = 0; j < QV_GROUP; j++)                                                           \
@@ -72,7 +73,8 @@ static inline __m256 qv_f16_broadcast(const uint16_t *d) {
             const struct BLOCK *row = w + (size_t)r * (size_t)nb;                                            \
             __m256 acc = _mm256_setzero_ps();                                                                \
             for (int k = 0; k < nb; k++) {                                                                   \
-                const __m256i xv = _mm256_loadu_si256((const __m256i *)(const void *)(xq + k * QUANT_BLOCK)); \
+                const __m256i xv =                                                                           \
+                    _mm256_loadu_si256((const __m256i *)(const void *)(xq + k * QUANT_BLOCK));               \
                 QV_ROW_STEP(acc, DOT, row + k, xv, qv_offset(xc + k), _mm256_set1_ps(xd[k]));                \
             }                                                                                                \
             float v = qv_hsum(acc);                                                                          \
