@@ -241,8 +241,10 @@ static void quant_rows(float *y, const void *w, enum fr_dtype t, const struct qu
         ops->matvec_q4_0(y, w, a, blk0, rows, cols / QUANT_BLOCK, add);
 }
 
-void matvec_quant_thread(float *y, const void *w, enum fr_dtype t, const float *x, int rows, int cols) {
-    quant_rows(y, w, t, quant_act_quantize(x, cols), 0, rows, cols, 0);
+void matvec_quant_thread(float *y, const void *w, enum fr_dtype t, const float *x, int rows, int cols,
+                         long passes) {
+    const struct quant_act *a = quant_act_quantize(x, cols);
+    for (long p = 0; p < passes; p++) quant_rows(y, w, t, a, 0, rows, cols, 0);
 }
 
 typedef void (*matvec_bf16_loop)(float *, const uint16_t *, const float *, int, int, int);

@@ -47,9 +47,12 @@ const char *kernel_matvec_describe(void);
  * "AVX2 (vpmaddubsw)" (also AVX-512 CPUs without VNNI) or "scalar". */
 const char *kernel_quant_describe(void);
 /* A Q8_0 / Q4_0 matvec (rows x cols, cols whole blocks) on the calling thread alone, whatever team it is
- * in: x quantised, then every row through the active ISA's block loop, as matvec hands each thread its
- * chunk. The format's compute roof (roofline/ceilings.c) times it on L2-resident matrices. */
-void matvec_quant_thread(float *y, const void *w, enum fr_dtype t, const float *x, int rows, int cols);
+ * in, `passes` times over: x quantised once, then every row through the active ISA's block loop on each
+ * pass, as matvec hands each thread its chunk. The format's compute roof (roofline/ceilings.c) times it on
+ * L2-resident matrices: the block dot products alone, x's quantisation amortised over the passes as over a
+ * large matrix's rows, so no block of a run (its own quantisation in its time) can beat it. */
+void matvec_quant_thread(float *y, const void *w, enum fr_dtype t, const float *x, int rows, int cols,
+                         long passes);
 
 /* ---- matvec: y[rows] = W[rows][cols] . x[cols], W bf16 or f32, x and y f32, f32 accumulation ---- */
 enum matvec_backend { MATVEC_BACKEND_FORGE, MATVEC_BACKEND_OPENBLAS };
