@@ -18,9 +18,9 @@ static inline __m256i qv_offset(const int32_t *c) {
 static inline __m256i qv_nibbles(const uint8_t *w);
 
 static inline __m256i qv_dot_q8_0(const int8_t *w, __m256i xv, __m256i off) {
+    (void)off;
     __m256i wv = _mm256_loadu_si256((const __m256i *)(const void *)w);
-    __m256i wu = _mm256_xor_si256(wv, _mm256_set1_epi8((char)0x80)); /* w + 128, unsigned */
-    return _mm256_dpbusd_epi32(off, wu, xv);
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(wv, wv), _mm256_sign_epi8(xv, wv));
 }
 
 static inline __m256i qv_dot_q4_0(const uint8_t *w, __m256i xv, __m256i off) {
