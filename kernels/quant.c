@@ -151,7 +151,7 @@ static void act_block(int8_t *q, float *d_out, int32_t *sum_out, const float *x)
 static _Thread_local struct {
     _Alignas(64) int8_t qs[QUANT_ACT_MAX_COLS];
     float d[QUANT_ACT_MAX_COLS / QUANT_BLOCK];
-    int32_t c4[QUANT_ACT_MAX_COLS / QUANT_BLOCK], c128[QUANT_ACT_MAX_COLS / QUANT_BLOCK];
+    int32_t c4[QUANT_ACT_MAX_COLS / QUANT_BLOCK];
     struct quant_act act;
 } act_buf;
 
@@ -161,9 +161,8 @@ const struct quant_act *quant_act_quantize(const float *x, int n) {
         int32_t s;
         act_block(act_buf.qs + (size_t)k * QUANT_BLOCK, &act_buf.d[k], &s, x + (size_t)k * QUANT_BLOCK);
         act_buf.c4[k] = -8 * s;
-        act_buf.c128[k] = -128 * s;
     }
-    act_buf.act = (struct quant_act){act_buf.qs, act_buf.d, act_buf.c4, act_buf.c128, nb * QUANT_BLOCK};
+    act_buf.act = (struct quant_act){act_buf.qs, act_buf.d, act_buf.c4, nb * QUANT_BLOCK};
     return &act_buf.act;
 }
 

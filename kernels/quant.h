@@ -46,12 +46,11 @@ void quant_quantize_row(void *dst, enum fr_dtype t, const float *src, size_t n);
 void quant_dequantize_row(float *dst, enum fr_dtype t, const void *src, size_t n);
 
 /* x quantised for a block matvec: per 32-block int8 codes qs, scale d (x ~ d * qs) and the integer
- * offsets the SIMD dot products start from: c4 = -8 * sum(qs) (Q4_0's codes carry +8) and c128 = -128 *
- * sum(qs) (Q8_0's on VNNI, whose codes are made unsigned by +128). */
+ * offset the SIMD Q4_0 dot products start from: c4 = -8 * sum(qs) (Q4_0's codes carry +8). */
 struct quant_act {
     const int8_t *qs;
     const float *d;
-    const int32_t *c4, *c128;
+    const int32_t *c4;
     int n;
 };
 /* x[n] (n a multiple of 32, at most QUANT_ACT_MAX_COLS) quantised into the calling thread's buffer (one

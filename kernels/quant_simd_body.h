@@ -82,5 +82,5 @@ static inline __m256 qv_f16_broadcast(const uint16_t *d) {
         }                                                                                                    \
     }
 
-QV_MATVEC(qv_matvec_q8_0, quant_block_q8_0, qv_dot_q8_0, c128)
+QV_MATVEC(qv_matvec_q8_0, quant_block_q8_0, qv_dot_q8_0, c4) /* Q8_0's dot products take no offset */
 QV_MATVEC(qv_matvec_q4_0, quant_block_q4_0, qv_dot_q4_0, c4)
