@@ -35,6 +35,7 @@ enum gguf_ggml_type {
     GGUF_GGML_F16 = 1,
     GGUF_GGML_Q4_0 = 2,
     GGUF_GGML_Q8_0 = 8,
+    GGUF_GGML_Q6_K = 14,
     GGUF_GGML_BF16 = 30
 };
 

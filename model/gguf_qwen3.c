@@ -147,15 +147,19 @@ static int check_tensor(struct wslot_table *t, const struct gguf_file *g, const 
         break;
     case GGUF_GGML_Q8_0:
     case GGUF_GGML_Q4_0:
+    case GGUF_GGML_Q6_K: /* Q6_K: outside the layers only (table_types) */
         if (s->ndim == 2) {
-            s->dtype = gt->type == GGUF_GGML_Q8_0 ? WSLOT_Q8_0 : WSLOT_Q4_0;
+            s->dtype = gt->type == GGUF_GGML_Q8_0   ? WSLOT_Q8_0
+                       : gt->type == GGUF_GGML_Q4_0 ? WSLOT_Q4_0
+                                                    : WSLOT_Q6_K;
             break;
         }
         return fr_err_set(err, "%s: tensor '%s': type %s is not read for a norm (f32, f16 or bf16)", g->path,
                           name, gguf_ggml_type_name(gt->type, tbuf, sizeof tbuf));
     default:
-        return fr_err_set(err, "%s: tensor '%s': type %s is not read (f32, f16, bf16, q8_0 or q4_0)", g->path,
-                          name, gguf_ggml_type_name(gt->type, tbuf, sizeof tbuf));
+        return fr_err_set(
+            err, "%s: tensor '%s': type %s is not read (f32, f16, bf16, q8_0, q4_0; q6_k outside the layers)",
+            g->path, name, gguf_ggml_type_name(gt->type, tbuf, sizeof tbuf));
     }
     /* GGUF lists dims fastest-first: a [rows][cols] matrix is {cols, rows} */
     uint64_t want[2] = {s->ndim == 2 ? s->dims[1] : s->dims[0], s->dims[0]};
@@ -182,16 +186,13 @@ static int fill_table(struct wslot_table *t, const struct gguf_file *g, const st
 }
 
 static const char *slot_type_name(enum wslot_dtype d) {
-    static const char *const names[] = {[WSLOT_BF16] = "bf16",
-                                        [WSLOT_F16] = "f16",
-                                        [WSLOT_F32] = "f32",
-                                        [WSLOT_Q8_0] = "q8_0",
-                                        [WSLOT_Q4_0] = "q4_0"};
+    static const char *const names[] = {[WSLOT_BF16] = "bf16", [WSLOT_F16] = "f16",   [WSLOT_F32] = "f32",
+                                        [WSLOT_Q8_0] = "q8_0", [WSLOT_Q4_0] = "q4_0", [WSLOT_Q6_K] = "q6_k"};
     return names[d];
 }
 
 static bool slot_is_block(enum wslot_dtype d) {
-    return d == WSLOT_Q8_0 || d == WSLOT_Q4_0;
+    return d == WSLOT_Q8_0 || d == WSLOT_Q4_0 || d == WSLOT_Q6_K;
 }
 
 /* The layer matrices' one type; the matrices outside the layers (embedding, LM head) of another type. */
@@ -216,6 +217,14 @@ static int table_types(const struct wslot_table *t, const char *path, struct ggu
                               "quantised and other types is not read",
                               path, name, slot_type_name(s->dtype), other, slot_type_name(first->dtype));
         }
+    }
+    if (first && first->dtype == WSLOT_Q6_K) {
+        wslot_name(t, first, name, sizeof name);
+        return fr_err_set(
+            err,
+            "%s: tensor '%s' is q6_k: layer matrices run in q8_0, q4_0, f32, f16 or bf16 (q6_k is "
+            "read only outside the layers, converted at load)",
+            path, name);
     }
     out->block = first && slot_is_block(first->dtype);
     out->wtype = first ? wslot_dtype_wtype(first->dtype) : FR_DTYPE_BF16;

@@ -128,6 +128,7 @@ struct wslot *wslot_find(struct wslot_table *t, const char *name) {
 size_t wslot_dtype_bytes(enum wslot_dtype d, size_t n) {
     return d == WSLOT_Q8_0   ? fr_dtype_bytes(FR_DTYPE_Q8_0, n)
            : d == WSLOT_Q4_0 ? fr_dtype_bytes(FR_DTYPE_Q4_0, n)
+           : d == WSLOT_Q6_K ? n / QUANT_Q6_K_BLOCK * QUANT_Q6_K_BYTES
            : d == WSLOT_F32  ? 4 * n
                              : 2 * n;
 }
@@ -250,6 +251,22 @@ struct wslot_dest {
     int rows, cols, row0, pw;
 };
 
+/* Converts elements [first, first + n) of a Q6_K row (whole superblocks) into dst of type dt, a superblock
+ * at a time through f32: a column panel may start inside a superblock. first and n are multiples of 32 where
+ * dt is a block type (its panels are whole blocks). */
+static void convert_q6_k_run(unsigned char *dst, enum fr_dtype dt, const unsigned char *row, size_t first,
+                             size_t n, int round_bf16) {
+    float v[QUANT_Q6_K_BLOCK];
+    for (size_t done = 0; done < n;) {
+        size_t e = first + done, in = e % QUANT_Q6_K_BLOCK, take = QUANT_Q6_K_BLOCK - in;
+        if (take > n - done) take = n - done;
+        quant_dequantize_q6_k(v, row + e / QUANT_Q6_K_BLOCK * QUANT_Q6_K_BYTES, QUANT_Q6_K_BLOCK);
+        convert_run(dst + fr_dtype_bytes(dt, done), dt, (const unsigned char *)(v + in), WSLOT_F32, take,
+                    round_bf16);
+        done += take;
+    }
+}
+
 /* Copies the tensor's n_rows rows from the file into its destination, converting. */
 static void copy_tensor(const struct wslot_dest *d, const unsigned char *src, enum wslot_dtype st, int n_rows,
                         int round_bf16) {
@@ -258,10 +275,15 @@ static void copy_tensor(const struct wslot_dest *d, const unsigned char *src, en
     for (int r = 0; r < n_rows; r++)
         for (int p = 0; p < panels; p++) {
             int c0 = p * d->pw;
-            size_t at = col_panel_index(d->rows, d->cols, d->pw, d->row0 + r, c0);
-            convert_run((unsigned char *)d->base + fr_dtype_bytes(d->dt, at), d->dt,
-                        src + wslot_dtype_bytes(st, (size_t)r * (size_t)d->cols + (size_t)c0), st,
-                        (size_t)col_panel_cols(d->cols, d->pw, p), round_bf16);
+            size_t at = col_panel_index(d->rows, d->cols, d->pw, d->row0 + r, c0),
+                   n = (size_t)col_panel_cols(d->cols, d->pw, p);
+            unsigned char *to = (unsigned char *)d->base + fr_dtype_bytes(d->dt, at);
+            if (st == WSLOT_Q6_K)
+                convert_q6_k_run(to, d->dt, src + wslot_dtype_bytes(st, (size_t)r * (size_t)d->cols),
+                                 (size_t)c0, n, round_bf16);
+            else
+                convert_run(to, d->dt, src + wslot_dtype_bytes(st, (size_t)r * (size_t)d->cols + (size_t)c0),
+                            st, n, round_bf16);
         }
 }
 

@@ -36,7 +36,8 @@ enum wslot_names { WSLOT_NAMES_HF, WSLOT_NAMES_GGUF };
 
 /* Types a file may store a tensor in: three element types and llama.cpp's blocks Q8_0 and Q4_0 (GGUF only;
  * the in-memory blocks of kernels/quant.h, byte for byte). */
-enum wslot_dtype { WSLOT_BF16, WSLOT_F16, WSLOT_F32, WSLOT_Q8_0, WSLOT_Q4_0 };
+/* Q6_K only for a matrix outside the layers, converted at load (model/gguf_qwen3.c refuses it elsewhere) */
+enum wslot_dtype { WSLOT_BF16, WSLOT_F16, WSLOT_F32, WSLOT_Q8_0, WSLOT_Q4_0, WSLOT_Q6_K };
 
 /* One tensor the config calls for, and what the file's index said about it. */
 struct wslot {

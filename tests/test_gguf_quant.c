@@ -3,8 +3,8 @@
  * own dequantiser makes of those blocks (scripts/fixtures/make_gguf_fixtures.py). Read as q8_0/q4_0 weights
  * and dequantised by kernels/quant.c, every matrix must equal that reference exactly (a block's values,
  * f16 scale times a small integer, are exact in f32). Then the file's type against --dtype, a file mixing
- * types (llama.cpp's Q8_0 embedding in a Q4_0 file), and malformed quantised tensors, each refused in one
- * line. */
+ * types (llama.cpp's Q8_0 embedding in a Q4_0 file; a Q6_K one, tiny256-q4_0-q6_k.gguf, whose blocks
+ * gguf-py dequantised into its -ref.gguf), and malformed quantised tensors, each refused in one line. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -127,6 +127,25 @@ Test(gguf_quant, decode_close_to_the_dequantised_f32_decode, .timeout = 60) {
 
 /* llama.cpp keeps a Q4_0 file's embedding in another type (Q8_0 where its rows are no multiple of 256): it is
  * requantised to Q4_0 at load and said so; the layers keep their blocks byte for byte. */
+/* n Q4_0 weights at q, requantised at load from the f32 values want: within Q4_0's step (max|w| / 8 a block,
+ * a whole one at the clamped end) of them, plus the bf16 rounding of the values and the f16 scale's error,
+ * each well under max|w| / 256. */
+static void expect_requantised_q4_0(const void *q, const float *want, size_t n) {
+    float *got = malloc(n * sizeof *got);
+    cr_assert_not_null(got);
+    quant_dequantize_row(got, FR_DTYPE_Q4_0, q, n);
+    for (size_t b = 0; b < n; b += QUANT_BLOCK) {
+        float amax = 0, worst = 0;
+        for (size_t i = b; i < b + QUANT_BLOCK; i++) {
+            amax = fmaxf(amax, fabsf(want[i]));
+            worst = fmaxf(worst, fabsf(got[i] - want[i]));
+        }
+        cr_expect(worst <= amax / 8 + amax / 256, "embedding block %zu: off by %g, step %g", b / QUANT_BLOCK,
+                  worst, amax / 8);
+    }
+    free(got);
+}
+
 Test(gguf_quant, mixed_file_converts_the_embedding_and_says_so) {
     struct qwen3_config c = config_of(FIX "tiny-q4_0-mixed.gguf");
     struct fr_err err = {{0}};
@@ -149,23 +168,8 @@ Test(gguf_quant, mixed_file_converts_the_embedding_and_says_so) {
                             fr_dtype_bytes(FR_DTYPE_Q4_0, h * (size_t)c.intermediate)),
                      0);
     }
-    /* the embedding: gguf-py's Q8_0 values, requantised; within Q4_0's step (max|w| / 8 a block) of them */
-    size_t n = (size_t)c.vocab * h;
-    float *got = malloc(n * sizeof *got);
-    const float *want = ref8.embed;
-    quant_dequantize_row(got, FR_DTYPE_Q4_0, m.embed, n);
-    for (size_t b = 0; b < n; b += QUANT_BLOCK) {
-        float amax = 0, worst = 0;
-        for (size_t i = b; i < b + QUANT_BLOCK; i++) {
-            amax = fmaxf(amax, fabsf(want[i]));
-            worst = fmaxf(worst, fabsf(got[i] - want[i]));
-        }
-        /* Q4_0's step (a whole one at the clamped end), plus the bf16 rounding of the values and the f16
-         * scale's error, each well under amax / 256 */
-        cr_expect(worst <= amax / 8 + amax / 256, "embedding block %zu: off by %g, step %g", b / QUANT_BLOCK,
-                  worst, amax / 8);
-    }
-    free(got);
+    /* the embedding: gguf-py's Q8_0 values, requantised */
+    expect_requantised_q4_0(m.embed, ref8.embed, (size_t)c.vocab * h);
     qwen3_weights_free(&m);
     qwen3_weights_free(&pure);
     qwen3_weights_free(&ref8);
@@ -272,7 +276,8 @@ Test(gguf_quant, malformed_quantised_tensors) {
     /* a type the loader does not read, and a quantised norm */
     memcpy(e, buf, len);
     put_u32(e + q + 20, 3);
-    expect_fail(e, len, "type q4_1 is not read (f32, f16, bf16, q8_0 or q4_0)", "blk.1.attn_q.weight");
+    expect_fail(e, len, "type q4_1 is not read (f32, f16, bf16, q8_0, q4_0; q6_k outside the layers)",
+                "blk.1.attn_q.weight");
     size_t nrm = info_off(buf, len, "blk.0.attn_norm.weight");
     memcpy(e, buf, len);
     put_u32(e + nrm + 4 + 8, GGUF_GGML_Q8_0);
@@ -289,5 +294,70 @@ Test(gguf_quant, malformed_quantised_tensors) {
     cli_expect_usage_errors(1, bad, 1);
     remove(path);
     free(e);
+    free(buf);
+}
+
+/* --- llama.cpp's Q6_K embedding in a Q4_0 file (tiny256: rows of 256, one superblock) --- */
+
+/* The file's Q6_K blocks, dequantised here, against what gguf-py's dequantiser made of them (the reference
+ * file's f32 embedding): exactly equal, as d * scale * (q - 32) is in f32 on both sides. */
+Test(gguf_quant, q6_k_dequantises_as_gguf_py) {
+    size_t len;
+    unsigned char *buf = copy_of(FIX "tiny256-q4_0-q6_k.gguf", &len);
+    struct gguf_file g;
+    struct fr_err err = {{0}};
+    cr_assert_eq(gguf_parse(buf, len, "t.gguf", &g, &err), 0, "%s", err.msg);
+    const struct gguf_tensor *t = gguf_find_tensor(&g, "token_embd.weight");
+    cr_assert_not_null(t);
+    cr_assert_eq(t->type, GGUF_GGML_Q6_K);
+    struct qwen3_config c = config_of(FIX "tiny256-q4_0-q6_k.gguf");
+    struct qwen3_weights r;
+    load_as(FIX "tiny256-q4_0-q6_k-ref.gguf", FR_DTYPE_F32, &r);
+    size_t n = (size_t)c.vocab * (size_t)c.hidden, bad = 0;
+    float *got = malloc(n * sizeof *got);
+    cr_assert_not_null(got);
+    quant_dequantize_q6_k(got, g.buf + g.data_off + t->offset, n);
+    const float *want = r.embed;
+    for (size_t i = 0; i < n; i++) bad += got[i] != want[i];
+    cr_expect_eq(bad, 0, "%zu of %zu values differ from gguf-py's", bad, n);
+    free(got);
+    gguf_free(&g);
+    free(buf);
+    qwen3_weights_free(&r);
+}
+
+/* The file runs in q4_0 and says that its embedding was converted; the layers are the file's blocks, the
+ * embedding is gguf-py's Q6_K values requantised (within Q4_0's step of them). */
+Test(gguf_quant, q6_k_embedding_converts_and_says_so) {
+    const char *file = FIX "tiny256-q4_0-q6_k.gguf";
+    struct qwen3_config c = config_of(file);
+    struct fr_err err = {{0}};
+    enum fr_dtype t;
+    char note[256];
+    cr_assert_eq(weights_file_wtype(file, &c, FR_DTYPE_BF16, false, &t, note, sizeof note, &err), 0, "%s",
+                 err.msg);
+    cr_expect_eq(t, FR_DTYPE_Q4_0);
+    cr_expect_str_eq(note, "token_embd.weight (q6_k) converted to q4_0 at load");
+    struct qwen3_weights m, r;
+    load_as(file, FR_DTYPE_Q4_0, &m);
+    load_as(FIX "tiny256-q4_0-q6_k-ref.gguf", FR_DTYPE_F32, &r);
+    size_t h = (size_t)c.hidden, q_dim = (size_t)(c.n_heads * c.head_dim);
+    size_t qkv = q_dim + 2 * (size_t)(c.n_kv_heads * c.head_dim);
+    expect_matrix_eq(m.layers[0].qkv, FR_DTYPE_Q4_0, r.layers[0].qkv, qkv, h, "attn_q/k/v");
+    expect_matrix_eq(m.layers[0].down, FR_DTYPE_Q4_0, r.layers[0].down, h, (size_t)c.intermediate,
+                     "ffn_down");
+    expect_requantised_q4_0(m.embed, r.embed, (size_t)c.vocab * h);
+    qwen3_weights_free(&m);
+    qwen3_weights_free(&r);
+}
+
+/* Q6_K is read for a matrix outside the layers only: a Q6_K norm is refused in one line naming it (its 210
+ * bytes fit where its 1024 f32 bytes were). */
+Test(gguf_quant, q6_k_norm_refused) {
+    size_t len;
+    unsigned char *buf = copy_of(FIX "tiny256-q4_0-q6_k.gguf", &len);
+    size_t nrm = info_off(buf, len, "blk.0.attn_norm.weight");
+    put_u32(buf + nrm + 4 + 8, GGUF_GGML_Q6_K);
+    expect_fail(buf, len, "type q6_k is not read for a norm", "blk.0.attn_norm.weight");
     free(buf);
 }
