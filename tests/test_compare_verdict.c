@@ -83,6 +83,25 @@ static void decide(struct fixture *f, bool raw) {
     cr_assert_eq(compare_verdicts_compute(f->r, &f->a, &f->b, &o, f->v, &err), 0, "%s", err.msg);
 }
 
+/* compare.md's verdict section for v, read back (the caller frees it) */
+static char *verdicts_md(const struct compare_verdicts *v) {
+    char dir[256];
+    tu_tmpdir(dir, sizeof dir);
+    FILE *md = report_file_open(dir, "v.md", NULL);
+    compare_verdicts_md(md, v);
+    fclose(md);
+    char *text = tu_slurp(dir, "v.md");
+    tu_rm_flat(dir);
+    return text;
+}
+
+/* a run folder without samples.csv, dir/old, in a new temporary dir; run names dir/old + `tail` */
+static void old_run(char *dir, size_t dir_len, char *run, size_t run_len, const char *tail) {
+    tu_tmpdir(dir, dir_len);
+    report_fixture_write_run(dir, "old", 1.0, NULL);
+    snprintf(run, run_len, "%s/old%s", dir, tail);
+}
+
 Test(compare_verdict, five_percent_slower_steps_are_slower) {
     struct fixture f;
     setup(&f);
@@ -186,15 +205,9 @@ Test(compare_verdict, too_few_samples_are_inconclusive_with_the_runs_needed) {
     const struct compare_row_verdict *w = &f.v->rows[0];
     cr_expect_eq(w->verdict, STATS_INCONCLUSIVE, "3 and 3 samples reach a 90 %% interval at best");
     cr_expect(w->more_runs >= 1 && isfinite(w->more_runs), "more runs: %f", w->more_runs);
-    char dir[256];
-    tu_tmpdir(dir, sizeof dir);
-    FILE *md = report_file_open(dir, "v.md", NULL);
-    compare_verdicts_md(md, f.v);
-    fclose(md);
-    char *text = tu_slurp(dir, "v.md");
+    char *text = verdicts_md(f.v);
     cr_expect(strstr(text, "| **step@1** | 3 | 3 |") && strstr(text, "more run"), "%s", text);
     free(text);
-    tu_rm_flat(dir);
     teardown(&f);
 }
 
@@ -202,9 +215,7 @@ Test(compare_verdict, a_run_without_samples_falls_back_to_its_medians) {
     struct fixture f;
     setup(&f);
     char dir[256], run[300];
-    tu_tmpdir(dir, sizeof dir);
-    report_fixture_write_run(dir, "old", 1.0, NULL);
-    snprintf(run, sizeof run, "%s/old/run.json", dir);
+    old_run(dir, sizeof dir, run, sizeof run, "/run.json");
     struct fr_err err = {{0}};
     cr_assert_eq(compare_side_add(&f.a, run, f.r, &err), 0, "%s", err.msg);
     cr_expect_eq(f.a.runs, 1);
@@ -237,5 +248,114 @@ Test(compare_verdict, one_run_a_side_decides_no_faster_or_slower) {
     cr_expect_eq(w->verdict, STATS_INCONCLUSIVE, "one run a side: %s", stats_verdict_name(w->verdict));
     cr_expect_eq(w->runs_a, 1);
     cr_expect(w->more_runs >= 3, "at least 4 runs a side: %f more", w->more_runs);
+    teardown(&f);
+}
+
+/* Rounds of one run a side, as compare-commits.sh makes them: round i's runs start 14 s apart, A first on
+ * even rounds and B first on odd ones (A B B A ...), 40 s after the round before (when `rounds_in_time` is
+ * false, all of A's runs come first). Each round's machine state scales both of its runs' steps by
+ * exp(0.05 N) (the drift they share), each run its own exp(0.004 N); 3 repetitions a run, no paired read;
+ * B's times x scale. */
+static void fill_rounds(const struct run_report *r, struct compare_side *a, struct compare_side *b,
+                        int rounds, double scale, bool rounds_in_time, uint64_t seed) {
+    uint64_t ctr = 0;
+    char key[SAMPLES_ROW_LEN];
+    for (int round = 0; round < rounds; round++) {
+        double state = exp(0.05 * normal(seed, &ctr));
+        for (int s = 0; s < 2; s++) {
+            struct compare_side *side = s ? b : a;
+            long long start = 1800000000LL + (rounds_in_time ? 40 * round + 14 * (s ^ (round & 1))
+                                                             : 40 * (s * rounds + round));
+            cr_assert_eq(compare_side_begin_run(side, start), 0);
+            double run = state * exp(0.004 * normal(seed, &ctr)) * (s ? scale : 1);
+            for (int i = 0; i < r->n_steps; i++) {
+                compare_key_step(r, i, key, sizeof key);
+                samples_begin_row(&side->samples, 0, 2, "%s", key);
+                for (int k = 0; k < 3; k++)
+                    samples_append(&side->samples, k, r->steps[i].measured.median_s * run, NAN, false,
+                                   (double)start + k);
+            }
+        }
+    }
+}
+
+Test(compare_verdict, runs_made_in_rounds_pair_with_their_round) {
+    struct fixture f;
+    setup(&f);
+    fill_rounds(f.r, &f.a, &f.b, 6, 1.03, true, 21);
+    decide(&f, false);
+    cr_expect_eq(f.v->pairs, 6, "%s", f.v->pairing);
+    const struct compare_row_verdict *w = compare_verdicts_find(f.v, "step@1024");
+    cr_assert(w);
+    cr_expect_eq(w->run_pairs, 6);
+    /* paired with the right run, every round's difference is 3 % +- 0.6 %; the shared drift (5 %) hides it
+     * from the unpaired test on the runs' medians */
+    cr_expect_lt(w->p_pair_t, 0.001, "paired t %g", w->p_pair_t);
+    cr_expect(fabs(w->p_pair_wsr - 2.0 / 64) < 1e-12, "6 positive differences: %g", w->p_pair_wsr);
+    cr_expect_gt(w->p_runs, 0.01, "unpaired %g", w->p_runs);
+    char dir[256];
+    tu_tmpdir(dir, sizeof dir);
+    struct fr_err err = {{0}};
+    cr_assert_eq(compare_verdicts_csv_write(f.v, dir, &err), 0, "%s", err.msg);
+    char *csv = tu_slurp(dir, "compare_verdicts.csv"), *text = verdicts_md(f.v);
+    cr_expect(strstr(csv, ",p_runs,run_pairs,p_pair_t,p_pair_wsr\n"), "%s", csv);
+    cr_expect(strstr(text, "6 rounds of one run each"), "%s", text);
+    free(csv);
+    free(text);
+    tu_rm_flat(dir);
+    teardown(&f);
+}
+
+Test(compare_verdict, runs_not_made_in_rounds_are_not_paired) {
+    struct fixture f;
+    setup(&f);
+    fill_rounds(f.r, &f.a, &f.b, 4, 1.03, false, 22);
+    decide(&f, false);
+    cr_expect_eq(f.v->pairs, 0);
+    cr_expect(strstr(f.v->pairing, "not made in rounds: in time order, runs 1 and 2 are both A's"), "%s",
+              f.v->pairing);
+    const struct compare_row_verdict *w = compare_verdicts_find(f.v, "step@1024");
+    cr_expect(w && w->run_pairs == 0 && isnan(w->p_pair_t) && w->p_runs < 1);
+    char *text = verdicts_md(f.v);
+    cr_expect(strstr(text, "the runs do not pair (they were not made in rounds"), "%s", text);
+    free(text);
+    teardown(&f);
+
+    setup(&f); /* one run more on A's side */
+    fill_rounds(f.r, &f.a, &f.b, 4, 1.03, true, 23);
+    compare_side_begin_run(&f.a, 1800009000LL);
+    decide(&f, false);
+    cr_expect_eq(f.v->pairs, 0);
+    cr_expect_str_eq(f.v->pairing, "A has 5 runs and B 4");
+    teardown(&f);
+
+    setup(&f); /* rounds whose two runs carry the same second and no samples to order them */
+    fill_rounds(f.r, &f.a, &f.b, 2, 1.03, true, 24);
+    compare_side_begin_run(&f.a, 1800009000LL);
+    compare_side_begin_run(&f.b, 1800009000LL);
+    decide(&f, false);
+    cr_expect_eq(f.v->pairs, 0);
+    cr_expect(strstr(f.v->pairing, "same second"), "%s", f.v->pairing);
+    teardown(&f);
+}
+
+Test(compare_verdict, a_runs_start_is_its_utc_stamp) {
+    struct fixture f;
+    setup(&f);
+    char dir[256], run[300];
+    old_run(dir, sizeof dir, run, sizeof run, "");
+    struct fr_err err = {{0}};
+    const char *stamps[] = {"20261129T173000Z", "20261129T180000Z", "20261130T000001Z", "17:30 today"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(f.r->prov.utc_stamp, sizeof f.r->prov.utc_stamp, "%s", stamps[i]);
+        cr_assert_eq(compare_side_add(&f.a, run, f.r, &err), 0, "%s", err.msg);
+    }
+    cr_expect_eq(f.a.runs, 4);
+    cr_expect_eq(f.a.marked, 4);
+    cr_expect_eq(f.a.run[1].utc_s - f.a.run[0].utc_s, 1800);
+    cr_expect_eq(f.a.run[2].utc_s - f.a.run[0].utc_s, 6 * 3600 + 30 * 60 + 1);
+    cr_expect_eq(f.a.run[3].utc_s, -1, "a stamp that does not parse is unknown");
+    cr_expect_eq(f.a.run[1].first, 1 * (f.a.samples.n / 4), "each run's samples begin where the last's end");
+    tu_rm_flat(dir);
     teardown(&f);
 }

@@ -3,6 +3,7 @@
 #ifndef FR_COMPARE_POOL_H
 #define FR_COMPARE_POOL_H
 
+#include "bench/report/compare_verdict.h"
 #include "bench/report/report.h"
 #include "kernels/fr_err.h"
 
@@ -10,7 +11,7 @@
  * min of their mins, the max of their maxes, the sum of their repetitions; noisy or above the roof when any
  * run is; the runs' own ratios (efficiency, paired read GB/s, ceilings) as medians. The runs must share
  * model, dtype, threads, CPU and the blocks' context, else -1 with a one-line err. */
-#define COMPARE_MAX_POOLED 16
+#define COMPARE_MAX_POOLED COMPARE_SIDE_MAX_RUNS
 int compare_pool_runs(struct run_report *const *runs, int n, struct run_report *out, struct fr_err *err);
 
 #endif

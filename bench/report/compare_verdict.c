@@ -8,8 +8,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "model/blocks.h"
+#include "roofline/stats_paired.h"
 
 void compare_key_block(const struct run_report *r, int i, char *key, size_t len) {
     snprintf(key, len, "block:%s@%ld", r->blocks[i].name, r->blocks_context);
@@ -61,6 +63,26 @@ static void samples_from_medians(const struct run_report *r, struct sample_set *
     }
 }
 
+int compare_side_begin_run(struct compare_side *side, long long utc_s) {
+    if (side->runs >= COMPARE_SIDE_MAX_RUNS) return -1;
+    if (side->marked == side->runs) side->marked++;
+    side->run[side->runs++] = (struct compare_run){side->samples.n, utc_s};
+    return 0;
+}
+
+/* run.json's "20261204T223947Z" in seconds since the epoch; -1 when it does not parse */
+static long long utc_seconds(const char *stamp) {
+    struct tm tm = {0};
+    char z = 0;
+    if (sscanf(stamp, "%4d%2d%2dT%2d%2d%2d%c", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+               &tm.tm_sec, &z) != 7 ||
+        z != 'Z')
+        return -1;
+    tm.tm_year -= 1900, tm.tm_mon -= 1;
+    time_t t = timegm(&tm);
+    return t == (time_t)-1 ? -1 : (long long)t;
+}
+
 int compare_side_add(struct compare_side *side, const char *run_path, const struct run_report *r,
                      struct fr_err *err) {
     char dir[2048], path[2100];
@@ -73,9 +95,10 @@ int compare_side_add(struct compare_side *side, const char *run_path, const stru
         snprintf(dir, sizeof dir, "%s", dirname(copy));
     }
     snprintf(path, sizeof path, "%s/%s", dir, SAMPLES_FILE);
+    if (compare_side_begin_run(side, utc_seconds(r->prov.utc_stamp)) != 0)
+        return fr_err_set(err, "more than %d runs on one side", COMPARE_SIDE_MAX_RUNS);
     int rc = samples_read_csv(path, &side->samples, err);
     if (rc < 0) return -1;
-    side->runs++;
     if (rc == 1) { /* an older run: its medians, one sample per row */
         side->runs_without_samples++;
         samples_from_medians(r, &side->samples);
@@ -92,8 +115,9 @@ void compare_side_free(struct compare_side *side) {
 /* A row's times and reads on one side, disturbed repetitions left out while at least 3 clean ones stay. */
 struct row_data {
     double *t, *g; /* [n] */
-    int *run;      /* [n] which run each kept sample came from: a new run starts where rep is 0 again */
-    int n, runs;
+    int *run;      /* [n] which run each kept sample came from, 0 .. slots - 1 */
+    int n, runs;   /* kept samples; runs with samples of the row */
+    int slots;     /* the side's runs where they were begun with compare_side_begin_run, else runs */
     bool all_read; /* every kept sample has its paired read */
 };
 
@@ -116,7 +140,15 @@ static double median_of(double *v, size_t m) {
     return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
 }
 
-static int row_data_get(const struct sample_set *set, const char *key, struct row_data *d) {
+/* The run sample i of the side belongs to, where every run was begun with compare_side_begin_run. */
+static int run_of(const struct compare_side *side, int i) {
+    int k = side->runs - 1;
+    while (k > 0 && side->run[k].first > i) k--;
+    return k;
+}
+
+static int row_data_get(const struct compare_side *side, const char *key, struct row_data *d) {
+    const struct sample_set *set = &side->samples;
     *d = (struct row_data){0};
     int total = samples_find_row(set, key, NULL, 0);
     if (total == 0) return 0;
@@ -132,13 +164,16 @@ static int row_data_get(const struct sample_set *set, const char *key, struct ro
     samples_find_row(set, key, idx, total);
     int clean = 0;
     for (int i = 0; i < total; i++) clean += !set->s[idx[i]].disturbed && set->s[idx[i]].time_s > 0;
-    bool drop = clean >= 3;
+    bool drop = clean >= 3, marked = side->runs > 0 && side->marked == side->runs;
     d->all_read = true;
-    for (int i = 0; i < total; i++) {
+    for (int i = 0, last = -1; i < total; i++) {
         const struct sample *s = &set->s[idx[i]];
-        d->runs += i == 0 || s->rep <= set->s[idx[i - 1]].rep; /* each run's row starts at rep 0 */
+        /* without marks, each run's row starts at rep 0 */
+        int r = marked ? run_of(side, idx[i]) : d->slots - (i > 0 && s->rep > set->s[idx[i - 1]].rep);
+        d->slots = marked ? side->runs : r + 1;
+        d->runs += r != last, last = r;
         if (!(s->time_s > 0) || (drop && s->disturbed)) continue;
-        d->run[d->n] = d->runs - 1;
+        d->run[d->n] = r;
         d->t[d->n] = s->time_s, d->g[d->n] = s->paired_read_gbs;
         d->all_read &= isfinite(s->paired_read_gbs);
         d->n++;
@@ -179,38 +214,76 @@ static double read_elasticity(const struct row_data *a, const struct row_data *b
     return beta;
 }
 
-/* Each run's median of v (v[i] from run d->run[i]) into med[d->runs]; returns how many runs have samples.
- * work[n] is scratch. */
-static int run_medians(const struct row_data *d, const double *v, double *work, double *med) {
-    int k = 0;
-    for (int r = 0; r < d->runs; r++) {
+/* Each run's median of v (v[i] from run d->run[i]) into med[d->slots], NaN for a run without samples of the
+ * row. work[n] is scratch. */
+static void run_medians(const struct row_data *d, const double *v, double *work, double *med) {
+    for (int r = 0; r < d->slots; r++) {
         int m = 0;
         for (int i = 0; i < d->n; i++)
             if (d->run[i] == r) work[m++] = v[i];
-        if (m > 0) med[k++] = median_of(work, (size_t)m);
+        med[r] = m > 0 ? median_of(work, (size_t)m) : NAN;
     }
+}
+
+/* the finite values of v[n] moved to its front; returns their count */
+static int finite_front(double *v, int n) {
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i])) v[k++] = v[i];
     return k;
 }
 
-/* The ratio, its interval and Mann-Whitney's p of one way of looking at the row; p_runs the same test on
- * the runs' medians (the run as the unit: repetitions of one run share its machine state). */
-static int judge(const struct row_data *a, const struct row_data *b, double beta, double *r, double *lo,
-                 double *hi, double *level, double *p, double *p_runs) {
-    size_t n = (size_t)a->n + (size_t)b->n, runs = (size_t)a->runs + (size_t)b->runs;
-    double *x = malloc(sizeof *x * (2 * n + runs));
+/* The rounds whose runs of A and B were paired: a[i] and b[i] are the run indexes of the i-th round. */
+struct run_pairs {
+    int n;
+    int a[COMPARE_SIDE_MAX_RUNS], b[COMPARE_SIDE_MAX_RUNS];
+};
+
+/* One way of looking at a row (raw or normalised): the ratio, its interval and Mann-Whitney's p on the
+ * repetitions, and the run-level p (the run as the unit: repetitions of one run share its machine state). */
+struct view {
+    double r, lo, hi, level, p, p_runs;
+    int pairs;                   /* rounds with the row in both runs; 0 unpaired */
+    double p_pair_t, p_pair_wsr; /* the paired tests on those rounds; NaN unpaired */
+};
+
+static int judge(const struct row_data *a, const struct row_data *b, double beta, const struct run_pairs *pr,
+                 struct view *out) {
+    *out = (struct view){NAN, NAN, NAN, 0, NAN, 1, 0, NAN, NAN};
+    size_t n = (size_t)a->n + (size_t)b->n, slots = (size_t)a->slots + (size_t)b->slots;
+    double *x = malloc(sizeof *x * (2 * n + 2 * slots + (size_t)pr->n));
     if (!x) return -1;
-    double *y = x + a->n, *work = x + n, *med = x + 2 * n;
+    double *y = x + a->n, *work = x + n, *med_a = x + 2 * n, *med_b = med_a + a->slots,
+           *both = med_b + b->slots, *diff = both + slots;
     logs(a, beta, x);
     logs(b, beta, y);
     struct stats_shift s;
     struct stats_mw mw, mr;
-    int ra = run_medians(a, x, work, med), rb = run_medians(b, y, work, med + ra);
+    run_medians(a, x, work, med_a);
+    run_medians(b, y, work, med_b);
     int rc =
         stats_hodges_lehmann(x, a->n, y, b->n, COMPARE_LEVEL, &s) | stats_mann_whitney(x, a->n, y, b->n, &mw);
-    stats_mann_whitney(med, ra, med + ra, rb, &mr); /* p = 1 when a side has no run */
+    memcpy(both, med_a, sizeof *both * (size_t)a->slots);
+    memcpy(both + a->slots, med_b, sizeof *both * (size_t)b->slots);
+    int ra = finite_front(both, a->slots), rb = finite_front(both + a->slots, b->slots);
+    memmove(both + ra, both + a->slots, sizeof *both * (size_t)rb);
+    stats_mann_whitney(both, ra, both + ra, rb, &mr); /* p = 1 when a side has no run */
+    out->p = mw.p, out->p_runs = mr.p;
+    /* paired: each round's difference of the runs' medians, rounds where both runs have the row */
+    int k = 0;
+    for (int i = 0; i < pr->n; i++)
+        if (pr->a[i] < a->slots && pr->b[i] < b->slots && isfinite(med_a[pr->a[i]]) &&
+            isfinite(med_b[pr->b[i]]))
+            diff[k++] = med_b[pr->b[i]] - med_a[pr->a[i]];
+    if (pr->n > 0 && k >= 2) {
+        struct stats_paired t, w;
+        stats_paired_t(diff, k, &t);
+        stats_signed_rank(diff, k, &w);
+        out->p_pair_t = t.p, out->p_pair_wsr = w.p, out->pairs = k;
+    }
     free(x);
     if (rc) return -1;
-    *r = exp(s.est), *lo = exp(s.lo), *hi = exp(s.hi), *level = s.level, *p = mw.p, *p_runs = mr.p;
+    out->r = exp(s.est), out->lo = exp(s.lo), out->hi = exp(s.hi), out->level = s.level;
     return 0;
 }
 
@@ -225,7 +298,8 @@ static bool row_memory_bound(const struct run_report *r, char kind, int i) {
 }
 
 static int add_row(const struct run_report *a, char kind, int i, const struct compare_side *sa,
-                   const struct compare_side *sb, const struct compare_opts *o, struct compare_verdicts *v) {
+                   const struct compare_side *sb, const struct run_pairs *pr, const struct compare_opts *o,
+                   struct compare_verdicts *v) {
     struct compare_row_verdict *w = &v->rows[v->n];
     *w = (struct compare_row_verdict){
         .norm = NAN, .norm_lo = NAN, .norm_hi = NAN, .beta = NAN, .more_runs = NAN};
@@ -238,21 +312,24 @@ static int add_row(const struct run_report *a, char kind, int i, const struct co
     w->memory_bound = row_memory_bound(a, kind, i);
     struct row_data da, db;
     int rc = 0;
-    if (row_data_get(&sa->samples, w->key, &da) != 0) return -1;
-    if (row_data_get(&sb->samples, w->key, &db) != 0) {
+    if (row_data_get(sa, w->key, &da) != 0) return -1;
+    if (row_data_get(sb, w->key, &db) != 0) {
         row_data_free(&da);
         return -1;
     }
     if (da.n > 0 && db.n > 0) {
-        double p_raw = NAN, p_norm = NAN, pr_raw = 1, pr_norm = 1, lvl;
-        rc = judge(&da, &db, 0, &w->raw, &w->raw_lo, &w->raw_hi, &w->level, &p_raw, &pr_raw);
+        struct view raw, norm = {0};
+        rc = judge(&da, &db, 0, pr, &raw);
+        w->raw = raw.r, w->raw_lo = raw.lo, w->raw_hi = raw.hi, w->level = raw.level;
         if (rc == 0 && w->memory_bound && da.all_read && db.all_read) {
             w->beta = read_elasticity(&da, &db);
-            rc = judge(&da, &db, w->beta, &w->norm, &w->norm_lo, &w->norm_hi, &lvl, &p_norm, &pr_norm);
+            rc = judge(&da, &db, w->beta, pr, &norm);
+            w->norm = norm.r, w->norm_lo = norm.lo, w->norm_hi = norm.hi;
         }
         w->on_norm = !o->raw && isfinite(w->norm);
-        w->p = w->on_norm ? p_norm : p_raw;
-        w->p_runs = w->on_norm ? pr_norm : pr_raw;
+        const struct view *on = w->on_norm ? &norm : &raw;
+        w->p = on->p, w->p_runs = on->p_runs, w->run_pairs = on->pairs;
+        w->p_pair_t = on->p_pair_t, w->p_pair_wsr = on->p_pair_wsr;
         w->n_a = da.n, w->n_b = db.n;
         w->runs_a = da.runs, w->runs_b = db.runs;
         if (rc == 0) v->n++;
@@ -305,6 +382,80 @@ static void decide(struct compare_verdicts *v) {
     }
 }
 
+/* A run's place in time: its UTC start, and within the same second the clock of its first sample (0 when
+ * no sample has one). */
+struct run_time {
+    long long utc_s, mono_ns;
+    int side, k;
+};
+
+static int cmp_run_time(const void *x, const void *y) {
+    const struct run_time *a = x, *b = y;
+    if (a->utc_s != b->utc_s) return (a->utc_s > b->utc_s) - (a->utc_s < b->utc_s);
+    return (a->mono_ns > b->mono_ns) - (a->mono_ns < b->mono_ns);
+}
+
+static long long run_first_mono(const struct compare_side *side, int k) {
+    int end = k + 1 < side->runs ? side->run[k + 1].first : side->samples.n;
+    long long first = 0;
+    for (int i = side->run[k].first; i < end; i++) {
+        long long t = side->samples.s[i].mono_ns;
+        if (t > 0 && (first == 0 || t < first)) first = t;
+    }
+    return first;
+}
+
+/* Pairs the i-th run of A with the i-th run of B when the runs were made in rounds: as many on each side,
+ * their start times known, and in time order each consecutive two one of A and one of B (A B B A ...).
+ * Otherwise no pairs, and why into why_not. */
+static void pair_runs(const struct compare_side *sa, const struct compare_side *sb, struct run_pairs *pr,
+                      char *why_not, size_t len) {
+    pr->n = 0;
+    why_not[0] = '\0';
+    const struct compare_side *side[2] = {sa, sb};
+    if (sa->runs != sb->runs) {
+        snprintf(why_not, len, "A has %d run%s and B %d", sa->runs, sa->runs == 1 ? "" : "s", sb->runs);
+        return;
+    }
+    if (sa->runs < 2) {
+        snprintf(why_not, len, "one run a side");
+        return;
+    }
+    struct run_time t[2 * COMPARE_SIDE_MAX_RUNS];
+    int n = 0;
+    for (int s = 0; s < 2; s++) {
+        if (side[s]->marked != side[s]->runs) {
+            snprintf(why_not, len, "their start times are unknown");
+            return;
+        }
+        for (int k = 0; k < side[s]->runs; k++) {
+            t[n++] = (struct run_time){side[s]->run[k].utc_s, run_first_mono(side[s], k), s, k};
+            if (t[n - 1].utc_s < 0) {
+                snprintf(why_not, len, "a run's start time (run.json's UTC stamp) is unknown");
+                return;
+            }
+        }
+    }
+    qsort(t, (size_t)n, sizeof *t, cmp_run_time);
+    for (int i = 0; i + 1 < n; i++)
+        if (cmp_run_time(&t[i], &t[i + 1]) == 0) {
+            snprintf(why_not, len, "two runs started in the same second and no samples order them");
+            return;
+        }
+    for (int i = 0; i < n; i += 2)
+        if (t[i].side == t[i + 1].side) {
+            snprintf(why_not, len,
+                     "they were not made in rounds: in time order, runs %d and %d are both %s's", i + 1,
+                     i + 2, t[i].side ? "B" : "A");
+            return;
+        }
+    for (int i = 0; i < n; i += 2) {
+        int ia = t[i].side == 0 ? i : i + 1;
+        pr->a[pr->n] = t[ia].k, pr->b[pr->n] = t[ia ^ 1].k; /* i is even: ia ^ 1 is the other of the two */
+        pr->n++;
+    }
+}
+
 int compare_verdicts_compute(const struct run_report *a, const struct compare_side *sa,
                              const struct compare_side *sb, const struct compare_opts *o,
                              struct compare_verdicts *out, struct fr_err *err) {
@@ -313,19 +464,22 @@ int compare_verdicts_compute(const struct run_report *a, const struct compare_si
     out->runs_a = sa->runs, out->runs_b = sb->runs;
     out->fallback_a = sa->runs_without_samples, out->fallback_b = sb->runs_without_samples;
     int rc = 0;
+    struct run_pairs pr;
+    pair_runs(sa, sb, &pr, out->pairing, sizeof out->pairing);
+    out->pairs = pr.n;
     /* headline rows first: every step, then the sampler's chain at V = 151,936 */
-    for (int i = 0; i < a->n_steps && !rc; i++) rc = add_row(a, 's', i, sa, sb, o, out);
+    for (int i = 0; i < a->n_steps && !rc; i++) rc = add_row(a, 's', i, sa, sb, &pr, o, out);
     char key[SAMPLES_ROW_LEN];
     for (int i = 0; i < a->n_sampler && !rc; i++) {
         compare_key_sampler(a, i, key, sizeof key);
-        if (strcmp(key, COMPARE_HEADLINE_SAMPLER) == 0) rc = add_row(a, 'p', i, sa, sb, o, out);
+        if (strcmp(key, COMPARE_HEADLINE_SAMPLER) == 0) rc = add_row(a, 'p', i, sa, sb, &pr, o, out);
     }
-    for (int i = 0; i < a->n_blocks && !rc; i++) rc = add_row(a, 'b', i, sa, sb, o, out);
+    for (int i = 0; i < a->n_blocks && !rc; i++) rc = add_row(a, 'b', i, sa, sb, &pr, o, out);
     for (int i = 0; i < a->n_sampler && !rc; i++) {
         compare_key_sampler(a, i, key, sizeof key);
-        if (strcmp(key, COMPARE_HEADLINE_SAMPLER) != 0) rc = add_row(a, 'p', i, sa, sb, o, out);
+        if (strcmp(key, COMPARE_HEADLINE_SAMPLER) != 0) rc = add_row(a, 'p', i, sa, sb, &pr, o, out);
     }
-    for (int i = 0; i < a->n_batch && !rc; i++) rc = add_row(a, 'x', i, sa, sb, o, out);
+    for (int i = 0; i < a->n_batch && !rc; i++) rc = add_row(a, 'x', i, sa, sb, &pr, o, out);
     if (rc) return fr_err_set(err, "out of memory deciding the rows");
     decide(out);
     return 0;
@@ -379,6 +533,21 @@ void compare_verdicts_md(FILE *f, const struct compare_verdicts *v) {
                           "repetition (time x paired read GB/s to the power β, the row's elasticity to the "
                           "read: the slope of log time on log read within each side, held to [0, 1]), "
                           "shown beside the raw one.");
+    if (v->pairs > 0)
+        fprintf(
+            f,
+            "Rounds: A's and B's runs alternate in time (%d rounds of one run each, as compare-commits.sh "
+            "runs them), so compare_verdicts.csv also gives the paired t and signed-rank tests on each "
+            "round's difference of the runs' medians (p_pair_t, p_pair_wsr). The verdict rests on the "
+            "unpaired test: on this project's measured runs the normalised medians of a round's two runs "
+            "were nearly uncorrelated, so pairing cost degrees of freedom and added no power "
+            "(docs/statistics.md).\n\n",
+            v->pairs);
+    else if (v->runs_a > 1 || v->runs_b > 1)
+        fprintf(
+            f,
+            "Rounds: the runs do not pair (%s), so only the unpaired test on the runs' medians is given.\n\n",
+            v->pairing);
     if (v->fallback_a || v->fallback_b)
         fprintf(f,
                 "> **Fallback:** %d of A's and %d of B's runs have no samples.csv (written before it "
@@ -443,7 +612,9 @@ void compare_verdicts_headline_words(const struct compare_verdicts *v, char *out
 int compare_verdicts_csv_write(const struct compare_verdicts *v, const char *out_dir, struct fr_err *err) {
     FILE *f = report_file_open(out_dir, "compare_verdicts.csv", err);
     if (!f) return -1;
-    fputs("key,headline,n_a,n_b,ratio,lo,hi,p_adj,verdict,more_runs,beta\n", f);
+    fputs("key,headline,n_a,n_b,ratio,lo,hi,p_adj,verdict,more_runs,beta,p,p_runs,run_pairs,p_pair_t,p_pair_"
+          "wsr\n",
+          f);
     for (int i = 0; i < v->n; i++) {
         const struct compare_row_verdict *w = &v->rows[i];
         double r = w->on_norm ? w->norm : w->raw, lo = w->on_norm ? w->norm_lo : w->raw_lo,
@@ -455,8 +626,11 @@ int compare_verdicts_csv_write(const struct compare_verdicts *v, const char *out
             snprintf(more, sizeof more, "%.0f", w->more_runs);
         char beta[16] = "";
         if (w->on_norm && isfinite(w->beta)) snprintf(beta, sizeof beta, "%.3f", w->beta);
-        fprintf(f, "%s,%d,%d,%d,%.6g,%.6g,%.6g,%.4g,%s,%s,%s\n", w->key, w->headline ? 1 : 0, w->n_a, w->n_b,
-                r, lo, hi, w->p_adj, stats_verdict_name(w->verdict), more, beta);
+        char paired[48] = ","; /* empty cells where the runs do not pair */
+        if (w->run_pairs > 0) snprintf(paired, sizeof paired, "%.4g,%.4g", w->p_pair_t, w->p_pair_wsr);
+        fprintf(f, "%s,%d,%d,%d,%.6g,%.6g,%.6g,%.4g,%s,%s,%s,%.4g,%.4g,%d,%s\n", w->key, w->headline ? 1 : 0,
+                w->n_a, w->n_b, r, lo, hi, w->p_adj, stats_verdict_name(w->verdict), more, beta, w->p,
+                w->p_runs, w->run_pairs, paired);
     }
     return report_file_close(f, out_dir, "compare_verdicts.csv", err);
 }

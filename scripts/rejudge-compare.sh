@@ -1,0 +1,83 @@
+#!/bin/bash
+# rejudge-compare.sh BIN VALIDATION_DIR [ROUNDS [compare options]]: decides again every complete compare of a
+# scripts/validate-compare.sh folder (its kept runs, runs/<label>-<i>/) with BIN's compare, ROUNDS rounds a
+# side (default 4; the i-th compare takes rounds (i-1)R+1 .. iR), without timing anything. Prints each
+# checked row (the steps, the slowed block) with its ratio, interval, p, Holm-adjusted p, the run-level p
+# and, where the verdict misses what the kind should give, which of the rule's conditions blocked it; then
+# the four rates. Why it exists: the rule can be re-examined on measured runs in seconds, not hours.
+set -euo pipefail
+[ $# -ge 2 ] || { echo "usage: $0 BIN VALIDATION_DIR [ROUNDS [compare options]]" >&2; exit 2; }
+bin=$1 dir=$2 R=${3:-4}
+shift $(($# >= 3 ? 3 : 2))
+[ -x "$bin" ] && [ -d "$dir/runs" ] || { echo "rejudge-compare: need a binary and a folder with runs/" >&2; exit 2; }
+block=gate_up_proj
+last=$(for l in plain plain2 readme slowblock slowstep; do
+  find "$dir/runs" -maxdepth 1 -type d -name "$l-*" | sed 's/.*-//' | sort -n | tail -1; done | sort -n | head -1)
+n=$((last / R))
+if [ -n "${REJUDGE_KEEP:-}" ]; then # keep the compares' folders there
+  out=$REJUDGE_KEEP && mkdir -p "$out"
+else
+  out=$(mktemp -d) && trap 'rm -rf "$out"' EXIT
+fi
+list() {
+  local l="" d i
+  for ((i = $2; i <= $3; i++)); do
+    d=$(find "$dir/runs/$1-$i" -mindepth 1 -maxdepth 1 -type d ! -name '.*' | head -1)
+    [ -n "$d" ] || return 1
+    l="$l${l:+,}$d"
+  done
+  echo "$l"
+}
+aa=0 sb=0 ss=0 rm=0
+declare -A alt=() # kind,test: compares the kind's checked verdict would have had with the paired test instead
+for ((c = 1; c <= n; c++)); do
+  f=$(((c - 1) * R + 1)) l=$((c * R))
+  for kind in aa slowblock slowstep readme; do
+    case $kind in
+      aa) a=plain b=plain2 ;; slowblock) a=plain b=slowblock ;; slowstep) a=plain2 b=slowstep ;; readme) a=plain b=readme ;;
+    esac
+    A=$(list $a $f $l) && B=$(list $b $f $l) || continue
+    "$bin" compare "$A" "$B" --out "$out/$kind-$c" --no-history "$@" >/dev/null 2>&1 || { echo "compare failed $kind $c"; continue; }
+    csv=$out/$kind-$c/compare_verdicts.csv
+    # columns by name: key headline ratio lo hi p_adj verdict p_runs (absent from older builds) run_test
+    res=$(awk -F, -v kind=$kind -v c=$c -v blk="block:$block@" '
+      NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+      { key = $col["key"]; v = $col["verdict"]; r = $col["ratio"]; lo = $col["lo"]; hi = $col["hi"]
+        pa = $col["p_adj"]; pr = ("p_runs" in col) ? $col["p_runs"] : "?"
+        pt = ("p_pair_t" in col) ? $col["p_pair_t"] : ""; pw = ("p_pair_wsr" in col) ? $col["p_pair_wsr"] : ""
+        head = $col["headline"] == 1
+        checked = key ~ /^step@/ || index(key, blk) == 1
+        # the rule without its run test, then with each run test in turn
+        base = pa < 0.05 && ((lo > 1 && r >= 1.02) || (hi < 1 && r <= 0.98))
+        want = kind == "aa" || kind == "readme" ? head : (kind == "slowblock" ? index(key, blk) == 1 : key ~ /^step@/) && r > 1
+        if (want && base && pt != "" && pt < 0.05) alt_t = 1
+        if (want && base && pw != "" && pw < 0.05) alt_w = 1
+        if (kind == "aa" || kind == "readme") { if (head && (v == "faster" || v == "slower")) hit = 1 }
+        else if (kind == "slowblock" && index(key, blk) == 1 && v == "slower") hit = 1
+        else if (kind == "slowstep" && key ~ /^step@/ && v == "slower") hit = 1
+        if (!checked) next
+        why = ""
+        if ((kind == "slowblock" && index(key, blk) == 1) || (kind == "slowstep" && key ~ /^step@/)) {
+          if (v != "slower") {
+            if (!(pa < 0.05)) why = why " p_adj"
+            if (!(lo > 1)) why = why " ci"
+            if (!(r >= 1.02)) why = why " threshold"
+            if (!(pr < 0.05)) why = why " p_runs"
+          }
+        }
+        printf "%s %d %s %s [%s, %s] p_adj %s p_runs %s paired t %s signed rank %s: %s%s%s\n", kind, c, key, r,
+               lo, hi, pa, pr, pt, pw, v, why != "" ? ", blocked by:" : "", why }
+      END { print "HIT", hit + 0; print "ALT", alt_t + 0, alt_w + 0 }' "$csv")
+    echo "$res" | grep -v '^HIT\|^ALT' || true
+    read -r _ t w < <(echo "$res" | grep '^ALT')
+    alt[$kind,t]=$((${alt[$kind,t]:-0} + t)) alt[$kind,w]=$((${alt[$kind,w]:-0} + w))
+    if [ "$(echo "$res" | awk '/^HIT/ { print $2 }')" = 1 ]; then
+      case $kind in aa) aa=$((aa + 1)) ;; slowblock) sb=$((sb + 1)) ;; slowstep) ss=$((ss + 1)) ;; readme) rm=$((rm + 1)) ;; esac
+    fi
+  done
+done
+echo "rounds $R, compares $n: A/A false $aa, block slower $sb, step slower $ss, README wrong $rm"
+for k in t w; do
+  echo "  with the paired $([ $k = t ] && echo t || echo signed-rank) test as the run test instead: A/A false ${alt[aa,$k]:-0}," \
+    "block slower ${alt[slowblock,$k]:-0}, step slower ${alt[slowstep,$k]:-0}, README wrong ${alt[readme,$k]:-0}"
+done
