@@ -9,7 +9,10 @@ set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 BIN VALIDATION_DIR [ROUNDS [compare options]]" >&2; exit 2; }
 bin=$1 dir=$2 R=${3:-4}
 shift $(($# >= 3 ? 3 : 2))
-[ -x "$bin" ] && [ -d "$dir/runs" ] || { echo "rejudge-compare: need a binary and a folder with runs/" >&2; exit 2; }
+if [ ! -x "$bin" ] || [ ! -d "$dir/runs" ]; then
+  echo "rejudge-compare: need a binary and a folder with runs/" >&2
+  exit 2
+fi
 block=gate_up_proj
 last=$(for l in plain plain2 readme slowblock slowstep; do
   find "$dir/runs" -maxdepth 1 -type d -name "$l-*" | sed 's/.*-//' | sort -n | tail -1; done | sort -n | head -1)
@@ -36,7 +39,7 @@ for ((c = 1; c <= n; c++)); do
     case $kind in
       aa) a=plain b=plain2 ;; slowblock) a=plain b=slowblock ;; slowstep) a=plain2 b=slowstep ;; readme) a=plain b=readme ;;
     esac
-    A=$(list $a $f $l) && B=$(list $b $f $l) || continue
+    if ! A=$(list "$a" "$f" "$l") || ! B=$(list "$b" "$f" "$l"); then continue; fi
     "$bin" compare "$A" "$B" --out "$out/$kind-$c" --no-history "$@" >/dev/null 2>&1 || { echo "compare failed $kind $c"; continue; }
     csv=$out/$kind-$c/compare_verdicts.csv
     # columns by name: key headline ratio lo hi p_adj verdict p_runs (absent from older builds) run_test
