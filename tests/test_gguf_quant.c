@@ -17,6 +17,7 @@
 #include "model/file_map.h"
 #include "model/gguf.h"
 #include "model/gguf_qwen3.h"
+#include "model/gguf_write.h"
 #include "model/weights_file.h"
 #include "tests/cli_run.h"
 
@@ -359,5 +360,53 @@ Test(gguf_quant, q6_k_norm_refused) {
     size_t nrm = info_off(buf, len, "blk.0.attn_norm.weight");
     put_u32(buf + nrm + 4 + 8, GGUF_GGML_Q6_K);
     expect_fail(buf, len, "type q6_k is not read for a norm", "blk.0.attn_norm.weight");
+    free(buf);
+}
+
+/* A file whose layer matrices are all Q6_K (the tiny256 fixture rewritten with our GGUF writer: its metadata
+ * copied, every matrix but the embedding made Q6_K blocks of zeros) is refused in one line: Q6_K is read
+ * outside the layers only. */
+Test(gguf_quant, q6_k_layers_refused) {
+    size_t len;
+    unsigned char *buf = copy_of(FIX "tiny256-q4_0-q6_k.gguf", &len);
+    struct gguf_file g;
+    struct fr_err err = {{0}};
+    cr_assert_eq(gguf_parse(buf, len, "t.gguf", &g, &err), 0, "%s", err.msg);
+    char path[] = "/tmp/fr-test-q6k-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    struct gguf_writer w;
+    cr_assert_eq(gguf_write_open(&w, path, g.n_kv, g.n_tensors, &err), 0, "%s", err.msg);
+    for (uint64_t i = 0; i < g.n_kv; i++) gguf_write_kv_copy(&w, &g, &g.kv[i]);
+    uint64_t *bytes = calloc(g.n_tensors, sizeof *bytes); /* 0: the tensor's own bytes, copied */
+    cr_assert_not_null(bytes);
+    for (uint64_t i = 0; i < g.n_tensors; i++) {
+        const struct gguf_tensor *t = &g.tensors[i];
+        char name[72];
+        memcpy(name, t->name, t->name_len);
+        name[t->name_len] = '\0';
+        const int layer_matrix = t->ndim == 2 && strncmp(name, "blk.", 4) == 0;
+        bytes[i] = layer_matrix ? t->dims[0] * t->dims[1] / QUANT_Q6_K_BLOCK * QUANT_Q6_K_BYTES : 0;
+        gguf_write_tensor_info(&w, name, t->ndim, t->dims, layer_matrix ? GGUF_GGML_Q6_K : t->type,
+                               layer_matrix ? bytes[i] : t->bytes);
+    }
+    unsigned char *zeros = calloc(1, 1 << 20);
+    cr_assert_not_null(zeros);
+    for (uint64_t i = 0; i < g.n_tensors; i++) {
+        const struct gguf_tensor *t = &g.tensors[i];
+        if (bytes[i])
+            gguf_write_tensor_data(&w, zeros, bytes[i]);
+        else
+            gguf_write_tensor_data(&w, g.buf + g.data_off + t->offset, t->bytes);
+    }
+    cr_assert_eq(gguf_write_close(&w, &err), 0, "%s", err.msg);
+    size_t n;
+    unsigned char *out = copy_of(path, &n);
+    expect_fail(out, n, "'blk.0.attn_q.weight' is q6_k: layer matrices run in q8_0, q4_0, f32, f16 or bf16",
+                NULL);
+    remove(path);
+    free(out), free(zeros), free(bytes);
+    gguf_free(&g);
     free(buf);
 }
