@@ -822,8 +822,8 @@ static float quant_seeded(uint32_t i) {
 /* The block formats' compute roofs (ceilings.h CEILING_Q8_0_DOT, CEILING_Q4_0_DOT): every thread runs the
  * active ISA's block matvec (matvec_quant_thread: x quantised once a repetition, then the passes) over its
  * own copy of one matrix of at most half its L2 share, so DRAM does not bind; work = 2 FLOPs a weight. x's
- * quantisation stays out of the roof: a 1024-column x over the matrix's ~900 rows cost about 3 % of each
- * pass, by which the LM head's 151,936 rows (one quantisation a thread) ran above the roof (101 %).
+ * quantisation stays out of the roof: with one per pass over the matrix's ~900 rows, the LM head (one per
+ * 76,000 rows a thread) measured 101 % of the roof on the Zen 4 VM (--isa avx2, q4_0).
  * Validated: every run's y bit for bit against the kernel's first call, and that y against quant_matvec_ref
  * within 2 cols 2^-24 sum|w x| (kernels/quant.h's tolerance: the integer dot products are exact, only the
  * f32 sums of the block products differ). */

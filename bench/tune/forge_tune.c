@@ -260,9 +260,10 @@ int main(int argc, char **argv) {
                                      .count = (int)(wmax / each),
                                      .threads = o.threads[t],
                                      .wtype = o.wtype};
+                const char *why = "it does not fit the buffers (--gib, 65536 columns, 1048576 rows)";
                 if (j.count < 1 || o.cols[s] > (int)xn || o.rows[s] > (int)yn ||
-                    quant_check_cols(o.wtype, o.cols[s], NULL) != 0) {
-                    fprintf(stderr, "forge-tune: shape %dx%d does not fit\n", o.rows[s], o.cols[s]);
+                    quant_check_cols(o.wtype, o.cols[s], &why) != 0) {
+                    fprintf(stderr, "forge-tune: shape %dx%d refused: %s\n", o.rows[s], o.cols[s], why);
                     rc = 2;
                     break;
                 }
