@@ -7,6 +7,8 @@
  * for n = 3, 10 and 20, the exclusion of disturbed repetitions). */
 #include "roofline/timing.h"
 
+#include "roofline/lockstep.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -92,6 +94,14 @@ int timing_stats_compute(const double *times, int n, const bool *disturbed, stru
     return 0;
 }
 
+/* After n timed repetitions: another while below min_reps or min_time_s, never past max_reps; a run in
+ * lockstep (lockstep.h) also goes on while its partner wants another, so both time as many. The first
+ * repetition is never in question (min_reps >= 1). */
+static bool more_reps(const struct timing_opts *opts, int n, int max_reps, int min_reps, double timed) {
+    bool want = n < max_reps && (n < min_reps || timed < opts->min_time_s);
+    return lockstep_turn(want) && n < max_reps;
+}
+
 int timing_measure(timing_fn fn, void *ctx, const struct timing_opts *opts, struct timing_stats *out) {
     int max_reps = opts->max_reps > 0 ? opts->max_reps : 1000;
     int min_reps = opts->min_reps > 0 ? opts->min_reps : 1;
@@ -105,10 +115,13 @@ int timing_measure(timing_fn fn, void *ctx, const struct timing_opts *opts, stru
         return -1;
     }
     long rep = 0;
-    for (int i = 0; i < opts->warmup; i++) fn(ctx, rep++);
+    for (int i = 0; i < opts->warmup; i++) {
+        fn(ctx, rep++);
+        lockstep_turn(true);
+    }
     int n = 0;
     double timed = 0;
-    while (n < max_reps && (n < min_reps || timed < opts->min_time_s)) {
+    for (bool more = true; more; more = more_reps(opts, n, max_reps, min_reps, timed)) {
         if (h) h->begin(h->ctx, n);
         double t0 = timing_now_s();
         fn(ctx, rep++);
@@ -158,10 +171,11 @@ int timing_measure_with(timing_fn fa, void *ctx_a, const struct timing_partner *
     for (int i = 0; i < opts->warmup; i++, rep++) {
         fa(ctx_a, rep);
         for (int j = 0; j < n_partners; j++) partner_run(&partners[j], rep);
+        lockstep_turn(true);
     }
     int n = 0;
     double timed = 0;
-    while (n < max_reps && (n < min_reps || timed < opts->min_time_s)) {
+    for (bool more = true; more; more = more_reps(opts, n, max_reps, min_reps, timed)) {
         if (h) h->begin(h->ctx, n);
         double t0 = timing_now_s();
         fa(ctx_a, rep);

@@ -30,6 +30,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_sample(int argc, char **argv);
 int cmd_machine(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_lockstep(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_detokenize(int argc, char **argv);

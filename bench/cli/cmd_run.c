@@ -36,6 +36,7 @@
 #include "roofline/blas_pool.h"
 #include "roofline/ceilings.h"
 #include "roofline/core_speed.h"
+#include "roofline/lockstep.h"
 #include "roofline/mm_state.h"
 #include "roofline/roofline.h"
 #include "roofline/roofs.h"
@@ -62,10 +63,12 @@ struct run_args {
     int contexts_default;        /* no --context: the default list, named so in errors */
     long batches[RUN_BATCH_MAX]; /* --batch: the batch sweep (n_batches 0: none) */
     int n_batches;
-    long batch_context;  /* --batch-context; -1: the default */
-    int batch_default;   /* no --batch: the default list, cut to what the model holds */
-    const char *history; /* --history STORE (NULL: <out>/history.sqlite) */
-    int no_history;      /* --no-history */
+    long batch_context;   /* --batch-context; -1: the default */
+    int batch_default;    /* no --batch: the default list, cut to what the model holds */
+    const char *history;  /* --history STORE (NULL: <out>/history.sqlite) */
+    int no_history;       /* --no-history */
+    const char *lockstep; /* --lockstep FD,first|second (roofline/lockstep.h); NULL: alone */
+    int repetitions;      /* --repetitions N: every block and step row exactly N times; 0: the default */
 };
 
 static void usage(FILE *f) {
@@ -76,7 +79,7 @@ static void usage(FILE *f) {
         "                      [--block-context T] [--gemv forge|openblas] [--events LIST] [--quick]\n"
         "                      [--out DIR] [--no-plots] [--isa scalar|avx2|avx512]\n"
         "                      [--batch LIST|none] [--batch-context T] [--history STORE|--no-history]\n"
-        "                      [--no-wait]\n"
+        "                      [--no-wait] [--repetitions N] [--lockstep FD,first|second]\n"
         "Measures the machine, verifies the kernels, times every block and whole decode steps (default\n"
         "contexts 1,1024,4096,16384) and the sampler, and writes results/<host>-<UTC stamp>/ with run.json,\n"
         "CSV files, report.md and roofline plots. --quick: fewer repetitions and contexts (CI, smoke "
@@ -92,21 +95,27 @@ static void usage(FILE *f) {
         "comes from its metadata, checked against --model, which may then be left out); the steps' sampler\n"
         "samples the model's logits for a fixed prompt, and the report names the file and its sha256.\n"
         "One run at a time per machine (docs/trust.md): a run waits for the machine lock, saying for what;\n"
-        "--no-wait exits 3 instead.\n");
+        "--no-wait exits 3 instead.\n"
+        "--repetitions N: time every block and decode step row exactly N times (llama-bench's -r; the\n"
+        "default: until a minimum count and time, fewer with --quick); the sampler and ceilings keep "
+        "theirs.\n"
+        "--lockstep: take turns with a second run, one repetition each (forge-lockstep starts both; "
+        "docs/statistics.md).\n");
 }
 
 static int parse_args(int argc, char **argv, struct run_args *a) {
     static const struct option opts[] = {
-        {"model", required_argument, 0, 'm'},   {"dtype", required_argument, 0, 'd'},
-        {"kv", required_argument, 0, 'k'},      {"threads", required_argument, 0, 't'},
-        {"context", required_argument, 0, 'c'}, {"block-context", required_argument, 0, 'b'},
-        {"gemv", required_argument, 0, 'g'},    {"events", required_argument, 0, 'e'},
-        {"out", required_argument, 0, 'o'},     {"quick", no_argument, 0, 'q'},
-        {"no-plots", no_argument, 0, 'n'},      {"isa", required_argument, 0, 'i'},
-        {"batch", required_argument, 0, 'B'},   {"batch-context", required_argument, 0, 'C'},
-        {"history", required_argument, 0, 'H'}, {"no-history", no_argument, 0, 'N'},
-        {"weights", required_argument, 0, 'w'}, {"no-wait", no_argument, 0, 'W'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"model", required_argument, 0, 'm'},    {"dtype", required_argument, 0, 'd'},
+        {"kv", required_argument, 0, 'k'},       {"threads", required_argument, 0, 't'},
+        {"context", required_argument, 0, 'c'},  {"block-context", required_argument, 0, 'b'},
+        {"gemv", required_argument, 0, 'g'},     {"events", required_argument, 0, 'e'},
+        {"out", required_argument, 0, 'o'},      {"quick", no_argument, 0, 'q'},
+        {"no-plots", no_argument, 0, 'n'},       {"isa", required_argument, 0, 'i'},
+        {"batch", required_argument, 0, 'B'},    {"batch-context", required_argument, 0, 'C'},
+        {"history", required_argument, 0, 'H'},  {"no-history", no_argument, 0, 'N'},
+        {"weights", required_argument, 0, 'w'},  {"no-wait", no_argument, 0, 'W'},
+        {"lockstep", required_argument, 0, 'L'}, {"repetitions", required_argument, 0, 'r'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     *a = (struct run_args){.wtype = FR_DTYPE_BF16,
                            .kvtype = FR_DTYPE_BF16,
                            .out = "results",
@@ -176,6 +185,14 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
             break;
         case 'W':
             a->no_wait = 1;
+            break;
+        case 'L':
+            a->lockstep = optarg;
+            break;
+        case 'r':
+            if (cli_parse_long(optarg, 1, 10000, &v))
+                return cli_usage_error("--repetitions: expected 1..10000, got '%s'", optarg);
+            a->repetitions = (int)v;
             break;
         case 'i':
             a->isa = optarg;
@@ -783,6 +800,13 @@ static int check_batch(struct run_args *a, const struct qwen3_config *cfg,
     return CLI_EXIT_OK;
 }
 
+/* provenance.lockstep: with whom the run took turns and whether the partner stayed to the end. */
+static void describe_lockstep(const char *spec, char *out, size_t len) {
+    const char *lost = lockstep_lost();
+    snprintf(out, len, "the %s of two runs taking turns, one repetition each (--lockstep); %ld turns%s%s",
+             strstr(spec, "first") ? "first" : "second", lockstep_turns(), lost[0] ? "; " : "", lost);
+}
+
 static int run_main(struct run *r, int argc, char **argv) {
     struct run_args *a = &r->args;
     char batch_failed[sizeof(struct fr_err) + 16] = "";
@@ -835,6 +859,14 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (!(r->report = calloc(1, sizeof *r->report))) return cli_fail("out of memory");
     report_init(r->report);
 
+    /* two runs in lockstep share the machine lock their driver holds: taking it themselves would deadlock
+     * (the one holding the turn waits for the lock, the one holding the lock waits for the turn) */
+    if (a->lockstep) {
+        if (!getenv("FORGE_ROOFLINE_LOCK_FD"))
+            return cli_usage_error("--lockstep: the machine lock must be handed over by the driver "
+                                   "(FORGE_ROOFLINE_LOCK_FD); run both through forge-lockstep");
+        if (lockstep_start(a->lockstep, &err) != 0) return cli_usage_error("%s", err.msg);
+    }
     /* one run at a time on this machine: wait for (or, --no-wait, refuse) a run that holds it */
     char lock_path[1024], command[1024] = "";
     machine_lock_path(a->out, lock_path, sizeof lock_path);
@@ -850,6 +882,11 @@ static int run_main(struct run *r, int argc, char **argv) {
     case MACHINE_LOCK_ERROR:
         return cli_fail("%s", err.msg);
     }
+    if (a->lockstep && !r->lock.inherited)
+        return cli_usage_error(
+            "--lockstep: FORGE_ROOFLINE_LOCK_FD is not an open descriptor of the held lock "
+            "file %s",
+            lock_path);
 
     /* the output folder first: an unwritable --out fails before anything is measured */
     char stamp[32], host[128];
@@ -973,6 +1010,10 @@ static int run_main(struct run *r, int argc, char **argv) {
                                 : (struct timing_opts){2, 10, 100, 1.0, NULL, NULL},
         .sampler = {.temperature = 0.8f, .top_p = 0.9f, .seed = 42},
     };
+    if (a->repetitions > 0) /* exactly N: a minimum time would give the two sides of a compare other counts */
+        bo.block_timing.min_reps = bo.block_timing.max_reps = bo.step_timing.min_reps =
+            bo.step_timing.max_reps = a->repetitions,
+        bo.block_timing.min_time_s = bo.step_timing.min_time_s = 0;
     r->st.sampler_params = bo.sampler;
     fill_plan(r->report, a, &copts, &bo, r->machine.threads);
     /* the read paired with the steps: as large as the ceilings' DRAM arrays */
@@ -1033,6 +1074,8 @@ static int run_main(struct run *r, int argc, char **argv) {
     core_speed_describe(&r->speed, r->report->prov.isa, r->report->prov.core_speed,
                         sizeof r->report->prov.core_speed);
     r->report->prov.core_speed_low = core_speed_low(&r->speed);
+    if (a->lockstep)
+        describe_lockstep(a->lockstep, r->report->prov.lockstep, sizeof r->report->prov.lockstep);
     char samples_path[RESULTS_PATH_MAX + 32];
     snprintf(samples_path, sizeof samples_path, "%s/%s", r->dir.tmp_path, SAMPLES_FILE);
     if (samples_write_csv(&r->samples, samples_path, &err) != 0) return cli_fail("%s", err.msg);
@@ -1070,6 +1113,7 @@ int cmd_run(int argc, char **argv) {
     if (rc < 0) return CLI_EXIT_OK; /* --help */
     if (rc) return rc;
     rc = run_main(&r, argc, argv);
+    lockstep_finish(); /* after our last repetition and the end probe: the partner goes on alone */
     run_free(&r);
     return rc;
 }

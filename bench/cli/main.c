@@ -20,6 +20,7 @@ static const struct command commands[] = {
     {"sample", cmd_sample, "sample token ids from rows of logits or probabilities"},
     {"machine", cmd_machine, "topology (hwloc) and measured ceilings"},
     {"compare", cmd_compare, "compare two runs for a pull request"},
+    {"lockstep", cmd_lockstep, "two full runs taking turns, one repetition each (for a compare)"},
     {"list", cmd_list, "list blocks, models and counter events"},
     {"tokenize", cmd_tokenize, "text to Qwen3 token ids (tokenizer.json or GGUF)"},
     {"detokenize", cmd_detokenize, "Qwen3 token ids to text"},

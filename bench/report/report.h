@@ -61,6 +61,7 @@ struct report_provenance {
     char weights_format[16];  /* "gguf" or "safetensors"; "" when synthetic */
     char weights_sha256[72];  /* the file's SHA-256, 64 hex digits; "" when synthetic */
     char sampler_logits[384]; /* the logits the step's sampler rows sample, in words; "" when not recorded */
+    char lockstep[320];       /* the partner of a run in lockstep (roofline/lockstep.h), in words; "" alone */
 };
 
 struct report_event {

@@ -164,6 +164,7 @@ static void md_setup(FILE *f, const struct run_report *r) {
         if (i + 1 == r->n_fidelity) fputs(".\n", f);
     }
     if (p->plan[0]) fprintf(f, "- Repetitions%s: %s.\n", p->quick ? " (quick run)" : "", p->plan);
+    if (p->lockstep[0]) fprintf(f, "- Lockstep: %s.\n", p->lockstep);
     const struct report_model *m = &r->model;
     char params[REPORT_FMT_LEN], wb[REPORT_FMT_LEN];
     report_fmt_md(m->params, 1e-6, 1, params);

@@ -1,0 +1,110 @@
+/* The turn-taking of lockstep.h over a stream socket. One byte a turn: a blocking read is the wait, so the
+ * waiting run sleeps instead of spinning on the cores its partner is being timed on. */
+#include "roofline/lockstep.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static struct {
+    int fd; /* -1: none, or the partner has gone */
+    bool started, first;
+    bool pending; /* the second's: the first's wish for the repetition the second is about to decide on */
+    long turns, alone; /* turns taken; repetitions timed after the partner went */
+    const char *why;   /* how the partner went, NULL while it is there */
+    char lost[160];
+} ls = {.fd = -1};
+
+static void lose(const char *why) {
+    if (ls.fd >= 0) close(ls.fd);
+    ls.fd = -1;
+    ls.why = why;
+}
+
+/* One byte from the partner: 0 or 1 its wish, -1 when it has gone. */
+static int receive(void) {
+    unsigned char b;
+    for (;;) {
+        ssize_t n = read(ls.fd, &b, 1);
+        if (n == 1) return b & 1;
+        if (n < 0 && errno == EINTR) continue;
+        lose(n == 0 ? "ended" : "stopped answering");
+        return -1;
+    }
+}
+
+int lockstep_start(const char *spec, struct fr_err *err) {
+    char *end;
+    errno = 0;
+    long fd = strtol(spec, &end, 10);
+    bool first = strcmp(end, ",first") == 0;
+    if (errno || end == spec || fd < 0 || fd > 1 << 20 || (!first && strcmp(end, ",second") != 0))
+        return fr_err_set(err, "--lockstep: expected FD,first or FD,second (a socket forge-lockstep hands "
+                               "over), got '%s'",
+                          spec);
+    struct stat st;
+    int type = 0;
+    socklen_t len = sizeof type;
+    if (fstat((int)fd, &st) != 0 || !S_ISSOCK(st.st_mode) ||
+        getsockopt((int)fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
+        return fr_err_set(err, "--lockstep: descriptor %ld is not a stream socket (run through forge-lockstep)",
+                          fd);
+    ls.fd = (int)fd, ls.started = true, ls.first = first, ls.turns = ls.alone = 0, ls.why = NULL;
+    int peer = first ? 0 : receive();
+    if (peer < 0) return fr_err_set(err, "--lockstep: the partner run went before its first turn");
+    ls.pending = peer;
+    return 0;
+}
+
+bool lockstep_turn(bool want_more) {
+    if (ls.fd < 0) {
+        ls.alone += ls.started;
+        return want_more;
+    }
+    unsigned char b = want_more;
+    ssize_t n;
+    do n = send(ls.fd, &b, 1, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n != 1) {
+        lose("stopped listening");
+        return want_more;
+    }
+    int peer = receive();
+    if (peer < 0) return want_more || (!ls.first && ls.pending);
+    ls.turns++;
+    /* Both must decide on the same two wishes. The first's byte reaches the second one turn early (it is
+     * what wakes the second up to run its repetition i), so the second decides on the byte it already
+     * holds and keeps the one just read for its next decision. */
+    if (ls.first) return want_more || peer;
+    bool go_on = want_more || ls.pending;
+    ls.pending = peer;
+    return go_on;
+}
+
+void lockstep_finish(void) {
+    if (ls.fd >= 0) close(ls.fd);
+    ls.fd = -1;
+}
+
+bool lockstep_active(void) {
+    return ls.fd >= 0;
+}
+
+bool lockstep_started(void) {
+    return ls.started;
+}
+
+long lockstep_turns(void) {
+    return ls.turns;
+}
+
+const char *lockstep_lost(void) {
+    if (!ls.why || ls.alone == 0) return ""; /* a partner that ends after our last repetition costs nothing */
+    snprintf(ls.lost, sizeof ls.lost, "the partner run %s after %ld turns; %ld repetitions after it ran alone",
+             ls.why, ls.turns, ls.alone);
+    return ls.lost;
+}
