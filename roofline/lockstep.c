@@ -42,16 +42,24 @@ int lockstep_start(const char *spec, struct fr_err *err) {
     errno = 0;
     long fd = strtol(spec, &end, 10);
     bool first = strcmp(end, ",first") == 0;
-    if (errno || end == spec || fd < 0 || fd > 1 << 20 || (!first && strcmp(end, ",second") != 0))
-        return fr_err_set(err, "--lockstep: expected FD,first or FD,second (a socket forge-lockstep hands "
-                               "over), got '%s'",
-                          spec);
+    if (errno || end == spec || fd < 0 || fd > 1 << 20 || (!first && strcmp(end, ",second") != 0)) {
+        char shown[64];
+        return fr_err_set(err,
+                          "--lockstep: expected FD,first or FD,second (a socket `forge-roofline lockstep` "
+                          "hands over), got '%s'",
+                          fr_err_printable(spec, strlen(spec), shown, sizeof shown));
+    }
+    /* connected too: an unconnected socket would fail only at the first turn, after the whole setup */
     struct stat st;
+    struct sockaddr_storage peer_addr;
     int type = 0;
-    socklen_t len = sizeof type;
+    socklen_t len = sizeof type, addr_len = sizeof peer_addr;
     if (fstat((int)fd, &st) != 0 || !S_ISSOCK(st.st_mode) ||
-        getsockopt((int)fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
-        return fr_err_set(err, "--lockstep: descriptor %ld is not a stream socket (run through forge-lockstep)",
+        getsockopt((int)fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM ||
+        getpeername((int)fd, (struct sockaddr *)&peer_addr, &addr_len) != 0)
+        return fr_err_set(err,
+                          "--lockstep: descriptor %ld is not a connected stream socket (run both through "
+                          "`forge-roofline lockstep`)",
                           fd);
     ls.fd = (int)fd, ls.started = true, ls.first = first, ls.turns = ls.alone = 0, ls.why = NULL;
     int peer = first ? 0 : receive();
@@ -65,24 +73,28 @@ bool lockstep_turn(bool want_more) {
         ls.alone += ls.started;
         return want_more;
     }
+    /* Both must decide on the same two wishes. The first's byte reaches the second one turn early (it is
+     * what wakes the second up to run its repetition i), so the second decides on the byte it already
+     * holds and keeps the one just read for its next decision. That byte also makes the second's repetition
+     * one taken together, counted now: whatever becomes of the partner, both count the same turns. */
+    bool held = !ls.first && ls.pending;
+    ls.turns += !ls.first;
     unsigned char b = want_more;
     ssize_t n;
     do n = send(ls.fd, &b, 1, MSG_NOSIGNAL);
     while (n < 0 && errno == EINTR);
     if (n != 1) {
         lose("stopped listening");
-        return want_more;
+        return want_more || held;
     }
     int peer = receive();
-    if (peer < 0) return want_more || (!ls.first && ls.pending);
-    ls.turns++;
-    /* Both must decide on the same two wishes. The first's byte reaches the second one turn early (it is
-     * what wakes the second up to run its repetition i), so the second decides on the byte it already
-     * holds and keeps the one just read for its next decision. */
-    if (ls.first) return want_more || peer;
-    bool go_on = want_more || ls.pending;
+    if (peer < 0) return want_more || held;
+    if (ls.first) {
+        ls.turns++;
+        return want_more || peer;
+    }
     ls.pending = peer;
-    return go_on;
+    return want_more || held;
 }
 
 void lockstep_finish(void) {
@@ -104,7 +116,8 @@ long lockstep_turns(void) {
 
 const char *lockstep_lost(void) {
     if (!ls.why || ls.alone == 0) return ""; /* a partner that ends after our last repetition costs nothing */
-    snprintf(ls.lost, sizeof ls.lost, "the partner run %s after %ld turns; %ld repetitions after it ran alone",
-             ls.why, ls.turns, ls.alone);
+    snprintf(ls.lost, sizeof ls.lost,
+             "the partner run %s after %ld turns; %ld repetitions after it ran alone", ls.why, ls.turns,
+             ls.alone);
     return ls.lost;
 }

@@ -2,8 +2,8 @@
  * state. On the shared VMs the DRAM read flips between about 35 and 62 GB/s within a second or two, inside
  * one process as much as between processes; runs made one after the other (compare-commits' rounds) land in
  * different states, and a 3 % change drowns in that. Two runs in lockstep (scripts/compare-commits.sh
- * --lockstep, through forge-lockstep) alternate every repetition of every timed row: A's repetition i, then
- * B's, then A's i + 1, milliseconds apart.
+ * --lockstep, through `forge-roofline lockstep`) alternate every repetition of every timed row: A's
+ * repetition i, then B's, then A's i + 1, milliseconds apart.
  *
  * The protocol, over a connected stream socket the driver hands both runs: a run holds the turn while it
  * works (setup included, so the other never runs beside it), and after each repetition sends one byte
@@ -23,7 +23,8 @@
 int lockstep_start(const char *spec, struct fr_err *err);
 
 /* After a repetition: passes the turn with want_more and waits for it back. Returns whether to go on with the
- * row: want_more or the partner's wish. Without a lockstep (or once the partner has gone) returns want_more. */
+ * row: want_more or the partner's wish. Without a lockstep (or once the partner has gone) returns want_more.
+ */
 bool lockstep_turn(bool want_more);
 
 /* Hands the turn over for good (the partner reads EOF and goes on alone). */
@@ -31,7 +32,8 @@ void lockstep_finish(void);
 
 bool lockstep_active(void);  /* started and the partner still there */
 bool lockstep_started(void); /* --lockstep was given */
-long lockstep_turns(void);   /* turns passed and returned so far */
+long lockstep_turns(
+    void); /* repetitions taken together with the partner (warm-ups included): the same on both sides */
 /* Why the lockstep ended before this run's last repetition, and how many ran alone ("" while it lasts, when
  * it never started, or when the partner went only after this run's last repetition). */
 const char *lockstep_lost(void);

@@ -99,7 +99,8 @@ static void usage(FILE *f) {
         "--repetitions N: time every block and decode step row exactly N times (llama-bench's -r; the\n"
         "default: until a minimum count and time, fewer with --quick); the sampler and ceilings keep "
         "theirs.\n"
-        "--lockstep: take turns with a second run, one repetition each (forge-lockstep starts both; "
+        "--lockstep: take turns with a second run, one repetition each (`forge-roofline lockstep` starts "
+        "both; "
         "docs/statistics.md).\n");
 }
 
@@ -864,7 +865,7 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (a->lockstep) {
         if (!getenv("FORGE_ROOFLINE_LOCK_FD"))
             return cli_usage_error("--lockstep: the machine lock must be handed over by the driver "
-                                   "(FORGE_ROOFLINE_LOCK_FD); run both through forge-lockstep");
+                                   "(FORGE_ROOFLINE_LOCK_FD); run both through `forge-roofline lockstep`");
         if (lockstep_start(a->lockstep, &err) != 0) return cli_usage_error("%s", err.msg);
     }
     /* one run at a time on this machine: wait for (or, --no-wait, refuse) a run that holds it */
