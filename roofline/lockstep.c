@@ -43,16 +43,17 @@ int lockstep_start(const char *spec, struct fr_err *err) {
     long fd = strtol(spec, &end, 10);
     bool first = strcmp(end, ",first") == 0;
     if (errno || end == spec || fd < 0 || fd > 1 << 20 || (!first && strcmp(end, ",second") != 0))
-        return fr_err_set(err, "--lockstep: expected FD,first or FD,second (a socket forge-lockstep hands "
-                               "over), got '%s'",
+        return fr_err_set(err,
+                          "--lockstep: expected FD,first or FD,second (a socket forge-lockstep hands "
+                          "over), got '%s'",
                           spec);
     struct stat st;
     int type = 0;
     socklen_t len = sizeof type;
     if (fstat((int)fd, &st) != 0 || !S_ISSOCK(st.st_mode) ||
         getsockopt((int)fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
-        return fr_err_set(err, "--lockstep: descriptor %ld is not a stream socket (run through forge-lockstep)",
-                          fd);
+        return fr_err_set(
+            err, "--lockstep: descriptor %ld is not a stream socket (run through forge-lockstep)", fd);
     ls.fd = (int)fd, ls.started = true, ls.first = first, ls.turns = ls.alone = 0, ls.why = NULL;
     int peer = first ? 0 : receive();
     if (peer < 0) return fr_err_set(err, "--lockstep: the partner run went before its first turn");
@@ -104,7 +105,8 @@ long lockstep_turns(void) {
 
 const char *lockstep_lost(void) {
     if (!ls.why || ls.alone == 0) return ""; /* a partner that ends after our last repetition costs nothing */
-    snprintf(ls.lost, sizeof ls.lost, "the partner run %s after %ld turns; %ld repetitions after it ran alone",
-             ls.why, ls.turns, ls.alone);
+    snprintf(ls.lost, sizeof ls.lost,
+             "the partner run %s after %ld turns; %ld repetitions after it ran alone", ls.why, ls.turns,
+             ls.alone);
     return ls.lost;
 }

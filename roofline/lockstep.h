@@ -23,7 +23,8 @@
 int lockstep_start(const char *spec, struct fr_err *err);
 
 /* After a repetition: passes the turn with want_more and waits for it back. Returns whether to go on with the
- * row: want_more or the partner's wish. Without a lockstep (or once the partner has gone) returns want_more. */
+ * row: want_more or the partner's wish. Without a lockstep (or once the partner has gone) returns want_more.
+ */
 bool lockstep_turn(bool want_more);
 
 /* Hands the turn over for good (the partner reads EOF and goes on alone). */

@@ -20,14 +20,15 @@
 #define LOCKSTEP_SEP ":::"
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: forge-roofline lockstep [--no-wait] BIN_A [run options] " LOCKSTEP_SEP
-               " BIN_B [run options]\n"
-               "Runs two forge-roofline full runs (each BIN a forge-roofline build, e.g. two commits') taking\n"
-               "turns one timed repetition each: A's repetition, then B's, milliseconds apart, so both see the\n"
-               "same state of a machine whose memory read moves from second to second. Give each side its own\n"
-               "--out. Exit status: 0 when both runs succeed, else the first failing run's status (A's first).\n"
-               "The driver holds the machine lock for both (--no-wait: exit 3 when another run holds it) and\n"
-               "runs them with OMP_WAIT_POLICY=passive. docs/statistics.md#lockstep.\n");
+    fprintf(f,
+            "usage: forge-roofline lockstep [--no-wait] BIN_A [run options] " LOCKSTEP_SEP
+            " BIN_B [run options]\n"
+            "Runs two forge-roofline full runs (each BIN a forge-roofline build, e.g. two commits') taking\n"
+            "turns one timed repetition each: A's repetition, then B's, milliseconds apart, so both see the\n"
+            "same state of a machine whose memory read moves from second to second. Give each side its own\n"
+            "--out. Exit status: 0 when both runs succeed, else the first failing run's status (A's first).\n"
+            "The driver holds the machine lock for both (--no-wait: exit 3 when another run holds it) and\n"
+            "runs them with OMP_WAIT_POLICY=passive. docs/statistics.md#lockstep.\n");
 }
 
 /* Starts argv with the lockstep option appended: the child keeps `keep` (its end of the socket) and closes
@@ -90,7 +91,8 @@ int cmd_lockstep(int argc, char **argv) {
             sep = j;
         }
     if (sep < 0 || sep == a0 || sep == argc - 1)
-        return cli_usage_error("lockstep: expected BIN_A [options] " LOCKSTEP_SEP " BIN_B [options] (try --help)");
+        return cli_usage_error("lockstep: expected BIN_A [options] " LOCKSTEP_SEP
+                               " BIN_B [options] (try --help)");
     for (int j = a0; j < argc; j++)
         if (strncmp(argv[j], "--lockstep", 10) == 0)
             return cli_usage_error("lockstep: '%s' is the driver's to give; leave it out", argv[j]);
@@ -100,7 +102,8 @@ int cmd_lockstep(int argc, char **argv) {
     struct machine_lock lock = {.fd = -1};
     char path[1024], command[512];
     machine_lock_path(NULL, path, sizeof path);
-    snprintf(command, sizeof command, "forge-roofline lockstep %s " LOCKSTEP_SEP " %s", argv[a0], argv[sep + 1]);
+    snprintf(command, sizeof command, "forge-roofline lockstep %s " LOCKSTEP_SEP " %s", argv[a0],
+             argv[sep + 1]);
     switch (machine_lock_take(&lock, path, command, !no_wait, stderr, &err)) {
     case MACHINE_LOCK_TAKEN:
         break;
@@ -130,10 +133,12 @@ int cmd_lockstep(int argc, char **argv) {
     pid_t pa = start(argv + a0, sep - a0, sv[0], sv[1], "first");
     pid_t pb = pa < 0 ? -1 : start(argv + sep + 1, argc - sep - 1, sv[1], sv[0], "second");
     int start_errno = errno;
-    close(sv[0]), close(sv[1]); /* each run now holds the only copy of its end: an exit is an EOF to the other */
+    close(sv[0]),
+        close(sv[1]); /* each run now holds the only copy of its end: an exit is an EOF to the other */
     int rc_a = pa < 0 ? CLI_EXIT_FAIL : reap(pa, "A", argv[a0]);
     int rc_b = pb < 0 ? CLI_EXIT_FAIL : reap(pb, "B", argv[sep + 1]);
     machine_lock_release(&lock);
-    if (pa < 0 || pb < 0) return cli_fail("lockstep: cannot start run %s: %s", pa < 0 ? "A" : "B", strerror(start_errno));
+    if (pa < 0 || pb < 0)
+        return cli_fail("lockstep: cannot start run %s: %s", pa < 0 ? "A" : "B", strerror(start_errno));
     return rc_a ? rc_a : rc_b;
 }
