@@ -18,10 +18,10 @@
 #include "bench/report/compare_verdict.h"
 
 struct compare_lockstep_row {
-    int rounds;                          /* rounds whose runs both have the row, all interleaved */
-    int pairs;                           /* pairs used over all rounds */
-    double raw[COMPARE_SIDE_MAX_RUNS];   /* each round's median log(B / A) */
-    double norm[COMPARE_SIDE_MAX_RUNS];  /* the same with beta x log(B's read / A's read) added; NaN */
+    int rounds;                         /* rounds whose runs both have the row, all interleaved */
+    int pairs;                          /* pairs used over all rounds */
+    double raw[COMPARE_SIDE_MAX_RUNS];  /* each round's median log(B / A) */
+    double norm[COMPARE_SIDE_MAX_RUNS]; /* the same with beta x log(B's read / A's read) added; NaN */
 };
 
 /* The row's round values when the row is in lockstep in every one of the n_rounds rounds (round i: A's run
