@@ -114,6 +114,32 @@ double stats_t_two_sided(double t, double df) {
     return beta_regularised(df / (df + t * t), 0.5 * df, 0.5);
 }
 
+double stats_t_critical(double p_two_sided, double df) {
+    if (!(p_two_sided > 0 && p_two_sided < 1) || !(df > 0)) return NAN;
+    double lo = 0, hi = 1;
+    while (stats_t_two_sided(hi, df) > p_two_sided && hi < 1e12) hi *= 2;
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) { /* the tail falls as t grows */
+        double mid = 0.5 * (lo + hi);
+        if (stats_t_two_sided(mid, df) > p_two_sided)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+int stats_t_interval(const double *d, int n, double level, double *lo, double *hi) {
+    *lo = *hi = NAN;
+    if (n < 2) return -1;
+    double sum = 0, ss = 0;
+    for (int i = 0; i < n; i++) sum += d[i];
+    double mean = sum / n;
+    for (int i = 0; i < n; i++) ss += (d[i] - mean) * (d[i] - mean);
+    double half = stats_t_critical(1 - level, n - 1) * sqrt(ss / (n - 1) / n);
+    *lo = mean - half, *hi = mean + half;
+    return 0;
+}
+
 int stats_paired_t(const double *d, int n, struct stats_paired *out) {
     *out = (struct stats_paired){.p = 1, .mean = NAN, .n = n};
     if (n < 2) return -1;

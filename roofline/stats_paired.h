@@ -36,4 +36,13 @@ int stats_paired_t(const double *d, int n, struct stats_paired *out);
 /* Two-sided P(|T| >= |t|) for Student's T on df > 0 degrees of freedom. */
 double stats_t_two_sided(double t, double df);
 
+/* The t with P(|T| >= t) = p_two_sided on df > 0 degrees of freedom (e.g. 0.05, 4 -> 2.776), by bisection
+ * on stats_t_two_sided; NaN when p is outside (0, 1) or df is not positive. */
+double stats_t_critical(double p_two_sided, double df);
+
+/* Student's interval of the mean of d[n] (n >= 2) at `level`: [mean - t sd / sqrt n, mean + t sd / sqrt n]
+ * with t = stats_t_critical(1 - level, n - 1); lo = hi = mean when every d is equal. Returns -1 (lo, hi
+ * NaN) when n is below 2. */
+int stats_t_interval(const double *d, int n, double level, double *lo, double *hi);
+
 #endif

@@ -1,7 +1,7 @@
 #!/bin/sh
 # One command for a performance pull request that decides, in the manner of llama.cpp's compare-commits.sh:
 #   scripts/compare-commits.sh [--budget 10m] [--runs N] [--threshold PCT] [--raw] [--fail-on-slower]
-#                              [--out DIR] [--no-wait] BASE HEAD [run options]
+#                              [--out DIR] [--no-wait] [--no-lockstep] BASE HEAD [run options]
 # builds BASE and HEAD once in temporary git worktrees (make -j2 all), then runs alternated rounds (BASE HEAD,
 # HEAD BASE, BASE HEAD, ...: the order flips each round so neither side always runs first) and, from the
 # first round on, compares every repetition of the runs so far (forge-roofline compare A1,A2,.. B1,B2,..),
@@ -12,11 +12,13 @@
 # --quick, --context 1,1024. With --fail-on-slower the exit status is 1 when a headline row is slower, 0
 # otherwise, 2 on bad input. The compare itself is made by this checkout's build. The rounds hold the
 # machine lock a run takes (docs/trust.md): another run waits for them, and they wait for it (--no-wait:
-# exit 3 instead).
+# exit 3 instead). Where both builds have `--lockstep`, each round is one `forge-roofline lockstep` of the
+# two (their repetitions alternated, milliseconds apart; who goes first flips each round) with
+# --repetitions 30 unless given; --no-lockstep (or an older build) runs them one after the other.
 set -eu
 
 usage() {
-  echo "usage: scripts/compare-commits.sh [--budget 10m] [--runs N] [--threshold PCT] [--raw] [--fail-on-slower] [--out DIR] [--no-wait] BASE HEAD [run options]" >&2
+  echo "usage: scripts/compare-commits.sh [--budget 10m] [--runs N] [--threshold PCT] [--raw] [--fail-on-slower] [--out DIR] [--no-wait] [--no-lockstep] BASE HEAD [run options]" >&2
   exit 2
 }
 die() {
@@ -30,6 +32,7 @@ budget=600
 cmp_opts=
 fail_on_slower=no
 no_wait=no
+lockstep=yes
 max_rounds=16 # forge-roofline compare pools at most 16 runs a side
 while [ $# -gt 0 ]; do
   case $1 in
@@ -50,7 +53,8 @@ while [ $# -gt 0 ]; do
     --raw) cmp_opts="$cmp_opts --raw"; shift ;;
     --fail-on-slower) fail_on_slower=yes; shift ;;
     --no-wait) no_wait=yes; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --no-lockstep) lockstep=no; shift ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option '$1' before BASE (try --help)" ;;
     *) break ;;
   esac
@@ -64,8 +68,11 @@ fi
 base=$1 head=$2
 shift 2
 model_given=no
+reps_given=no
 for a in "$@"; do
   case $a in
+    --lockstep|--lockstep=*) die "--lockstep is the script's to give (--no-lockstep turns it off)" ;;
+    --repetitions|--repetitions=*) reps_given=yes ;;
     --out|--out=*) die "--out goes before BASE (it names the compare folder; each run's folder is chosen here)" ;;
     --model|--model=*) model_given=yes ;;
   esac
@@ -127,6 +134,20 @@ if [ "$(git -C "$repo" rev-parse HEAD)" != "$head_sha" ] || ! git -C "$repo" dif
   compare_bin="$repo/build/forge-roofline"
 fi
 
+# Lockstep needs both builds to take turns; an older one cannot, and then the rounds run one after the other.
+if [ "$lockstep" = yes ]; then
+  for side in base head; do
+    if ! "$tmp/$side/build/forge-roofline" run --help 2>/dev/null | grep -q -- '--lockstep'; then
+      echo "compare-commits: $side's build has no --lockstep: its rounds run one after the other (fallback)"
+      lockstep=no
+    fi
+  done
+fi
+if [ "$lockstep" = yes ]; then
+  echo "compare-commits: rounds in lockstep (forge-roofline lockstep: repetitions alternated, first side flipping)"
+  [ "$reps_given" = yes ] || set -- "$@" --repetitions 30
+fi
+
 # One run at a time on this machine: the rounds hold the lock a run takes (bench/cli/machine_lock.h, the
 # same file), and hand it to this checkout's runs in FORGE_ROOFLINE_LOCK_FD, so nothing runs between them.
 lock=${FORGE_ROOFLINE_LOCK:-}
@@ -154,6 +175,12 @@ out=$(cd "$out" && pwd) # the runs start in the worktrees: the folder must not b
 list_base=''
 list_head=''
 
+add_run() { # add_run SIDE ROUND: the run folder the round left, onto its side's list
+  run=$(cd "$out" && find "runs/$1-$2" -mindepth 1 -maxdepth 1 -type d ! -name '.*' | head -n 1)
+  if [ -z "$run" ] || [ ! -f "$out/$run/run.json" ]; then die "round $2 of $1 left no run.json under runs/$1-$2"; fi
+  if [ "$1" = base ]; then list_base="$list_base${list_base:+,}$run"; else list_head="$list_head${list_head:+,}$run"; fi
+}
+
 run_one() { # run_one SIDE ROUND [run options]
   s=$1 r=$2
   shift 2
@@ -165,9 +192,26 @@ run_one() { # run_one SIDE ROUND [run options]
     echo "compare-commits: round $r of $s failed (log: $out/runs/$s-$r.log)" >&2
     exit 1
   fi
-  run=$(cd "$out" && find "runs/$s-$r" -mindepth 1 -maxdepth 1 -type d ! -name '.*' | head -n 1)
-  if [ -z "$run" ] || [ ! -f "$out/$run/run.json" ]; then die "round $r of $s left no run.json under $dest"; fi
-  if [ "$s" = base ]; then list_base="$list_base${list_base:+,}$run"; else list_head="$list_head${list_head:+,}$run"; fi
+  add_run "$s" "$r"
+}
+
+# run_pair ROUND FIRST SECOND [run options]: one round in lockstep, each binary in its own tree (its own model/
+# and scripts/) through sh -c, which passes the driver's --lockstep on to it
+run_pair() {
+  r=$1 first=$2 second=$3
+  shift 3
+  echo "compare-commits: round $r, $first and $second in lockstep ..."
+  # shellcheck disable=SC2016 # "$0" and "$@" are the inner sh's
+  if ! "$compare_bin" lockstep \
+      sh -c 'cd "$0" && exec build/forge-roofline "$@"' "$tmp/$first" "$@" --no-plots --out "$out/runs/$first-$r" ::: \
+      sh -c 'cd "$0" && exec build/forge-roofline "$@"' "$tmp/$second" "$@" --no-plots --out "$out/runs/$second-$r" \
+      >"$out/runs/pair-$r.log" 2>&1; then
+    tail -20 "$out/runs/pair-$r.log" >&2
+    echo "compare-commits: round $r failed (log: $out/runs/pair-$r.log)" >&2
+    exit 1
+  fi
+  add_run base "$r"
+  add_run head "$r"
 }
 
 # the compare of the runs so far, from the compare folder (compare.md names the runs by short paths);
@@ -187,9 +231,14 @@ undecided=1
 while :; do
   t0=$(date +%s)
   if [ $((round % 2)) -eq 1 ]; then order="base head"; else order="head base"; fi
-  for side in $order; do
-    run_one "$side" "$round" "$@"
-  done
+  if [ "$lockstep" = yes ]; then
+    # shellcheck disable=SC2086 # order is two words
+    run_pair "$round" $order "$@"
+  else
+    for side in $order; do
+      run_one "$side" "$round" "$@"
+    done
+  fi
   round_s=$(($(date +%s) - t0))
   compare_now
   echo "compare-commits: after round $round: $undecided headline row(s) undecided ($(($(date +%s) - start)) s so far)"

@@ -1,6 +1,7 @@
 #!/bin/bash
 # rejudge-compare.sh BIN VALIDATION_DIR [ROUNDS [compare options]]: decides again every complete compare of a
-# scripts/validate-compare.sh folder (its kept runs, runs/<label>-<i>/) with BIN's compare, ROUNDS rounds a
+# scripts/validate-compare.sh folder (its kept runs, runs/<label>-<i>/, or of --lockstep runs/<kind>-a-<i>/ and
+# runs/<kind>-b-<i>/) with BIN's compare, ROUNDS rounds a
 # side (default 4; the i-th compare takes rounds (i-1)R+1 .. iR), without timing anything. Prints each
 # checked row (the steps, the slowed block) with its ratio, interval, p, Holm-adjusted p, the run-level p
 # and, where the verdict misses what the kind should give, which of the rule's conditions blocked it; then
@@ -14,7 +15,12 @@ if [ ! -x "$bin" ] || [ ! -d "$dir/runs" ]; then
   exit 2
 fi
 block=gate_up_proj
-last=$(for l in plain plain2 readme slowblock slowstep; do
+# validate-compare.sh --lockstep keeps each compare's two sides as runs/<kind>-a-<i> and runs/<kind>-b-<i>
+labels="plain plain2 readme slowblock slowstep" lockstep=no
+if [ -d "$dir/runs/aa-a-1" ]; then
+  labels="aa-a aa-b slowblock-a slowblock-b slowstep-a slowstep-b readme-a readme-b" lockstep=yes
+fi
+last=$(for l in $labels; do
   find "$dir/runs" -maxdepth 1 -type d -name "$l-*" | sed 's/.*-//' | sort -n | tail -1; done | sort -n | head -1)
 n=$((last / R))
 if [ -n "${REJUDGE_KEEP:-}" ]; then # keep the compares' folders there
@@ -39,6 +45,7 @@ for ((c = 1; c <= n; c++)); do
     case $kind in
       aa) a=plain b=plain2 ;; slowblock) a=plain b=slowblock ;; slowstep) a=plain2 b=slowstep ;; readme) a=plain b=readme ;;
     esac
+    [ "$lockstep" = no ] || a=$kind-a b=$kind-b
     if ! A=$(list "$a" "$f" "$l") || ! B=$(list "$b" "$f" "$l"); then continue; fi
     "$bin" compare "$A" "$B" --out "$out/$kind-$c" --no-history "$@" >/dev/null 2>&1 || { echo "compare failed $kind $c"; continue; }
     csv=$out/$kind-$c/compare_verdicts.csv

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Measures the compare's own error rates on the machine at hand (docs/statistics.md):
 #   scripts/validate-compare.sh [--compares N] [--rounds R] [--block NAME] [--block-pct P] [--step-pct Q]
-#                               [--budget 40m] [--out FILE] [run options]
+#                               [--budget 40m] [--lockstep] [--out FILE] [run options]
 # builds this checkout's HEAD four ways in temporary worktrees: plain; README-only (a commit that changes
 # nothing but README.md); NAME slowed by P % (-DFR_SLOW_BLOCK=NAME -DFR_SLOW_PCT=P: a projection runs its
 # matvec again over P % of another layer's rows: real reads and FMAs, model/decode.c); and NAME slowed
@@ -13,7 +13,9 @@
 #   README      plain vs README-only     wrong: any headline row faster or slower
 # until N compares of each kind (default 20) or the budget is spent. The rates, the observed ratios and the
 # time taken go to FILE (default results/validate-compare-<UTC stamp>.txt). Run options go to every run
-# (default --model qwen3-0.6b --quick --batch none). Exit 0 when it ran (the rates are the result), 1 when a
+# (default --model qwen3-0.6b --quick --batch none). --lockstep: each compare's two builds run as one
+# `forge-roofline lockstep` a round (repetitions alternated; who goes first flips each round), with
+# --repetitions 30 unless given, as compare-commits.sh runs them. Exit 0 when it ran (the rates are the result), 1 when a
 # build or run failed, 2 on bad input.
 set -eu
 
@@ -23,7 +25,7 @@ die() {
 }
 num() { case $2 in ''|*[!0-9]*) die "$1 needs a whole number, got '$2'" ;; esac; }
 
-compares=20 rounds=4 block=gate_up_proj block_pct=5 step_pct=11 budget=2400 out=
+compares=20 rounds=4 block=gate_up_proj block_pct=5 step_pct=11 budget=2400 out='' lockstep=no
 while [ $# -gt 0 ]; do
   case $1 in
     --compares) [ $# -ge 2 ] || die "--compares needs a value"; num "$1" "$2"; compares=$2; shift 2 ;;
@@ -40,7 +42,8 @@ while [ $# -gt 0 ]; do
       esac
       shift 2 ;;
     --out) [ $# -ge 2 ] || die "--out needs a file"; out=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --lockstep) lockstep=yes; shift ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) break ;;
     *) die "unexpected argument '$1' (try --help)" ;;
   esac
@@ -50,6 +53,9 @@ case $block in attention|qkv_proj|o_proj|gate_up_proj|down_proj) ;;
 [ "$rounds" -ge 2 ] || die "--rounds must be at least 2"
 [ "$compares" -ge 1 ] || die "--compares must be at least 1"
 [ $# -gt 0 ] || set -- --model qwen3-0.6b --quick --batch none
+if [ "$lockstep" = yes ]; then
+  case " $* " in *" --repetitions "*) ;; *) set -- "$@" --repetitions 30 ;; esac
+fi
 
 repo=$(git rev-parse --show-toplevel 2>/dev/null) || die "not inside a git checkout"
 sha=$(git -C "$repo" rev-parse HEAD)
@@ -110,6 +116,23 @@ list() { # list LABEL FIRST LAST
   printf '%s' "$l"
 }
 
+# pair_once KIND ROUND BUILD_A BUILD_B [run options]: one lockstep round of a compare's two builds, into
+# runs/KIND-a-ROUND and runs/KIND-b-ROUND; A goes first in odd rounds
+pair_once() {
+  kind=$1 r=$2 ba=$3 bb=$4
+  shift 4
+  sa="$tmp/$ba" sb="$tmp/$bb" la="$kind-a" lb="$kind-b"
+  if [ $((r % 2)) -eq 0 ]; then sa="$tmp/$bb" sb="$tmp/$ba" la="$kind-b" lb="$kind-a"; fi
+  # shellcheck disable=SC2016 # "$0" and "$@" are the inner sh's
+  if ! "$bin" lockstep sh -c 'cd "$0" && exec build/forge-roofline "$@"' "$sa" "$@" --no-plots --out "$work/runs/$la-$r" ::: \
+      sh -c 'cd "$0" && exec build/forge-roofline "$@"' "$sb" "$@" --no-plots --out "$work/runs/$lb-$r" \
+      >"$work/runs/$kind-$r.log" 2>&1; then
+    tail -20 "$work/runs/$kind-$r.log" >&2
+    echo "validate-compare: lockstep round $kind-$r failed" >&2
+    exit 1
+  fi
+}
+
 n=0 aa=0 slow_hit=0 step_hit=0 readme_bad=0
 : >"$work/compares.csv"
 round=0
@@ -123,11 +146,18 @@ while [ "$n" -lt "$compares" ]; do
     # rotate the order each round so no build always runs first
     # shellcheck disable=SC2086 # labels is a list of words
     order=$(printf '%s\n' $labels | awk -v r="$round" '{ a[NR] = $0 } END { for (i = 0; i < NR; i++) print a[(i + r) % NR + 1] }')
-    for label in $order; do
-      b=$label
-      [ "$label" != plain2 ] || b=plain
-      run_once "$b" "$label" "$round" "$@"
-    done
+    if [ "$lockstep" = yes ]; then
+      pair_once aa "$round" plain plain "$@"
+      pair_once slowblock "$round" plain slowblock "$@"
+      pair_once slowstep "$round" plain slowstep "$@"
+      pair_once readme "$round" plain readme "$@"
+    else
+      for label in $order; do
+        b=$label
+        [ "$label" != plain2 ] || b=plain
+        run_once "$b" "$label" "$round" "$@"
+      done
+    fi
     k=$((k + 1))
   done
   first=$((round - rounds + 1))
@@ -139,6 +169,7 @@ while [ "$n" -lt "$compares" ]; do
       slowstep) a=plain2 b=slowstep ;;
       readme) a=plain b=readme ;;
     esac
+    [ "$lockstep" = no ] || a=$kind-a b=$kind-b
     dir="$work/cmp-$kind-$n"
     (cd "$work" && "$bin" compare "$(list "$a" "$first" "$round")" "$(list "$b" "$first" "$round")" --out "$dir") \
       >"$dir.log" 2>&1 || { tail -5 "$dir.log" >&2; die "compare $kind $n failed"; }
@@ -166,7 +197,11 @@ cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 {
   echo "# forge-roofline validate-compare, $stamp"
   echo "machine: $(hostname), $cpu, $(nproc) CPUs (shared with other work: see the load below)"
-  echo "commit: $sha; run options: $*; $rounds rounds (alternated, order rotating) per compare"
+  if [ "$lockstep" = yes ]; then
+    echo "commit: $sha; run options: $*; $rounds rounds per compare, each one lockstep pair of its two builds (first side flipping)"
+  else
+    echo "commit: $sha; run options: $*; $rounds rounds (alternated, order rotating) per compare"
+  fi
   echo "injected: $block given $block_pct % more work (slow block) and $step_pct % more (slow step): its matvec again over that share of another layer's rows"
   echo "compares of each kind: $n; time: ${total_s} s in all (builds ${build_s} s); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo

@@ -130,3 +130,20 @@ Test(stats_paired, student_t_tail) {
     NEAR(stats_t_two_sided(1.959963984540054, 1e7), 0.05, 1e-6);
     NEAR(stats_t_two_sided(0, 5), 1, 1e-15);
 }
+
+Test(stats_paired, t_critical_and_interval_match_the_tables) {
+    /* two-sided 5 % points of Student's t (any table): df 1, 2, 4, 30 */
+    const double df[] = {1, 2, 4, 30}, t975[] = {12.706, 4.303, 2.776, 2.042};
+    for (int i = 0; i < 4; i++)
+        cr_expect(fabs(stats_t_critical(0.05, df[i]) - t975[i]) < 0.0005, "df %g: %.5f", df[i],
+                  stats_t_critical(0.05, df[i]));
+    cr_expect(fabs(stats_t_critical(0.01, 5) - 4.032) < 0.0005); /* 99 %, df 5 */
+    cr_expect(isnan(stats_t_critical(0, 3)) && isnan(stats_t_critical(0.05, 0)));
+    /* 1..5: mean 3, sd 1.5811, n 5: 3 -+ 2.776 x 0.7071 */
+    const double d[] = {1, 2, 3, 4, 5};
+    double lo, hi;
+    cr_assert_eq(stats_t_interval(d, 5, 0.95, &lo, &hi), 0);
+    cr_expect(fabs(lo - 1.0368) < 0.0005 && fabs(hi - 4.9632) < 0.0005, "[%.4f, %.4f]", lo, hi);
+    cr_expect_eq(stats_t_interval(d, 1, 0.95, &lo, &hi), -1);
+    cr_expect(isnan(lo) && isnan(hi));
+}

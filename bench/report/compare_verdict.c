@@ -4,6 +4,8 @@
  * samples fall back to their medians, and the rows' order puts the headline rows first. */
 #include "bench/report/compare_verdict.h"
 
+#include "bench/report/compare_lockstep.h"
+
 #include <libgen.h>
 #include <math.h>
 #include <stdlib.h>
@@ -287,6 +289,36 @@ static int judge(const struct row_data *a, const struct row_data *b, double beta
     return 0;
 }
 
+/* exp(mean of v[n]) and Student's interval into r, lo, hi (NaN interval below 2 values) */
+static void mean_ratio(const double *v, int n, double *r, double *lo, double *hi) {
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += v[i];
+    *r = exp(sum / n);
+    stats_t_interval(v, n, COMPARE_LEVEL, lo, hi);
+    *lo = exp(*lo), *hi = exp(*hi);
+}
+
+/* A row in lockstep: its verdict rests on the rounds' raw paired differences (compare_lockstep.h); the
+ * round is the unit of both the interval and the test, so the run test is the same t test. */
+static void judge_lockstep(const struct compare_lockstep_row *ls, struct compare_row_verdict *w) {
+    int n = ls->rounds;
+    w->lockstep = true, w->on_norm = false;
+    mean_ratio(ls->raw, n, &w->raw, &w->raw_lo, &w->raw_hi);
+    w->level = n >= 2 ? COMPARE_LEVEL : 0; /* one round: no interval, so no verdict */
+    bool norm = true;
+    for (int i = 0; i < n; i++) norm &= isfinite(ls->norm[i]);
+    if (norm)
+        mean_ratio(ls->norm, n, &w->norm, &w->norm_lo, &w->norm_hi);
+    else
+        w->norm = w->norm_lo = w->norm_hi = NAN;
+    struct stats_paired t = {.p = 1}, sr = {.p = 1};
+    if (n >= 2) stats_paired_t(ls->raw, n, &t);
+    stats_signed_rank(ls->raw, n, &sr);
+    w->p = w->p_runs = w->p_pair_t = t.p;
+    w->p_pair_wsr = sr.p;
+    w->run_pairs = n;
+}
+
 static bool row_memory_bound(const struct run_report *r, char kind, int i) {
     if (kind == 's') return true;
     if (kind == 'b') {
@@ -332,6 +364,14 @@ static int add_row(const struct run_report *a, char kind, int i, const struct co
         w->p_pair_t = on->p_pair_t, w->p_pair_wsr = on->p_pair_wsr;
         w->n_a = da.n, w->n_b = db.n;
         w->runs_a = da.runs, w->runs_b = db.runs;
+        if (rc == 0 && pr->n > 0) {
+            struct compare_lockstep_row ls;
+            int lr = compare_lockstep_row(sa, sb, pr->a, pr->b, pr->n, w->key,
+                                          isfinite(w->beta) ? w->beta : 0, &ls);
+            if (lr < 0) rc = -1;
+            if (lr == 1) judge_lockstep(&ls, w);
+            v->lockstep_rows += lr == 1;
+        }
         if (rc == 0) v->n++;
     }
     row_data_free(&da);
@@ -467,6 +507,7 @@ int compare_verdicts_compute(const struct run_report *a, const struct compare_si
     struct run_pairs pr;
     pair_runs(sa, sb, &pr, out->pairing, sizeof out->pairing);
     out->pairs = pr.n;
+    out->lockstep_rows = 0;
     /* headline rows first: every step, then the sampler's chain at V = 151,936 */
     for (int i = 0; i < a->n_steps && !rc; i++) rc = add_row(a, 's', i, sa, sb, &pr, o, out);
     char key[SAMPLES_ROW_LEN];
@@ -533,7 +574,18 @@ void compare_verdicts_md(FILE *f, const struct compare_verdicts *v) {
                           "repetition (time x paired read GB/s to the power β, the row's elasticity to the "
                           "read: the slope of log time on log read within each side, held to [0, 1]), "
                           "shown beside the raw one.");
-    if (v->pairs > 0)
+    if (v->lockstep_rows > 0)
+        fprintf(
+            f,
+            "**Lockstep:** %d row%s (marked ⇄) were timed in lockstep in every round (`forge-roofline "
+            "lockstep`: A's and B's repetitions alternated, milliseconds apart). Each such row is judged "
+            "on its rounds: a round's value is the median of log(B time / A time) over its pairs, B/A is "
+            "exp of their mean with Student's %.0f %% interval on rounds - 1 degrees of freedom, and p is "
+            "the paired t test's on them (a round is the unit: each side's process keeps its own page "
+            "placement). The raw times decide (both sides saw the same read); one round gives no "
+            "interval.\n\n",
+            v->lockstep_rows, v->lockstep_rows == 1 ? "" : "s", 100 * COMPARE_LEVEL);
+    if (v->pairs > 0 && v->lockstep_rows < v->n)
         fprintf(
             f,
             "Rounds: A's and B's runs alternate in time (%d rounds of one run each, as compare-commits.sh "
@@ -543,7 +595,7 @@ void compare_verdicts_md(FILE *f, const struct compare_verdicts *v) {
             "were nearly uncorrelated, so pairing cost degrees of freedom and added no power "
             "(docs/statistics.md).\n\n",
             v->pairs);
-    else if (v->runs_a > 1 || v->runs_b > 1)
+    else if (v->pairs == 0 && (v->runs_a > 1 || v->runs_b > 1))
         fprintf(
             f,
             "Rounds: the runs do not pair (%s), so only the unpaired test on the runs' medians is given.\n\n",
@@ -564,9 +616,9 @@ void compare_verdicts_md(FILE *f, const struct compare_verdicts *v) {
         fmt_ratio(w->norm, w->norm_lo, w->norm_hi, norm, sizeof norm);
         if (isfinite(w->beta)) snprintf(beta, sizeof beta, "%.2f", w->beta);
         verdict_words(w, words, sizeof words);
-        fprintf(f, "| %s%s%s | %d | %d | %s%s | %s%s | %s | %.3g | %s |\n", w->headline ? "**" : "", w->key,
-                w->headline ? "**" : "", w->n_a, w->n_b, raw, w->on_norm ? "" : " ←", norm,
-                w->on_norm ? " ←" : "", beta, w->p_adj, words);
+        fprintf(f, "| %s%s%s%s | %d | %d | %s%s | %s%s | %s | %.3g | %s |\n", w->headline ? "**" : "", w->key,
+                w->headline ? "**" : "", w->lockstep ? " ⇄" : "", w->n_a, w->n_b, raw, w->on_norm ? "" : " ←",
+                norm, w->on_norm ? " ←" : "", beta, w->p_adj, words);
     }
     fputs("\n← marks the ratio the verdict rests on. Headline rows (bold) are the decode steps and the "
           "sampler at V = 151,936; `compare --fail-on-slower` exits 1 when one of them is slower.\n\n",
@@ -613,7 +665,7 @@ int compare_verdicts_csv_write(const struct compare_verdicts *v, const char *out
     FILE *f = report_file_open(out_dir, "compare_verdicts.csv", err);
     if (!f) return -1;
     fputs("key,headline,n_a,n_b,ratio,lo,hi,p_adj,verdict,more_runs,beta,p,p_runs,run_pairs,p_pair_t,p_pair_"
-          "wsr\n",
+          "wsr,lockstep\n",
           f);
     for (int i = 0; i < v->n; i++) {
         const struct compare_row_verdict *w = &v->rows[i];
@@ -628,9 +680,9 @@ int compare_verdicts_csv_write(const struct compare_verdicts *v, const char *out
         if (w->on_norm && isfinite(w->beta)) snprintf(beta, sizeof beta, "%.3f", w->beta);
         char paired[48] = ","; /* empty cells where the runs do not pair */
         if (w->run_pairs > 0) snprintf(paired, sizeof paired, "%.4g,%.4g", w->p_pair_t, w->p_pair_wsr);
-        fprintf(f, "%s,%d,%d,%d,%.6g,%.6g,%.6g,%.4g,%s,%s,%s,%.4g,%.4g,%d,%s\n", w->key, w->headline ? 1 : 0,
-                w->n_a, w->n_b, r, lo, hi, w->p_adj, stats_verdict_name(w->verdict), more, beta, w->p,
-                w->p_runs, w->run_pairs, paired);
+        fprintf(f, "%s,%d,%d,%d,%.6g,%.6g,%.6g,%.4g,%s,%s,%s,%.4g,%.4g,%d,%s,%d\n", w->key,
+                w->headline ? 1 : 0, w->n_a, w->n_b, r, lo, hi, w->p_adj, stats_verdict_name(w->verdict),
+                more, beta, w->p, w->p_runs, w->run_pairs, paired, w->lockstep ? 1 : 0);
     }
     return report_file_close(f, out_dir, "compare_verdicts.csv", err);
 }

@@ -77,6 +77,8 @@ struct compare_row_verdict {
     double p_pair_t, p_pair_wsr; /* paired t and signed rank on those rounds' differences of the runs'
                                   * medians: reported, not decided on (docs/statistics.md); NaN unpaired */
     int runs_a, runs_b;          /* runs with samples of the row */
+    bool lockstep; /* timed in lockstep in every round (compare_lockstep.h): judged on its rounds' paired
+                    * differences, on the raw times */
     enum stats_verdict verdict;
     double more_runs; /* inconclusive: about how many more runs of each side would decide it (INFINITY: more
                        * than COMPARE_MORE_RUNS_MAX); NaN otherwise */
@@ -89,6 +91,7 @@ struct compare_verdicts {
     int runs_a, runs_b, fallback_a, fallback_b;        /* runs, and those without samples.csv */
     int pairs;         /* rounds whose runs of A and B pair (in time order); 0: they do not */
     char pairing[192]; /* why the runs do not pair ("" when they do) */
+    int lockstep_rows; /* rows judged in lockstep */
 };
 
 /* The samples.csv keys of a run's rows (roofline/samples.h). */
@@ -129,10 +132,12 @@ void compare_verdicts_md(FILE *f, const struct compare_verdicts *v);
 void compare_verdicts_forest(FILE *f, FILE *vars, const struct compare_verdicts *v);
 
 /* compare_verdicts.csv in out_dir, for scripts (compare-commits.sh, validate-compare.sh): one line per row,
- * key,headline,n_a,n_b,ratio,lo,hi,p_adj,verdict,more_runs,beta,p,p_runs,run_pairs,p_pair_t,p_pair_wsr (the
+ * key,headline,n_a,n_b,ratio,lo,hi,p_adj,verdict,more_runs,beta,p,p_runs,run_pairs,p_pair_t,p_pair_wsr,
+ * lockstep (the
  * ratio the verdict rests on; more_runs empty unless inconclusive, "inf" beyond COMPARE_MORE_RUNS_MAX; beta
  * empty unless it rests on the normalised ratio; p before Holm; p_pair_t and p_pair_wsr empty unless the
- * runs pair, run_pairs then the rounds with the row in both runs). New columns go at the end. Returns 0,
+ * runs pair, run_pairs then the rounds with the row in both runs; lockstep 1 for a row judged in lockstep,
+ * whose p, p_runs and p_pair_t are then its rounds' t test). New columns go at the end. Returns 0,
  * or -1 with err set. */
 int compare_verdicts_csv_write(const struct compare_verdicts *v, const char *out_dir, struct fr_err *err);
 

@@ -1,0 +1,92 @@
+/* The lockstep rows of compare_lockstep.h: each round's repetitions of the row paired by their order, after
+ * checking in the monotonic clock that they alternate. */
+#include "bench/report/compare_lockstep.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The row's samples of run k of the side, in order, into idx (at most max); returns their count. */
+static int run_row(const struct compare_side *side, int k, const char *key, int *idx, int max) {
+    const struct sample_set *set = &side->samples;
+    int end = k + 1 < side->runs ? side->run[k + 1].first : set->n, m = 0;
+    for (int i = side->run[k].first; i < end && m < max; i++)
+        if (strcmp(set->s[i].row, key) == 0) idx[m++] = i;
+    return m;
+}
+
+/* Whether a's and b's repetitions alternate in time, whichever side began. */
+static bool alternate(const struct sample *const *a, const struct sample *const *b, int n) {
+    bool a_first = a[0]->mono_ns < b[0]->mono_ns;
+    const struct sample *const *x = a_first ? a : b, *const *y = a_first ? b : a;
+    for (int i = 0; i < n; i++) {
+        if (!(x[i]->mono_ns > 0 && x[i]->mono_ns < y[i]->mono_ns)) return false;
+        if (i + 1 < n && !(y[i]->mono_ns < x[i + 1]->mono_ns)) return false;
+    }
+    return true;
+}
+
+static int cmp_dbl(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static double median_sorted(double *v, int m) {
+    qsort(v, (size_t)m, sizeof *v, cmp_dbl);
+    return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
+
+/* One round: -1 out of memory, 0 not in lockstep, 1 in lockstep (values set), 2 the row is missing. */
+static int round_values(const struct compare_side *sa, const struct compare_side *sb, int ka, int kb,
+                        const char *key, double beta, double *raw, double *norm, int *pairs) {
+    int cap = sa->samples.n + sb->samples.n;
+    int *idx = malloc(sizeof *idx * (size_t)cap);
+    const struct sample **s = malloc(sizeof *s * (size_t)cap);
+    double *v = malloc(sizeof *v * (size_t)cap * 2);
+    int rc = -1;
+    if (!idx || !s || !v) goto out;
+    int na = run_row(sa, ka, key, idx, cap), nb = run_row(sb, kb, key, idx + na, cap - na);
+    rc = 2;
+    if (na == 0 || nb == 0) goto out;
+    rc = 0;
+    if (na != nb) goto out;
+    for (int i = 0; i < na; i++) s[i] = &sa->samples.s[idx[i]], s[na + i] = &sb->samples.s[idx[na + i]];
+    if (!alternate(s, s + na, na)) goto out;
+    int clean = 0;
+    for (int i = 0; i < na; i++) clean += !s[i]->disturbed && !s[na + i]->disturbed;
+    bool drop = clean >= 3, reads = true;
+    int m = 0;
+    double *w = v + cap;
+    for (int i = 0; i < na; i++) {
+        const struct sample *a = s[i], *b = s[na + i];
+        if (!(a->time_s > 0 && b->time_s > 0) || (drop && (a->disturbed || b->disturbed))) continue;
+        v[m] = log(b->time_s / a->time_s);
+        reads &= a->paired_read_gbs > 0 && b->paired_read_gbs > 0;
+        w[m] = reads ? v[m] + beta * log(b->paired_read_gbs / a->paired_read_gbs) : NAN;
+        m++;
+    }
+    if (m == 0) goto out;
+    *raw = median_sorted(v, m);
+    *norm = reads ? median_sorted(w, m) : NAN;
+    *pairs += m;
+    rc = 1;
+out:
+    free(v);
+    free(s);
+    free(idx);
+    return rc;
+}
+
+int compare_lockstep_row(const struct compare_side *sa, const struct compare_side *sb, const int *run_a,
+                         const int *run_b, int n_rounds, const char *key, double beta,
+                         struct compare_lockstep_row *out) {
+    *out = (struct compare_lockstep_row){0};
+    for (int i = 0; i < n_rounds; i++) {
+        int rc = round_values(sa, sb, run_a[i], run_b[i], key, beta, &out->raw[out->rounds],
+                              &out->norm[out->rounds], &out->pairs);
+        if (rc < 0) return -1;
+        if (rc == 0) return 0;
+        out->rounds += rc == 1;
+    }
+    return out->rounds > 0;
+}
