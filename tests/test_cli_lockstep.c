@@ -106,7 +106,7 @@ static void expect_alternating(const struct sample_set *a, const struct sample_s
     }
 }
 
-Test(cli_lockstep, two_quick_runs_take_turns_end_to_end, .timeout = 240) {
+Test(cli_lockstep, two_quick_runs_take_turns_end_to_end, .timeout = 480) {
     char tmp[512], out_a[600], out_b[600], lock[600];
     tu_tmpdir(tmp, sizeof tmp);
     snprintf(out_a, sizeof out_a, "%s/a", tmp);
@@ -120,7 +120,8 @@ Test(cli_lockstep, two_quick_runs_take_turns_end_to_end, .timeout = 240) {
     const char *opts = "--model tests/fixtures/tiny-qwen3 --quick --batch none --context 1 --no-plots "
                        "--no-history --repetitions 4";
     char args[2048];
-    snprintf(args, sizeof args, "lockstep %s %s --out %s ::: %s %s --out %s", bin, opts, out_a, bin, opts, out_b);
+    snprintf(args, sizeof args, "lockstep %s %s --out %s ::: %s %s --out %s", bin, opts, out_a, bin, opts,
+             out_b);
     cli_run(&r, 0, args);
     cr_assert_eq(r.status, 0, "lockstep failed (%d): %s", r.status, r.err);
     struct sample_set a = {0}, b = {0};

@@ -26,8 +26,17 @@ static void expect_one_line_error(const struct fr_err *err, const char *what) {
 }
 
 Test(lockstep, bad_values_are_refused_in_one_line) {
-    const char *bad[] = {"x", "3", "3,third", "-1,first", "", ",first", "3,first,", "3,First", "3 ,second",
-                         "99999999999999999999,first", "3,first\nmore"};
+    const char *bad[] = {"x",
+                         "3",
+                         "3,third",
+                         "-1,first",
+                         "",
+                         ",first",
+                         "3,first,",
+                         "3,First",
+                         "3 ,second",
+                         "99999999999999999999,first",
+                         "3,first\nmore"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct fr_err err = {{0}};
         cr_expect_neq(lockstep_start(bad[i], &err), 0, "'%s' accepted", bad[i]);
@@ -144,9 +153,9 @@ static int time_rows(struct side *s, const int *mins, int *reps) {
     for (int r = 0; r < ROWS; r++) {
         struct timing_opts o = {.warmup = warm[r], .min_reps = mins[r], .max_reps = 10, .min_time_s = 0};
         struct timing_stats st;
-        int rc = r == ROWS - 1 ? timing_measure_pair(log_rep, s, no_op, NULL, &o, &st, &(struct timing_stats){0},
-                                                     NULL)
-                               : timing_measure(log_rep, s, &o, &st);
+        int rc = r == ROWS - 1
+                     ? timing_measure_pair(log_rep, s, no_op, NULL, &o, &st, &(struct timing_stats){0}, NULL)
+                     : timing_measure(log_rep, s, &o, &st);
         if (rc != 0) return -1;
         reps[r] = st.reps;
     }
@@ -184,7 +193,8 @@ Test(lockstep, both_sides_time_every_row_as_often_as_the_one_wanting_more, .time
     for (int r = 0; r < ROWS; r++) {
         int want = min_a[r] > min_b[r] ? min_a[r] : min_b[r];
         cr_expect_eq(reps[r], want, "row %d: A timed %d, expected %d", r, reps[r], want);
-        cr_expect_eq(log->child_reps[r], want, "row %d: B timed %d, expected %d", r, log->child_reps[r], want);
+        cr_expect_eq(log->child_reps[r], want, "row %d: B timed %d, expected %d", r, log->child_reps[r],
+                     want);
         total += warm[r] + want;
     }
     /* one turn per repetition, warm-ups included, and both sides say so */
@@ -194,7 +204,8 @@ Test(lockstep, both_sides_time_every_row_as_often_as_the_one_wanting_more, .time
     /* every repetition of A was followed by one of B before A's next: A, B, A, B, ... */
     cr_assert_eq(log->n, 2 * total);
     for (int i = 0; i < log->n; i++)
-        cr_expect_eq(log->who[i], i % 2 ? 'B' : 'A', "repetition %d of the joint log was %c's", i, log->who[i]);
+        cr_expect_eq(log->who[i], i % 2 ? 'B' : 'A', "repetition %d of the joint log was %c's", i,
+                     log->who[i]);
     munmap(log, sizeof *log);
 }
 
@@ -277,8 +288,8 @@ Test(lockstep, a_run_alone_after_its_partner_ended_says_so, .timeout = 30) {
     cr_expect_eq(log->child_turns, 3);
     cr_expect_eq(lockstep_turns(), 3, "B counted %ld turns with A", lockstep_turns());
     const char *lost = lockstep_lost();
-    cr_expect(strstr(lost, "the partner run ended after 3 turns; 3 repetitions after it ran alone"), "lost: '%s'",
-              lost);
+    cr_expect(strstr(lost, "the partner run ended after 3 turns; 3 repetitions after it ran alone"),
+              "lost: '%s'", lost);
     cr_assert_eq(log->n, 9);
     cr_expect_eq(strncmp(log->who, "ABABABBBB", 9), 0, "order: %.9s", log->who);
     munmap(log, sizeof *log);
