@@ -379,6 +379,24 @@ static int add_row(const struct run_report *a, char kind, int i, const struct co
     return rc;
 }
 
+/* A lockstep row's rounds to add: the first count whose Student interval (the rounds' spread as now, t on
+ * one degree of freedom fewer than rounds) would put the estimate clear of 1 beyond the threshold at
+ * alpha_row, or inside the threshold band; the interval's width on few rounds is mostly t's (12.7 at one
+ * degree of freedom, 3.2 at three), which the runs rule of unpaired rows does not model. INFINITY when the
+ * estimate sits on the threshold. */
+static double lockstep_more_rounds(const struct compare_row_verdict *w, double threshold, double alpha_row) {
+    int n = w->run_pairs;
+    double m = log(w->raw), band = log1p(threshold);
+    double sd = (log(w->raw_hi) - log(w->raw_lo)) / 2 / stats_t_critical(1 - COMPARE_LEVEL, n - 1) * sqrt(n);
+    if (!(sd >= 0) || !isfinite(m)) return INFINITY;
+    for (int k = n + 1; k <= n + COMPARE_MORE_RUNS_MAX; k++) {
+        double half = fmax(stats_t_critical(1 - COMPARE_LEVEL, k - 1), stats_t_critical(alpha_row, k - 1)) *
+                      sd / sqrt(k);
+        if (fabs(m) + half < band || (fabs(m) >= band && fabs(m) - half > 0)) return k - n;
+    }
+    return INFINITY;
+}
+
 /* Holm within the headline rows and, apart, within the rest; then each row's verdict. */
 static void decide(struct compare_verdicts *v) {
     double p[COMPARE_MAX_ROWS], adj[COMPARE_MAX_ROWS];
@@ -418,6 +436,8 @@ static void decide(struct compare_verdicts *v) {
                                    : stats_growth_to_significance(w->p_runs, COMPARE_ALPHA));
         }
         double more = ceil((runs > 0 ? runs : 1) * (f - 1));
+        if (w->lockstep && w->run_pairs >= 2)
+            more = lockstep_more_rounds(w, t, COMPARE_ALPHA / family[w->headline ? 0 : 1]);
         w->more_runs = isfinite(more) && more <= COMPARE_MORE_RUNS_MAX ? (more < 1 ? 1 : more) : INFINITY;
     }
 }
