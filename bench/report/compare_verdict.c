@@ -289,6 +289,14 @@ static int judge(const struct row_data *a, const struct row_data *b, double beta
     return 0;
 }
 
+_Static_assert(COMPARE_LOCKSTEP_MAX_ROUNDS == COMPARE_SIDE_MAX_RUNS, "a round for every run a side");
+
+/* Run k's samples of the side, begun with compare_side_begin_run. */
+static struct compare_lockstep_run side_run(const struct compare_side *side, int k) {
+    int end = k + 1 < side->runs ? side->run[k + 1].first : side->samples.n;
+    return (struct compare_lockstep_run){side->samples.s + side->run[k].first, end - side->run[k].first};
+}
+
 /* exp(mean of v[n]) and Student's interval into r, lo, hi (NaN interval below 2 values) */
 static void mean_ratio(const double *v, int n, double *r, double *lo, double *hi) {
     double sum = 0;
@@ -366,8 +374,9 @@ static int add_row(const struct run_report *a, char kind, int i, const struct co
         w->runs_a = da.runs, w->runs_b = db.runs;
         if (rc == 0 && pr->n > 0) {
             struct compare_lockstep_row ls;
-            int lr = compare_lockstep_row(sa, sb, pr->a, pr->b, pr->n, w->key,
-                                          isfinite(w->beta) ? w->beta : 0, &ls);
+            struct compare_lockstep_run ra[COMPARE_SIDE_MAX_RUNS], rb[COMPARE_SIDE_MAX_RUNS];
+            for (int k = 0; k < pr->n; k++) ra[k] = side_run(sa, pr->a[k]), rb[k] = side_run(sb, pr->b[k]);
+            int lr = compare_lockstep_row(ra, rb, pr->n, w->key, isfinite(w->beta) ? w->beta : 0, &ls);
             if (lr < 0) rc = -1;
             if (lr == 1) judge_lockstep(&ls, w);
             v->lockstep_rows += lr == 1;
