@@ -298,7 +298,7 @@ Test(compare_verdict, runs_made_in_rounds_pair_with_their_round) {
     struct fr_err err = {{0}};
     cr_assert_eq(compare_verdicts_csv_write(f.v, dir, &err), 0, "%s", err.msg);
     char *csv = tu_slurp(dir, "compare_verdicts.csv"), *text = verdicts_md(f.v);
-    cr_expect(strstr(csv, ",p_runs,run_pairs,p_pair_t,p_pair_wsr\n"), "%s", csv);
+    cr_expect(strstr(csv, ",p_runs,run_pairs,p_pair_t,p_pair_wsr,lockstep\n"), "%s", csv);
     cr_expect(strstr(text, "6 rounds of one run each"), "%s", text);
     free(csv);
     free(text);

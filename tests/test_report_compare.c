@@ -327,7 +327,7 @@ Test(compare, fail_on_slower_gates_on_headline_rows, .timeout = 120) {
     cr_expect(
         csv &&
             tu_starts(csv, "key,headline,n_a,n_b,ratio,lo,hi,p_adj,verdict,more_runs,beta,p,p_runs,run_pairs,"
-                           "p_pair_t,p_pair_wsr\nstep@1,1,48,48,"),
+                           "p_pair_t,p_pair_wsr,lockstep\nstep@1,1,48,48,"),
         "%s", csv);
     free(csv);
     char cmd[600];

@@ -9,9 +9,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,8 +48,11 @@ static pid_t start(char **argv, int argc, int keep, int drop, const char *role) 
     memcpy(args, argv, sizeof *args * (size_t)argc);
     args[argc] = "--lockstep", args[argc + 1] = spec;
     fflush(NULL);
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid == 0) {
+        /* a driver killed (compare-commits interrupted) takes its runs with it: no orphan holds the cores */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent) _exit(127); /* it died before prctl */
         close(drop);
         int flags = fcntl(keep, F_GETFD);
         if (flags >= 0) fcntl(keep, F_SETFD, flags & ~FD_CLOEXEC);

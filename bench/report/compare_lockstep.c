@@ -6,17 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The row's samples of run k of the side, in order, into idx (at most max); returns their count. */
-static int run_row(const struct compare_side *side, int k, const char *key, int *idx, int max) {
-    const struct sample_set *set = &side->samples;
-    int end = k + 1 < side->runs ? side->run[k + 1].first : set->n, m = 0;
-    for (int i = side->run[k].first; i < end && m < max; i++)
-        if (strcmp(set->s[i].row, key) == 0) idx[m++] = i;
+/* The row's samples of a run, in order, into idx (at most max); returns their count. */
+static int run_row(const struct compare_lockstep_run *run, const char *key, int *idx, int max) {
+    int m = 0;
+    for (int i = 0; i < run->n && m < max; i++)
+        if (strcmp(run->s[i].row, key) == 0) idx[m++] = i;
     return m;
 }
 
 /* Whether a's and b's repetitions alternate in time, whichever side began. */
 static bool alternate(const struct sample *const *a, const struct sample *const *b, int n) {
+    if (n < 1) return false;
     bool a_first = a[0]->mono_ns < b[0]->mono_ns;
     const struct sample *const *x = a_first ? a : b, *const *y = a_first ? b : a;
     for (int i = 0; i < n; i++) {
@@ -37,20 +37,20 @@ static double median_sorted(double *v, int m) {
 }
 
 /* One round: -1 out of memory, 0 not in lockstep, 1 in lockstep (values set), 2 the row is missing. */
-static int round_values(const struct compare_side *sa, const struct compare_side *sb, int ka, int kb,
+static int round_values(const struct compare_lockstep_run *ra, const struct compare_lockstep_run *rb,
                         const char *key, double beta, double *raw, double *norm, int *pairs) {
-    int cap = sa->samples.n + sb->samples.n;
+    int cap = ra->n + rb->n + 1;
     int *idx = malloc(sizeof *idx * (size_t)cap);
     const struct sample **s = malloc(sizeof *s * (size_t)cap);
     double *v = malloc(sizeof *v * (size_t)cap * 2);
     int rc = -1;
     if (!idx || !s || !v) goto out;
-    int na = run_row(sa, ka, key, idx, cap), nb = run_row(sb, kb, key, idx + na, cap - na);
+    int na = run_row(ra, key, idx, cap), nb = run_row(rb, key, idx + na, cap - na);
     rc = 2;
     if (na == 0 || nb == 0) goto out;
     rc = 0;
     if (na != nb) goto out;
-    for (int i = 0; i < na; i++) s[i] = &sa->samples.s[idx[i]], s[na + i] = &sb->samples.s[idx[na + i]];
+    for (int i = 0; i < na; i++) s[i] = &ra->s[idx[i]], s[na + i] = &rb->s[idx[na + i]];
     if (!alternate(s, s + na, na)) goto out;
     int clean = 0;
     for (int i = 0; i < na; i++) clean += !s[i]->disturbed && !s[na + i]->disturbed;
@@ -77,13 +77,13 @@ out:
     return rc;
 }
 
-int compare_lockstep_row(const struct compare_side *sa, const struct compare_side *sb, const int *run_a,
-                         const int *run_b, int n_rounds, const char *key, double beta,
-                         struct compare_lockstep_row *out) {
+int compare_lockstep_row(const struct compare_lockstep_run *a, const struct compare_lockstep_run *b,
+                         int n_rounds, const char *key, double beta, struct compare_lockstep_row *out) {
     *out = (struct compare_lockstep_row){0};
+    if (n_rounds > COMPARE_LOCKSTEP_MAX_ROUNDS) n_rounds = COMPARE_LOCKSTEP_MAX_ROUNDS;
     for (int i = 0; i < n_rounds; i++) {
-        int rc = round_values(sa, sb, run_a[i], run_b[i], key, beta, &out->raw[out->rounds],
-                              &out->norm[out->rounds], &out->pairs);
+        int rc = round_values(&a[i], &b[i], key, beta, &out->raw[out->rounds], &out->norm[out->rounds],
+                              &out->pairs);
         if (rc < 0) return -1;
         if (rc == 0) return 0;
         out->rounds += rc == 1;

@@ -15,21 +15,28 @@
 
 #include <stdbool.h>
 
-#include "bench/report/compare_verdict.h"
+#include "roofline/samples.h"
+
+#define COMPARE_LOCKSTEP_MAX_ROUNDS 16 /* compare_verdict.h's runs a side */
+
+/* One run's samples: s[0 .. n-1] of its side's set, in the order written. */
+struct compare_lockstep_run {
+    const struct sample *s;
+    int n;
+};
 
 struct compare_lockstep_row {
-    int rounds;                         /* rounds whose runs both have the row, all interleaved */
-    int pairs;                          /* pairs used over all rounds */
-    double raw[COMPARE_SIDE_MAX_RUNS];  /* each round's median log(B / A) */
-    double norm[COMPARE_SIDE_MAX_RUNS]; /* the same with beta x log(B's read / A's read) added; NaN */
+    int rounds;                               /* rounds whose runs both have the row, all interleaved */
+    int pairs;                                /* pairs used over all rounds */
+    double raw[COMPARE_LOCKSTEP_MAX_ROUNDS];  /* each round's median log(B / A) */
+    double norm[COMPARE_LOCKSTEP_MAX_ROUNDS]; /* the same with beta x log(B's read / A's read) added; NaN */
 };
 
 /* The row's round values when the row is in lockstep in every one of the n_rounds rounds (round i: A's run
- * run_a[i], B's run run_b[i]) that has it on both sides, and at least one does: returns 1. Returns 0 when
- * a round has the row on both sides without alternating repetitions (or no round has it), -1 out of
- * memory. beta: the elasticity the normalised values use. */
-int compare_lockstep_row(const struct compare_side *sa, const struct compare_side *sb, const int *run_a,
-                         const int *run_b, int n_rounds, const char *key, double beta,
-                         struct compare_lockstep_row *out);
+ * a[i], B's run b[i]; at most COMPARE_LOCKSTEP_MAX_ROUNDS) that has it on both sides, and at least one does:
+ * returns 1. Returns 0 when a round has the row on both sides without alternating repetitions (or no round
+ * has it), -1 out of memory. beta: the elasticity the normalised values use. */
+int compare_lockstep_row(const struct compare_lockstep_run *a, const struct compare_lockstep_run *b,
+                         int n_rounds, const char *key, double beta, struct compare_lockstep_row *out);
 
 #endif

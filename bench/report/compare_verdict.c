@@ -289,6 +289,14 @@ static int judge(const struct row_data *a, const struct row_data *b, double beta
     return 0;
 }
 
+_Static_assert(COMPARE_LOCKSTEP_MAX_ROUNDS == COMPARE_SIDE_MAX_RUNS, "a round for every run a side");
+
+/* Run k's samples of the side, begun with compare_side_begin_run. */
+static struct compare_lockstep_run side_run(const struct compare_side *side, int k) {
+    int end = k + 1 < side->runs ? side->run[k + 1].first : side->samples.n;
+    return (struct compare_lockstep_run){side->samples.s + side->run[k].first, end - side->run[k].first};
+}
+
 /* exp(mean of v[n]) and Student's interval into r, lo, hi (NaN interval below 2 values) */
 static void mean_ratio(const double *v, int n, double *r, double *lo, double *hi) {
     double sum = 0;
@@ -366,8 +374,9 @@ static int add_row(const struct run_report *a, char kind, int i, const struct co
         w->runs_a = da.runs, w->runs_b = db.runs;
         if (rc == 0 && pr->n > 0) {
             struct compare_lockstep_row ls;
-            int lr = compare_lockstep_row(sa, sb, pr->a, pr->b, pr->n, w->key,
-                                          isfinite(w->beta) ? w->beta : 0, &ls);
+            struct compare_lockstep_run ra[COMPARE_SIDE_MAX_RUNS], rb[COMPARE_SIDE_MAX_RUNS];
+            for (int k = 0; k < pr->n; k++) ra[k] = side_run(sa, pr->a[k]), rb[k] = side_run(sb, pr->b[k]);
+            int lr = compare_lockstep_row(ra, rb, pr->n, w->key, isfinite(w->beta) ? w->beta : 0, &ls);
             if (lr < 0) rc = -1;
             if (lr == 1) judge_lockstep(&ls, w);
             v->lockstep_rows += lr == 1;
@@ -377,6 +386,24 @@ static int add_row(const struct run_report *a, char kind, int i, const struct co
     row_data_free(&da);
     row_data_free(&db);
     return rc;
+}
+
+/* A lockstep row's rounds to add: the first count whose Student interval (the rounds' spread as now, t on
+ * one degree of freedom fewer than rounds) would put the estimate clear of 1 beyond the threshold at
+ * alpha_row, or inside the threshold band; the interval's width on few rounds is mostly t's (12.7 at one
+ * degree of freedom, 3.2 at three), which the runs rule of unpaired rows does not model. INFINITY when the
+ * estimate sits on the threshold. */
+static double lockstep_more_rounds(const struct compare_row_verdict *w, double threshold, double alpha_row) {
+    int n = w->run_pairs;
+    double m = log(w->raw), band = log1p(threshold);
+    double sd = (log(w->raw_hi) - log(w->raw_lo)) / 2 / stats_t_critical(1 - COMPARE_LEVEL, n - 1) * sqrt(n);
+    if (!(sd >= 0) || !isfinite(m)) return INFINITY;
+    for (int k = n + 1; k <= n + COMPARE_MORE_RUNS_MAX; k++) {
+        double half = fmax(stats_t_critical(1 - COMPARE_LEVEL, k - 1), stats_t_critical(alpha_row, k - 1)) *
+                      sd / sqrt(k);
+        if (fabs(m) + half < band || (fabs(m) >= band && fabs(m) - half > 0)) return k - n;
+    }
+    return INFINITY;
 }
 
 /* Holm within the headline rows and, apart, within the rest; then each row's verdict. */
@@ -418,6 +445,8 @@ static void decide(struct compare_verdicts *v) {
                                    : stats_growth_to_significance(w->p_runs, COMPARE_ALPHA));
         }
         double more = ceil((runs > 0 ? runs : 1) * (f - 1));
+        if (w->lockstep && w->run_pairs >= 2)
+            more = lockstep_more_rounds(w, t, COMPARE_ALPHA / family[w->headline ? 0 : 1]);
         w->more_runs = isfinite(more) && more <= COMPARE_MORE_RUNS_MAX ? (more < 1 ? 1 : more) : INFINITY;
     }
 }
