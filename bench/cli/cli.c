@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bench/cli/machine_lock.h"
 #include "kernels/kernels.h"
 #include "kernels/sampler.h"
 #include "roofline/perf_events.h"
@@ -146,4 +147,18 @@ const struct counters_source *cli_counter_source(const void **config) {
             no_papi && *no_papi && strcmp(no_papi, "0") != 0 ? "FORGE_ROOFLINE_NO_PAPI is set" : NULL};
     *config = &cfg;
     return perf_events_source_fallback();
+}
+
+int cli_take_machine_lock(struct machine_lock *l, const char *path, const char *command, bool wait) {
+    struct fr_err err = {{0}};
+    switch (machine_lock_take(l, path, command, wait, stderr, &err)) {
+    case MACHINE_LOCK_TAKEN:
+        return CLI_EXIT_OK;
+    case MACHINE_LOCK_BUSY:
+        fprintf(stderr, "forge-roofline: %s\n", err.msg);
+        return CLI_EXIT_BUSY;
+    case MACHINE_LOCK_ERROR:
+        break;
+    }
+    return cli_fail("%s", err.msg);
 }

@@ -41,6 +41,11 @@ int cmd_history(int argc, char **argv);
  * with the folder left whole and how to import it later; returns CLI_EXIT_FAIL then. */
 int cli_history_append(const char *where, const char *dir, bool compare);
 
+/* Takes the machine lock (bench/cli/machine_lock.h) for `command`, waiting for it when `wait`: 0 when taken;
+ * else says why in one line and returns CLI_EXIT_BUSY (held by another run, not waiting) or CLI_EXIT_FAIL. */
+struct machine_lock;
+int cli_take_machine_lock(struct machine_lock *l, const char *path, const char *command, bool wait);
+
 /* Prints "forge-roofline: <message>" to stderr and returns CLI_EXIT_USAGE. */
 __attribute__((format(printf, 1, 2))) int cli_usage_error(const char *fmt, ...);
 /* Prints "forge-roofline: <message>" to stderr and returns CLI_EXIT_FAIL. */

@@ -108,21 +108,13 @@ int cmd_lockstep(int argc, char **argv) {
             return cli_usage_error("lockstep: '%s' is the driver's to give; leave it out", argv[j]);
 
     /* the lock both runs work under: an inherited one (compare-commits.sh) is taken over as it is */
-    struct fr_err err = {{0}};
     struct machine_lock lock = {.fd = -1};
     char path[1024], command[512];
     machine_lock_path(NULL, path, sizeof path);
     snprintf(command, sizeof command, "forge-roofline lockstep %s " LOCKSTEP_SEP " %s", argv[a0],
              argv[sep + 1]);
-    switch (machine_lock_take(&lock, path, command, !no_wait, stderr, &err)) {
-    case MACHINE_LOCK_TAKEN:
-        break;
-    case MACHINE_LOCK_BUSY:
-        fprintf(stderr, "forge-roofline: %s\n", err.msg);
-        return CLI_EXIT_BUSY;
-    case MACHINE_LOCK_ERROR:
-        return cli_fail("%s", err.msg);
-    }
+    int rc = cli_take_machine_lock(&lock, path, command, !no_wait);
+    if (rc != CLI_EXIT_OK) return rc;
     char fd_text[16];
     snprintf(fd_text, sizeof fd_text, "%d", lock.fd);
     int flags = fcntl(lock.fd, F_GETFD);

@@ -874,15 +874,7 @@ static int run_main(struct run *r, int argc, char **argv) {
     for (int i = 0, used = 0; i < argc && used < (int)sizeof command; i++)
         used += snprintf(command + used, sizeof command - (size_t)used, "%s%s", i ? " " : "forge-roofline",
                          i ? argv[i] : "");
-    switch (machine_lock_take(&r->lock, lock_path, command, !a->no_wait, stderr, &err)) {
-    case MACHINE_LOCK_TAKEN:
-        break;
-    case MACHINE_LOCK_BUSY:
-        fprintf(stderr, "forge-roofline: %s\n", err.msg);
-        return CLI_EXIT_BUSY;
-    case MACHINE_LOCK_ERROR:
-        return cli_fail("%s", err.msg);
-    }
+    if ((rc = cli_take_machine_lock(&r->lock, lock_path, command, !a->no_wait)) != CLI_EXIT_OK) return rc;
     if (a->lockstep && !r->lock.inherited)
         return cli_usage_error(
             "--lockstep: FORGE_ROOFLINE_LOCK_FD is not an open descriptor of the held lock "
