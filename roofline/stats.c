@@ -14,6 +14,11 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+double stats_median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 double stats_normal_upper(double q) {
     double lo = -40, hi = 40;
     for (int i = 0; i < 200; i++) {

@@ -48,6 +48,9 @@ int stats_hodges_lehmann(const double *x, int m, const double *y, int n, double 
  * monotone, capped at 1. NaN p-values are left out of the family and stay NaN. */
 void stats_holm(const double *p, int n, double *adj);
 
+/* The median of v[n] (n >= 1), sorting v in place. */
+double stats_median(double *v, int n);
+
 /* z with P(Z > z) = q for a standard normal Z, 0 < q < 1 (bisection over erfc). */
 double stats_normal_upper(double q);
 

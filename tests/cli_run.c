@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,4 +64,15 @@ void cli_expect_usage_errors(int fast, const char *const *cmds, size_t n) {
         const char *nl = strchr(r.err, '\n');
         cr_expect(nl && nl[1] == '\0', "'%s': error is not one line: '%s'", cmds[i], r.err);
     }
+}
+
+void cli_find_run(const char *parent, char *out, size_t len) {
+    DIR *d = opendir(parent);
+    cr_assert(d, "no folder %s", parent);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.') n++, snprintf(out, len, "%s/%s", parent, e->d_name);
+    closedir(d);
+    cr_assert_eq(n, 1, "expected one run folder in %s", parent);
 }

@@ -16,5 +16,7 @@ void cli_run(struct cli_result *r, int fast, const char *args);
 
 /* Runs each command and expects a usage error: exit status 2 and one stderr line "forge-roofline: ...". */
 void cli_expect_usage_errors(int fast, const char *const *cmds, size_t n);
+/* The single run folder a full run left under parent, into out (asserts there is exactly one). */
+void cli_find_run(const char *parent, char *out, size_t len);
 
 #endif

@@ -5,7 +5,6 @@
  * the ISA every CPU has, so the accepting tests run anywhere. */
 #include <cJSON.h>
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,18 +123,6 @@ Test(cli_isa, sample_names_the_isa_it_runs, .timeout = 60) {
     cr_expect(strstr(r.out, "# sampler benchmark: isa scalar,"), "%s", r.out);
 }
 
-/* The single run folder under parent. */
-static void find_run(const char *parent, char *out, size_t len) {
-    DIR *d = opendir(parent);
-    cr_assert(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.') n++, snprintf(out, len, "%s/%s", parent, e->d_name);
-    closedir(d);
-    cr_assert_eq(n, 1, "expected one run folder in %s", parent);
-}
-
 Test(cli_isa, the_full_run_records_its_isa, .timeout = 240) {
     char parent[] = "/tmp/fr-isa-XXXXXX";
     cr_assert(mkdtemp(parent));
@@ -147,7 +134,7 @@ Test(cli_isa, the_full_run_records_its_isa, .timeout = 240) {
     cli_run(&r, 1, args);
     cr_assert_eq(r.status, 0, "run failed: %s", r.err);
     char dir[512];
-    find_run(parent, dir, sizeof dir);
+    cli_find_run(parent, dir, sizeof dir);
     char *text = tu_slurp(dir, "run.json");
     cJSON *j = cJSON_Parse(text);
     cr_assert(j, "run.json is not JSON");

@@ -6,7 +6,6 @@
  * other's. */
 #include <cJSON.h>
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,22 +54,10 @@ Test(cli_lockstep, run_options_are_refused_in_one_line, .timeout = 60) {
     unsetenv("FORGE_ROOFLINE_LOCK_FD");
 }
 
-/* The single run folder under parent. */
-static void find_run(const char *parent, char *out, size_t len) {
-    DIR *d = opendir(parent);
-    cr_assert(d, "no folder %s", parent);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.') n++, snprintf(out, len, "%s/%s", parent, e->d_name);
-    closedir(d);
-    cr_assert_eq(n, 1, "expected one run folder in %s", parent);
-}
-
 /* The run's provenance.lockstep text and the turns it counts; its samples. */
 static long read_side(const char *parent, const char *role, struct sample_set *set) {
     char dir[512], path[600];
-    find_run(parent, dir, sizeof dir);
+    cli_find_run(parent, dir, sizeof dir);
     char *text = tu_slurp(dir, "run.json");
     cr_assert(text, "no run.json in %s", dir);
     cJSON *j = cJSON_Parse(text);

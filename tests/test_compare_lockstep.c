@@ -7,20 +7,10 @@
  *   - A against itself: in lockstep, never faster or slower;
  *   - the repetitions of a round not alternating, or not as many on both sides: not lockstep;
  *   - a disturbed pair (B's repetition 3x slow) is left out of its round. */
-#include <criterion/criterion.h>
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "bench/report/compare_verdict.h"
-#include "kernels/sampler.h"
-#include "tests/report_fixture.h"
+#include "tests/compare_fixture.h"
 #include "tests/report_testutil.h"
-
-static double normal(uint64_t seed, uint64_t *ctr) {
-    double u1 = 1 - sampler_uniform(seed, (*ctr)++), u2 = sampler_uniform(seed, (*ctr)++);
-    return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
-}
 
 enum layout { ALTERNATE, A_THEN_B, B_SHORT };
 
@@ -33,7 +23,7 @@ static void fill_lockstep(const struct run_report *r, struct compare_side *a, st
     char key[SAMPLES_ROW_LEN];
     for (int round = 0; round < rounds; round++) {
         double t0 = 1800000000.0 + 60 * round, place[2];
-        for (int s = 0; s < 2; s++) place[s] = exp(0.004 * normal(seed, &ctr));
+        for (int s = 0; s < 2; s++) place[s] = exp(0.004 * compare_fixture_normal(seed, &ctr));
         bool a_first = round % 2 == 0;
         for (int s = 0; s < 2; s++) {
             struct compare_side *side = s ? b : a;
@@ -45,13 +35,14 @@ static void fill_lockstep(const struct run_report *r, struct compare_side *a, st
             /* every side's row is written into its own set; the pairs' times are drawn together */
             for (int s = 0; s < 2; s++) samples_begin_row(s ? &b->samples : &a->samples, 0, 2, "%s", key);
             for (int k = 0; k < n; k++) {
-                double state = exp(0.3 * normal(seed, &ctr));
+                double state = exp(0.3 * compare_fixture_normal(seed, &ctr));
                 for (int s = 0; s < 2; s++) {
                     if (how == B_SHORT && s == 1 && k == n - 1) continue;
                     bool first_side = (s == 0) == a_first;
                     double start = t0 + 2 + i + 0.04 * k + (first_side ? 0 : 0.02);
                     if (how == A_THEN_B) start = t0 + 2 + i + (s ? 0.5 : 0) + 0.02 * k;
-                    double t = base * state * place[s] * (s ? scale : 1) * exp(0.005 * normal(seed, &ctr));
+                    double t = base * state * place[s] * (s ? scale : 1) *
+                               exp(0.005 * compare_fixture_normal(seed, &ctr));
                     samples_append(s ? &b->samples : &a->samples, k, t, NAN, false, start);
                 }
             }
@@ -59,38 +50,11 @@ static void fill_lockstep(const struct run_report *r, struct compare_side *a, st
     }
 }
 
-struct fixture {
-    struct run_report *r;
-    struct compare_side a, b;
-    struct compare_verdicts *v;
-};
-
-static void setup(struct fixture *f) {
-    f->r = calloc(1, sizeof *f->r);
-    f->v = calloc(1, sizeof *f->v);
-    cr_assert(f->r && f->v);
-    report_fixture_fill(f->r, 1.0);
-    f->a = f->b = (struct compare_side){0};
-}
-
-static void teardown(struct fixture *f) {
-    compare_side_free(&f->a);
-    compare_side_free(&f->b);
-    free(f->r);
-    free(f->v);
-}
-
-static void decide(struct fixture *f) {
-    struct fr_err err = {{0}};
-    const struct compare_opts o = {COMPARE_THRESHOLD_DEFAULT, false};
-    cr_assert_eq(compare_verdicts_compute(f->r, &f->a, &f->b, &o, f->v, &err), 0, "%s", err.msg);
-}
-
 Test(compare_lockstep, three_percent_slower_in_lockstep_is_slower) {
     struct fixture f;
     setup(&f);
     fill_lockstep(f.r, &f.a, &f.b, 6, 20, 1.03, ALTERNATE, 41);
-    decide(&f);
+    decide(&f, false);
     cr_expect_eq(f.v->pairs, 6, "%s", f.v->pairing);
     cr_expect_eq(f.v->lockstep_rows, f.r->n_steps);
     for (int i = 0; i < f.r->n_steps; i++) {
@@ -129,7 +93,7 @@ Test(compare_lockstep, a_against_itself_in_lockstep_is_never_faster_or_slower) {
         struct fixture f;
         setup(&f);
         fill_lockstep(f.r, &f.a, &f.b, 4, 20, 1.0, ALTERNATE, seed);
-        decide(&f);
+        decide(&f, false);
         cr_expect_eq(f.v->lockstep_rows, f.r->n_steps);
         for (int i = 0; i < f.v->n; i++)
             cr_expect(f.v->rows[i].verdict != STATS_FASTER && f.v->rows[i].verdict != STATS_SLOWER,
@@ -143,14 +107,14 @@ Test(compare_lockstep, rounds_that_do_not_alternate_are_not_lockstep) {
     struct fixture f;
     setup(&f);
     fill_lockstep(f.r, &f.a, &f.b, 4, 10, 1.03, A_THEN_B, 43);
-    decide(&f);
+    decide(&f, false);
     cr_expect_eq(f.v->pairs, 4, "%s", f.v->pairing);
     cr_expect_eq(f.v->lockstep_rows, 0);
     teardown(&f);
 
     setup(&f);
     fill_lockstep(f.r, &f.a, &f.b, 4, 10, 1.03, B_SHORT, 44);
-    decide(&f);
+    decide(&f, false);
     cr_expect_eq(f.v->lockstep_rows, 0);
     teardown(&f);
 }
@@ -162,7 +126,7 @@ Test(compare_lockstep, a_disturbed_pair_is_left_out_of_its_round) {
     /* B's last repetition of every row three times slow, and marked disturbed */
     for (int i = 0; i < f.b.samples.n; i++)
         if (f.b.samples.s[i].rep == 7) f.b.samples.s[i].time_s *= 3, f.b.samples.s[i].disturbed = true;
-    decide(&f);
+    decide(&f, false);
     const struct compare_row_verdict *w = &f.v->rows[0];
     cr_assert(w->lockstep);
     cr_expect(fabs(w->raw - 1) < 0.01, "B/A %.4f", w->raw);

@@ -11,19 +11,8 @@
  *   - many repetitions of one run a side, 5 % apart: inconclusive (the run is the unit: one run a side
  *     cannot show that the runs differ), with the runs that would decide it;
  *   - a run folder without samples.csv falls back to its medians, one sample per row. */
-#include <criterion/criterion.h>
-#include <math.h>
-#include <stdlib.h>
-
-#include "bench/report/compare_verdict.h"
-#include "kernels/sampler.h"
-#include "tests/report_fixture.h"
+#include "tests/compare_fixture.h"
 #include "tests/report_testutil.h"
-
-static double normal(uint64_t seed, uint64_t *ctr) {
-    double u1 = 1 - sampler_uniform(seed, (*ctr)++), u2 = sampler_uniform(seed, (*ctr)++);
-    return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
-}
 
 /* runs runs of n samples of every step and block row of r (each run's rows as a run writes them): median x
  * scale x (1 + 1 % noise); reads read_gbs x (1 + 1 %). */
@@ -42,10 +31,10 @@ static void fill_runs(const struct run_report *r, struct compare_side *side, int
             double med = step ? r->steps[i].measured.median_s : r->blocks[i - r->n_steps].measured.median_s;
             samples_begin_row(&side->samples, 0, 2, "%s", key);
             for (int k = 0; k < n; k++) {
-                samples_append(&side->samples, k, med * scale * (1 + 0.01 * normal(seed, &ctr)), NAN, false,
-                               k);
+                samples_append(&side->samples, k,
+                               med * scale * (1 + 0.01 * compare_fixture_normal(seed, &ctr)), NAN, false, k);
                 side->samples.s[side->samples.n - 1].paired_read_gbs =
-                    read_gbs * (1 + 0.01 * normal(seed, &ctr));
+                    read_gbs * (1 + 0.01 * compare_fixture_normal(seed, &ctr));
             }
         }
 }
@@ -54,33 +43,6 @@ static void fill_runs(const struct run_report *r, struct compare_side *side, int
 static void fill_side(const struct run_report *r, struct compare_side *side, int n, double scale,
                       double read_gbs, uint64_t seed) {
     fill_runs(r, side, n >= 20 ? 5 : 1, n >= 20 ? n / 5 : n, scale, read_gbs, seed);
-}
-
-struct fixture {
-    struct run_report *r;
-    struct compare_side a, b;
-    struct compare_verdicts *v;
-};
-
-static void setup(struct fixture *f) {
-    f->r = calloc(1, sizeof *f->r);
-    f->v = calloc(1, sizeof *f->v);
-    cr_assert(f->r && f->v);
-    report_fixture_fill(f->r, 1.0);
-    f->a = f->b = (struct compare_side){0};
-}
-
-static void teardown(struct fixture *f) {
-    compare_side_free(&f->a);
-    compare_side_free(&f->b);
-    free(f->r);
-    free(f->v);
-}
-
-static void decide(struct fixture *f, bool raw) {
-    struct fr_err err = {{0}};
-    const struct compare_opts o = {COMPARE_THRESHOLD_DEFAULT, raw};
-    cr_assert_eq(compare_verdicts_compute(f->r, &f->a, &f->b, &o, f->v, &err), 0, "%s", err.msg);
 }
 
 /* compare.md's verdict section for v, read back (the caller frees it) */
@@ -171,9 +133,9 @@ static void fill_elastic(const struct run_report *r, struct compare_side *side, 
             compare_key_step(r, i, key, sizeof key);
             samples_begin_row(&side->samples, 0, 2, "%s", key);
             for (int k = 0; k < 8; k++) {
-                double g = centre * exp(0.25 * normal(seed, &ctr));
+                double g = centre * exp(0.25 * compare_fixture_normal(seed, &ctr));
                 double t = r->steps[i].measured.median_s * scale * pow(g / 50, -0.75) *
-                           (1 + 0.01 * normal(seed, &ctr));
+                           (1 + 0.01 * compare_fixture_normal(seed, &ctr));
                 samples_append(&side->samples, k, t, NAN, false, k);
                 side->samples.s[side->samples.n - 1].paired_read_gbs = g;
             }
@@ -261,13 +223,13 @@ static void fill_rounds(const struct run_report *r, struct compare_side *a, stru
     uint64_t ctr = 0;
     char key[SAMPLES_ROW_LEN];
     for (int round = 0; round < rounds; round++) {
-        double state = exp(0.05 * normal(seed, &ctr));
+        double state = exp(0.05 * compare_fixture_normal(seed, &ctr));
         for (int s = 0; s < 2; s++) {
             struct compare_side *side = s ? b : a;
             long long start = 1800000000LL + (rounds_in_time ? 40 * round + 14 * (s ^ (round & 1))
                                                              : 40 * (s * rounds + round));
             cr_assert_eq(compare_side_begin_run(side, start), 0);
-            double run = state * exp(0.004 * normal(seed, &ctr)) * (s ? scale : 1);
+            double run = state * exp(0.004 * compare_fixture_normal(seed, &ctr)) * (s ? scale : 1);
             for (int i = 0; i < r->n_steps; i++) {
                 compare_key_step(r, i, key, sizeof key);
                 samples_begin_row(&side->samples, 0, 2, "%s", key);

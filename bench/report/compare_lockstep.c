@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "roofline/stats.h"
+
 /* The row's samples of a run, in order, into idx (at most max); returns their count. */
 static int run_row(const struct compare_lockstep_run *run, const char *key, int *idx, int max) {
     int m = 0;
@@ -24,16 +26,6 @@ static bool alternate(const struct sample *const *a, const struct sample *const 
         if (i + 1 < n && !(y[i]->mono_ns < x[i + 1]->mono_ns)) return false;
     }
     return true;
-}
-
-static int cmp_dbl(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-static double median_sorted(double *v, int m) {
-    qsort(v, (size_t)m, sizeof *v, cmp_dbl);
-    return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
 }
 
 /* One round: -1 out of memory, 0 not in lockstep, 1 in lockstep (values set), 2 the row is missing. */
@@ -66,8 +58,8 @@ static int round_values(const struct compare_lockstep_run *ra, const struct comp
         m++;
     }
     if (m == 0) goto out;
-    *raw = median_sorted(v, m);
-    *norm = reads ? median_sorted(w, m) : NAN;
+    *raw = stats_median(v, m);
+    *norm = reads ? stats_median(w, m) : NAN;
     *pairs += m;
     rc = 1;
 out:

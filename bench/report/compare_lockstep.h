@@ -5,8 +5,9 @@
  *   round value  the median over its pairs of log(B time / A time) (pairs with a disturbed repetition left
  *                out while at least 3 clean pairs stay)
  *   B/A          exp of the mean of the round values; Student's 95 % interval on R - 1 degrees of freedom,
- *                and the paired t test's p: the round is the unit, since the two processes of one round
- *                keep their own page placement (measured: A/A rounds' step@1 B/A sd 1.7 %)
+ *                and the paired t test's p: the round is the unit, since what each process keeps to
+ *                itself does not cancel within a round (measured: A/A rounds' step@1 B/A sd 1.7 %; its
+ *                cause, page placement or other, was not isolated)
  *
  * The raw times decide: both sides saw the same read. Normalising by the paired reads (as unpaired rows
  * are) biased 7 A/A rounds' step@1 by -1.3 % on the measuring VM, and is given beside it only. */

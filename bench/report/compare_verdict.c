@@ -131,17 +131,6 @@ static void row_data_free(struct row_data *d) {
     d->run = NULL;
 }
 
-static int cmp_dbl(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* the median of v[m] (m >= 1), sorting v */
-static double median_of(double *v, size_t m) {
-    qsort(v, m, sizeof *v, cmp_dbl);
-    return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
-}
-
 /* The run sample i of the side belongs to, where every run was begun with compare_side_begin_run. */
 static int run_of(const struct compare_side *side, int i) {
     int k = side->runs - 1;
@@ -211,7 +200,7 @@ static double read_elasticity(const struct row_data *a, const struct row_data *b
             }
     }
     double beta = 1.0;
-    if (m >= 10) beta = fmin(1.0, fmax(0.0, -median_of(slope, m))); /* log t falls as log g rises */
+    if (m >= 10) beta = fmin(1.0, fmax(0.0, -stats_median(slope, (int)m))); /* log t falls as log g rises */
     free(slope);
     return beta;
 }
@@ -223,7 +212,7 @@ static void run_medians(const struct row_data *d, const double *v, double *work,
         int m = 0;
         for (int i = 0; i < d->n; i++)
             if (d->run[i] == r) work[m++] = v[i];
-        med[r] = m > 0 ? median_of(work, (size_t)m) : NAN;
+        med[r] = m > 0 ? stats_median(work, m) : NAN;
     }
 }
 
@@ -465,10 +454,10 @@ static int cmp_run_time(const void *x, const void *y) {
 }
 
 static long long run_first_mono(const struct compare_side *side, int k) {
-    int end = k + 1 < side->runs ? side->run[k + 1].first : side->samples.n;
+    const struct compare_lockstep_run run = side_run(side, k);
     long long first = 0;
-    for (int i = side->run[k].first; i < end; i++) {
-        long long t = side->samples.s[i].mono_ns;
+    for (int i = 0; i < run.n; i++) {
+        long long t = run.s[i].mono_ns;
         if (t > 0 && (first == 0 || t < first)) first = t;
     }
     return first;
@@ -610,8 +599,9 @@ void compare_verdicts_md(FILE *f, const struct compare_verdicts *v) {
             "lockstep`: A's and B's repetitions alternated, milliseconds apart). Each such row is judged "
             "on its rounds: a round's value is the median of log(B time / A time) over its pairs, B/A is "
             "exp of their mean with Student's %.0f %% interval on rounds - 1 degrees of freedom, and p is "
-            "the paired t test's on them (a round is the unit: each side's process keeps its own page "
-            "placement). The raw times decide (both sides saw the same read); one round gives no "
+            "the paired t test's on them (a round is the unit: what a run's process keeps to itself does not "
+            "cancel within a round, docs/statistics.md#lockstep). The raw times decide (both sides saw the "
+            "same read); one round gives no "
             "interval.\n\n",
             v->lockstep_rows, v->lockstep_rows == 1 ? "" : "s", 100 * COMPARE_LEVEL);
     if (v->pairs > 0 && v->lockstep_rows < v->n)
