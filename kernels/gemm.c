@@ -14,8 +14,9 @@
 /* Rows are handed out in chunks of about this many weight bytes (whole row tiles), dynamically, as matvec
  * does: one chunk is one long stretch of the matrix, and a thread that loses its core does not hold the
  * others up at the barrier. */
-#define GEMM_CHUNK_BYTES  ((size_t)256 << 10)
-#define GEMM_ROW_BLOCK    16
+#define GEMM_CHUNK_BYTES ((size_t)256 << 10)
+#define GEMM_ROW_BLOCK   16
+_Static_assert(GEMM_ROW_BLOCK % QUANT_Q4_0_GROUP == 0, "a chunk starts on a Q4_0 row group");
 #define GEMM_COL_ALIGN    64
 #define GEMM_DEFAULT_L1D  ((size_t)32 << 10)
 #define GEMM_DEFAULT_L2   ((size_t)512 << 10)
@@ -133,9 +134,8 @@ static void gemm_chunks(const struct gemm_args *a) {
                 int kc = np - k0 < a->kc ? np - k0 : a->kc;
                 if (fr_dtype_is_block(a->wtype))
                     gemm_quant_panel(a->ops, a->y + r0, a->ldy,
-                                     (const unsigned char *)a->w +
-                                         fr_dtype_bytes(a->wtype, base + (size_t)k0),
-                                     a->wtype, np, a->x + c0 + k0, a->ldx, n, a->batch, kc, c0 + k0 > 0);
+                                     (const unsigned char *)a->w + fr_dtype_bytes(a->wtype, base), a->wtype,
+                                     np, k0, a->x + c0 + k0, a->ldx, n, a->batch, kc, c0 + k0 > 0);
                 else if (a->bf16)
                     a->ops->panel_bf16(a->y + r0, a->ldy, (const uint16_t *)a->w + base + k0, (size_t)np,
                                        a->x + c0 + k0, a->ldx, n, a->batch, kc, c0 + k0 > 0);
@@ -263,9 +263,10 @@ static void gemm_ref_block(float *y, int ldy, const void *w, enum fr_dtype t, co
             double acc = 0;
             for (int c = 0; c < cols; c += QUANT_BLOCK) {
                 float v[QUANT_BLOCK];
-                quant_dequantize_row(
-                    v, t, (const unsigned char *)w + fr_dtype_bytes(t, col_panel_index(rows, cols, pw, r, c)),
-                    QUANT_BLOCK);
+                const int p = c / pw; /* panel p, in memory order (kernels/quant.h) */
+                quant_matrix_dequantize(
+                    v, t, (const unsigned char *)w + fr_dtype_bytes(t, col_panel_start(rows, pw, p)), rows,
+                    col_panel_cols(cols, pw, p), r, c - p * pw, QUANT_BLOCK);
                 for (int i = 0; i < QUANT_BLOCK; i++)
                     acc += (double)v[i] * x[(size_t)b * (size_t)ldx + c + i];
             }

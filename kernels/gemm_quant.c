@@ -13,17 +13,15 @@
 static _Thread_local float quant_tile[GEMM_QUANT_TILE_ROWS * GEMM_QUANT_TILE_COLS];
 
 void gemm_quant_panel(const struct gemm_ops *ops, float *y, size_t ldy, const void *w, enum fr_dtype t,
-                      int ldw, const float *x, size_t ldx, int rows, int batch, int kc, int accumulate) {
-    const size_t row_bytes = fr_dtype_bytes(t, (size_t)ldw);
+                      int ldw, int c0, const float *x, size_t ldx, int rows, int batch, int kc,
+                      int accumulate) {
     for (int k0 = 0; k0 < kc; k0 += GEMM_QUANT_TILE_COLS) {
         int kn = kc - k0 < GEMM_QUANT_TILE_COLS ? kc - k0 : GEMM_QUANT_TILE_COLS;
         for (int r0 = 0; r0 < rows; r0 += GEMM_QUANT_TILE_ROWS) {
             int rn = rows - r0 < GEMM_QUANT_TILE_ROWS ? rows - r0 : GEMM_QUANT_TILE_ROWS;
             for (int r = 0; r < rn; r++)
-                quant_dequantize_row(quant_tile + (size_t)r * (size_t)kn, t,
-                                     (const unsigned char *)w + (size_t)(r0 + r) * row_bytes +
-                                         fr_dtype_bytes(t, (size_t)k0),
-                                     (size_t)kn);
+                quant_matrix_dequantize(quant_tile + (size_t)r * (size_t)kn, t, w, rows, ldw, r0 + r, c0 + k0,
+                                        kn);
             ops->panel_f32(y + r0, ldy, quant_tile, (size_t)kn, x + k0, ldx, rn, batch, kn,
                            accumulate || k0 > 0);
         }

@@ -110,6 +110,7 @@ void kernel_vexp(float *y, const float *x, int n) {
  * left divided by the team size, so that the threads finish together. Neither the split nor the barriers are
  * where the matvec loses to the read (docs/tuning/matvec.md, "Chunk plan"). */
 #define MATVEC_PLAN_TEAM_MAX 48
+_Static_assert(MATVEC_ROW_BLOCK % QUANT_Q4_0_GROUP == 0, "a chunk starts on a Q4_0 row group");
 void matvec_plan_make(struct matvec_plan *p, int rows, size_t row_bytes, int threads) {
     size_t block_bytes = row_bytes * MATVEC_ROW_BLOCK > 0 ? row_bytes * MATVEC_ROW_BLOCK : 1;
     int t = threads < 1 ? 1 : threads > MATVEC_PLAN_TEAM_MAX ? MATVEC_PLAN_TEAM_MAX : threads;
@@ -358,12 +359,11 @@ void swiglu(float *out, const float *gate, const float *up, int n) {
     if (n > 0) kernel_ops_active()->swiglu(out, gate, up, n);
 }
 
-void embed_gather(float *out, const void *table, enum fr_dtype ttype, int token, int hidden) {
+void embed_gather(float *out, const void *table, enum fr_dtype ttype, int rows, int token, int hidden) {
     if (hidden <= 0) return;
     size_t off = (size_t)token * (size_t)hidden;
-    if (fr_dtype_is_block(ttype)) /* one row dequantised */
-        quant_dequantize_row(out, ttype, (const unsigned char *)table + fr_dtype_bytes(ttype, off),
-                             (size_t)hidden);
+    if (fr_dtype_is_block(ttype)) /* one row dequantised, from the table's memory order */
+        quant_matrix_dequantize(out, ttype, table, rows, hidden, token, 0, hidden);
     else if (ttype == FR_DTYPE_BF16)
         kernel_ops_active()->bf16_to_f32(out, (const uint16_t *)table + off, hidden);
     else

@@ -91,13 +91,13 @@ static int chk_matvec_block(double *max_err, int threads, enum fr_dtype t) {
     chk_fill(chk_w32, MV_ROWS * MV_QCOLS, 5, -1.0f, 1.0f);
     chk_fill(chk_x, MV_QCOLS, 6, -2.0f, 2.0f);
     quant_quantize_row(chk_w16, t, chk_w32, (size_t)MV_ROWS * MV_QCOLS); /* chk_w16 as bytes */
+    quant_matrix_pack(chk_w16, t, MV_ROWS, MV_QCOLS);
     if (matvec(chk_y, chk_w16, t, chk_x, MV_ROWS, MV_QCOLS, MATVEC_BACKEND_FORGE, threads, NULL) != 0)
         return *max_err = INFINITY, 1;
     matvec_ref(chk_ref, chk_w16, t, chk_x, MV_ROWS, MV_QCOLS);
     *max_err = 0.0;
     for (int r = 0; r < MV_ROWS; r++) {
-        quant_dequantize_row(
-            chk_a, t, (const unsigned char *)chk_w16 + fr_dtype_bytes(t, (size_t)r * MV_QCOLS), MV_QCOLS);
+        quant_matrix_dequantize(chk_a, t, chk_w16, MV_ROWS, MV_QCOLS, r, 0, MV_QCOLS);
         double mag = 1e-30;
         for (int c = 0; c < MV_QCOLS; c++) mag += fabs((double)chk_a[c] * chk_x[c]);
         *max_err = fmax(*max_err, chk_rel(chk_y[r], chk_ref[r], mag));
@@ -257,7 +257,7 @@ static int chk_exact(double *max_err, int threads) {
     for (int i = 0; i < N; i++) bad |= chk_c[i] != chk_b[i] + chk_a[i];
     kv_store(chk_w16, FR_DTYPE_BF16, chk_a, N);
     for (int i = 0; i < N; i++) bad |= chk_w16[i] != bf16_from_f32(chk_a[i]);
-    embed_gather(chk_c, chk_w16, FR_DTYPE_BF16, 0, N);
+    embed_gather(chk_c, chk_w16, FR_DTYPE_BF16, 1, 0, N);
     for (int i = 0; i < N; i++) bad |= chk_c[i] != bf16_to_f32(chk_w16[i]);
     *max_err = bad;
     return bad;

@@ -213,14 +213,17 @@ static void scalar_q8_0(float *y, const struct quant_block_q8_0 *w, const struct
     }
 }
 
+/* w in memory order (kernels/quant.h), read a block at a time back in file order */
 static void scalar_q4_0(float *y, const struct quant_block_q4_0 *w, const struct quant_act *a, int blk0,
                         int rows, int nb, int add) {
     for (int r = 0; r < rows; r++) {
-        const struct quant_block_q4_0 *row = w + (size_t)r * (size_t)nb;
         float acc = 0.0f;
-        for (int k = 0; k < nb; k++)
-            acc += quant_f16_to_f32(row[k].d) * a->d[blk0 + k] *
-                   (float)dot_q4_0(&row[k], a->qs + (size_t)(blk0 + k) * QUANT_BLOCK);
+        for (int k = 0; k < nb; k++) {
+            struct quant_block_q4_0 b;
+            quant_matrix_block(&b, FR_DTYPE_Q4_0, w, rows, nb * QUANT_BLOCK, r, k);
+            acc += quant_f16_to_f32(b.d) * a->d[blk0 + k] *
+                   (float)dot_q4_0(&b, a->qs + (size_t)(blk0 + k) * QUANT_BLOCK);
+        }
         y[r] = add ? y[r] + acc : acc;
     }
 }
@@ -237,14 +240,15 @@ void quant_matvec_ref(float *y, const void *w, enum fr_dtype t, const float *x, 
             float dx;
             int32_t unused, s;
             act_block(q, &dx, &unused, x + (size_t)k * QUANT_BLOCK);
-            size_t at = (size_t)r * (size_t)nb + (size_t)k;
             float dw;
             if (t == FR_DTYPE_Q8_0) {
-                const struct quant_block_q8_0 *b = (const struct quant_block_q8_0 *)w + at;
-                dw = quant_f16_to_f32(b->d), s = dot_q8_0(b, q);
+                struct quant_block_q8_0 b;
+                quant_matrix_block(&b, t, w, rows, cols, r, k);
+                dw = quant_f16_to_f32(b.d), s = dot_q8_0(&b, q);
             } else {
-                const struct quant_block_q4_0 *b = (const struct quant_block_q4_0 *)w + at;
-                dw = quant_f16_to_f32(b->d), s = dot_q4_0(b, q);
+                struct quant_block_q4_0 b;
+                quant_matrix_block(&b, t, w, rows, cols, r, k);
+                dw = quant_f16_to_f32(b.d), s = dot_q4_0(&b, q);
             }
             acc += (double)dw * (double)dx * (double)s;
         }

@@ -30,6 +30,17 @@ struct quant_block_q4_0 {
 _Static_assert(sizeof(struct quant_block_q8_0) == 34, "Q8_0 block is 34 bytes");
 _Static_assert(sizeof(struct quant_block_q4_0) == 18, "Q4_0 block is 18 bytes");
 
+/* How a block matrix [rows][cols] lies in memory. Q8_0: as in the file, each row's blocks one after the
+ * other. Q4_0: rows in groups of QUANT_Q4_0_GROUP, so that one vector of the matvec holds eight rows' sums
+ * (one scale load and conversion serves eight rows, and no block's sum is reduced across lanes: 2.1x the
+ * file order's dot products in L2, docs/tuning/quant-matvec.md). A group takes the bytes its rows take in
+ * the file, where they would start; within it, for each block column k, QUANT_Q4_0_GROUP_BYTES: the eight
+ * rows' f16 scales, then the code bytes as four quads of 32 bytes, quad q holding bytes 4q..4q+3 of each
+ * row's qs in turn (row j at 4j). The last rows % 8 rows stay in file order. Loaders and quantisers pack a
+ * matrix once it is whole (quant_matrix_pack); writers unpack or read blocks through quant_matrix_block. */
+#define QUANT_Q4_0_GROUP       8
+#define QUANT_Q4_0_GROUP_BYTES (QUANT_Q4_0_GROUP * 18)
+
 /* The widest x the matvec quantises (its per-thread buffer), in columns. */
 #define QUANT_ACT_MAX_COLS 32768
 
@@ -44,6 +55,21 @@ int quant_check_cols(enum fr_dtype t, int cols, const char **why);
 /* dst = the n (a multiple of 32) values of src in block type t; and back. */
 void quant_quantize_row(void *dst, enum fr_dtype t, const float *src, size_t n);
 void quant_dequantize_row(float *dst, enum fr_dtype t, const void *src, size_t n);
+
+/* Rows of a [rows][...] matrix of type t that lie in groups (the first ones; 0 but for Q4_0). */
+int quant_grouped_rows(enum fr_dtype t, int rows);
+/* A whole [rows][cols] matrix of type t from file order to memory order, in place; and back (no-ops but for
+ * Q4_0). Not for matrices being read by another thread meanwhile. */
+void quant_matrix_pack(void *m, enum fr_dtype t, int rows, int cols);
+void quant_matrix_unpack(void *m, enum fr_dtype t, int rows, int cols);
+/* The same for a [rows][cols] matrix stored as column panels of pw columns (kernels/col_panels.h), each
+ * panel packed as a matrix of its own. */
+void quant_panels_pack(void *m, enum fr_dtype t, int rows, int cols, int pw);
+/* Block k of row r of a [rows][cols] matrix m in memory order (a block type), into blk in file order. */
+void quant_matrix_block(void *blk, enum fr_dtype t, const void *m, int rows, int cols, int r, int k);
+/* dst = columns [c0, c0 + n) of row r of m (c0 and n multiples of 32), dequantised. */
+void quant_matrix_dequantize(float *dst, enum fr_dtype t, const void *m, int rows, int cols, int r, int c0,
+                             int n);
 
 /* llama.cpp's Q6_K (ggml-common.h's block_q6_K; our own code), read only, to convert a matrix outside the
  * layers (llama.cpp's Q4_0 files keep a tied embedding whose rows are a multiple of 256 in Q6_K): 256

@@ -3,8 +3,10 @@
  * products of one row's block against x's block (xv) on 256-bit vectors,
  *   qv_dot_q8_0(const int8_t *w, __m256i xv, __m256i off) and qv_dot_q4_0(const uint8_t *w, __m256i xv,
  *   __m256i off), each 8 int32 lanes that sum to the block's exact integer dot product,
- * and QV_NAME. Rows go QV_GROUP at a time: x's block, its scale and offset are loaded once for the group,
- * and the group's rows are QV_GROUP independent FMA chains (measured in docs/tuning/quant-matvec.md). */
+ * and for Q4_0's row groups qv_group_dot(const unsigned char *codes, const int8_t *xb, int32_t c4), lane j
+ * row j's exact sum over one block column (its offset c4 included). Rows go QV_GROUP at a time: x's block,
+ * its scale and offset are loaded once for the group, and the group's rows are QV_GROUP independent FMA
+ * chains (measured in docs/tuning/quant-matvec.md). */
 #include <immintrin.h>
 
 #include "kernels/quant.h"
@@ -83,4 +85,32 @@ static inline __m256 qv_f16_broadcast(const uint16_t *d) {
     }
 
 QV_MATVEC(qv_matvec_q8_0, quant_block_q8_0, qv_dot_q8_0, c4) /* Q8_0's dot products take no offset */
-QV_MATVEC(qv_matvec_q4_0, quant_block_q4_0, qv_dot_q4_0, c4)
+QV_MATVEC(qv_rows_q4_0, quant_block_q4_0, qv_dot_q4_0, c4)   /* Q4_0's rows after its last group */
+
+/* Q4_0 in memory order (kernels/quant.h): a group's eight rows are eight lanes, so a block column is one
+ * qv_group_dot (the ISA's: eight rows' exact integer sums, the offset c4 included, from the column's 128
+ * code bytes and x's block), one conversion of the eight scales, one FMA. w starts on a group, and the
+ * rows past the last whole group are the matrix's last (kernels/quant_ops.h). */
+static void qv_matvec_q4_0(float *y, const struct quant_block_q4_0 *w, const struct quant_act *a, int blk0,
+                           int rows, int nb, int add) {
+    const int8_t *xq = a->qs + (size_t)blk0 * QUANT_BLOCK;
+    const float *xd = a->d + blk0;
+    const int32_t *xc = a->c4 + blk0;
+    const int grouped = rows - rows % QUANT_Q4_0_GROUP;
+    const unsigned char *g = (const unsigned char *)w;
+    for (int r = 0; r < grouped; r += QUANT_Q4_0_GROUP, g += (size_t)nb * QUANT_Q4_0_GROUP_BYTES) {
+        __m256 acc = _mm256_setzero_ps();
+        for (int k = 0; k < nb; k++) {
+            const unsigned char *col = g + (size_t)k * QUANT_Q4_0_GROUP_BYTES;
+            const __m256i s = qv_group_dot(col + 2 * QUANT_Q4_0_GROUP, xq + (size_t)k * QUANT_BLOCK, xc[k]);
+            const __m256 d = _mm256_mul_ps(
+                _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)col)), _mm256_set1_ps(xd[k]));
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc);
+        }
+        if (add) acc = _mm256_add_ps(acc, _mm256_loadu_ps(y + r));
+        _mm256_storeu_ps(y + r, acc);
+    }
+    if (grouped < rows)
+        qv_rows_q4_0(y + grouped, (const struct quant_block_q4_0 *)(const void *)g, a, blk0, rows - grouped,
+                     nb, add);
+}

@@ -233,7 +233,7 @@ static int block_run_once(struct decode_state *st, enum block_id b, int layer, i
     case BLOCK_EMBED:
         if (st->token < 0 || st->token >= c->vocab)
             return fr_err_set(&st->err, "token %d outside the vocabulary [0, %d)", st->token, c->vocab);
-        embed_gather(st->x, w->embed, w->wtype, st->token, hidden);
+        embed_gather(st->x, w->embed, w->wtype, st->cfg.vocab, st->token, hidden);
         return 0;
     case BLOCK_ATTN_NORM:
         rmsnorm(st->xb, st->x, L->attn_norm, hidden, st->eps);

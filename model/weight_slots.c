@@ -339,6 +339,7 @@ void wslot_copy_all(const struct wslot_table *t, const unsigned char *data, stru
             copy_tensor(&d, data + s->begin, s->dtype, s->ndim == 2 ? (int)s->dims[0] : 1,
                         w->wtype != FR_DTYPE_F32);
     }
+    qwen3_weights_pack(w);
 }
 
 size_t wslot_export_bytes(const struct wslot *s, const struct qwen3_weights *w) {
@@ -352,11 +353,19 @@ int wslot_export(const struct wslot *s, const struct qwen3_weights *w, unsigned 
     int panels = col_panel_count(d.cols, d.pw), n_rows = s->ndim == 2 ? (int)s->dims[0] : 1;
     for (int r = 0; r < n_rows; r++)
         for (int p = 0; p < panels; p++) {
-            int c0 = p * d.pw;
+            int c0 = p * d.pw, np = col_panel_cols(d.cols, d.pw, p);
+            unsigned char *to = out + fr_dtype_bytes(d.dt, (size_t)r * (size_t)d.cols + (size_t)c0);
+            if (fr_dtype_is_block(d.dt)) { /* back to the file's order a block at a time (kernels/quant.h) */
+                const void *panel =
+                    (const unsigned char *)d.base + fr_dtype_bytes(d.dt, col_panel_start(d.rows, d.pw, p));
+                for (int k = 0; k < np / QUANT_BLOCK; k++)
+                    quant_matrix_block(to + fr_dtype_bytes(d.dt, (size_t)k * QUANT_BLOCK), d.dt, panel,
+                                       d.rows, np, d.row0 + r, k);
+                continue;
+            }
             size_t at = col_panel_index(d.rows, d.cols, d.pw, d.row0 + r, c0);
-            memcpy(out + fr_dtype_bytes(d.dt, (size_t)r * (size_t)d.cols + (size_t)c0),
-                   (const unsigned char *)d.base + fr_dtype_bytes(d.dt, at),
-                   fr_dtype_bytes(d.dt, (size_t)col_panel_cols(d.cols, d.pw, p)));
+            memcpy(to, (const unsigned char *)d.base + fr_dtype_bytes(d.dt, at),
+                   fr_dtype_bytes(d.dt, (size_t)np));
         }
     return 0;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/col_panels.h"
 #include "kernels/huge_map.h"
 #include "kernels/quant.h"
 
@@ -246,5 +247,22 @@ void qwen3_weights_init_synthetic(struct qwen3_weights *w, uint64_t seed) {
         fill_norm(L->mlp_norm, w->wtype, hidden, seed, s + KIND_MLP_NORM);
         qwen3_fill_uniform(L->gate_up, w->wtype, 2 * inter * hidden, s_hidden, seed, s + KIND_GATE_UP);
         qwen3_fill_uniform(L->down, w->wtype, hidden * inter, s_inter, seed, s + KIND_DOWN);
+    }
+    qwen3_weights_pack(w);
+}
+
+void qwen3_weights_pack(struct qwen3_weights *w) {
+    const struct qwen3_config *c = &w->cfg;
+    const enum fr_dtype t = w->wtype;
+    const int q_dim = c->n_heads * c->head_dim, kv_dim = c->n_kv_heads * c->head_dim;
+    if (!fr_dtype_is_block(t)) return;
+    quant_panels_pack(w->embed, t, c->vocab, c->hidden, c->hidden);
+    if (w->lm_head_own) quant_panels_pack(w->lm_head_own, t, c->vocab, c->hidden, c->hidden);
+    for (int l = 0; l < c->n_layers; l++) {
+        struct qwen3_layer_weights *L = &w->layers[l];
+        quant_panels_pack(L->qkv, t, q_dim + 2 * kv_dim, c->hidden, col_panel_width(c->hidden));
+        quant_panels_pack(L->o, t, c->hidden, q_dim, col_panel_width(q_dim));
+        quant_panels_pack(L->gate_up, t, 2 * c->intermediate, c->hidden, col_panel_width(c->hidden));
+        quant_panels_pack(L->down, t, c->hidden, c->intermediate, col_panel_width(c->intermediate));
     }
 }

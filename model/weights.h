@@ -69,6 +69,11 @@ int qwen3_weights_alloc(struct qwen3_weights *w, const struct qwen3_config *cfg,
  * weights for any thread count. */
 void qwen3_weights_init_synthetic(struct qwen3_weights *w, uint64_t seed);
 
+/* Every matrix from the file's row order to the kernels' memory order (kernels/quant.h: Q4_0's row groups,
+ * each column panel on its own; nothing to do for other types). The loaders and the synthetic init call it
+ * once every tensor is in place. */
+void qwen3_weights_pack(struct qwen3_weights *w);
+
 void qwen3_weights_free(struct qwen3_weights *w);
 
 /* Fails with a message naming `what` and both byte counts when need_bytes exceeds MemAvailable (read from

@@ -45,5 +45,6 @@ int qwen3_weights_quantize(struct qwen3_weights *dst, const struct qwen3_weights
         memcpy(b->k_norm, a->k_norm, hd * sizeof(float));
         memcpy(b->mlp_norm, a->mlp_norm, h * sizeof(float));
     }
+    qwen3_weights_pack(dst);
     return 0;
 }

@@ -859,6 +859,7 @@ static int measure_quant(struct run_ctx *x, const struct plan *p, int threads, s
             for (int i = 0; i < cols; i++) row[i] = quant_seeded((uint32_t)(r * cols + i));
             quant_quantize_row(mats + (size_t)r * row_bytes, t, row, (size_t)cols);
         }
+        quant_matrix_pack(mats, t, rows, cols);
         for (int th = 1; th < threads; th++) memcpy(mats + (size_t)th * stride, mats, mat);
         float *y0 = y + ys * (size_t)threads, *yref = y0 + ys;
         matvec_quant_thread(y0, mats, t, xv, rows, cols, 1);

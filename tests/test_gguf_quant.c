@@ -37,14 +37,15 @@ static void load_as(const char *path, enum fr_dtype t, struct qwen3_weights *w) 
     cr_assert_eq(weights_file_load(path, w, &err), 0, "%s", err.msg);
 }
 
-/* A row-major [rows][cols] matrix of w (the tiny model's matrices are all narrower than a column panel)
- * dequantised against ref's f32 copy of it: exactly equal. */
+/* A row-major [rows][cols] matrix of w (the tiny model's matrices are all narrower than a column panel), read
+ * row by row from its memory order (kernels/quant.h), against ref's f32 copy of it: exactly equal. */
 static void expect_matrix_eq(const void *q, enum fr_dtype t, const float *ref, size_t rows, size_t cols,
                              const char *what) {
     size_t n = rows * cols;
     float *got = malloc(n * sizeof *got);
     cr_assert_not_null(got);
-    quant_dequantize_row(got, t, q, n);
+    for (size_t r = 0; r < rows; r++)
+        quant_matrix_dequantize(got + r * cols, t, q, (int)rows, (int)cols, (int)r, 0, (int)cols);
     size_t bad = 0, first = n;
     for (size_t i = 0; i < n; i++)
         if (got[i] != ref[i]) bad++, first = first < n ? first : i;
@@ -128,13 +129,15 @@ Test(gguf_quant, decode_close_to_the_dequantised_f32_decode, .timeout = 60) {
 
 /* llama.cpp keeps a Q4_0 file's embedding in another type (Q8_0 where its rows are no multiple of 256): it is
  * requantised to Q4_0 at load and said so; the layers keep their blocks byte for byte. */
-/* n Q4_0 weights at q, requantised at load from the f32 values want: within Q4_0's step (max|w| / 8 a block,
- * a whole one at the clamped end) of them, plus the bf16 rounding of the values and the f16 scale's error,
- * each well under max|w| / 256. */
-static void expect_requantised_q4_0(const void *q, const float *want, size_t n) {
+/* A [rows][cols] Q4_0 matrix at q (memory order), requantised at load from the f32 values want: within Q4_0's
+ * step (max|w| / 8 a block, a whole one at the clamped end) of them, plus the bf16 rounding of the values and
+ * the f16 scale's error, each well under max|w| / 256. */
+static void expect_requantised_q4_0(const void *q, const float *want, int rows, int cols) {
+    const size_t n = (size_t)rows * (size_t)cols;
     float *got = malloc(n * sizeof *got);
     cr_assert_not_null(got);
-    quant_dequantize_row(got, FR_DTYPE_Q4_0, q, n);
+    for (int r = 0; r < rows; r++)
+        quant_matrix_dequantize(got + (size_t)r * (size_t)cols, FR_DTYPE_Q4_0, q, rows, cols, r, 0, cols);
     for (size_t b = 0; b < n; b += QUANT_BLOCK) {
         float amax = 0, worst = 0;
         for (size_t i = b; i < b + QUANT_BLOCK; i++) {
@@ -170,7 +173,7 @@ Test(gguf_quant, mixed_file_converts_the_embedding_and_says_so) {
                      0);
     }
     /* the embedding: gguf-py's Q8_0 values, requantised */
-    expect_requantised_q4_0(m.embed, ref8.embed, (size_t)c.vocab * h);
+    expect_requantised_q4_0(m.embed, ref8.embed, c.vocab, c.hidden);
     qwen3_weights_free(&m);
     qwen3_weights_free(&pure);
     qwen3_weights_free(&ref8);
@@ -347,7 +350,7 @@ Test(gguf_quant, q6_k_embedding_converts_and_says_so) {
     expect_matrix_eq(m.layers[0].qkv, FR_DTYPE_Q4_0, r.layers[0].qkv, qkv, h, "attn_q/k/v");
     expect_matrix_eq(m.layers[0].down, FR_DTYPE_Q4_0, r.layers[0].down, h, (size_t)c.intermediate,
                      "ffn_down");
-    expect_requantised_q4_0(m.embed, r.embed, (size_t)c.vocab * h);
+    expect_requantised_q4_0(m.embed, r.embed, c.vocab, c.hidden);
     qwen3_weights_free(&m);
     qwen3_weights_free(&r);
 }

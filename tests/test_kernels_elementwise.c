@@ -157,10 +157,10 @@ Test(kernels_elementwise, embed_gather_every_isa) {
     test_fill(&rng, tf, (size_t)V * H, -1.0f, 1.0f);
     FOR_EACH_ISA(isa) {
         for (int tok = 0; tok < V; tok += 5) {
-            embed_gather(y, tb, FR_DTYPE_BF16, tok, H);
+            embed_gather(y, tb, FR_DTYPE_BF16, V, tok, H);
             for (int i = 0; i < H; i++) ref[i] = bf16_to_f32(tb[(size_t)tok * H + (size_t)i]);
             cr_expect(memcmp(y, ref, sizeof y) == 0, "bf16 embed %s token %d", kernel_isa_name(isa), tok);
-            embed_gather(y, tf, FR_DTYPE_F32, tok, H);
+            embed_gather(y, tf, FR_DTYPE_F32, V, tok, H);
             cr_expect(memcmp(y, tf + (size_t)tok * H, sizeof y) == 0, "f32 embed %s", kernel_isa_name(isa));
         }
     }

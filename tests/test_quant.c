@@ -198,6 +198,7 @@ static void qm_check(enum fr_dtype t) {
                                    wf + (size_t)r * cols + (size_t)p * pw, (size_t)np);
         }
         qm_dequantise(wdq, w, t, rows, cols, pw);
+        quant_panels_pack(w, t, rows, cols, pw); /* the kernels' memory order, once wdq has the file's */
         matvec_ref_panels(ref, w, t, x, rows, cols, pw);
         matvec_ref(f32, wdq, FR_DTYPE_F32, x, rows, cols);
         qm_tol_ref(tol, wdq, x, rows, cols);
@@ -264,6 +265,7 @@ Test(quant, loop_tables_agree) {
         quant_quantize_row(w, (enum fr_dtype)t, wf, (size_t)R * C);
         float *wdq = test_alloc((size_t)R * C * sizeof *wdq);
         quant_dequantize_row(wdq, (enum fr_dtype)t, w, (size_t)R * C);
+        quant_matrix_pack(w, (enum fr_dtype)t, R, C); /* 5 Q4_0 groups and 5 rows after them */
         qm_tol_ref(tol, wdq, x, R, C);
         free(wdq);
         if (t == FR_DTYPE_Q8_0)

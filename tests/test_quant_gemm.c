@@ -41,6 +41,7 @@ Test(quant_gemm, every_isa_against_ref) {
                                          w + fr_dtype_bytes(t, (size_t)R * pw * p + (size_t)r * np),
                                          (size_t)np);
             }
+            quant_panels_pack(w, t, R, C, pw); /* the kernels' memory order, once deq has the file's */
             for (int b = 0; b < B; b++)
                 for (int r = 0; r < R; r++) {
                     double mag = 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/col_panels.h"
 #include "kernels/quant.h"
 #include "kernels/team.h"
 #include "model/cost.h"
@@ -94,6 +95,21 @@ Test(quant_model, spans_are_the_cost_models_dram_bytes) {
     }
 }
 
+/* A [rows][cols] matrix of q's type in memory order (kernels/quant.h), in panels of pw, into f32 of the
+ * same panels: a file-order copy of each panel (unpacked), then dequantised whole. */
+static void dequantise_matrix(float *f, const void *q, enum fr_dtype t, int rows, int cols, int pw) {
+    for (int p = 0; p < col_panel_count(cols, pw); p++) {
+        const int np = col_panel_cols(cols, pw, p);
+        const size_t n = (size_t)rows * (size_t)np, start = col_panel_start(rows, pw, p);
+        unsigned char *copy = malloc(fr_dtype_bytes(t, n));
+        cr_assert_not_null(copy);
+        memcpy(copy, (const unsigned char *)q + fr_dtype_bytes(t, start), fr_dtype_bytes(t, n));
+        quant_matrix_unpack(copy, t, rows, np);
+        quant_dequantize_row(f + start, t, copy, n);
+        free(copy);
+    }
+}
+
 /* Every matrix of q (the embedding included) dequantised into f32 weights of the same layout; the norms
  * copied. */
 static void dequantise_model(struct qwen3_weights *f, const struct qwen3_weights *q) {
@@ -101,16 +117,17 @@ static void dequantise_model(struct qwen3_weights *f, const struct qwen3_weights
     struct qwen3_weight_sizes sz;
     struct fr_err err;
     cr_assert_eq(qwen3_weights_sizes(c, FR_DTYPE_F32, &sz, &err), 0);
-    size_t h = (size_t)c->hidden;
-    quant_dequantize_row(f->embed, q->wtype, q->embed, (size_t)c->vocab * h);
+    const int h = c->hidden, q_dim = c->n_heads * c->head_dim, kv_dim = c->n_kv_heads * c->head_dim;
+    const enum fr_dtype t = q->wtype;
+    dequantise_matrix(f->embed, q->embed, t, c->vocab, h, h);
     memcpy(f->final_norm, q->final_norm, sz.final_norm_bytes);
     for (int l = 0; l < c->n_layers; l++) {
         const struct qwen3_layer_weights *a = &q->layers[l];
         struct qwen3_layer_weights *b = &f->layers[l];
-        quant_dequantize_row(b->qkv, q->wtype, a->qkv, sz.qkv_bytes / 4);
-        quant_dequantize_row(b->o, q->wtype, a->o, sz.o_bytes / 4);
-        quant_dequantize_row(b->gate_up, q->wtype, a->gate_up, sz.gate_up_bytes / 4);
-        quant_dequantize_row(b->down, q->wtype, a->down, sz.down_bytes / 4);
+        dequantise_matrix(b->qkv, a->qkv, t, q_dim + 2 * kv_dim, h, col_panel_width(h));
+        dequantise_matrix(b->o, a->o, t, h, q_dim, col_panel_width(q_dim));
+        dequantise_matrix(b->gate_up, a->gate_up, t, 2 * c->intermediate, h, col_panel_width(h));
+        dequantise_matrix(b->down, a->down, t, h, c->intermediate, col_panel_width(c->intermediate));
         memcpy(b->attn_norm, a->attn_norm, sz.attn_norm_bytes);
         memcpy(b->mlp_norm, a->mlp_norm, sz.mlp_norm_bytes);
         memcpy(b->q_norm, a->q_norm, sz.qk_norm_bytes / 2);
