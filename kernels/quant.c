@@ -147,6 +147,25 @@ void quant_dequantize_q6_k(float *dst, const void *src, size_t n) {
     }
 }
 
+/* A row's columns from a matrix in memory order (kernels/quant.h): Q4_0's grouped rows a block at a time. */
+void quant_matrix_dequantize(float *dst, enum fr_dtype t, const void *m, int rows, int cols, int r, int c0,
+                             int n) {
+    if (r >= quant_grouped_rows(t, rows)) {
+        quant_dequantize_row(
+            dst, t, (const unsigned char *)m + fr_dtype_bytes(t, (size_t)r * (size_t)cols + (size_t)c0),
+            (size_t)n);
+        return;
+    }
+    for (int c = 0; c < n; c += QUANT_BLOCK) {
+        union { /* the widest block: only Q4_0's rows lie in groups, but t is not known here */
+            struct quant_block_q4_0 q4;
+            struct quant_block_q8_0 q8;
+        } b;
+        quant_matrix_block(&b, t, m, rows, cols, r, (c0 + c) / QUANT_BLOCK);
+        quant_dequantize_row(dst + c, t, &b, QUANT_BLOCK);
+    }
+}
+
 /* ---- activations ---- */
 
 /* One 32-block of x: codes q = round(x / d), d = max|x| / 127 (0: all codes 0), and sum(q). */

@@ -1,7 +1,7 @@
 /* The in-memory layout of block matrices (kernels/quant.h): Q4_0's row groups, packed from and unpacked to
- * the file's row order, and the row readers every caller outside the matvec goes through. Checked in
- * tests/test_quant_layout.c (pack then unpack gives back the bytes; every block read back from a packed
- * matrix, tails and one-group matrices included). */
+ * the file's row order, and the block reader the row readers go through (quant_matrix_dequantize, quant.c).
+ * Checked in tests/test_quant_layout.c (pack then unpack gives back the bytes; every block read back from a
+ * packed matrix, tails and one-group matrices included). */
 #include <pthread.h>
 #include <string.h>
 
@@ -10,8 +10,8 @@
 
 /* One group's bytes in file order while it is rewritten in place: the widest rows a block matrix may have
  * (quant_check_cols). Packing happens at load time, one matrix at a time, so one buffer and a lock do. */
-static unsigned char group_scratch[QUANT_Q4_0_GROUP * (QUANT_ACT_MAX_COLS / QUANT_BLOCK) *
-                                   sizeof(struct quant_block_q4_0)];
+static unsigned char
+    group_scratch[QUANT_Q4_0_GROUP * (QUANT_ACT_MAX_COLS / QUANT_BLOCK) * sizeof(struct quant_block_q4_0)];
 static pthread_mutex_t group_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int quant_grouped_rows(enum fr_dtype t, int rows) {
@@ -82,18 +82,4 @@ void quant_matrix_block(void *blk, enum fr_dtype t, const void *m, int rows, int
     const int j = r % QUANT_Q4_0_GROUP;
     memcpy(out, g + col_scale(k, j), 2);
     for (int q = 0; q < 4; q++) memcpy(out + 2 + 4 * q, g + col_codes(k, j, q), 4);
-}
-
-void quant_matrix_dequantize(float *dst, enum fr_dtype t, const void *m, int rows, int cols, int r, int c0,
-                             int n) {
-    if (r >= quant_grouped_rows(t, rows)) {
-        quant_dequantize_row(dst, t, (const unsigned char *)m + fr_dtype_bytes(t, (size_t)r * (size_t)cols + (size_t)c0),
-                             (size_t)n);
-        return;
-    }
-    for (int c = 0; c < n; c += QUANT_BLOCK) {
-        struct quant_block_q4_0 b;
-        quant_matrix_block(&b, t, m, rows, cols, r, (c0 + c) / QUANT_BLOCK);
-        quant_dequantize_row(dst + c, t, &b, QUANT_BLOCK);
-    }
 }

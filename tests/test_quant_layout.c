@@ -37,7 +37,8 @@ Test(quant_layout, pack_unpack_and_every_block) {
                                  "%s %d rows: block %d of row %d", fr_dtype_name(t), R, k, r);
                 }
             quant_matrix_unpack(mem, (enum fr_dtype)t, R, C);
-            cr_expect_eq(memcmp(mem, file, bytes), 0, "%s %d rows: unpack(pack) is the file", fr_dtype_name(t), R);
+            cr_expect_eq(memcmp(mem, file, bytes), 0, "%s %d rows: unpack(pack) is the file",
+                         fr_dtype_name(t), R);
             free(file), free(mem);
         }
 }
@@ -74,13 +75,15 @@ Test(quant_layout, rows_and_embedding_from_packed_panels) {
         quant_quantize_row(flat, (enum fr_dtype)t, wf, (size_t)R * C); /* one panel: the embedding's shape */
         quant_panels_pack(w, (enum fr_dtype)t, R, C, PW);
         for (int r = 0; r < R; r++) {
-            quant_dequantize_row(file_row, (enum fr_dtype)t,
-                                 (const unsigned char *)flat + fr_dtype_bytes((enum fr_dtype)t, (size_t)r * C), C);
+            quant_dequantize_row(
+                file_row, (enum fr_dtype)t,
+                (const unsigned char *)flat + fr_dtype_bytes((enum fr_dtype)t, (size_t)r * C), C);
             for (int p = 0; p < C / PW; p++) {
                 const void *panel = w + fr_dtype_bytes((enum fr_dtype)t, (size_t)R * PW * p);
                 quant_matrix_dequantize(row + p * PW, (enum fr_dtype)t, panel, R, PW, r, 0, PW);
             }
-            cr_expect_eq(memcmp(row, file_row, sizeof row), 0, "%s row %d from packed panels", fr_dtype_name(t), r);
+            cr_expect_eq(memcmp(row, file_row, sizeof row), 0, "%s row %d from packed panels",
+                         fr_dtype_name(t), r);
         }
         float *file_rows = test_alloc(sizeof wf);
         quant_dequantize_row(file_rows, (enum fr_dtype)t, flat, (size_t)R * C); /* before packing */
