@@ -244,7 +244,7 @@ static void quant_rows(float *y, const void *w, enum fr_dtype t, const struct qu
 
 void matvec_quant_thread(float *y, const void *w, enum fr_dtype t, const float *x, int rows, int cols,
                          long passes) {
-    const struct quant_act *a = quant_act_quantize(x, cols);
+    const struct quant_act *a = quant_act_quantize_by(x, cols, quant_ops_active()->act_blocks);
     for (long p = 0; p < passes; p++) quant_rows(y, w, t, a, 0, rows, cols, 0);
 }
 
@@ -276,7 +276,8 @@ static void matvec_chunks(float *y, const void *w, enum fr_dtype wtype, const fl
                                  : threads == 1                                 ? ops->matvec_bf16_solo
                                                                                 : ops->matvec_bf16;
     /* a block format's x is quantised by each thread for itself (kernels/quant.h) */
-    const struct quant_act *qa = fr_dtype_is_block(wtype) ? quant_act_quantize(x, cols) : NULL;
+    const struct quant_act *qa =
+        fr_dtype_is_block(wtype) ? quant_act_quantize_by(x, cols, quant_ops_active()->act_blocks) : NULL;
     for (int p = 0; p < col_panel_count(cols, pw); p++) {
         int n = col_panel_cols(cols, pw, p), blk0 = p * pw / QUANT_BLOCK;
         const void *wp = (const unsigned char *)w + fr_dtype_bytes(wtype, col_panel_start(rows, pw, p));

@@ -185,8 +185,16 @@ static void act_block(int8_t *q, float *d_out, int32_t *sum_out, const float *x)
     *sum_out = sum;
 }
 
+void quant_act_blocks_scalar(int8_t *qs, float *d, int32_t *c4, const float *x, int nb) {
+    for (int k = 0; k < nb; k++) {
+        int32_t s;
+        act_block(qs + (size_t)k * QUANT_BLOCK, &d[k], &s, x + (size_t)k * QUANT_BLOCK);
+        c4[k] = -8 * s;
+    }
+}
+
 /* Each thread's quantised x: no allocation in the kernels, and no thread waits for another's copy (a
- * 3072-column x takes about a microsecond). */
+ * 3072-column x takes about 3 us in the scalar loop, 1 in the SIMD ones). */
 static _Thread_local struct {
     _Alignas(64) int8_t qs[QUANT_ACT_MAX_COLS];
     float d[QUANT_ACT_MAX_COLS / QUANT_BLOCK];
@@ -194,15 +202,15 @@ static _Thread_local struct {
     struct quant_act act;
 } act_buf;
 
-const struct quant_act *quant_act_quantize(const float *x, int n) {
+const struct quant_act *quant_act_quantize_by(const float *x, int n, quant_act_blocks_fn *blocks) {
     int nb = n / QUANT_BLOCK;
-    for (int k = 0; k < nb; k++) {
-        int32_t s;
-        act_block(act_buf.qs + (size_t)k * QUANT_BLOCK, &act_buf.d[k], &s, x + (size_t)k * QUANT_BLOCK);
-        act_buf.c4[k] = -8 * s;
-    }
+    blocks(act_buf.qs, act_buf.d, act_buf.c4, x, nb);
     act_buf.act = (struct quant_act){act_buf.qs, act_buf.d, act_buf.c4, nb * QUANT_BLOCK};
     return &act_buf.act;
+}
+
+const struct quant_act *quant_act_quantize(const float *x, int n) {
+    return quant_act_quantize_by(x, n, quant_act_blocks_scalar);
 }
 
 /* ---- matvec ---- */
@@ -247,8 +255,10 @@ static void scalar_q4_0(float *y, const struct quant_block_q4_0 *w, const struct
     }
 }
 
-const struct quant_ops quant_ops_scalar = {
-    .matvec_q8_0 = scalar_q8_0, .matvec_q4_0 = scalar_q4_0, .name = "scalar"};
+const struct quant_ops quant_ops_scalar = {.matvec_q8_0 = scalar_q8_0,
+                                           .matvec_q4_0 = scalar_q4_0,
+                                           .act_blocks = quant_act_blocks_scalar,
+                                           .name = "scalar"};
 
 void quant_matvec_ref(float *y, const void *w, enum fr_dtype t, const float *x, int rows, int cols, int add) {
     int nb = cols / QUANT_BLOCK;

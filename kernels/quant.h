@@ -88,8 +88,13 @@ struct quant_act {
     const int32_t *c4;
     int n;
 };
-/* x[n] (n a multiple of 32, at most QUANT_ACT_MAX_COLS) quantised into the calling thread's buffer (one
- * plain loop for every ISA, so every path multiplies the same codes); valid until the thread's next call. */
+/* x[n] (n a multiple of 32, at most QUANT_ACT_MAX_COLS) quantised into the calling thread's buffer; valid
+ * until the thread's next call. quant_act_quantize runs the plain loop; the matvec runs the active ISA's
+ * (kernels/quant_ops.h), which gives the same codes, scales and sums bit for bit (max and IEEE multiply,
+ * round to nearest even: no step depends on the order), so every path multiplies the same codes. */
+typedef void quant_act_blocks_fn(int8_t *qs, float *d, int32_t *c4, const float *x, int nb);
+void quant_act_blocks_scalar(int8_t *qs, float *d, int32_t *c4, const float *x, int nb);
+const struct quant_act *quant_act_quantize_by(const float *x, int n, quant_act_blocks_fn *blocks);
 const struct quant_act *quant_act_quantize(const float *x, int n);
 
 /* The reference: x quantised as above, each block's integer dot product exact, summed in double; with

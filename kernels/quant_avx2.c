@@ -49,5 +49,7 @@ static inline __m256i qv_group_dot(const unsigned char *codes, const int8_t *xb,
 
 #include "kernels/quant_simd_body.h"
 
-const struct quant_ops quant_ops_avx2 = {
-    .matvec_q8_0 = qv_matvec_q8_0, .matvec_q4_0 = qv_matvec_q4_0, .name = "AVX2 (vpmaddubsw)"};
+const struct quant_ops quant_ops_avx2 = {.matvec_q8_0 = qv_matvec_q8_0,
+                                         .matvec_q4_0 = qv_matvec_q4_0,
+                                         .act_blocks = qv_act_blocks,
+                                         .name = "AVX2 (vpmaddubsw)"};

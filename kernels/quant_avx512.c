@@ -48,5 +48,7 @@ static inline __m256i qv_group_dot(const unsigned char *codes, const int8_t *xb,
 
 #include "kernels/quant_simd_body.h"
 
-const struct quant_ops quant_ops_avx512 = {
-    .matvec_q8_0 = qv_matvec_q8_0, .matvec_q4_0 = qv_matvec_q4_0, .name = "AVX-512 VNNI (vpdpbusd)"};
+const struct quant_ops quant_ops_avx512 = {.matvec_q8_0 = qv_matvec_q8_0,
+                                           .matvec_q4_0 = qv_matvec_q4_0,
+                                           .act_blocks = qv_act_blocks,
+                                           .name = "AVX-512 VNNI (vpdpbusd)"};

@@ -18,6 +18,8 @@ struct quant_ops {
                         int rows, int nb, int add);
     void (*matvec_q4_0)(float *y, const struct quant_block_q4_0 *w, const struct quant_act *a, int blk0,
                         int rows, int nb, int add);
+    /* x's nb blocks quantised (kernels/quant.h's quant_act_quantize_by), bit for bit as the plain loop */
+    void (*act_blocks)(int8_t *qs, float *d, int32_t *c4, const float *x, int nb);
     const char *name;
 };
 

@@ -84,6 +84,39 @@ static inline __m256 qv_f16_broadcast(const uint16_t *d) {
         }                                                                                                    \
     }
 
+/* x's blocks as act_block (quant.c) quantises them, 8 floats a vector: max|x| over the block (max is exact in
+ * any order), the same scalar d and 1/d, each x * (1/d) rounded to nearest even (vroundps, as the plain
+ * loop's magic-number rounding), packed to int8 in order; the sum from the int32 codes. */
+static void qv_act_blocks(int8_t *qs, float *d, int32_t *c4, const float *x, int nb) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int k = 0; k < nb; k++, x += QUANT_BLOCK, qs += QUANT_BLOCK) {
+        __m256 v[4], m = _mm256_setzero_ps();
+        for (int i = 0; i < 4; i++) {
+            v[i] = _mm256_loadu_ps(x + 8 * i);
+            m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v[i]));
+        }
+        __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+        h = _mm_max_ss(h, _mm_movehdup_ps(h));
+        const float amax = _mm_cvtss_f32(h), dk = amax / 127.0f, id = dk != 0.0f ? 1.0f / dk : 0.0f;
+        const __m256 vid = _mm256_set1_ps(id);
+        __m256i q[4];
+        for (int i = 0; i < 4; i++)
+            q[i] = _mm256_cvtps_epi32(
+                _mm256_round_ps(_mm256_mul_ps(v[i], vid), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        /* packs work per 128-bit lane: the dwords come out as 0 2 4 6 1 3 5 7 of the wanted order */
+        __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+        b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        _mm256_storeu_si256((__m256i *)(void *)qs, b);
+        __m256i s = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
+        __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4e));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xb1));
+        d[k] = dk;
+        c4[k] = -8 * _mm_cvtsi128_si32(s4);
+    }
+}
+
 QV_MATVEC(qv_matvec_q8_0, quant_block_q8_0, qv_dot_q8_0, c4) /* Q8_0's dot products take no offset */
 QV_MATVEC(qv_rows_q4_0, quant_block_q4_0, qv_dot_q4_0, c4)   /* Q4_0's rows after its last group */
 

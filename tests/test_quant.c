@@ -287,3 +287,39 @@ Test(quant, loop_tables_agree) {
     }
     free(wf), free(w);
 }
+
+/* The SIMD tables' x quantisation against the plain loop, bit for bit: random blocks of several magnitudes,
+ * an all-zero block, and blocks whose largest |x| is 127 (so 1/d is 1) holding halves, which only round to
+ * even can place (2.5 -> 2, 3.5 -> 4, -2.5 -> -2). */
+Test(quant, act_blocks_match_the_plain_loop) {
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2")) cr_skip_test("no AVX2: the SIMD loop tables are not tested here");
+    enum { NB = 40, N = NB * 32 };
+    struct test_rng rng = {13};
+    float x[N];
+    for (int k = 0; k < NB; k++) {
+        float scale = k % 4 == 0 ? 1e-3f : k % 4 == 1 ? 1.0f : k % 4 == 2 ? 30.0f : 1e4f;
+        test_fill(&rng, x + k * 32, 32, -scale, scale);
+    }
+    for (int i = 0; i < 32; i++) x[5 * 32 + i] = 0.0f;
+    for (int k = 6; k < 8; k++) {
+        for (int i = 0; i < 32; i++) x[k * 32 + i] = (float)((i * 7) % 60 - 30) + 0.5f;
+        x[k * 32 + 31] = k == 6 ? 127.0f : -127.0f;
+    }
+    int8_t q_ref[N], q[N];
+    float d_ref[NB], d[NB];
+    int32_t c_ref[NB], c[NB];
+    quant_act_blocks_scalar(q_ref, d_ref, c_ref, x, NB);
+    cr_expect_eq(q_ref[6 * 32 + 0], -30, "-29.5 rounds to even -30");
+    cr_expect_eq(q_ref[6 * 32 + 5], 6, "5.5 rounds to even 6");
+    const struct quant_ops *tables[] = {&quant_ops_avx2, &quant_ops_avx512};
+    int n_tables = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl") ? 2 : 1;
+    for (int t = 0; t < n_tables; t++) {
+        memset(q, 0x55, sizeof q);
+        tables[t]->act_blocks(q, d, c, x, NB);
+        cr_expect_eq(memcmp(q, q_ref, sizeof q), 0, "%s: codes differ from the plain loop's",
+                     tables[t]->name);
+        cr_expect_eq(memcmp(d, d_ref, sizeof d), 0, "%s: scales differ", tables[t]->name);
+        cr_expect_eq(memcmp(c, c_ref, sizeof c), 0, "%s: offsets differ", tables[t]->name);
+    }
+}
