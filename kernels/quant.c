@@ -194,7 +194,8 @@ void quant_act_blocks_scalar(int8_t *qs, float *d, int32_t *c4, const float *x, 
 }
 
 /* Each thread's quantised x: no allocation in the kernels, and no thread waits for another's copy (a
- * 3072-column x takes about 3 us in the scalar loop, 1 in the SIMD ones). */
+ * 3072-column x took 3.09 us in the plain loop, 0.75 in either SIMD one: Zen 4, one thread, hot, best of 20
+ * x 1000). */
 static _Thread_local struct {
     _Alignas(64) int8_t qs[QUANT_ACT_MAX_COLS];
     float d[QUANT_ACT_MAX_COLS / QUANT_BLOCK];

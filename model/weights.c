@@ -83,6 +83,11 @@ int qwen3_weights_sizes(const struct qwen3_config *cfg, enum fr_dtype wtype, str
                           "model '%s': %s weights need every matrix's columns a multiple of 32 (hidden %zu, "
                           "intermediate %zu, heads x head_dim %zu)",
                           cfg->name, fr_dtype_name(wtype), hidden, inter, q_dim);
+    const char *why = NULL;
+    if (quant_check_cols(wtype, cfg->hidden, &why) || quant_check_cols(wtype, cfg->intermediate, &why) ||
+        quant_check_cols(wtype, (int)q_dim, &why))
+        return fr_err_set(err, "model '%s': %s (hidden %zu, intermediate %zu, heads x head_dim %zu)",
+                          cfg->name, why, hidden, inter, q_dim);
     int bad = 0;
     bad |= tensor_bytes((size_t)cfg->vocab, hidden, el, &sz->embed_bytes);
     sz->lm_head_bytes = sz->embed_bytes;

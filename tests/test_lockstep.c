@@ -48,11 +48,16 @@ Test(lockstep, bad_values_are_refused_in_one_line) {
     cr_expect_str_eq(lockstep_lost(), "");
 }
 
-static void expect_refused_fd(int fd, const char *role, const char *what) {
+/* lockstep_start on descriptor fd as role ("first" or "second"). */
+static int start_as(int fd, const char *role, struct fr_err *err) {
     char spec[32];
     snprintf(spec, sizeof spec, "%d,%s", fd, role);
+    return lockstep_start(spec, err);
+}
+
+static void expect_refused_fd(int fd, const char *role, const char *what) {
     struct fr_err err = {{0}};
-    cr_expect_neq(lockstep_start(spec, &err), 0, "%s (%s) accepted", what, spec);
+    cr_expect_neq(start_as(fd, role, &err), 0, "%s (fd %d, %s) accepted", what, fd, role);
     expect_one_line_error(&err, what);
     cr_expect_not(lockstep_active(), "%s", what);
 }
@@ -113,11 +118,9 @@ static void no_op(void *ctx, long rep) {
 }
 
 static void start_or_die(int fd, const char *role) {
-    char spec[32];
-    snprintf(spec, sizeof spec, "%d,%s", fd, role);
     struct fr_err err = {{0}};
-    if (lockstep_start(spec, &err) != 0) {
-        fprintf(stderr, "lockstep_start(%s): %s\n", spec, err.msg);
+    if (start_as(fd, role, &err) != 0) {
+        fprintf(stderr, "lockstep_start(%d,%s): %s\n", fd, role, err.msg);
         _exit(99);
     }
 }
@@ -176,10 +179,8 @@ Test(lockstep, both_sides_time_every_row_as_often_as_the_one_wanting_more, .time
         _exit(0);
     }
     struct side a = {log, 'A'};
-    char spec[32];
-    snprintf(spec, sizeof spec, "%d,first", sv[0]);
     struct fr_err err = {{0}};
-    cr_assert_eq(lockstep_start(spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(start_as(sv[0], "first", &err), 0, "%s", err.msg);
     cr_expect(lockstep_started() && lockstep_active());
     int reps[ROWS];
     cr_assert_eq(time_rows(&a, min_a, reps), 0);
@@ -219,10 +220,8 @@ Test(lockstep, the_partner_ending_leaves_the_caller_its_own_wish, .timeout = 30)
             start_or_die(sv[1], "second");
             _exit(0); /* after the first's first byte: the first is in its read, so it sees an EOF */
         }
-        char spec[32];
-        snprintf(spec, sizeof spec, "%d,first", sv[0]);
         struct fr_err err = {{0}};
-        cr_assert_eq(lockstep_start(spec, &err), 0, "%s", err.msg);
+        cr_assert_eq(start_as(sv[0], "first", &err), 0, "%s", err.msg);
         cr_expect(lockstep_active());
         cr_expect_eq(lockstep_turn(wish), wish, "with the partner gone the turn is the caller's wish");
         cr_assert_eq(wait_exit(pid), 0);
@@ -246,10 +245,8 @@ Test(lockstep, a_partner_gone_before_the_first_turn_is_refused, .timeout = 30) {
         start_or_die(sv[1], "first");
         _exit(0);
     }
-    char spec[32];
-    snprintf(spec, sizeof spec, "%d,second", sv[0]);
     struct fr_err err = {{0}};
-    cr_expect_neq(lockstep_start(spec, &err), 0);
+    cr_expect_neq(start_as(sv[0], "second", &err), 0);
     expect_one_line_error(&err, "a partner gone at once");
     cr_expect_not(lockstep_active());
     cr_assert_eq(wait_exit(pid), 0);
@@ -274,10 +271,8 @@ Test(lockstep, a_run_alone_after_its_partner_ended_says_so, .timeout = 30) {
         _exit(0);
     }
     struct side b = {log, 'B'};
-    char spec[32];
-    snprintf(spec, sizeof spec, "%d,second", sv[0]);
     struct fr_err err = {{0}};
-    cr_assert_eq(lockstep_start(spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(start_as(sv[0], "second", &err), 0, "%s", err.msg);
     struct timing_stats st;
     struct timing_opts o = {.min_reps = 6, .max_reps = 10};
     cr_assert_eq(timing_measure(log_rep, &b, &o, &st), 0);
