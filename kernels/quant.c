@@ -147,7 +147,7 @@ void quant_dequantize_q6_k(float *dst, const void *src, size_t n) {
     }
 }
 
-/* A row's columns from a matrix in memory order (kernels/quant.h): Q4_0's grouped rows a block at a time. */
+/* A row's columns from a matrix in memory order (kernels/quant.h): grouped rows a block at a time. */
 void quant_matrix_dequantize(float *dst, enum fr_dtype t, const void *m, int rows, int cols, int r, int c0,
                              int n) {
     if (r >= quant_grouped_rows(t, rows)) {
@@ -157,7 +157,7 @@ void quant_matrix_dequantize(float *dst, enum fr_dtype t, const void *m, int row
         return;
     }
     for (int c = 0; c < n; c += QUANT_BLOCK) {
-        union { /* the widest block: only Q4_0's rows lie in groups, but t is not known here */
+        union { /* either format's block */
             struct quant_block_q4_0 q4;
             struct quant_block_q8_0 q8;
         } b;
@@ -229,31 +229,33 @@ static int32_t dot_q4_0(const struct quant_block_q4_0 *b, const int8_t *x) {
     return s;
 }
 
-static void scalar_q8_0(float *y, const struct quant_block_q8_0 *w, const struct quant_act *a, int blk0,
-                        int rows, int nb, int add) {
+/* w in memory order (kernels/quant.h), read a block at a time back in file order */
+static void scalar_blocks(float *y, const void *w, enum fr_dtype t, const struct quant_act *a, int blk0,
+                          int rows, int nb, int add) {
     for (int r = 0; r < rows; r++) {
-        const struct quant_block_q8_0 *row = w + (size_t)r * (size_t)nb;
         float acc = 0.0f;
-        for (int k = 0; k < nb; k++)
-            acc += quant_f16_to_f32(row[k].d) * a->d[blk0 + k] *
-                   (float)dot_q8_0(&row[k], a->qs + (size_t)(blk0 + k) * QUANT_BLOCK);
+        for (int k = 0; k < nb; k++) {
+            union {
+                struct quant_block_q4_0 q4;
+                struct quant_block_q8_0 q8;
+            } b;
+            quant_matrix_block(&b, t, w, rows, nb * QUANT_BLOCK, r, k);
+            const int8_t *xb = a->qs + (size_t)(blk0 + k) * QUANT_BLOCK;
+            const int32_t s = t == FR_DTYPE_Q8_0 ? dot_q8_0(&b.q8, xb) : dot_q4_0(&b.q4, xb);
+            acc += quant_f16_to_f32(t == FR_DTYPE_Q8_0 ? b.q8.d : b.q4.d) * a->d[blk0 + k] * (float)s;
+        }
         y[r] = add ? y[r] + acc : acc;
     }
 }
 
-/* w in memory order (kernels/quant.h), read a block at a time back in file order */
+static void scalar_q8_0(float *y, const struct quant_block_q8_0 *w, const struct quant_act *a, int blk0,
+                        int rows, int nb, int add) {
+    scalar_blocks(y, w, FR_DTYPE_Q8_0, a, blk0, rows, nb, add);
+}
+
 static void scalar_q4_0(float *y, const struct quant_block_q4_0 *w, const struct quant_act *a, int blk0,
                         int rows, int nb, int add) {
-    for (int r = 0; r < rows; r++) {
-        float acc = 0.0f;
-        for (int k = 0; k < nb; k++) {
-            struct quant_block_q4_0 b;
-            quant_matrix_block(&b, FR_DTYPE_Q4_0, w, rows, nb * QUANT_BLOCK, r, k);
-            acc += quant_f16_to_f32(b.d) * a->d[blk0 + k] *
-                   (float)dot_q4_0(&b, a->qs + (size_t)(blk0 + k) * QUANT_BLOCK);
-        }
-        y[r] = add ? y[r] + acc : acc;
-    }
+    scalar_blocks(y, w, FR_DTYPE_Q4_0, a, blk0, rows, nb, add);
 }
 
 const struct quant_ops quant_ops_scalar = {.matvec_q8_0 = scalar_q8_0,

@@ -30,16 +30,18 @@ struct quant_block_q4_0 {
 _Static_assert(sizeof(struct quant_block_q8_0) == 34, "Q8_0 block is 34 bytes");
 _Static_assert(sizeof(struct quant_block_q4_0) == 18, "Q4_0 block is 18 bytes");
 
-/* How a block matrix [rows][cols] lies in memory. Q8_0: as in the file, each row's blocks one after the
- * other. Q4_0: rows in groups of QUANT_Q4_0_GROUP, so that one vector of the matvec holds eight rows' sums
- * (one scale load and conversion serves eight rows, and no block's sum is reduced across lanes: 2.1x the
- * file order's dot products in L2, docs/tuning/quant-matvec.md). A group takes the bytes its rows take in
- * the file, where they would start; within it, for each block column k, QUANT_Q4_0_GROUP_BYTES: the eight
- * rows' f16 scales, then the code bytes as four quads of 32 bytes, quad q holding bytes 4q..4q+3 of each
- * row's qs in turn (row j at 4j). The last rows % 8 rows stay in file order. Loaders and quantisers pack a
- * matrix once it is whole (quant_matrix_pack); writers unpack or read blocks through quant_matrix_block. */
-#define QUANT_Q4_0_GROUP       8
-#define QUANT_Q4_0_GROUP_BYTES (QUANT_Q4_0_GROUP * 18)
+/* How a block matrix [rows][cols] lies in memory: rows in groups of QUANT_GROUP_ROWS, so that one vector of
+ * the matvec holds a group's sums (one scale load and conversion serves every row of it, and no block's sum
+ * is reduced across lanes; measured in docs/tuning/quant-matvec.md). A group takes the bytes its rows take
+ * in the file, where they would start; within it, for each block column k, QUANT_Q4_0_GROUP_BYTES or
+ * QUANT_Q8_0_GROUP_BYTES: the group's f16 scales, then the code bytes in quads of 4 * QUANT_GROUP_ROWS
+ * bytes (four for Q4_0's 16 code bytes a block, eight for Q8_0's 32), quad q holding bytes 4q..4q+3 of each
+ * row's qs in turn (row j at 4j). The last rows % QUANT_GROUP_ROWS rows stay in file order. Loaders and
+ * quantisers pack a matrix once it is whole (quant_matrix_pack); writers unpack or read blocks through
+ * quant_matrix_block. */
+#define QUANT_GROUP_ROWS       16
+#define QUANT_Q4_0_GROUP_BYTES (QUANT_GROUP_ROWS * 18)
+#define QUANT_Q8_0_GROUP_BYTES (QUANT_GROUP_ROWS * 34)
 
 /* The widest x the matvec quantises (its per-thread buffer), in columns. */
 #define QUANT_ACT_MAX_COLS 32768

@@ -1,11 +1,11 @@
-/* The AVX-512 VNNI block dot products of the quantised matvec (kernels/quant_simd_body.h's loops):
- * vpdpbusd (AVX512_VNNI with AVX512VL, on 256-bit vectors: one 32-weight block a vector) multiplies
- * unsigned by signed bytes and adds each 4 products into an int32 lane. Q4_0's codes are unsigned already
- * (+8): the block's sum starts from its offset correction c4. Q8_0 multiplies |w| by x with w's sign, as
- * AVX2's loop does, into a zeroed sum: from DRAM that read 0.96 of the read on one thread where the +128
- * codes with a -128 sum(x) start read 0.84 (docs/tuning/quant-matvec.md). Chosen at run time only where
- * the CPU has AVX512_VNNI (quant.c).
- * Checked against quant_matvec_ref in tests/test_quant.c. */
+/* The AVX-512 VNNI loops of the quantised matvec (kernels/quant_simd_body.h's): vpdpbusd multiplies
+ * unsigned by signed bytes and adds each 4 products into an int32 lane. The row groups run on 512-bit
+ * vectors, a lane a row (below). The rows after a matrix's last group take 256-bit vectors, one 32-weight
+ * block each: Q4_0's codes are unsigned already (+8), the block's sum starting from its offset c4; Q8_0
+ * multiplies |w| by x with w's sign into a zeroed sum (in the old four-row loop that read 0.96 of the read
+ * from DRAM on one thread where +128 codes read 0.84, docs/tuning/quant-matvec.md). Chosen at run time only
+ * where the CPU has AVX512_VNNI (quant.c). Checked against quant_matvec_ref and the AVX2 loops' bits in
+ * tests/test_quant.c. */
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
@@ -30,20 +30,69 @@ static inline __m256i qv_dot_q4_0(const uint8_t *w, __m256i xv, __m256i off) {
     return _mm256_dpbusd_epi32(off, qv_nibbles(w), xv);
 }
 
-/* Lane j gathers row j's four codes of a quad; x's matching four bytes are one broadcast dword. The low
- * nibbles meet x's elements 4q..4q+3, the high ones 16+4q..16+4q+3, in two chains. */
-static inline __m256i qv_group_dot(const unsigned char *codes, const int8_t *xb, int32_t c4) {
-    const __m256i m = _mm256_set1_epi8(0x0f);
-    __m256i lo = _mm256_set1_epi32(c4), hi = _mm256_setzero_si256();
-    for (int q = 0; q < 4; q++) {
-        const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(codes + 32 * q));
-        int32_t xl, xh;
-        memcpy(&xl, xb + 4 * q, 4);
-        memcpy(&xh, xb + QUANT_BLOCK / 2 + 4 * q, 4);
-        lo = _mm256_dpbusd_epi32(lo, _mm256_and_si256(v, m), _mm256_set1_epi32(xl));
-        hi = _mm256_dpbusd_epi32(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), m), _mm256_set1_epi32(xh));
+/* One Q4_0 group (kernels/quant.h): lane j of a 512-bit vector is row j, so a block column is four code
+ * loads of 64 bytes, each met by x's four matching bytes as one broadcast dword: the low nibbles (masked)
+ * with elements 4q..4q+3, the high ones masked in place (16 times the code, still a byte) with 16+4q..
+ * Then the block's sum is 16 lo + hi in int32, exact, and every term of acc 16 times the plain one, which
+ * the multiply by 1/16 at the end undoes exactly (a power of two): the same bits as AVX2's loop. Sixteen
+ * rows in 512 bits ran 1.6x eight rows in 256 bits in L2 (docs/tuning/quant-matvec.md). */
+static inline void qv_group_matvec_q4_0(float *y, const unsigned char *g, const int8_t *xq, const float *xd,
+                                        const int32_t *xc, int nb, int add) {
+    _Static_assert(QUANT_GROUP_ROWS == 16, "one 512-bit vector holds a group");
+    const __m512i lo_mask = _mm512_set1_epi8(0x0f), hi_mask = _mm512_set1_epi8((char)0xf0);
+    __m512 acc = _mm512_setzero_ps();
+    for (int k = 0; k < nb; k++) {
+        const unsigned char *col = g + (size_t)k * QUANT_Q4_0_GROUP_BYTES,
+                            *codes = col + 2 * QUANT_GROUP_ROWS;
+        const int8_t *xb = xq + (size_t)k * QUANT_BLOCK;
+        __m512i lo = _mm512_set1_epi32(xc[k]), hi = _mm512_setzero_si512();
+        for (int q = 0; q < 4; q++) {
+            const __m512i v = _mm512_loadu_si512(codes + 4 * QUANT_GROUP_ROWS * q);
+            int32_t xl, xh;
+            memcpy(&xl, xb + 4 * q, 4);
+            memcpy(&xh, xb + QUANT_BLOCK / 2 + 4 * q, 4);
+            lo = _mm512_dpbusd_epi32(lo, _mm512_and_si512(v, lo_mask), _mm512_set1_epi32(xl));
+            hi = _mm512_dpbusd_epi32(hi, _mm512_and_si512(v, hi_mask), _mm512_set1_epi32(xh));
+        }
+        const __m512i s = _mm512_add_epi32(_mm512_slli_epi32(lo, 4), hi);
+        const __m512 d = _mm512_mul_ps(
+            _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)col)), _mm512_set1_ps(xd[k]));
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), d, acc);
     }
-    return _mm256_add_epi32(lo, hi);
+    acc = _mm512_mul_ps(acc, _mm512_set1_ps(1.0f / 16));
+    if (add) acc = _mm512_add_ps(acc, _mm512_loadu_ps(y));
+    _mm512_storeu_ps(y, acc);
+}
+
+/* One Q8_0 group: lane j is row j again, eight quads of 64 code bytes a block column. vpdpbusd wants one
+ * side unsigned: each code is taken as w + 128 (one xor), and the block's sum starts from -128 sum(x), 16
+ * times the act's offset (-8 sum(x)); exact, since vpdpbusd adds into int32 without saturating. The even
+ * and odd quads go into two chains. The same bits as AVX2's loop. */
+static inline void qv_group_matvec_q8_0(float *y, const unsigned char *g, const int8_t *xq, const float *xd,
+                                        const int32_t *xc, int nb, int add) {
+    _Static_assert(QUANT_GROUP_ROWS == 16, "one 512-bit vector holds a group");
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    __m512 acc = _mm512_setzero_ps();
+    for (int k = 0; k < nb; k++) {
+        const unsigned char *col = g + (size_t)k * QUANT_Q8_0_GROUP_BYTES,
+                            *codes = col + 2 * QUANT_GROUP_ROWS;
+        const int8_t *xb = xq + (size_t)k * QUANT_BLOCK;
+        __m512i even = _mm512_set1_epi32(16 * xc[k]), odd = _mm512_setzero_si512();
+        for (int q = 0; q < QUANT_BLOCK / 4; q += 2) {
+            const __m512i v0 = _mm512_loadu_si512(codes + 4 * QUANT_GROUP_ROWS * q);
+            const __m512i v1 = _mm512_loadu_si512(codes + 4 * QUANT_GROUP_ROWS * (q + 1));
+            int32_t x0, x1;
+            memcpy(&x0, xb + 4 * q, 4);
+            memcpy(&x1, xb + 4 * q + 4, 4);
+            even = _mm512_dpbusd_epi32(even, _mm512_xor_si512(v0, flip), _mm512_set1_epi32(x0));
+            odd = _mm512_dpbusd_epi32(odd, _mm512_xor_si512(v1, flip), _mm512_set1_epi32(x1));
+        }
+        const __m512 d = _mm512_mul_ps(
+            _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)col)), _mm512_set1_ps(xd[k]));
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(even, odd)), d, acc);
+    }
+    if (add) acc = _mm512_add_ps(acc, _mm512_loadu_ps(y));
+    _mm512_storeu_ps(y, acc);
 }
 
 #include "kernels/quant_simd_body.h"

@@ -12,8 +12,9 @@ struct quant_act;
 
 struct quant_ops {
     /* y[r] (+)= row r . x over nb blocks from block blk0 of a; rows of nb blocks in memory order
-     * (kernels/quant.h). Q4_0: w starts on a group, and rows % 8 rows at the end are the matrix's last (so
-     * a team's chunks start on multiples of 8 rows and only the last one ends off a group). */
+     * (kernels/quant.h): w starts on a group, and rows % QUANT_GROUP_ROWS rows at the end are the
+     * matrix's last (so a team's chunks start on multiples of QUANT_GROUP_ROWS rows and only the last one
+     * ends off a group). */
     void (*matvec_q8_0)(float *y, const struct quant_block_q8_0 *w, const struct quant_act *a, int blk0,
                         int rows, int nb, int add);
     void (*matvec_q4_0)(float *y, const struct quant_block_q4_0 *w, const struct quant_act *a, int blk0,
@@ -25,6 +26,6 @@ struct quant_ops {
 
 extern const struct quant_ops quant_ops_scalar;
 extern const struct quant_ops quant_ops_avx2;
-extern const struct quant_ops quant_ops_avx512; /* AVX-512 VNNI: vpdpbusd on 256-bit vectors */
+extern const struct quant_ops quant_ops_avx512; /* AVX-512 VNNI: vpdpbusd, a group on 512-bit vectors */
 
 #endif

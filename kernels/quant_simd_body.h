@@ -3,16 +3,15 @@
  * products of one row's block against x's block (xv) on 256-bit vectors,
  *   qv_dot_q8_0(const int8_t *w, __m256i xv, __m256i off) and qv_dot_q4_0(const uint8_t *w, __m256i xv,
  *   __m256i off), each 8 int32 lanes that sum to the block's exact integer dot product,
- * and for Q4_0's row groups qv_group_dot(const unsigned char *codes, const int8_t *xb, int32_t c4), lane j
- * row j's exact sum over one block column (its offset c4 included). Rows go QV_GROUP at a time: x's block,
- * its scale and offset are loaded once for the group, and the group's rows are QV_GROUP independent FMA
- * chains (measured in docs/tuning/quant-matvec.md). */
+ * which the rows after a matrix's last whole group take, and for the row groups (kernels/quant.h)
+ *   qv_group_matvec_q8_0 and qv_group_matvec_q4_0(float *y, const unsigned char *g, const int8_t *xq,
+ *   const float *xd, const int32_t *xc, int nb, int add),
+ * one group's QUANT_GROUP_ROWS sums into y (added to it with add) from the group at g over x's nb blocks
+ * (their codes, scales and offsets). */
 #include <immintrin.h>
 
 #include "kernels/quant.h"
 #include "kernels/quant_ops.h"
-
-#define QV_GROUP 4
 
 static inline float qv_hsum(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -36,52 +35,43 @@ static inline __m256 qv_f16_broadcast(const uint16_t *d) {
 }
 
 /* One row's step over block b: the integer dot product in f32, times x's scale, then the FMA by the row's
- * scale. A lone row (the rows after the last whole group) takes the same steps in the same order, so a
- * row's sum does not depend on where a team's chunk starts. */
+ * scale. */
 #define QV_ROW_STEP(ACC, DOT, B, XV, OFF, DX)                                                                \
     ACC = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(DOT((B)->qs, XV, OFF)), DX),                      \
                           qv_f16_broadcast(&(B)->d), ACC)
 
-#define QV_MATVEC(NAME, BLOCK, DOT, CORR)                                                                    \
+/* The rows after a matrix's last whole group, one at a time (at most QUANT_GROUP_ROWS - 1 of them, and none
+ * in the shipped models). */
+#define QV_ROWS(NAME, BLOCK, DOT)                                                                            \
     static void NAME(float *y, const struct BLOCK *w, const struct quant_act *a, int blk0, int rows, int nb, \
                      int add) {                                                                              \
         const int8_t *xq = a->qs + (size_t)blk0 * QUANT_BLOCK;                                               \
-        const float *xd = a->d + blk0;                                                                       \
-        const int32_t *xc = a->CORR + blk0;                                                                  \
-        const size_t group_step = QV_GROUP * sizeof(struct BLOCK); /* bytes of one block column */           \
-        int r = 0;                                                                                           \
-        for (; r + QV_GROUP <= rows; r += QV_GROUP) {                                                        \
-            const struct BLOCK *g = w + (size_t)r * (size_t)nb;                                              \
-            /* the next group, a block column a step: it is read just as this group's nb steps end */        \
-            const char *next = (const char *)(g + QV_GROUP * (size_t)nb);                                    \
-            __m256 acc[QV_GROUP];                                                                            \
-            for (int j = 0; j < QV_GROUP; j++) acc[j] = _mm256_setzero_ps();                                 \
-            for (int k = 0; k < nb; k++) {                                                                   \
-                for (size_t o = 0; o < group_step; o += 64)                                                  \
-                    _mm_prefetch(next + (size_t)k * group_step + o, _MM_HINT_T0);                            \
-                const __m256i xv =                                                                           \
-                    _mm256_loadu_si256((const __m256i *)(const void *)(xq + k * QUANT_BLOCK));               \
-                const __m256i off = qv_offset(xc + k);                                                       \
-                const __m256 dx = _mm256_set1_ps(xd[k]);                                                     \
-                for (int j = 0; j < QV_GROUP; j++)                                                           \
-                    QV_ROW_STEP(acc[j], DOT, g + (size_t)j * (size_t)nb + k, xv, off, dx);                   \
-            }                                                                                                \
-            for (int j = 0; j < QV_GROUP; j++) {                                                             \
-                float v = qv_hsum(acc[j]);                                                                   \
-                y[r + j] = add ? y[r + j] + v : v;                                                           \
-            }                                                                                                \
-        }                                                                                                    \
-        for (; r < rows; r++) {                                                                              \
+        for (int r = 0; r < rows; r++) {                                                                     \
             const struct BLOCK *row = w + (size_t)r * (size_t)nb;                                            \
             __m256 acc = _mm256_setzero_ps();                                                                \
             for (int k = 0; k < nb; k++) {                                                                   \
                 const __m256i xv =                                                                           \
                     _mm256_loadu_si256((const __m256i *)(const void *)(xq + k * QUANT_BLOCK));               \
-                QV_ROW_STEP(acc, DOT, row + k, xv, qv_offset(xc + k), _mm256_set1_ps(xd[k]));                \
+                QV_ROW_STEP(acc, DOT, row + k, xv, qv_offset(a->c4 + blk0 + k),                              \
+                            _mm256_set1_ps(a->d[blk0 + k]));                                                 \
             }                                                                                                \
             float v = qv_hsum(acc);                                                                          \
             y[r] = add ? y[r] + v : v;                                                                       \
         }                                                                                                    \
+    }
+
+/* A block matrix in memory order (kernels/quant.h): the grouped rows one group at a time (the ISA's
+ * GROUP), then the rows past the last whole group (ROWS). w starts on a group, and those rows are the
+ * matrix's last (kernels/quant_ops.h). */
+#define QV_MATVEC(NAME, BLOCK, GROUP, ROWS)                                                                  \
+    static void NAME(float *y, const struct BLOCK *w, const struct quant_act *a, int blk0, int rows, int nb, \
+                     int add) {                                                                              \
+        const int grouped = rows - rows % QUANT_GROUP_ROWS;                                                  \
+        const struct BLOCK *g = w;                                                                           \
+        for (int r = 0; r < grouped; r += QUANT_GROUP_ROWS, g += (size_t)nb * QUANT_GROUP_ROWS)              \
+            GROUP(y + r, (const unsigned char *)(const void *)g, a->qs + (size_t)blk0 * QUANT_BLOCK,         \
+                  a->d + blk0, a->c4 + blk0, nb, add);                                                       \
+        if (grouped < rows) ROWS(y + grouped, g, a, blk0, rows - grouped, nb, add);                          \
     }
 
 /* x's blocks as act_block (quant.c) quantises them, 8 floats a vector: max|x| over the block (max is exact in
@@ -117,33 +107,7 @@ static void qv_act_blocks(int8_t *qs, float *d, int32_t *c4, const float *x, int
     }
 }
 
-QV_MATVEC(qv_matvec_q8_0, quant_block_q8_0, qv_dot_q8_0, c4) /* Q8_0's dot products take no offset */
-QV_MATVEC(qv_rows_q4_0, quant_block_q4_0, qv_dot_q4_0, c4)   /* Q4_0's rows after its last group */
-
-/* Q4_0 in memory order (kernels/quant.h): a group's eight rows are eight lanes, so a block column is one
- * qv_group_dot (the ISA's: eight rows' exact integer sums, the offset c4 included, from the column's 128
- * code bytes and x's block), one conversion of the eight scales, one FMA. w starts on a group, and the
- * rows past the last whole group are the matrix's last (kernels/quant_ops.h). */
-static void qv_matvec_q4_0(float *y, const struct quant_block_q4_0 *w, const struct quant_act *a, int blk0,
-                           int rows, int nb, int add) {
-    const int8_t *xq = a->qs + (size_t)blk0 * QUANT_BLOCK;
-    const float *xd = a->d + blk0;
-    const int32_t *xc = a->c4 + blk0;
-    const int grouped = rows - rows % QUANT_Q4_0_GROUP;
-    const unsigned char *g = (const unsigned char *)w;
-    for (int r = 0; r < grouped; r += QUANT_Q4_0_GROUP, g += (size_t)nb * QUANT_Q4_0_GROUP_BYTES) {
-        __m256 acc = _mm256_setzero_ps();
-        for (int k = 0; k < nb; k++) {
-            const unsigned char *col = g + (size_t)k * QUANT_Q4_0_GROUP_BYTES;
-            const __m256i s = qv_group_dot(col + 2 * QUANT_Q4_0_GROUP, xq + (size_t)k * QUANT_BLOCK, xc[k]);
-            const __m256 d = _mm256_mul_ps(
-                _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)col)), _mm256_set1_ps(xd[k]));
-            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc);
-        }
-        if (add) acc = _mm256_add_ps(acc, _mm256_loadu_ps(y + r));
-        _mm256_storeu_ps(y + r, acc);
-    }
-    if (grouped < rows)
-        qv_rows_q4_0(y + grouped, (const struct quant_block_q4_0 *)(const void *)g, a, blk0, rows - grouped,
-                     nb, add);
-}
+QV_ROWS(qv_rows_q8_0, quant_block_q8_0, qv_dot_q8_0)
+QV_ROWS(qv_rows_q4_0, quant_block_q4_0, qv_dot_q4_0)
+QV_MATVEC(qv_matvec_q8_0, quant_block_q8_0, qv_group_matvec_q8_0, qv_rows_q8_0)
+QV_MATVEC(qv_matvec_q4_0, quant_block_q4_0, qv_group_matvec_q4_0, qv_rows_q4_0)

@@ -11,7 +11,7 @@
 #include "kernels/quant.h"
 #include "kernels_test_util.h"
 
-static const int layout_rows[] = {1, 7, 8, 9, 16, 21, 45};
+static const int layout_rows[] = {1, 7, 15, 16, 17, 32, 37, 45};
 
 Test(quant_layout, pack_unpack_and_every_block) {
     struct test_rng rng = {41};
@@ -25,7 +25,7 @@ Test(quant_layout, pack_unpack_and_every_block) {
             memcpy(mem, file, bytes);
             quant_matrix_pack(mem, (enum fr_dtype)t, R, C);
             const int grouped = quant_grouped_rows((enum fr_dtype)t, R);
-            cr_expect_eq(grouped, t == FR_DTYPE_Q4_0 ? R - R % 8 : 0, "%d rows", R);
+            cr_expect_eq(grouped, R - R % 16, "%d rows", R);
             if (grouped) /* a group's bytes moved (the first row's second block is not where it was) */
                 cr_expect_neq(memcmp(mem, file, bytes), 0, "%s %d rows packed", fr_dtype_name(t), R);
             const size_t bb = fr_dtype_bytes((enum fr_dtype)t, QUANT_BLOCK);
@@ -43,21 +43,30 @@ Test(quant_layout, pack_unpack_and_every_block) {
         }
 }
 
-/* Row 9's block 1 of a 16-row, 64-column matrix, placed by hand: group 1, row 1 in it, block column 1. */
+/* Row 17's block 1 of a 32-row, 64-column matrix, placed by hand: group 1, row 1 in it, block column 1.
+ * Groups of 16 rows: a block column is 16 scales (32 bytes), then quads of 64 code bytes, four for Q4_0
+ * (288 bytes a column), eight for Q8_0 (544). */
+static void check_hand_placed(enum fr_dtype t, size_t column_bytes) {
+    enum { R = 32, C = 64, NB = C / QUANT_BLOCK };
+    const size_t bb = fr_dtype_bytes(t, QUANT_BLOCK), codes = bb - 2;
+    unsigned char *file = test_alloc(bb * R * NB);
+    memset(file, 0, bb * R * NB);
+    unsigned char *b = file + (17 * NB + 1) * bb;
+    b[0] = 0xcd, b[1] = 0xab;
+    for (size_t i = 0; i < codes; i++) b[2 + i] = (unsigned char)(0x10 + i);
+    quant_matrix_pack(file, t, R, C);
+    const unsigned char *col = file + column_bytes * NB /* group 1 */ + column_bytes /* block column 1 */;
+    cr_expect_eq(col[2] | col[3] << 8, 0xabcd, "%s: row 1's scale at bytes 2-3", fr_dtype_name(t));
+    for (size_t q = 0; q < codes / 4; q++)
+        for (size_t i = 0; i < 4; i++)
+            cr_expect_eq(col[32 + 64 * q + 4 + i], 0x10 + 4 * q + i, "%s: quad %zu byte %zu of row 1",
+                         fr_dtype_name(t), q, i);
+    free(file);
+}
+
 Test(quant_layout, group_bytes_where_the_layout_says) {
-    enum { R = 16, C = 64, NB = C / QUANT_BLOCK };
-    struct quant_block_q4_0 file[R * NB];
-    memset(file, 0, sizeof file);
-    struct quant_block_q4_0 *b = &file[9 * NB + 1];
-    b->d = 0xabcd;
-    for (int i = 0; i < 16; i++) b->qs[i] = (uint8_t)(0x10 + i);
-    quant_matrix_pack(file, FR_DTYPE_Q4_0, R, C);
-    const unsigned char *col = (const unsigned char *)file + QUANT_Q4_0_GROUP_BYTES * NB /* group 1 */ +
-                               QUANT_Q4_0_GROUP_BYTES /* block column 1 */;
-    cr_expect_eq(col[2] | col[3] << 8, 0xabcd, "row 1's scale at bytes 2-3");
-    for (int q = 0; q < 4; q++)
-        for (int i = 0; i < 4; i++)
-            cr_expect_eq(col[16 + 32 * q + 4 + i], 0x10 + 4 * q + i, "quad %d byte %d of row 1", q, i);
+    check_hand_placed(FR_DTYPE_Q4_0, 288);
+    check_hand_placed(FR_DTYPE_Q8_0, 544);
 }
 
 Test(quant_layout, rows_and_embedding_from_packed_panels) {

@@ -163,7 +163,7 @@ static void tune_fill(uint16_t *w, size_t n) {
 /* The bytes at w, for a block format: 4096 weights of seeded values in [-1, 1) quantised as 8 rows of 512
  * and put in memory order (kernels/quant.h), the bytes repeated over the buffer (the time does not depend on
  * the codes; quantising a GiB would take seconds). Every Q4_0 group of a matrix of whole groups then reads
- * real scales: its block columns are 144 bytes, as are the unit's. */
+ * real scales: its block columns are 288 bytes, as are the unit's. */
 static int tune_fill_blocks(unsigned char *w, size_t bytes, enum fr_dtype t) {
     enum { N = 4096 };
     float v[N];
@@ -175,7 +175,7 @@ static int tune_fill_blocks(unsigned char *w, size_t bytes, enum fr_dtype t) {
     const size_t unit = fr_dtype_bytes(t, N);
     if (bytes < unit) return -1;
     quant_quantize_row(w, t, v, N);
-    quant_matrix_pack(w, t, QUANT_Q4_0_GROUP, N / QUANT_Q4_0_GROUP);
+    quant_matrix_pack(w, t, QUANT_GROUP_ROWS, N / QUANT_GROUP_ROWS);
     for (size_t at = unit; at < bytes; at += unit) memcpy(w + at, w, bytes - at < unit ? bytes - at : unit);
     return 0;
 }
