@@ -16,7 +16,7 @@
  * others up at the barrier. */
 #define GEMM_CHUNK_BYTES ((size_t)256 << 10)
 #define GEMM_ROW_BLOCK   16
-_Static_assert(GEMM_ROW_BLOCK % QUANT_GROUP_ROWS == 0, "a chunk starts on a Q4_0 row group");
+_Static_assert(GEMM_ROW_BLOCK % QUANT_GROUP_ROWS == 0, "a chunk starts on a block row group");
 #define GEMM_COL_ALIGN    64
 #define GEMM_DEFAULT_L1D  ((size_t)32 << 10)
 #define GEMM_DEFAULT_L2   ((size_t)512 << 10)

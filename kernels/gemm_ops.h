@@ -23,9 +23,9 @@ struct gemm_ops {
 extern const struct gemm_ops gemm_ops_avx2;
 
 /* ops->panel_f32 over columns [c0, c0 + kc) of `rows` rows of a panel of Q8_0 / Q4_0 weights (gemm_quant.c):
- * w at the rows' first one, column 0, in memory order (kernels/quant.h: on a Q4_0 group, and rows % 8 rows
- * are the panel's last), ldw weights a row, c0 and kc multiples of 32; x at column c0; dequantised a tile
- * at a time. */
+ * w at the rows' first one, column 0, in memory order (kernels/quant.h: on a row group, and rows %
+ * QUANT_GROUP_ROWS rows are the panel's last), ldw weights a row, c0 and kc multiples of 32; x at column c0;
+ * dequantised a tile at a time. */
 void gemm_quant_panel(const struct gemm_ops *ops, float *y, size_t ldy, const void *w, enum fr_dtype t,
                       int ldw, int c0, const float *x, size_t ldx, int rows, int batch, int kc,
                       int accumulate);

@@ -110,7 +110,7 @@ void kernel_vexp(float *y, const float *x, int n) {
  * left divided by the team size, so that the threads finish together. Neither the split nor the barriers are
  * where the matvec loses to the read (docs/tuning/matvec.md, "Chunk plan"). */
 #define MATVEC_PLAN_TEAM_MAX 48
-_Static_assert(MATVEC_ROW_BLOCK % QUANT_GROUP_ROWS == 0, "a chunk starts on a Q4_0 row group");
+_Static_assert(MATVEC_ROW_BLOCK % QUANT_GROUP_ROWS == 0, "a chunk starts on a block row group");
 void matvec_plan_make(struct matvec_plan *p, int rows, size_t row_bytes, int threads) {
     size_t block_bytes = row_bytes * MATVEC_ROW_BLOCK > 0 ? row_bytes * MATVEC_ROW_BLOCK : 1;
     int t = threads < 1 ? 1 : threads > MATVEC_PLAN_TEAM_MAX ? MATVEC_PLAN_TEAM_MAX : threads;

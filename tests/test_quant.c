@@ -266,7 +266,7 @@ Test(quant, loop_tables_agree) {
         quant_quantize_row(w, (enum fr_dtype)t, wf, (size_t)R * C);
         float *wdq = test_alloc((size_t)R * C * sizeof *wdq);
         quant_dequantize_row(wdq, (enum fr_dtype)t, w, (size_t)R * C);
-        quant_matrix_pack(w, (enum fr_dtype)t, R, C); /* 2 Q4_0 groups and 13 rows after them */
+        quant_matrix_pack(w, (enum fr_dtype)t, R, C); /* 2 row groups and 13 rows after them */
         qm_tol_ref(tol, wdq, x, R, C);
         free(wdq);
         if (t == FR_DTYPE_Q8_0)

@@ -62,7 +62,7 @@ Test(quant_model, sizes_and_refusal) {
     cr_expect_neq(qwen3_weights_sizes(&c, FR_DTYPE_Q8_0, &sz, &err), 0);
     cr_expect(strstr(err.msg, "multiple of 32") != NULL, "%s", err.msg);
     cr_expect_eq(qwen3_weights_sizes(&c, FR_DTYPE_BF16, &sz, &err), 0, "bf16 takes any width");
-    c.hidden = 65536; /* wider than the matvec's x buffer (and a Q4_0 group's packing buffer) */
+    c.hidden = 65536; /* wider than the matvec's x buffer (and a row group's packing buffer) */
     cr_expect_neq(qwen3_weights_sizes(&c, FR_DTYPE_Q4_0, &sz, &err), 0);
     cr_expect(strstr(err.msg, "more than 32768 columns") != NULL, "%s", err.msg);
     cr_expect(strchr(err.msg, '\n') == NULL, "one line: %s", err.msg);

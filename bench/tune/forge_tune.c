@@ -160,10 +160,10 @@ static void tune_fill(uint16_t *w, size_t n) {
     }
 }
 
-/* The bytes at w, for a block format: 4096 weights of seeded values in [-1, 1) quantised as 8 rows of 512
- * and put in memory order (kernels/quant.h), the bytes repeated over the buffer (the time does not depend on
- * the codes; quantising a GiB would take seconds). Every Q4_0 group of a matrix of whole groups then reads
- * real scales: its block columns are 288 bytes, as are the unit's. */
+/* The bytes at w, for a block format: 4096 weights of seeded values in [-1, 1) quantised as one row group
+ * (QUANT_GROUP_ROWS rows of 256) and put in memory order (kernels/quant.h), the bytes repeated over the
+ * buffer (the time does not depend on the codes; quantising a GiB would take seconds). Every row group of a
+ * matrix of whole groups then reads real scales: its block columns are as long as the unit's. */
 static int tune_fill_blocks(unsigned char *w, size_t bytes, enum fr_dtype t) {
     enum { N = 4096 };
     float v[N];
