@@ -30,6 +30,11 @@ static inline __m256i qv_dot_q4_0(const uint8_t *w, __m256i xv, __m256i off) {
     return _mm256_add_epi32(s, off);
 }
 
+/* Half h's eight f16 scales of a block column at col, times x's scale dx. */
+static inline __m256 qv_half_scales(const unsigned char *col, int h, __m256 dx) {
+    return _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(col + 16 * h))), dx);
+}
+
 /* A group's sixteen sums, two halves, into y (added to it with add). */
 static inline void qv_store_group(float *y, __m256 acc0, __m256 acc1, int add) {
     if (add) {
@@ -72,12 +77,10 @@ static inline void qv_group_matvec_q4_0(float *y, const unsigned char *g, const 
         const int8_t *xb = xq + (size_t)k * QUANT_BLOCK;
         const __m256 dx = _mm256_set1_ps(xd[k]);
         const __m256i s0 = qv_half_dot_q4_0(codes, xb, xc[k]);
-        const __m256 d0 =
-            _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)col)), dx);
+        const __m256 d0 = qv_half_scales(col, 0, dx);
         acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), d0, acc0);
         const __m256i s1 = qv_half_dot_q4_0(codes + 32, xb, xc[k]);
-        const __m256 d1 =
-            _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(col + 16))), dx);
+        const __m256 d1 = qv_half_scales(col, 1, dx);
         acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1), d1, acc1);
     }
     qv_store_group(y, acc0, acc1, add);
@@ -112,10 +115,8 @@ static inline void qv_group_matvec_q8_0(float *y, const unsigned char *g, const 
                         _mm256_maddubs_epi16(_mm256_sign_epi8(v1, v1), _mm256_sign_epi8(bx, v1)), ones));
         }
         const __m256 dx = _mm256_set1_ps(xd[k]);
-        const __m256 d0 =
-            _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)col)), dx);
-        const __m256 d1 =
-            _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(col + 16))), dx);
+        const __m256 d0 = qv_half_scales(col, 0, dx);
+        const __m256 d1 = qv_half_scales(col, 1, dx);
         acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), d0, acc0);
         acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1), d1, acc1);
     }

@@ -1,11 +1,10 @@
 /* The AVX-512 VNNI loops of the quantised matvec (kernels/quant_simd_body.h's): vpdpbusd multiplies
  * unsigned by signed bytes and adds each 4 products into an int32 lane. The row groups run on 512-bit
  * vectors, a lane a row (below). The rows after a matrix's last group take 256-bit vectors, one 32-weight
- * block each: Q4_0's codes are unsigned already (+8), the block's sum starting from its offset c4; Q8_0
- * multiplies |w| by x with w's sign into a zeroed sum (in the old four-row loop that read 0.96 of the read
- * from DRAM on one thread where +128 codes read 0.84, docs/tuning/quant-matvec.md). Chosen at run time only
- * where the CPU has AVX512_VNNI (quant.c). Checked against quant_matvec_ref and the AVX2 loops' bits in
- * tests/test_quant.c. */
+ * block each, through the body's one-row loop shared with AVX2: Q4_0's codes are unsigned already (+8), the
+ * block's sum starting from its offset c4; Q8_0 multiplies |w| by x with w's sign into a zeroed sum. Chosen
+ * at run time only where the CPU has AVX512_VNNI (quant.c). Checked against quant_matvec_ref and the AVX2
+ * loops' bits in tests/test_quant.c. */
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
@@ -34,8 +33,10 @@ static inline __m256i qv_dot_q4_0(const uint8_t *w, __m256i xv, __m256i off) {
  * loads of 64 bytes, each met by x's four matching bytes as one broadcast dword: the low nibbles (masked)
  * with elements 4q..4q+3, the high ones masked in place (16 times the code, still a byte) with 16+4q..
  * Then the block's sum is 16 lo + hi in int32, exact, and every term of acc 16 times the plain one, which
- * the multiply by 1/16 at the end undoes exactly (a power of two): the same bits as AVX2's loop. Sixteen
- * rows in 512 bits ran 1.6x eight rows in 256 bits in L2 (docs/tuning/quant-matvec.md). */
+ * the multiply by 1/16 at the end undoes exactly (a power of two; only a subnormal partial sum could round
+ * otherwise): the same bits as AVX2's loop. Sixteen rows in 512 bits ran 1.84-1.86x eight rows in 256 bits
+ * (one thread, in L2); the format roof went 328-334 -> 464-475 GFLOP/s on two threads
+ * (docs/tuning/quant-matvec.md). */
 static inline void qv_group_matvec_q4_0(float *y, const unsigned char *g, const int8_t *xq, const float *xd,
                                         const int32_t *xc, int nb, int add) {
     _Static_assert(QUANT_GROUP_ROWS == 16, "one 512-bit vector holds a group");

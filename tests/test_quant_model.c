@@ -66,6 +66,8 @@ Test(quant_model, sizes_and_refusal) {
     cr_expect_neq(qwen3_weights_sizes(&c, FR_DTYPE_Q4_0, &sz, &err), 0);
     cr_expect(strstr(err.msg, "more than 32768 columns") != NULL, "%s", err.msg);
     cr_expect(strchr(err.msg, '\n') == NULL, "one line: %s", err.msg);
+    cr_expect_neq(qwen3_weights_sizes(&c, FR_DTYPE_Q8_0, &sz, &err), 0, "Q8_0 rows are grouped too");
+    cr_expect(strstr(err.msg, "more than 32768 columns") != NULL, "%s", err.msg);
 }
 
 static void setup(struct qwen3_weights *w, struct decode_state *st, const struct qwen3_config *c,
