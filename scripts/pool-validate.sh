@@ -6,7 +6,8 @@
 # rounds a compare and injected slowdowns (their "commit:" line after the commit, and "injected:" line); the
 # commits may differ (say which in what you quote). Prints each file's counts, then the pooled counts and
 # rates against the targets.
-# Exit 0 when pooled, 2 on bad input (a missing or malformed file, protocols that differ).
+# Exit 0 when pooled, 2 on bad input (a missing or malformed file, protocols that differ, one validation
+# given twice).
 set -eu
 
 die() {
@@ -16,9 +17,14 @@ die() {
 [ $# -ge 1 ] || die "usage: scripts/pool-validate.sh RATES_FILE... (results/validate-compare-<stamp>.txt)"
 case $1 in -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 
-protocol=''
+protocol='' seen=''
 for f in "$@"; do
   [ -f "$f" ] || die "no such rates file: $f"
+  # one validation's compares counted once, also under another name (its stamp line names it)
+  id=$(sed -n 's/^# forge-roofline validate-compare, //p' "$f")
+  [ -n "$id" ] || die "$f: no '# forge-roofline validate-compare, STAMP' line (not a validate-compare rates file?)"
+  case " $seen " in *" $id "*) die "$f: validation $id is given twice: its compares would count twice" ;; esac
+  seen="$seen $id"
   p=$(sed -n 's/^commit: [0-9a-f]*; //p' "$f")
   [ -n "$p" ] || die "$f: no 'commit: SHA; run options: ...' line (not a validate-compare rates file?)"
   p="$p; $(sed -n 's/^injected: //p' "$f")"

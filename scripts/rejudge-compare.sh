@@ -28,6 +28,10 @@ if [ -d "$dir/runs/aa-a-1" ]; then
 fi
 last=$(for l in $labels; do
   find "$dir/runs" -maxdepth 1 -type d -name "$l-*" | sed 's/.*-//' | sort -n | tail -1; done | sort -n | head -1)
+if [ -z "$last" ] || [ "$last" -lt 1 ]; then
+  echo "rejudge-compare: $dir/runs holds no round of every kind's runs" >&2
+  exit 2
+fi
 n=$((last / R))
 if [ -n "${REJUDGE_KEEP:-}" ]; then # keep the compares' folders there
   out=$REJUDGE_KEEP && mkdir -p "$out"
