@@ -15,7 +15,7 @@ die() {
   exit 2
 }
 [ $# -ge 1 ] || die "usage: scripts/pool-validate.sh RATES_FILE... (results/validate-compare-<stamp>.txt)"
-case $1 in -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case $1 in -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 
 protocol='' seen=''
 for f in "$@"; do
