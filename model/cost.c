@@ -112,9 +112,9 @@ void cost_block(const struct qwen3_config *c, const struct cost_opts *o, enum bl
     cost_block_on(c, o, NULL, id, context, sampler, out);
 }
 
-/* Column panels block id's matrix is stored in (model/weights.h, kernels/col_panels.h): the layers'
- * projections by their width, the LM head and every other block 1. */
-static int block_panels(const struct qwen3_config *c, enum block_id id) {
+/* Column panels block id's matrix of type t is stored in (model/weights.h, kernels/col_panels.h): the
+ * layers' projections by their width, the LM head and every other block 1. */
+static int block_panels(const struct qwen3_config *c, enum fr_dtype t, enum block_id id) {
     int cols = 0;
     switch (id) {
     case BLOCK_QKV_PROJ:
@@ -130,7 +130,7 @@ static int block_panels(const struct qwen3_config *c, enum block_id id) {
     default:
         return 1;
     }
-    return col_panel_count(cols, col_panel_width(cols));
+    return col_panel_count(cols, col_panel_width(t, cols));
 }
 
 void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, const struct cost_caches *m,
@@ -233,7 +233,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
             forks += 1;
         else
             kcalls += 1;
-        kcalls += block_panels(c, id) - 1;
+        kcalls += block_panels(c, o->weights, id) - 1;
     }
     const double calls = d->scope == BLOCK_SCOPE_LAYER ? c->n_layers : 1;
     out->id = id;
@@ -325,7 +325,8 @@ void cost_step_batch_on(const struct qwen3_config *c, const struct cost_opts *o,
         if (nb > 1) b->quant_weights = b->quant_flops = 0;  /* the batch's GEMM dequantises into f32 */
         if (!shared) b->kernel_calls *= nb, b->forks *= nb; /* one GEMM call for the batch */
         /* a GEMM (B > 1) walks the panels inside each row chunk: no work-share a panel */
-        if (shared && nb > 1) b->kernel_calls -= (block_panels(c, (enum block_id)i) - 1) * b->calls;
+        if (shared && nb > 1)
+            b->kernel_calls -= (block_panels(c, o->weights, (enum block_id)i) - 1) * b->calls;
         cost_add(&out->total, b);
     }
 }

@@ -179,7 +179,7 @@ int decode_projection_of(const struct decode_state *st, enum block_id b, int lay
     default:
         return -1;
     }
-    p->panel_cols = col_panel_width(p->cols); /* the layers' matrices: see model/weights.h */
+    p->panel_cols = col_panel_width(w->wtype, p->cols); /* the layers' matrices: see model/weights.h */
     return 0;
 }
 

@@ -327,7 +327,7 @@ static bool slot_dest(const struct wslot *s, const struct qwen3_weights *w, stru
                                                : L->mlp_norm;
         return true;
     }
-    d->pw = col_panel_width(cols);
+    d->pw = col_panel_width(d->dt, cols);
     return true;
 }
 

@@ -265,9 +265,9 @@ void qwen3_weights_pack(struct qwen3_weights *w) {
     if (w->lm_head_own) quant_panels_pack(w->lm_head_own, t, c->vocab, c->hidden, c->hidden);
     for (int l = 0; l < c->n_layers; l++) {
         struct qwen3_layer_weights *L = &w->layers[l];
-        quant_panels_pack(L->qkv, t, q_dim + 2 * kv_dim, c->hidden, col_panel_width(c->hidden));
-        quant_panels_pack(L->o, t, c->hidden, q_dim, col_panel_width(q_dim));
-        quant_panels_pack(L->gate_up, t, 2 * c->intermediate, c->hidden, col_panel_width(c->hidden));
-        quant_panels_pack(L->down, t, c->hidden, c->intermediate, col_panel_width(c->intermediate));
+        quant_panels_pack(L->qkv, t, q_dim + 2 * kv_dim, c->hidden, col_panel_width(t, c->hidden));
+        quant_panels_pack(L->o, t, c->hidden, q_dim, col_panel_width(t, q_dim));
+        quant_panels_pack(L->gate_up, t, 2 * c->intermediate, c->hidden, col_panel_width(t, c->hidden));
+        quant_panels_pack(L->down, t, c->hidden, c->intermediate, col_panel_width(t, c->intermediate));
     }
 }

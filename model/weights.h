@@ -1,10 +1,11 @@
 /* qwen3_weights: every tensor of a Qwen3 model in one allocation, carved by a sizes table.
- * Matrices are [rows][cols] in the weight dtype (bf16 or f32): the layers' projection matrices (qkv, o,
- * gate_up, down) stored as column panels of col_panel_width(cols) columns (kernels/col_panels.h: row-major up
- * to 2048 columns), the embedding and an untied LM head row-major. Norms are stored as f32, holding
- * bf16 values in a bf16 model (a bf16 model is the checkpoint rounded to bf16, norms included).
- * q, k, v are fused into one [q_dim + 2 * kv_dim][hidden] matrix and gate, up into one
- * [2 * intermediate][hidden] matrix, so each projection of the decode step is a single matvec. */
+ * Matrices are [rows][cols] in the weight dtype (bf16, f32, Q8_0 or Q4_0): the layers' projection matrices
+ * (qkv, o, gate_up, down) stored as column panels of col_panel_width(dtype, cols) columns
+ * (kernels/col_panels.h: row-major up to 2048 columns, 6553 in a block format), the embedding and an untied
+ * LM head row-major. Norms are stored as f32, holding bf16 values in a bf16 model (a bf16 model is the
+ * checkpoint rounded to bf16, norms included). q, k, v are fused into one [q_dim + 2 * kv_dim][hidden] matrix
+ * and gate, up into one [2 * intermediate][hidden] matrix, so each projection of the decode step is a single
+ * matvec. */
 #ifndef FR_WEIGHTS_H
 #define FR_WEIGHTS_H
 

@@ -51,7 +51,7 @@ static double wval(const void *m, enum fr_dtype t, size_t i) {
 }
 
 /* y[r] = sum_c M[row0 + r][c] x[c] for M [m_rows][cols] stored as column panels of pw columns (as
- * model/weights.h says: col_panel_width(cols) for the layers' matrices, row-major for the LM head) */
+ * model/weights.h says: col_panel_width(t, cols) for the layers' matrices, row-major for the LM head) */
 static void ref_matvec(double *y, const void *m, enum fr_dtype t, int m_rows, int pw, int row0, int rows,
                        int cols, const double *x) {
     for (int r = 0; r < rows; r++) {
@@ -64,7 +64,7 @@ static void ref_matvec(double *y, const void *m, enum fr_dtype t, int m_rows, in
 /* ref_matvec of a layer's matrix */
 static void ref_layer_matvec(double *y, const void *m, enum fr_dtype t, int m_rows, int row0, int rows,
                              int cols, const double *x) {
-    ref_matvec(y, m, t, m_rows, col_panel_width(cols), row0, rows, cols, x);
+    ref_matvec(y, m, t, m_rows, col_panel_width(t, cols), row0, rows, cols, x);
 }
 
 static void ref_rmsnorm(double *out, const double *x, const float *g, int n, double eps) {
@@ -260,7 +260,7 @@ Test(decode, matches_reference_openblas_backend) {
 Test(decode, matches_reference_down_proj_in_column_panels) {
     struct qwen3_config c = fixture_tiny_config();
     c.intermediate = 2112;
-    cr_assert_eq(col_panel_count(c.intermediate, col_panel_width(c.intermediate)), 2);
+    cr_assert_eq(col_panel_count(c.intermediate, col_panel_width(FR_DTYPE_BF16, c.intermediate)), 2);
     check_against_reference(&c, FR_DTYPE_BF16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE);
     check_against_reference(&c, FR_DTYPE_F32, FR_DTYPE_F32, MATVEC_BACKEND_FORGE);
     if (matvec_backend_available(MATVEC_BACKEND_OPENBLAS, FR_DTYPE_F32, NULL))

@@ -101,19 +101,30 @@ Test(quant_model, spans_are_the_cost_models_dram_bytes) {
     }
 }
 
-/* A [rows][cols] matrix of q's type in memory order (kernels/quant.h), in panels of pw, into f32 of the
- * same panels: a file-order copy of each panel (unpacked), then dequantised whole. */
-static void dequantise_matrix(float *f, const void *q, enum fr_dtype t, int rows, int cols, int pw) {
-    for (int p = 0; p < col_panel_count(cols, pw); p++) {
-        const int np = col_panel_cols(cols, pw, p);
-        const size_t n = (size_t)rows * (size_t)np, start = col_panel_start(rows, pw, p);
+/* A [rows][cols] matrix of q's type in memory order (kernels/quant.h), in panels of pq, into f32 in panels
+ * of pf (the two formats' layouts differ where x's bytes a column do, kernels/col_panels.h): each panel a
+ * file-order copy (unpacked), dequantised, then every weight moved to its place in f's layout. */
+static void dequantise_matrix(float *f, const void *q, enum fr_dtype t, int rows, int cols, int pq, int pf) {
+    for (int p = 0; p < col_panel_count(cols, pq); p++) {
+        const int np = col_panel_cols(cols, pq, p);
+        const size_t n = (size_t)rows * (size_t)np, start = col_panel_start(rows, pq, p);
         unsigned char *copy = malloc(fr_dtype_bytes(t, n));
-        cr_assert_not_null(copy);
+        float *panel = malloc(n * sizeof *panel);
+        cr_assert(copy && panel);
         memcpy(copy, (const unsigned char *)q + fr_dtype_bytes(t, start), fr_dtype_bytes(t, n));
         quant_matrix_unpack(copy, t, rows, np);
-        quant_dequantize_row(f + start, t, copy, n);
+        quant_dequantize_row(panel, t, copy, n);
+        for (int r = 0; r < rows; r++)
+            for (int c = 0; c < np; c++)
+                f[col_panel_index(rows, cols, pf, r, p * pq + c)] = panel[(size_t)r * (size_t)np + (size_t)c];
+        free(panel);
         free(copy);
     }
+}
+
+/* A layer matrix of q's type from its layout into the f32 model's. */
+static void dequantise_layer_matrix(float *f, const void *q, enum fr_dtype t, int rows, int cols) {
+    dequantise_matrix(f, q, t, rows, cols, col_panel_width(t, cols), col_panel_width(FR_DTYPE_F32, cols));
 }
 
 /* Every matrix of q (the embedding included) dequantised into f32 weights of the same layout; the norms
@@ -125,15 +136,15 @@ static void dequantise_model(struct qwen3_weights *f, const struct qwen3_weights
     cr_assert_eq(qwen3_weights_sizes(c, FR_DTYPE_F32, &sz, &err), 0);
     const int h = c->hidden, q_dim = c->n_heads * c->head_dim, kv_dim = c->n_kv_heads * c->head_dim;
     const enum fr_dtype t = q->wtype;
-    dequantise_matrix(f->embed, q->embed, t, c->vocab, h, h);
+    dequantise_matrix(f->embed, q->embed, t, c->vocab, h, h, h);
     memcpy(f->final_norm, q->final_norm, sz.final_norm_bytes);
     for (int l = 0; l < c->n_layers; l++) {
         const struct qwen3_layer_weights *a = &q->layers[l];
         struct qwen3_layer_weights *b = &f->layers[l];
-        dequantise_matrix(b->qkv, a->qkv, t, q_dim + 2 * kv_dim, h, col_panel_width(h));
-        dequantise_matrix(b->o, a->o, t, h, q_dim, col_panel_width(q_dim));
-        dequantise_matrix(b->gate_up, a->gate_up, t, 2 * c->intermediate, h, col_panel_width(h));
-        dequantise_matrix(b->down, a->down, t, h, c->intermediate, col_panel_width(c->intermediate));
+        dequantise_layer_matrix(b->qkv, a->qkv, t, q_dim + 2 * kv_dim, h);
+        dequantise_layer_matrix(b->o, a->o, t, h, q_dim);
+        dequantise_layer_matrix(b->gate_up, a->gate_up, t, 2 * c->intermediate, h);
+        dequantise_layer_matrix(b->down, a->down, t, h, c->intermediate);
         memcpy(b->attn_norm, a->attn_norm, sz.attn_norm_bytes);
         memcpy(b->mlp_norm, a->mlp_norm, sz.mlp_norm_bytes);
         memcpy(b->q_norm, a->q_norm, sz.qk_norm_bytes / 2);
@@ -146,14 +157,13 @@ static void dequantise_model(struct qwen3_weights *f, const struct qwen3_weights
  * 0.4 % of the block's largest element, and seven matvecs lie on this path (two layers and the LM head);
  * measured 0.8-1.3 % for both formats (logged), so the bound leaves a factor of two or more. The quantised
  * decode must differ at all (x is quantised), which the last check says. */
-Test(quant_model, decode_matches_dequantised_f32) {
-    struct qwen3_config c = fixture_tiny_config();
+static void check_decode_against_dequantised(const struct qwen3_config *c) {
     for (int t = FR_DTYPE_Q8_0; t <= FR_DTYPE_Q4_0; t++) {
         struct qwen3_weights wq, wf;
         struct decode_state sq, sf;
         struct fr_err err = {{0}};
-        setup(&wq, &sq, &c, (enum fr_dtype)t);
-        cr_assert_eq(qwen3_weights_alloc(&wf, &c, FR_DTYPE_F32, &err), 0, "%s", err.msg);
+        setup(&wq, &sq, c, (enum fr_dtype)t);
+        cr_assert_eq(qwen3_weights_alloc(&wf, c, FR_DTYPE_F32, &err), 0, "%s", err.msg);
         dequantise_model(&wf, &wq);
         cr_assert_eq(
             decode_state_init(&sf, &wf, 8, FR_DTYPE_F32, MATVEC_BACKEND_FORGE, kernel_team_procs(), &err), 0,
@@ -163,20 +173,39 @@ Test(quant_model, decode_matches_dequantised_f32) {
             cr_assert_eq(decode_step(&sq, tokens[pos], pos, NULL, &err), 0, "%s", err.msg);
             cr_assert_eq(decode_step(&sf, tokens[pos], pos, NULL, &err), 0, "%s", err.msg);
             double max_ref = 0, max_err = 0;
-            for (int i = 0; i < c.vocab; i++) {
+            for (int i = 0; i < c->vocab; i++) {
                 max_ref = fmax(max_ref, fabs(sf.logits[i]));
                 max_err = fmax(max_err, fabs(sq.logits[i] - sf.logits[i]));
             }
             cr_expect_gt(max_ref, 0.05, "logits degenerate");
-            cr_expect_leq(max_err, 0.03 * max_ref, "%s pos %d: max error %.3g of max |logit| %.3g",
-                          fr_dtype_name(t), pos, max_err, max_ref);
+            cr_expect_leq(max_err, 0.03 * max_ref,
+                          "%s, intermediate %d, pos %d: max error %.3g of max |logit| %.3g", fr_dtype_name(t),
+                          c->intermediate, pos, max_err, max_ref);
             cr_expect_gt(max_err, 0.0, "%s pos %d: x was not quantised?", fr_dtype_name(t), pos);
-            cr_log_info("%s pos %d: max |logit error| %.3g (%.3f %% of max |logit|)", fr_dtype_name(t), pos,
-                        max_err, 100 * max_err / max_ref);
+            cr_log_info("%s, intermediate %d, pos %d: max |logit error| %.3g (%.3f %% of max |logit|)",
+                        fr_dtype_name(t), c->intermediate, pos, max_err, 100 * max_err / max_ref);
         }
         decode_state_free(&sq);
         decode_state_free(&sf);
         qwen3_weights_free(&wq);
         qwen3_weights_free(&wf);
     }
+}
+
+Test(quant_model, decode_matches_dequantised_f32) {
+    struct qwen3_config c = fixture_tiny_config();
+    check_decode_against_dequantised(&c);
+}
+
+/* down_proj of 2112 columns: two panels in f32, one in a block format; of 6656: four in f32, two (3328
+ * each) in a block format (kernels/col_panels.h). The decode reads each in its own layout. */
+Test(quant_model, decode_matches_dequantised_f32_in_column_panels) {
+    struct qwen3_config c = fixture_tiny_config();
+    c.intermediate = 2112;
+    cr_assert_eq(col_panel_count(c.intermediate, col_panel_width(FR_DTYPE_Q4_0, c.intermediate)), 1);
+    cr_assert_eq(col_panel_count(c.intermediate, col_panel_width(FR_DTYPE_F32, c.intermediate)), 2);
+    check_decode_against_dequantised(&c);
+    c.intermediate = 6656;
+    cr_assert_eq(col_panel_count(c.intermediate, col_panel_width(FR_DTYPE_Q8_0, c.intermediate)), 2);
+    check_decode_against_dequantised(&c);
 }

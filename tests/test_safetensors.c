@@ -54,12 +54,12 @@ static void add(struct file_spec *f, const char *name, const char *dtype, long r
 }
 
 /* Rows row0 .. row0 + rows of a layer's [m_rows][cols] matrix at base, stored as column panels of
- * col_panel_width(cols) (model/weights.h); the file holds them row-major. */
+ * col_panel_width(st, cols) (model/weights.h); the file holds them row-major. */
 static void add_layer_matrix(struct file_spec *f, const char *name, const char *dtype, const void *base,
                              enum fr_dtype st, int m_rows, int row0, long rows, long cols) {
     add(f, name, dtype, rows, cols, base, st);
     struct entry *e = &f->e[f->n - 1];
-    e->m_rows = m_rows, e->row0 = row0, e->pw = col_panel_width((int)cols);
+    e->m_rows = m_rows, e->row0 = row0, e->pw = col_panel_width(st, (int)cols);
 }
 
 /* Every tensor of w, named as a Qwen3 checkpoint names them, in file dtype `dtype` ("BF16" or "F32"). */
