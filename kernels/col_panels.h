@@ -19,8 +19,8 @@
 /* The layers' projection matrices are stored as panels where a whole row's slice of x would pass this many
  * bytes: 2048 columns of f32 x (bf16 and f32 weights); 6553 of a block format's x (its int8 codes with one
  * f32 scale and one int32 sum a block of 32: 1.25 bytes a column), so that Qwen3-0.6B's Q4_0 and Q8_0
- * down_proj (3072 columns) is one panel: its call split in two panels read 0.944x as fast
- * (docs/tuning/quant-matvec.md, "Kept: block formats' panels by x's bytes"). */
+ * down_proj (3072 columns) is one panel: read so it took 0.944x the time of two panels (Q4_0, AVX-512;
+ * docs/tuning/quant-matvec.md, "Kept: block formats' panels by x's bytes"). */
 #define COL_PANEL_X_BYTES 8192
 /* Panel widths are whole multiples of this many columns (128 bytes of bf16: every panel's rows start on
  * the same 64-byte phase as the matrix's; whole blocks of a block format). */
