@@ -76,8 +76,18 @@ bool kernel_team_in_region(void) {
     return omp_in_parallel();
 }
 
+/* The processors the process may run on, counted before main: omp_get_num_procs counts the calling
+ * thread's own mask, and once machine_bind_threads has bound thread i to core i the main thread's is one
+ * core, which made every bound run take itself for a one-processor machine (no step team, no split
+ * softmax, one OpenMP fork a matvec). Shared libraries' constructors (libgomp's) run before this one. */
+static int procs_at_start;
+
+__attribute__((constructor)) static void count_procs_at_start(void) {
+    procs_at_start = omp_get_num_procs();
+}
+
 int kernel_team_procs(void) {
-    return omp_get_num_procs();
+    return procs_at_start > 0 ? procs_at_start : omp_get_num_procs();
 }
 
 void kernel_team_exact_sizes(void) {

@@ -42,8 +42,9 @@ void kernel_team_sync(void);
  * (--threads), and passes the count to every kernel and region as a parameter. These say where a thread is:
  * kernel_team_thread is its number in the region it runs in (a kernel team's or OpenMP's; 0 outside any),
  * kernel_team_size the threads of that region (1 outside any), kernel_team_procs the processors the process
- * may run on. kernel_team_exact_sizes makes every later region get the threads it asks for (no dynamic
- * adjustment), as a binding of thread i to core i needs. */
+ * may run on (as it started: binding a thread to a core does not narrow it). kernel_team_exact_sizes makes
+ * every later region get the threads it asks for (no dynamic adjustment), as a binding of thread i to core i
+ * needs. */
 int kernel_team_thread(void);
 int kernel_team_size(void);
 int kernel_team_procs(void);

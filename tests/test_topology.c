@@ -4,10 +4,13 @@
 #include <cJSON.h>
 #include <criterion/criterion.h>
 #include <hwloc.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "kernels/team.h"
+#include "model/decode.h"
 #include "roofline/topology.h"
 
 #define MiB ((size_t)1 << 20)
@@ -111,6 +114,24 @@ Test(topology, live_machine_and_binding) {
     /* Asking for more threads than cores is refused. */
     m.threads = m.cores + 1;
     cr_expect_neq(machine_bind_threads(&m, &err), 0);
+}
+
+/* Binding a run's threads one to a core leaves the calling thread on one core; the processors the process
+ * may use stay what they were, so a bound run of two threads still runs its step on one kernel team (the
+ * bug: omp_get_num_procs counts the caller's own mask, and every bound run forked per matvec). */
+Test(topology, binding_keeps_the_step_team) {
+    const int procs = kernel_team_procs();
+    struct machine m;
+    struct fr_err err = {{0}};
+    cr_assert_eq(machine_detect(&m, 0, &err), 0, "%s", err.msg);
+    if (m.cores < 2 || procs < 2) cr_skip_test("one core: no team to keep (%d cores)", m.cores);
+    m.threads = 2;
+    cr_assert_eq(machine_bind_threads(&m, &err), 0, "%s", err.msg);
+    cpu_set_t mine;
+    cr_assert_eq(sched_getaffinity(0, sizeof mine, &mine), 0);
+    cr_expect_eq(CPU_COUNT(&mine), 1, "the calling thread is bound to one processor");
+    cr_expect_eq(kernel_team_procs(), procs);
+    cr_expect(decode_runs_team(MATVEC_BACKEND_FORGE, 2), "two bound threads run the step as one team");
 }
 
 Test(topology, json_fields) {
