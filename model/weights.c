@@ -196,16 +196,21 @@ void qwen3_weights_free(struct qwen3_weights *w) {
     memset(w, 0, sizeof *w);
 }
 
+/* One block of a block-format fill: the bf16 model's values u(key, from), u(key, from + 1), .. scaled and
+ * rounded to bf16, quantised into dst at element `at`. */
+static void fill_block(void *dst, enum fr_dtype t, size_t at, float scale, uint64_t key, size_t from) {
+    float v[QUANT_BLOCK];
+    for (size_t i = 0; i < QUANT_BLOCK; i++)
+        v[i] = bf16_to_f32(bf16_from_f32(scale * key_uniform(key, from + i)));
+    quant_quantize_row((unsigned char *)dst + fr_dtype_bytes(t, at), t, v, QUANT_BLOCK);
+}
+
 void qwen3_fill_uniform(void *dst, enum fr_dtype t, size_t n, float scale, uint64_t seed, uint64_t stream) {
     uint64_t key = stream_key(seed, stream);
     if (fr_dtype_is_block(t)) { /* the bf16 model's values, quantised a block at a time */
 #pragma omp parallel for schedule(static)
-        for (size_t k = 0; k < n / QUANT_BLOCK; k++) {
-            float v[QUANT_BLOCK];
-            for (size_t i = 0; i < QUANT_BLOCK; i++)
-                v[i] = bf16_to_f32(bf16_from_f32(scale * key_uniform(key, k * QUANT_BLOCK + i)));
-            quant_quantize_row((unsigned char *)dst + fr_dtype_bytes(t, k * QUANT_BLOCK), t, v, QUANT_BLOCK);
-        }
+        for (size_t k = 0; k < n / QUANT_BLOCK; k++)
+            fill_block(dst, t, k * QUANT_BLOCK, scale, key, k * QUANT_BLOCK);
     } else if (t == FR_DTYPE_BF16) {
         uint16_t *d = dst;
 #pragma omp parallel for schedule(static)
@@ -214,6 +219,28 @@ void qwen3_fill_uniform(void *dst, enum fr_dtype t, size_t n, float scale, uint6
         float *d = dst;
 #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < n; i++) d[i] = scale * key_uniform(key, i);
+    }
+}
+
+/* A layer matrix [rows][cols], stored in type t's column panels (model/weights.h). Its values are u at the
+ * element's place in bf16's layout (f32 has the same panels), so that every type holds the same matrix: a
+ * block format's panels are wider (kernels/col_panels.h), and filling them in their own stored order made
+ * the Q8_0/Q4_0 model a different one from bf16's wherever the two layouts part (down_proj of Qwen3-0.6B
+ * since 15767db). */
+static void fill_layer_matrix(void *dst, enum fr_dtype t, int rows, int cols, float scale, uint64_t seed,
+                              uint64_t stream) {
+    if (!fr_dtype_is_block(t)) {
+        qwen3_fill_uniform(dst, t, (size_t)rows * (size_t)cols, scale, seed, stream);
+        return;
+    }
+    const uint64_t key = stream_key(seed, stream);
+    const int pw_bf16 = col_panel_width(FR_DTYPE_BF16, cols), pw = col_panel_width(t, cols),
+              nb = cols / QUANT_BLOCK;
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < (long)rows * nb; i++) {
+        const int r = (int)(i / nb), c = (int)(i % nb) * QUANT_BLOCK;
+        fill_block(dst, t, col_panel_index(rows, cols, pw, r, c), scale, key,
+                   col_panel_index(rows, cols, pw_bf16, r, c));
     }
 }
 
@@ -245,13 +272,15 @@ void qwen3_weights_init_synthetic(struct qwen3_weights *w, uint64_t seed) {
         struct qwen3_layer_weights *L = &w->layers[l];
         uint64_t s = STREAM_LAYER_BASE + (uint64_t)l * 16;
         fill_norm(L->attn_norm, w->wtype, hidden, seed, s + KIND_ATTN_NORM);
-        qwen3_fill_uniform(L->qkv, w->wtype, (q_dim + 2 * kv_dim) * hidden, s_hidden, seed, s + KIND_QKV);
+        fill_layer_matrix(L->qkv, w->wtype, (int)(q_dim + 2 * kv_dim), (int)hidden, s_hidden, seed,
+                          s + KIND_QKV);
         fill_norm(L->q_norm, w->wtype, hd, seed, s + KIND_Q_NORM);
         fill_norm(L->k_norm, w->wtype, hd, seed, s + KIND_K_NORM);
-        qwen3_fill_uniform(L->o, w->wtype, hidden * q_dim, s_q, seed, s + KIND_O);
+        fill_layer_matrix(L->o, w->wtype, (int)hidden, (int)q_dim, s_q, seed, s + KIND_O);
         fill_norm(L->mlp_norm, w->wtype, hidden, seed, s + KIND_MLP_NORM);
-        qwen3_fill_uniform(L->gate_up, w->wtype, 2 * inter * hidden, s_hidden, seed, s + KIND_GATE_UP);
-        qwen3_fill_uniform(L->down, w->wtype, hidden * inter, s_inter, seed, s + KIND_DOWN);
+        fill_layer_matrix(L->gate_up, w->wtype, (int)(2 * inter), (int)hidden, s_hidden, seed,
+                          s + KIND_GATE_UP);
+        fill_layer_matrix(L->down, w->wtype, (int)hidden, (int)inter, s_inter, seed, s + KIND_DOWN);
     }
     qwen3_weights_pack(w);
 }

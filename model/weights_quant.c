@@ -5,16 +5,32 @@
 
 #include <string.h>
 
+#include "kernels/col_panels.h"
 #include "kernels/quant.h"
 
-/* n bf16 values (n a multiple of 32) into block type t, a block at a time over the OpenMP threads. */
-static void quantize_tensor(void *dst, enum fr_dtype t, const uint16_t *src, size_t n) {
+/* A [rows][cols] bf16 matrix stored as column panels of col_panel_width(bf16, cols) into block type t's
+ * panels of col_panel_width(t, cols), each panel in file order until qwen3_weights_pack (the load path's
+ * layout): a block of 32 at a time over the OpenMP threads. The two widths differ (2048 columns of bf16,
+ * up to 6553 of a block format), so each block is found by its row and column in both layouts; 2048 and
+ * every block panel width are whole blocks, so no block straddles a panel of either. */
+static void quantize_matrix(void *dst, enum fr_dtype t, const uint16_t *src, int rows, int cols, int pw_src,
+                            int pw_dst) {
+    const int nb = cols / QUANT_BLOCK;
 #pragma omp parallel for schedule(static)
-    for (size_t k = 0; k < n / QUANT_BLOCK; k++) {
+    for (long i = 0; i < (long)rows * nb; i++) {
+        const int r = (int)(i / nb), c = (int)(i % nb) * QUANT_BLOCK;
+        const uint16_t *in = src + col_panel_index(rows, cols, pw_src, r, c);
         float v[QUANT_BLOCK];
-        for (size_t i = 0; i < QUANT_BLOCK; i++) v[i] = bf16_to_f32(src[k * QUANT_BLOCK + i]);
-        quant_quantize_row((unsigned char *)dst + fr_dtype_bytes(t, k * QUANT_BLOCK), t, v, QUANT_BLOCK);
+        for (int k = 0; k < QUANT_BLOCK; k++) v[k] = bf16_to_f32(in[k]);
+        quant_quantize_row((unsigned char *)dst +
+                               fr_dtype_bytes(t, col_panel_index(rows, cols, pw_dst, r, c)),
+                           t, v, QUANT_BLOCK);
     }
+}
+
+/* A layer matrix, each type in its own column panels (model/weights.h). */
+static void quantize_layer_matrix(void *dst, enum fr_dtype t, const uint16_t *src, int rows, int cols) {
+    quantize_matrix(dst, t, src, rows, cols, col_panel_width(FR_DTYPE_BF16, cols), col_panel_width(t, cols));
 }
 
 int qwen3_weights_quantize(struct qwen3_weights *dst, const struct qwen3_weights *src, struct fr_err *err) {
@@ -28,22 +44,23 @@ int qwen3_weights_quantize(struct qwen3_weights *dst, const struct qwen3_weights
         d->vocab != c->vocab || d->tied_embeddings != c->tied_embeddings)
         return fr_err_set(err, "quantise: the two weight sets were allocated for different configs");
     const enum fr_dtype t = dst->wtype;
-    const size_t h = (size_t)c->hidden, inter = (size_t)c->intermediate, hd = (size_t)c->head_dim;
-    const size_t q = (size_t)c->n_heads * hd, kv = (size_t)c->n_kv_heads * hd;
-    quantize_tensor(dst->embed, t, src->embed, (size_t)c->vocab * h);
-    if (src->lm_head_own) quantize_tensor(dst->lm_head_own, t, src->lm_head_own, (size_t)c->vocab * h);
-    memcpy(dst->final_norm, src->final_norm, h * sizeof(float));
+    const int h = c->hidden, inter = c->intermediate, hd = c->head_dim;
+    const int q = c->n_heads * hd, kv = c->n_kv_heads * hd;
+    /* the embedding and an untied lm_head are row-major in every type */
+    quantize_matrix(dst->embed, t, src->embed, c->vocab, h, h, h);
+    if (src->lm_head_own) quantize_matrix(dst->lm_head_own, t, src->lm_head_own, c->vocab, h, h, h);
+    memcpy(dst->final_norm, src->final_norm, (size_t)h * sizeof(float));
     for (int l = 0; l < c->n_layers; l++) {
         const struct qwen3_layer_weights *a = &src->layers[l];
         struct qwen3_layer_weights *b = &dst->layers[l];
-        quantize_tensor(b->qkv, t, a->qkv, (q + 2 * kv) * h);
-        quantize_tensor(b->o, t, a->o, h * q);
-        quantize_tensor(b->gate_up, t, a->gate_up, 2 * inter * h);
-        quantize_tensor(b->down, t, a->down, h * inter);
-        memcpy(b->attn_norm, a->attn_norm, h * sizeof(float));
-        memcpy(b->q_norm, a->q_norm, hd * sizeof(float));
-        memcpy(b->k_norm, a->k_norm, hd * sizeof(float));
-        memcpy(b->mlp_norm, a->mlp_norm, h * sizeof(float));
+        quantize_layer_matrix(b->qkv, t, a->qkv, q + 2 * kv, h);
+        quantize_layer_matrix(b->o, t, a->o, h, q);
+        quantize_layer_matrix(b->gate_up, t, a->gate_up, 2 * inter, h);
+        quantize_layer_matrix(b->down, t, a->down, h, inter);
+        memcpy(b->attn_norm, a->attn_norm, (size_t)h * sizeof(float));
+        memcpy(b->q_norm, a->q_norm, (size_t)hd * sizeof(float));
+        memcpy(b->k_norm, a->k_norm, (size_t)hd * sizeof(float));
+        memcpy(b->mlp_norm, a->mlp_norm, (size_t)h * sizeof(float));
     }
     qwen3_weights_pack(dst);
     return 0;

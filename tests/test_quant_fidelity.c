@@ -35,25 +35,34 @@ Test(quant_fidelity, kl_by_hand) {
 }
 
 /* From the synthetic bf16 weights, the in-memory quantisation gives the synthetic Q8_0 / Q4_0 weights (the
- * load path's) byte for byte. */
+ * load path's) byte for byte: on the tiny config, and on wider ones whose matrices bf16 stores in more
+ * column panels than a block format does (intermediate 2112: two bf16 panels, one block panel; 6656: four
+ * and two; hidden 2112: qkv and gate_up two and one), where quantising bf16's bytes in their stored order
+ * scrambled the block format's columns (since 15767db). */
 Test(quant_fidelity, quantize_is_the_load_path) {
-    struct qwen3_config c = fixture_tiny_config();
-    struct qwen3_weights bf, want, got;
-    struct fr_err err = {{0}};
-    cr_assert_eq(qwen3_weights_alloc(&bf, &c, FR_DTYPE_BF16, &err), 0, "%s", err.msg);
-    qwen3_weights_init_synthetic(&bf, 11);
-    for (int t = FR_DTYPE_Q8_0; t <= FR_DTYPE_Q4_0; t++) {
-        cr_assert_eq(qwen3_weights_alloc(&want, &c, (enum fr_dtype)t, &err), 0, "%s", err.msg);
-        cr_assert_eq(qwen3_weights_alloc(&got, &c, (enum fr_dtype)t, &err), 0, "%s", err.msg);
-        memset(want.base, 0, want.total_bytes), memset(got.base, 0, got.total_bytes); /* the padding */
-        qwen3_weights_init_synthetic(&want, 11);
-        cr_assert_eq(qwen3_weights_quantize(&got, &bf, &err), 0, "%s", err.msg);
-        cr_expect_eq(memcmp(got.base, want.base, want.total_bytes), 0, "%s differs", fr_dtype_name(t));
-        cr_expect_neq(qwen3_weights_quantize(&got, &want, &err), 0, "only from bf16");
-        qwen3_weights_free(&got);
-        qwen3_weights_free(&want);
+    static const int shapes[][2] = {{64, 96}, {64, 2112}, {2112, 6656}}; /* hidden, intermediate */
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        struct qwen3_config c = fixture_tiny_config();
+        c.hidden = shapes[s][0], c.intermediate = shapes[s][1];
+        struct qwen3_weights bf, want, got;
+        struct fr_err err = {{0}};
+        cr_assert_eq(qwen3_weights_alloc(&bf, &c, FR_DTYPE_BF16, &err), 0, "%s", err.msg);
+        qwen3_weights_init_synthetic(&bf, 11);
+        for (int t = FR_DTYPE_Q8_0; t <= FR_DTYPE_Q4_0; t++) {
+            cr_assert_eq(qwen3_weights_alloc(&want, &c, (enum fr_dtype)t, &err), 0, "%s", err.msg);
+            cr_assert_eq(qwen3_weights_alloc(&got, &c, (enum fr_dtype)t, &err), 0, "%s", err.msg);
+            memset(want.base, 0, want.total_bytes), memset(got.base, 0, got.total_bytes); /* the padding */
+            qwen3_weights_init_synthetic(&want, 11);
+            cr_assert_eq(qwen3_weights_quantize(&got, &bf, &err), 0, "%s", err.msg);
+            cr_expect_eq(memcmp(got.base, want.base, want.total_bytes), 0,
+                         "%s differs at hidden %d, intermediate %d", fr_dtype_name(t), c.hidden,
+                         c.intermediate);
+            cr_expect_neq(qwen3_weights_quantize(&got, &want, &err), 0, "only from bf16");
+            qwen3_weights_free(&got);
+            qwen3_weights_free(&want);
+        }
+        qwen3_weights_free(&bf);
     }
-    qwen3_weights_free(&bf);
 }
 
 static const int prompt[] = {785, 3974, 13876, 38835, 34208, 916, 279, 15678, 5562, 13};
