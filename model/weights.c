@@ -222,11 +222,25 @@ void qwen3_fill_uniform(void *dst, enum fr_dtype t, size_t n, float scale, uint6
     }
 }
 
+struct qwen3_block_map qwen3_layer_block_map(enum fr_dtype t, int rows, int cols) {
+    return (struct qwen3_block_map){rows, cols, col_panel_width(FR_DTYPE_BF16, cols),
+                                    col_panel_width(t, cols)};
+}
+
+long qwen3_block_count(const struct qwen3_block_map *m) {
+    return (long)m->rows * (m->cols / QUANT_BLOCK);
+}
+
+void qwen3_block_at(const struct qwen3_block_map *m, long i, size_t *from, size_t *to) {
+    const int nb = m->cols / QUANT_BLOCK, r = (int)(i / nb), c = (int)(i % nb) * QUANT_BLOCK;
+    *from = col_panel_index(m->rows, m->cols, m->pw_from, r, c);
+    *to = col_panel_index(m->rows, m->cols, m->pw_to, r, c);
+}
+
 /* A layer matrix [rows][cols], stored in type t's column panels (model/weights.h). Its values are u at the
- * element's place in bf16's layout (f32 has the same panels), so that every type holds the same matrix: a
- * block format's panels are wider (kernels/col_panels.h), and filling them in their own stored order made
- * the Q8_0/Q4_0 model a different one from bf16's wherever the two layouts part (down_proj of Qwen3-0.6B
- * since 15767db). */
+ * element's place in bf16's layout (f32 has the same panels), so that every type holds the same matrix:
+ * filling a block format's wider panels in their own stored order made the Q8_0/Q4_0 model a different one
+ * from bf16's wherever the two layouts part (down_proj of Qwen3-0.6B, 15767db to 103fde3). */
 static void fill_layer_matrix(void *dst, enum fr_dtype t, int rows, int cols, float scale, uint64_t seed,
                               uint64_t stream) {
     if (!fr_dtype_is_block(t)) {
@@ -234,13 +248,13 @@ static void fill_layer_matrix(void *dst, enum fr_dtype t, int rows, int cols, fl
         return;
     }
     const uint64_t key = stream_key(seed, stream);
-    const int pw_bf16 = col_panel_width(FR_DTYPE_BF16, cols), pw = col_panel_width(t, cols),
-              nb = cols / QUANT_BLOCK;
+    const struct qwen3_block_map m = qwen3_layer_block_map(t, rows, cols);
+    const long n = qwen3_block_count(&m);
 #pragma omp parallel for schedule(static)
-    for (long i = 0; i < (long)rows * nb; i++) {
-        const int r = (int)(i / nb), c = (int)(i % nb) * QUANT_BLOCK;
-        fill_block(dst, t, col_panel_index(rows, cols, pw, r, c), scale, key,
-                   col_panel_index(rows, cols, pw_bf16, r, c));
+    for (long i = 0; i < n; i++) {
+        size_t from, to;
+        qwen3_block_at(&m, i, &from, &to);
+        fill_block(dst, t, to, scale, key, from);
     }
 }
 

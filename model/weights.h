@@ -81,6 +81,20 @@ void qwen3_weights_free(struct qwen3_weights *w);
  * /proc/meminfo; when that file cannot be read the check passes and the allocation itself decides). */
 int qwen3_mem_check(size_t need_bytes, const char *what, struct fr_err *err);
 
+/* The blocks of QUANT_BLOCK columns of a [rows][cols] matrix (cols a multiple of QUANT_BLOCK), counted row
+ * by row, between two column-panel layouts (kernels/col_panels.h): bf16's and a block format's differ
+ * (2048 columns against up to 6553), so moving a matrix from one to the other, or filling the block format
+ * with bf16's values, places each block by its row and column in both. No block straddles a panel of
+ * either: every panel width is whole blocks. */
+struct qwen3_block_map {
+    int rows, cols, pw_from, pw_to;
+};
+/* A layer matrix from bf16's panels into block type t's (the layout at the head of this file). */
+struct qwen3_block_map qwen3_layer_block_map(enum fr_dtype t, int rows, int cols);
+/* The number of blocks, and the element offsets where block i starts in the two layouts. */
+long qwen3_block_count(const struct qwen3_block_map *m);
+void qwen3_block_at(const struct qwen3_block_map *m, long i, size_t *from, size_t *to);
+
 /* The counter-based fill behind the synthetic data: dst[i] = scale * u(seed, stream, i) in dtype t, u uniform
  * in [-1, 1) with 24 random bits, element by element independent of the thread count (OpenMP). Shared
  * with the KV cache's random fill. */

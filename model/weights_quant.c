@@ -5,32 +5,25 @@
 
 #include <string.h>
 
-#include "kernels/col_panels.h"
 #include "kernels/quant.h"
 
-/* A [rows][cols] bf16 matrix stored as column panels of col_panel_width(bf16, cols) into block type t's
- * panels of col_panel_width(t, cols), each panel in file order until qwen3_weights_pack (the load path's
- * layout): a block of 32 at a time over the OpenMP threads. The two widths differ (2048 columns of bf16,
- * up to 6553 of a block format), so each block is found by its row and column in both layouts; 2048 and
- * every block panel width are whole blocks, so no block straddles a panel of either. */
-static void quantize_matrix(void *dst, enum fr_dtype t, const uint16_t *src, int rows, int cols, int pw_src,
-                            int pw_dst) {
-    const int nb = cols / QUANT_BLOCK;
+/* A bf16 matrix into block type t, each block placed by the map (model/weights.h: from bf16's layout to
+ * t's), a block at a time over the OpenMP threads. */
+static void quantize_matrix(void *dst, enum fr_dtype t, const uint16_t *src, struct qwen3_block_map m) {
+    const long n = qwen3_block_count(&m);
 #pragma omp parallel for schedule(static)
-    for (long i = 0; i < (long)rows * nb; i++) {
-        const int r = (int)(i / nb), c = (int)(i % nb) * QUANT_BLOCK;
-        const uint16_t *in = src + col_panel_index(rows, cols, pw_src, r, c);
+    for (long i = 0; i < n; i++) {
+        size_t from, to;
+        qwen3_block_at(&m, i, &from, &to);
         float v[QUANT_BLOCK];
-        for (int k = 0; k < QUANT_BLOCK; k++) v[k] = bf16_to_f32(in[k]);
-        quant_quantize_row((unsigned char *)dst +
-                               fr_dtype_bytes(t, col_panel_index(rows, cols, pw_dst, r, c)),
-                           t, v, QUANT_BLOCK);
+        for (int k = 0; k < QUANT_BLOCK; k++) v[k] = bf16_to_f32(src[from + (size_t)k]);
+        quant_quantize_row((unsigned char *)dst + fr_dtype_bytes(t, to), t, v, QUANT_BLOCK);
     }
 }
 
 /* A layer matrix, each type in its own column panels (model/weights.h). */
 static void quantize_layer_matrix(void *dst, enum fr_dtype t, const uint16_t *src, int rows, int cols) {
-    quantize_matrix(dst, t, src, rows, cols, col_panel_width(FR_DTYPE_BF16, cols), col_panel_width(t, cols));
+    quantize_matrix(dst, t, src, qwen3_layer_block_map(t, rows, cols));
 }
 
 int qwen3_weights_quantize(struct qwen3_weights *dst, const struct qwen3_weights *src, struct fr_err *err) {
@@ -46,9 +39,10 @@ int qwen3_weights_quantize(struct qwen3_weights *dst, const struct qwen3_weights
     const enum fr_dtype t = dst->wtype;
     const int h = c->hidden, inter = c->intermediate, hd = c->head_dim;
     const int q = c->n_heads * hd, kv = c->n_kv_heads * hd;
-    /* the embedding and an untied lm_head are row-major in every type */
-    quantize_matrix(dst->embed, t, src->embed, c->vocab, h, h, h);
-    if (src->lm_head_own) quantize_matrix(dst->lm_head_own, t, src->lm_head_own, c->vocab, h, h, h);
+    /* the embedding and an untied lm_head are row-major in every type: one panel of h columns */
+    const struct qwen3_block_map rowmajor = {c->vocab, h, h, h};
+    quantize_matrix(dst->embed, t, src->embed, rowmajor);
+    if (src->lm_head_own) quantize_matrix(dst->lm_head_own, t, src->lm_head_own, rowmajor);
     memcpy(dst->final_norm, src->final_norm, (size_t)h * sizeof(float));
     for (int l = 0; l < c->n_layers; l++) {
         const struct qwen3_layer_weights *a = &src->layers[l];

@@ -200,3 +200,22 @@ Test(weights, sizes_agree_with_the_cost_model) {
         cr_expect_eq(sc.total.weight_bytes, sum); /* no other block reads weights */
     }
 }
+
+/* The block map by hand: [2][96] from panels of 64 columns (panel 0: 2 x 64 elements, then panel 1: 2 x
+ * 32) into one row-major panel of 96. Blocks count row by row, three a row. */
+Test(weights, block_map_by_hand) {
+    const struct qwen3_block_map m = {2, 96, 64, 96};
+    cr_assert_eq(qwen3_block_count(&m), 6);
+    static const size_t want[6][2] = {{0, 0}, {32, 32}, {128, 64}, {64, 96}, {96, 128}, {160, 160}};
+    for (long i = 0; i < 6; i++) {
+        size_t from, to;
+        qwen3_block_at(&m, i, &from, &to);
+        cr_expect_eq(from, want[i][0], "block %ld from %zu", i, from);
+        cr_expect_eq(to, want[i][1], "block %ld to %zu", i, to);
+    }
+    /* a layer matrix: bf16's width from col_panel_width (3072 columns: two of 1536), the block format's one
+     * panel */
+    const struct qwen3_block_map d = qwen3_layer_block_map(FR_DTYPE_Q4_0, 1024, 3072);
+    cr_expect_eq(d.pw_from, 1536); /* two equal panels of at most 2048 */
+    cr_expect_eq(d.pw_to, 3072);
+}
