@@ -4,7 +4,9 @@
 #include "roofline/topology.h"
 
 #include <cJSON.h>
+#include <errno.h>
 #include <hwloc.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,6 +25,45 @@ static void machine_read_isa(struct machine *m) {
 static int count_objs(hwloc_topology_t topo, hwloc_obj_type_t type) {
     int n = hwloc_get_nbobjs_by_type(topo, type);
     return n < 0 ? 0 : n; /* -1 means "at several depths", which none of these types can be */
+}
+
+/* The CPUs the process may run on as it started (taskset, a cgroup's cpuset), read before main: binding
+ * thread 0 narrows the calling thread's own mask, and every later question must still see the user's set. */
+static cpu_set_t start_mask;
+static bool start_mask_read;
+
+__attribute__((constructor)) static void read_start_mask(void) {
+    start_mask_read = sched_getaffinity(0, sizeof start_mask, &start_mask) == 0;
+}
+
+/* The PUs a live run may use: the start mask, or every PU of the topology where it could not be read (a
+ * machine of more CPUs than cpu_set_t holds) or where the topology is not the live machine's. Caller frees.
+ */
+static hwloc_bitmap_t usable_pus(hwloc_topology_t topo, bool live) {
+    hwloc_bitmap_t set = hwloc_bitmap_dup(hwloc_topology_get_topology_cpuset(topo));
+    if (!set || !live || !start_mask_read) return set;
+    hwloc_bitmap_t mask = hwloc_bitmap_alloc();
+    if (!mask) return hwloc_bitmap_free(set), NULL;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &start_mask)) hwloc_bitmap_set(mask, (unsigned)cpu);
+    hwloc_bitmap_and(set, set, mask);
+    hwloc_bitmap_free(mask);
+    return set;
+}
+
+/* The k-th core (PU where hwloc reports no cores) with a PU in `usable`, k from 0; NULL past the last. */
+static hwloc_obj_t usable_core(hwloc_topology_t topo, hwloc_const_bitmap_t usable, int k) {
+    hwloc_obj_type_t type = count_objs(topo, HWLOC_OBJ_CORE) ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
+    for (hwloc_obj_t o = hwloc_get_next_obj_by_type(topo, type, NULL); o;
+         o = hwloc_get_next_obj_by_type(topo, type, o))
+        if (o->cpuset && hwloc_bitmap_intersects(o->cpuset, usable) && k-- == 0) return o;
+    return NULL;
+}
+
+static int count_usable_cores(hwloc_topology_t topo, hwloc_const_bitmap_t usable) {
+    int n = 0;
+    while (usable_core(topo, usable, n)) n++;
+    return n;
 }
 
 /* Size and count of one cache level: data or unified caches only (L1i is not a read path for data). */
@@ -67,12 +108,21 @@ static void machine_fill(struct machine *m, hwloc_topology_t topo) {
     snprintf(m->cpu_model, sizeof m->cpu_model, "%s", model ? model : "unknown (hwloc gives no CPUModel)");
 }
 
-static int machine_set_threads(struct machine *m, int threads, struct fr_err *err) {
-    if (threads < 0) return fr_err_set(err, "threads must be >= 0 (0 = one per core), got %d", threads);
-    if (threads > m->cores)
+int machine_threads_fit(const struct machine *m, int threads, struct fr_err *err) {
+    if (threads <= m->usable_cores) return 0;
+    if (m->usable_cores == m->cores)
         return fr_err_set(err, "%d threads asked but the machine has %d cores (one thread per core)", threads,
                           m->cores);
-    m->threads = threads ? threads : m->cores;
+    return fr_err_set(err,
+                      "%d threads asked but this process may run on %d of the machine's %d cores (its CPU "
+                      "affinity at start, e.g. taskset; one thread per core)",
+                      threads, m->usable_cores, m->cores);
+}
+
+static int machine_set_threads(struct machine *m, int threads, struct fr_err *err) {
+    if (threads < 0) return fr_err_set(err, "threads must be >= 0 (0 = one per core), got %d", threads);
+    if (machine_threads_fit(m, threads, err)) return -1;
+    m->threads = threads ? threads : m->usable_cores;
     snprintf(m->binding, sizeof m->binding, "not bound");
     return 0;
 }
@@ -88,10 +138,21 @@ static int machine_load(struct machine *m, const char *desc, const char *xml, in
     if (xml) FR_CHECK_HWLOC(hwloc_topology_set_xmlbuffer(topo, xml, (int)strlen(xml) + 1), err, out_destroy);
     FR_CHECK_HWLOC(hwloc_topology_load(topo), err, out_destroy);
     machine_fill(m, topo);
+    hwloc_bitmap_t usable = usable_pus(topo, !desc && !xml);
+    if (!usable) {
+        fr_err_set(err, "hwloc bitmap allocation failed");
+        goto out_destroy;
+    }
+    m->usable_cores = count_usable_cores(topo, usable);
+    hwloc_bitmap_free(usable);
     if (desc) snprintf(m->cpu_model, sizeof m->cpu_model, "synthetic (%.100s)", desc);
     machine_read_isa(m);
     if (m->cores == 0) {
         fr_err_set(err, "hwloc reports no cores and no PUs");
+        goto out_destroy;
+    }
+    if (m->usable_cores == 0) {
+        fr_err_set(err, "none of the machine's %d cores is in this process's CPU affinity", m->cores);
         goto out_destroy;
     }
     rc = machine_set_threads(m, threads, err);
@@ -119,12 +180,12 @@ int machine_from_xml(struct machine *m, const char *xml, int threads, struct fr_
     return machine_load(m, NULL, xml, threads, err);
 }
 
-/* Binds the calling OpenMP thread to the first PU of core `tid`; returns the PU's OS index or -1. */
-static int bind_one(hwloc_topology_t topo, int tid, char *why, size_t why_n) {
-    hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)tid);
-    if (!core) core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)tid);
-    if (!core || !core->cpuset) {
-        snprintf(why, why_n, "no core %d in the topology", tid);
+/* Binds the calling OpenMP thread to the first usable PU of the tid-th usable core; returns the PU's OS index
+ * or -1. */
+static int bind_one(hwloc_topology_t topo, hwloc_const_bitmap_t usable, int tid, char *why, size_t why_n) {
+    hwloc_obj_t core = usable_core(topo, usable, tid);
+    if (!core) {
+        snprintf(why, why_n, "no usable core %d in the topology", tid);
         return -1;
     }
     int pu = -1;
@@ -134,6 +195,7 @@ static int bind_one(hwloc_topology_t topo, int tid, char *why, size_t why_n) {
         snprintf(why, why_n, "hwloc bitmap allocation failed");
         goto out;
     }
+    hwloc_bitmap_and(set, set, usable);
     if (hwloc_bitmap_singlify(set) < 0) {
         snprintf(why, why_n, "hwloc_bitmap_singlify failed");
         goto out;
@@ -165,12 +227,21 @@ int machine_bind_threads(struct machine *m, struct fr_err *err) {
     int rc = -1;
     FR_CHECK_HWLOC(hwloc_topology_init(&topo), err, out);
     FR_CHECK_HWLOC(hwloc_topology_load(topo), err, out_destroy);
-    int live_cores = count_objs(topo, HWLOC_OBJ_CORE);
-    if (live_cores == 0) live_cores = count_objs(topo, HWLOC_OBJ_PU);
-    if (m->threads > live_cores) {
-        fr_err_set(err, "cannot bind %d threads one per core: this machine has %d cores", m->threads,
-                   live_cores);
+    hwloc_bitmap_t usable = usable_pus(topo, true);
+    if (!usable) {
+        fr_err_set(err, "hwloc bitmap allocation failed");
         goto out_destroy;
+    }
+    int live_cores = count_objs(topo, HWLOC_OBJ_CORE), usable_cores = count_usable_cores(topo, usable);
+    if (live_cores == 0) live_cores = count_objs(topo, HWLOC_OBJ_PU);
+    if (m->threads > usable_cores) {
+        if (usable_cores == live_cores)
+            fr_err_set(err, "cannot bind %d threads one per core: this machine has %d cores", m->threads,
+                       live_cores);
+        else
+            fr_err_set(err, "cannot bind %d threads one per core: this process may run on %d of %d cores",
+                       m->threads, usable_cores, live_cores);
+        goto out_free;
     }
     enum { MAX_LISTED = 64 };
     int pus[MAX_LISTED];
@@ -181,7 +252,7 @@ int machine_bind_threads(struct machine *m, struct fr_err *err) {
     {
         int tid = kernel_team_thread();
         char mine[256];
-        int pu = bind_one(topo, tid, mine, sizeof mine);
+        int pu = bind_one(topo, usable, tid, mine, sizeof mine);
         ran++;
         if (pu < 0) {
             failed++;
@@ -193,17 +264,25 @@ int machine_bind_threads(struct machine *m, struct fr_err *err) {
     }
     if (failed) {
         fr_err_set(err, "binding failed on %d of %d threads: %s", failed, ran, why);
-        goto out_destroy;
+        goto out_free;
     }
     if (ran != m->threads) {
         fr_err_set(err, "OpenMP gave %d threads, %d asked", ran, m->threads);
-        goto out_destroy;
+        goto out_free;
     }
-    int len = snprintf(m->binding, sizeof m->binding,
-                       "hwloc_set_cpubind(THREAD) in an OpenMP region: thread i -> core i, PUs P#");
+    int len =
+        usable_cores == live_cores
+            ? snprintf(m->binding, sizeof m->binding,
+                       "hwloc_set_cpubind(THREAD) in an OpenMP region: thread i -> core i, PUs P#")
+            : snprintf(m->binding, sizeof m->binding,
+                       "hwloc_set_cpubind(THREAD) in an OpenMP region: thread i -> the i-th core of the "
+                       "process's CPU affinity (%d of %d cores), PUs P#",
+                       usable_cores, live_cores);
     for (int i = 0; i < m->threads && i < MAX_LISTED && len < (int)sizeof m->binding; i++)
         len += snprintf(m->binding + len, sizeof m->binding - (size_t)len, "%s%d", i ? "," : "", pus[i]);
     rc = 0;
+out_free:
+    hwloc_bitmap_free(usable);
 out_destroy:
     hwloc_topology_destroy(topo);
 out:
@@ -216,6 +295,7 @@ int machine_to_json(const struct machine *m, struct cJSON *obj) {
     if (!cJSON_AddNumberToObject(obj, "packages", m->packages)) return -1;
     if (!cJSON_AddNumberToObject(obj, "numa_nodes", m->numa_nodes)) return -1;
     if (!cJSON_AddNumberToObject(obj, "cores", m->cores)) return -1;
+    if (!cJSON_AddNumberToObject(obj, "usable_cores", m->usable_cores)) return -1;
     if (!cJSON_AddNumberToObject(obj, "pus", m->pus)) return -1;
     if (!(caches = cJSON_AddObjectToObject(obj, "caches"))) return -1;
     if (!cJSON_AddNumberToObject(caches, "l1d", (double)m->l1d_bytes)) return -1;

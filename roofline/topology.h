@@ -13,6 +13,8 @@ struct cJSON;
 struct machine {
     char cpu_model[128]; /* the package's CPUModel info, or "unknown (hwloc gives none)" */
     int packages, numa_nodes, cores, pus;
+    int usable_cores; /* cores with a PU in the process's CPU affinity at start (taskset, a cgroup's cpuset);
+                         all cores for a synthetic or XML topology */
     size_t l1d_bytes; /* one instance of each data/unified cache level; 0 when the level is absent */
     size_t l2_bytes;
     size_t l3_bytes;
@@ -24,12 +26,16 @@ struct machine {
     unsigned long long memory_bytes;     /* total memory of all NUMA nodes (hwloc) */
     unsigned long long os_memory_bytes;  /* physical memory the OS reports (sysconf); 0 for synthetic */
     bool avx2, fma, avx512f, avx512bf16; /* of the CPU running this process (cpuid) */
-    int threads;                         /* threads the measurements use: one per core */
-    char binding[160];                   /* how the threads are bound, or "not bound" */
+    int threads;                         /* threads the measurements use: one per usable core */
+    char binding[256];                   /* how the threads are bound, or "not bound" */
 };
 
-/* Fills m from the live topology. threads = 0 means one per core; more threads than cores is an error. */
+/* Fills m from the live topology. threads = 0 means one per usable core; more threads than usable cores is an
+ * error. */
 int machine_detect(struct machine *m, int threads, struct fr_err *err);
+
+/* 0 when `threads` (>= 1) fit one per usable core of m; else -1 and the one-line reason in err. */
+int machine_threads_fit(const struct machine *m, int threads, struct fr_err *err);
 
 /* Fills m from an hwloc synthetic description, e.g. "pack:2 numa:1 l3:1(size=32MiB) core:4 pu:2"
  * (hwloc_topology_set_synthetic); the ISA flags still come from the running CPU. threads = 0: all cores. */
@@ -39,11 +45,14 @@ int machine_from_synthetic(struct machine *m, const char *desc, int threads, str
  * the ISA flags still come from the running CPU. threads = 0: all cores. */
 int machine_from_xml(struct machine *m, const char *xml, int threads, struct fr_err *err);
 
-/* Binds OpenMP thread i to core i (its first PU) for m->threads threads, with hwloc_set_cpubind
+/* Binds OpenMP thread i to the i-th usable core (its first PU the process may run on) for m->threads threads,
+ * with hwloc_set_cpubind
  * (HWLOC_CPUBIND_THREAD) inside an OpenMP parallel region, with OpenMP's team sizes made exact; libgomp keeps
  * its pool, so later parallel regions of that size (every kernel and region is passed m->threads) run on the
  * same bound threads. The calling thread
- * is thread 0 and stays bound to core 0. Writes the description to m->binding. */
+ * is thread 0 and stays bound to the first usable core. Usable means in the CPU affinity the process started
+ * with: a run started under `taskset -c 2,3` keeps to PUs 2 and 3 (hwloc_set_cpubind could widen it).
+ * Writes the description to m->binding. */
 int machine_bind_threads(struct machine *m, struct fr_err *err);
 
 /* Adds the machine's fields to obj: cpu, packages, numa_nodes, cores, pus, caches {l1d, l2, l3} in bytes,

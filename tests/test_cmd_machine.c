@@ -2,6 +2,7 @@
  * --format json with tiny test sizes carries the documented keys and passes validation. */
 #include <cJSON.h>
 #include <criterion/criterion.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +21,37 @@ Test(cmd_machine, bad_options_exit_2) {
         cr_expect_eq(r.status, 2, "'%s' exited %d", args, r.status);
         cr_expect(strstr(r.err, "forge-roofline: machine:"), "'%s' stderr: %s", args, r.err);
     }
+}
+
+/* A run started on fewer processors than the machine has (taskset -c N) keeps to them: more threads than it
+ * may use are refused, and its one thread is bound inside its set, not to core 0 (binding with hwloc can
+ * widen a process's mask, which is what it did before). The child inherits this thread's mask. */
+Test(cmd_machine, keeps_to_its_cpu_affinity, .timeout = 120) {
+    cpu_set_t all, one;
+    cr_assert_eq(sched_getaffinity(0, sizeof all, &all), 0);
+    if (CPU_COUNT(&all) < 2) cr_skip_test("one processor: no narrower set to start on");
+    int last = -1;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &all)) last = cpu;
+    CPU_ZERO(&one);
+    CPU_SET(last, &one);
+    cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
+    static struct cli_result r;
+    cli_run(&r, 0, "machine --threads 2 --test-sizes");
+    cr_expect_eq(r.status, 2, "stderr: %s", r.err);
+    cr_expect(strstr(r.err, "may run on 1 of the machine's"), "stderr: %s", r.err);
+    cli_run(&r, 0, "machine --format json --test-sizes");
+    sched_setaffinity(0, sizeof all, &all);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cJSON *j = cJSON_Parse(r.out);
+    cr_assert(j, "not JSON: %s", r.out);
+    cJSON *usable = cJSON_GetObjectItem(j, "usable_cores");
+    cr_expect(cJSON_IsNumber(usable) && usable->valuedouble == 1, "usable_cores missing or not 1");
+    cr_expect_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "setup"), "threads")->valuedouble, 1);
+    char pu[32];
+    snprintf(pu, sizeof pu, "PUs P#%d\"", last);
+    cr_expect(strstr(r.out, pu), "bound outside the set it started on (want %s): %s", pu, r.out);
+    cJSON_Delete(j);
 }
 
 Test(cmd_machine, help_exits_0) {

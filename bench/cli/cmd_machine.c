@@ -124,6 +124,8 @@ static void print_setup(const struct machine_args *a, const struct machine *m) {
     printf("## Topology (hwloc)\n\n| item | value |\n|---|---|\n| CPU | %s |\n", m->cpu_model);
     printf("| packages | %d |\n| NUMA nodes | %d |\n| cores | %d |\n| PUs | %d |\n", m->packages,
            m->numa_nodes, m->cores, m->pus);
+    if (m->usable_cores != m->cores)
+        printf("| cores this process may run on | %d (its CPU affinity at start) |\n", m->usable_cores);
     print_bytes("L1d", m->l1d_bytes, m->l1d_count);
     print_bytes("L2", m->l2_bytes, m->l2_count);
     print_bytes("L3", m->l3_bytes, m->l3_count);
@@ -293,9 +295,8 @@ int cmd_machine(int argc, char **argv) {
     struct machine m;
     struct fr_err err = {{0}};
     if (machine_detect(&m, 0, &err) != 0) return cli_fail("machine: topology: %s", err.msg);
-    if (a.threads > m.cores)
-        return cli_usage_error("machine: --threads %ld: this machine has %d cores (one thread per core)",
-                               a.threads, m.cores);
+    if (machine_threads_fit(&m, (int)a.threads, &err))
+        return cli_usage_error("machine: --threads %ld: %s", a.threads, err.msg);
     if (a.threads) m.threads = (int)a.threads;
     if (machine_bind_threads(&m, &err) != 0) {
         fprintf(stderr, "forge-roofline: machine: threads not bound: %s\n", err.msg);

@@ -205,7 +205,9 @@ int main(int argc, char **argv) {
     if (rc != 0) return rc < 0 ? 0 : rc;
     if (o.n_isa == 0) return fprintf(stderr, "forge-tune: this CPU has no AVX2\n"), 1;
     if (o.threads[0] > m.threads)
-        return fprintf(stderr, "forge-tune: --threads above the %d cores\n", m.threads), 2;
+        return fprintf(stderr, "forge-tune: --threads above the %d cores this process may run on\n",
+                       m.threads),
+               2;
     if (o.profile != KERNEL_PREFETCH_COUNT) kernel_prefetch_force((enum kernel_prefetch)o.profile);
 
     /* the read: 1 GiB, at least 4x the last-level cache as the ceilings' rule asks */
