@@ -590,6 +590,26 @@ static int select_read(struct run_ctx *x, const int *cand, int nc, int rounds, d
     return cand[best];
 }
 
+int ceilings_choose_team_read(const float *a, size_t n, int threads, int rounds, char *desc, size_t len,
+                              struct fr_err *err) {
+    struct run_ctx x = {.threads = threads, .a = a, .n = n, .expected = pattern_sum(n)};
+    int cand[CEILINGS_READ_KERNELS_MAX], nc = read_candidates(cand);
+    double gbs[CEILINGS_READ_KERNELS_MAX] = {0};
+    rounds = rounds < 1 ? 1 : rounds > READ_ROUNDS_MAX ? READ_ROUNDS_MAX : rounds;
+    int k = select_read(&x, cand, nc, rounds, gbs, err);
+    if (k < 0) return -1;
+    __atomic_store_n(&read_chosen, k, __ATOMIC_RELAXED);
+    __atomic_store_n(&read_chosen_isa, (int)kernel_isa_active(), __ATOMIC_RELAXED);
+    int used = snprintf(desc, len, "%s, the fastest by median of the %d that ran in turn for %d rounds (",
+                        read_kernels[k].name, nc, rounds);
+    for (int i = 0; i < nc && used > 0 && (size_t)used < len; i++)
+        used += snprintf(desc + used, len - (size_t)used, "%s%s %.1f", i ? ", " : "",
+                         read_kernels[cand[i]].name, gbs[i]);
+    if (used > 0 && (size_t)used < len)
+        snprintf(desc + used, len - (size_t)used, " GB/s, %d threads)", threads);
+    return 0;
+}
+
 /* DRAM read (the fastest read kernel, chosen by select_read, and the plain loop), copy and triad, all
  * threads then one. */
 static int measure_dram(struct run_ctx *x, const struct plan *p, int threads, struct ceilings *c,

@@ -141,6 +141,13 @@ int ceilings_measure_quant(const struct machine *m, const struct ceilings_opts *
  * alternated with decode steps: with the all-threads read kernel the last ceilings_measure of
  * this process chose for the active ISA (before any: the ISA's prefetching kernel). Returns the sum. */
 double ceilings_read_team(const float *a, size_t n, int threads);
+/* Chooses the all-threads read kernel for ceilings_read_team as ceilings_measure does (the ISA's candidates
+ * in turn over a[0..n) for `rounds` rounds, at most 7, each run validated: a[i] must hold (float)(i & 3), as
+ * the ceilings' DRAM array does; the fastest by median), without measuring any ceiling: a harness that
+ * pairs a kernel with the read then pairs it with the read a full run pairs its steps with. desc names the
+ * choice and each candidate's median GB/s. Returns 0, or -1 with err filled when a read fails validation. */
+int ceilings_choose_team_read(const float *a, size_t n, int threads, int rounds, char *desc, size_t len,
+                              struct fr_err *err);
 /* The same read over n spans (the whole floats of each), their chunks handed out in turn in one parallel
  * region: a read of where a block of the decode step reads. Returns the sum (of whatever the bytes hold). */
 double ceilings_read_team_spans(const struct mem_span *s, int n, int threads);

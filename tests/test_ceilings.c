@@ -39,6 +39,24 @@ Test(ceilings, read_sum_exact) {
     }
 }
 
+/* A harness's read choice (forge-tune's): every candidate validated on the pattern, the choice named with
+ * each candidate's GB/s, and the team read then sums with it; an array that is not the pattern is refused. */
+Test(ceilings, choose_team_read) {
+    const size_t n = 3 * CEILINGS_FOLD_FLOATS + 129;
+    float *a = pattern(n);
+    char desc[384];
+    struct fr_err err = {{0}};
+    cr_assert_eq(ceilings_choose_team_read(a, n, 2, 2, desc, sizeof desc, &err), 0, "%s", err.msg);
+    cr_expect(strstr(desc, "the fastest by median of the") && strstr(desc, "for 2 rounds") &&
+                  strstr(desc, "GB/s, 2 threads)"),
+              "%s", desc);
+    cr_expect_eq(ceilings_read_team(a, n, 2), exact_sum(n));
+    a[n / 2] += 1.0f;
+    cr_expect_neq(ceilings_choose_team_read(a, n, 2, 1, desc, sizeof desc, &err), 0);
+    cr_expect(strstr(err.msg, "validation FAILED"), "%s", err.msg);
+    free(a);
+}
+
 /* The SIMD read and FMA kernels, one test per ISA: skipped with the reason where this machine cannot run
  * them (test_isa_require honours FORGE_ROOFLINE_MAX_ISA as the kernels do). */
 static void simd_kernels_exact(enum kernel_isa isa) {
