@@ -668,6 +668,13 @@ void attention_serial(float *out, const float *q, const void *k_cache, const voi
         attention_single(&a);
 }
 
+int attention_team_syncs(int n_pos, int n_heads, int n_kv_heads, int head_dim) {
+    if (n_pos < 1 || n_heads < 1 || n_kv_heads < 1 || head_dim < 1) return 0;
+    /* the shape is all that attention's choice below looks at */
+    const struct attn_args a = {.n_pos = n_pos, .n_heads = n_heads, .n_kv = n_kv_heads, .head_dim = head_dim};
+    return attn_team_fits(&a) || attn_heads_fit(&a) ? 2 : 1;
+}
+
 void attention(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
                int n_pos, size_t head_stride, int n_heads, int n_kv_heads, int head_dim, float *scratch,
                int threads) {

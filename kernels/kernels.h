@@ -145,6 +145,10 @@ void kv_store(void *dst, enum fr_dtype kvtype, const float *src, int n);
 void attention(float *out, const float *q, const void *k_cache, const void *v_cache, enum fr_dtype kvtype,
                int n_pos, size_t head_stride, int n_heads, int n_kv_heads, int head_dim, float *scratch,
                int threads);
+/* The team barriers (kernel_team_sync) one attention call meets inside a team: 2 where the team shares the
+ * heads or their pieces (one before, one after), 1 where the positions are too few and thread 0 runs it
+ * while the others wait at the one after. The cost model counts them (0 for no call: n_pos < 1). */
+int attention_team_syncs(int n_pos, int n_heads, int n_kv_heads, int head_dim);
 /* The same on the calling thread alone, in or out of any team (roofline/core_speed.c times it on one core
  * at a time while the others wait). */
 void attention_serial(float *out, const float *q, const void *k_cache, const void *v_cache,

@@ -17,8 +17,9 @@
  *   alternates between the logits row and its probabilities row).
  * - exps: one per score (attention), per gate value (swiglu), per logit (sampler chain); the softmax
  *   rescales between position blocks are left out (a lower-order term; the prediction stays a bound).
- * - kernel calls and forks: as model/decode.c makes them (matvec forks when kernels say it opens a team;
- *   each column panel of a layer matrix after the first is one more call).
+ * - kernel calls, forks and team barriers: as model/decode.c makes them (matvec forks when kernels say it
+ *   opens a team; each column panel of a layer matrix after the first is one more call; on the step's
+ *   kernel team each panel's work-share ends at the team's barrier, and attention meets it once or twice).
  * Pinned by tests/test_cost.c to figures computed by hand from Qwen3-0.6B's config and, per level, for a
  * small config. */
 #include "model/cost.h"
@@ -144,7 +145,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     const double n_pos = (double)context + 1;
     struct block_cost b = {0};
     /* per call: the activations' working set, kernel calls, forks, exps, whether it runs on the team */
-    double act_ws = 0, kcalls = 0, forks = 0, exps = 0;
+    double act_ws = 0, kcalls = 0, forks = 0, barriers = 0, exps = 0;
     int parallel = 0, exps_parallel = 0;
     switch (id) {
     case BLOCK_EMBED: /* one row, widened to f32 (a block format's dequantised: d * q, a multiply a weight) */
@@ -233,7 +234,14 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
             forks += 1;
         else
             kcalls += 1;
-        kcalls += block_panels(c, o->weights, id) - 1;
+        /* on a team of two or more each work-share ends at the team's spin barrier, which costs more than a
+         * call (ceilings.h CEILING_BARRIER) */
+        if (parallel && m && m->step_team && m->threads > 1)
+            barriers = id == BLOCK_ATTENTION
+                           ? attention_team_syncs((int)n_pos, c->n_heads, c->n_kv_heads, c->head_dim)
+                           : block_panels(c, o->weights, id);
+        else
+            kcalls += block_panels(c, o->weights, id) - 1;
     }
     const double calls = d->scope == BLOCK_SCOPE_LAYER ? c->n_layers : 1;
     out->id = id;
@@ -251,6 +259,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     out->quant_flops = b.quant_flops * calls;
     out->kernel_calls = kcalls * calls;
     out->forks = forks * calls;
+    out->barriers = barriers * calls;
     out->parallel = parallel && m && m->threads > 1;
     out->sampler_exp = id == BLOCK_SAMPLER;
     out->exps_parallel = exps_parallel;
@@ -277,6 +286,7 @@ static void cost_add(struct block_cost *t, const struct block_cost *b) {
     t->quant_flops += b->quant_flops;
     t->kernel_calls += b->kernel_calls;
     t->forks += b->forks;
+    t->barriers += b->barriers;
 }
 
 void cost_step(const struct qwen3_config *c, const struct cost_opts *o, long context,
@@ -304,6 +314,10 @@ void cost_step_batch(const struct qwen3_config *c, const struct cost_opts *o, lo
 
 void cost_step_batch_on(const struct qwen3_config *c, const struct cost_opts *o, const struct cost_caches *m,
                         long context, int batch, enum sampler_variant sampler, struct step_cost *out) {
+    /* a batched step (B > 1, model/decode_batch.c) runs on no kernel team: its GEMMs and attention calls
+     * open regions of their own (forks), with no team barrier */
+    struct cost_caches off_team;
+    if (m && batch > 1) off_team = *m, off_team.step_team = false, m = &off_team;
     cost_step_on(c, o, m, context, sampler, out);
     const double nb = batch > 0 ? batch : 1;
     memset(&out->total, 0, sizeof out->total);
@@ -322,8 +336,8 @@ void cost_step_batch_on(const struct qwen3_config *c, const struct cost_opts *o,
         for (int l = 0; l < COST_LEVEL_COUNT; l++) b->level_bytes[l] *= nb;
         b->level_bytes[COST_LEVEL_DRAM] -= w * (nb - 1);
         b->exps *= nb;
-        if (nb > 1) b->quant_weights = b->quant_flops = 0;  /* the batch's GEMM dequantises into f32 */
-        if (!shared) b->kernel_calls *= nb, b->forks *= nb; /* one GEMM call for the batch */
+        if (nb > 1) b->quant_weights = b->quant_flops = 0; /* the batch's GEMM dequantises into f32 */
+        if (!shared) b->kernel_calls *= nb, b->forks *= nb, b->barriers *= nb; /* one GEMM call a batch */
         /* a GEMM (B > 1) walks the panels inside each row chunk: no work-share a panel */
         if (shared && nb > 1)
             b->kernel_calls -= (block_panels(c, o->weights, (enum block_id)i) - 1) * b->calls;

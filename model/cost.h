@@ -54,6 +54,8 @@ struct block_cost {
     double exps;         /* exponentials: softmax (attention, sampler), SiLU (swiglu) */
     double kernel_calls; /* kernel calls per step that open no parallel region */
     double forks;        /* kernel calls per step that open an OpenMP parallel region */
+    double barriers;     /* barriers of the step's kernel team met inside its calls per step (a matvec's
+                          * work-share a column panel, attention's syncs); 0 off a team */
     int parallel;        /* runs on the whole team (matvec, attention): all-threads ceilings apply */
     int sampler_exp;     /* its exps are the sampler's own exp (sampler_exp_row), not the kernels' vexp */
     int exps_parallel;   /* its exps run on the whole team (the sampler's softmax): all-threads exp ceiling */

@@ -43,6 +43,7 @@ static const struct {
     [CEILING_SAMPLER_EXP] = {"sampler_exp_gexps", "sampler_exp_1core_gexps", "Gexp/s"},
     [CEILING_Q8_0_DOT] = {"q8_0_gflops", "q8_0_1core_gflops", "GFLOP/s"},
     [CEILING_Q4_0_DOT] = {"q4_0_gflops", "q4_0_1core_gflops", "GFLOP/s"},
+    [CEILING_BARRIER] = {"barrier_mcalls", "barrier_1core_mcalls", "Mcall/s"},
 };
 _Static_assert(sizeof ceiling_keys / sizeof ceiling_keys[0] == CEILING_COUNT, "one key per ceiling");
 
@@ -394,6 +395,28 @@ static void run_fork(void *vctx, long rep) {
     }
 }
 
+/* `passes` barriers of a kernel team (kernels/team.h) in one parallel region of x->threads threads, as the
+ * step's team meets between and inside its kernel calls; each thread counts its own so the caller can check
+ * that every thread passed every barrier. The region's one fork and join are spread over all of them (under
+ * 1 % of a run at the plan's counts). */
+static void run_barrier(void *vctx, long rep) {
+    (void)rep;
+    struct run_ctx *x = vctx;
+    struct kernel_team team;
+    kernel_team_init(&team);
+    float *hits = x->work;
+#pragma omp parallel num_threads(x->threads)
+    {
+        kernel_team_join(&team);
+        float *mine = hits + (size_t)kernel_team_thread() * OVERHEAD_SLOT;
+        for (long p = 0; p < x->passes; p++) {
+            kernel_team_barrier();
+            mine[0] += 1.0f;
+        }
+        kernel_team_leave();
+    }
+}
+
 static void run_sgemm(void *vctx, long rep) {
     (void)rep;
     struct run_ctx *x = vctx;
@@ -508,6 +531,7 @@ struct plan {
     size_t cache_rep_bytes;
     double exp_per_rep;                /* exps each thread computes in one timed run */
     long calls_per_rep, forks_per_rep; /* calls and parallel regions in one timed run */
+    long barriers_per_rep;             /* the team's barriers in one timed run (one region) */
 };
 
 static struct plan plan_for(bool quick) {
@@ -522,7 +546,8 @@ static struct plan plan_for(bool quick) {
                              .cache_rep_bytes = (size_t)16 << 20,
                              .exp_per_rep = 1 << 22,
                              .calls_per_rep = 20000,
-                             .forks_per_rep = 500};
+                             .forks_per_rep = 500,
+                             .barriers_per_rep = 5000};
     return (struct plan){.dram_read = {.warmup = 2, .min_reps = 20, .max_reps = 400, .min_time_s = 0.3},
                          .dram_rw = {.warmup = 1, .min_reps = 10, .max_reps = 200, .min_time_s = 0.2},
                          .cache = {.warmup = 2, .min_reps = 10, .max_reps = 400, .min_time_s = 0.1},
@@ -533,7 +558,8 @@ static struct plan plan_for(bool quick) {
                          .cache_rep_bytes = (size_t)64 << 20,
                          .exp_per_rep = 1 << 23,
                          .calls_per_rep = 50000,
-                         .forks_per_rep = 1000};
+                         .forks_per_rep = 1000,
+                         .barriers_per_rep = 10000};
 }
 
 void ceilings_describe_plan(const struct ceilings_opts *opts, char *buf, size_t len) {
@@ -792,7 +818,28 @@ fail:
     return -1;
 }
 
-/* The two overhead floors as rates (work = calls, scaled so figure_from_stats' 1e9 gives Mcall/s). */
+/* The team barrier's rate over x->threads threads into f, each thread's count checked (buf: their slots). */
+static int measure_barrier(struct run_ctx *x, const struct plan *p, struct ceiling_figure *f, float *buf,
+                           int threads, struct fr_err *err) {
+    memset(buf, 0, (size_t)threads * OVERHEAD_SLOT * sizeof(float));
+    x->passes = p->barriers_per_rep;
+    struct timing_stats st;
+    if (timing_measure(run_barrier, x, &p->peak, &st) != 0)
+        return fr_err_set(err, "team barrier: timing buffer allocation failed");
+    /* counts stay exact in a float up to 2^24: the plan's runs stay far below */
+    double want = (double)x->passes * (double)(st.reps + st.excluded_reps + p->peak.warmup);
+    for (int t = 0; t < x->threads; t++)
+        if ((double)buf[(size_t)t * OVERHEAD_SLOT] != want)
+            return fr_err_set(
+                err, "team barrier: validation FAILED: thread %d passed %.0f barriers, expected %.0f", t,
+                (double)buf[(size_t)t * OVERHEAD_SLOT], want);
+    if (!(st.min_s > 0)) return fr_err_set(err, "team barrier: a run took no measurable time");
+    figure_from_stats(&st, 1e3 * (double)x->passes, f);
+    return 0;
+}
+
+/* The overhead floors as rates: calls, forks, team barriers (work = calls, scaled so figure_from_stats' 1e9
+ * gives Mcall/s). */
 static int measure_overheads(struct run_ctx *x, const struct plan *p, int threads, struct ceilings *c,
                              struct fr_err *err) {
     float *buf = alloc_floats((size_t)threads * OVERHEAD_SLOT);
@@ -821,6 +868,7 @@ static int measure_overheads(struct run_ctx *x, const struct plan *p, int thread
                                 (double)buf[(size_t)t * OVERHEAD_SLOT], want);
         if (!rc && !(st.min_s > 0)) rc = fr_err_set(err, "fork: a run took no measurable time");
         if (!rc) figure_from_stats(&st, 1e3 * (double)x->passes, &(one ? c->one : c->all)[CEILING_FORK]);
+        if (!rc) rc = measure_barrier(x, p, &(one ? c->one : c->all)[CEILING_BARRIER], buf, threads, err);
     }
     x->work = NULL;
     free(buf);

@@ -59,6 +59,10 @@ enum ceiling_kind {
      * products) inside the measured time; on the active ISA's loop (ceilings.quant_loop) */
     CEILING_Q8_0_DOT,
     CEILING_Q4_0_DOT,
+    /* Mcall/s of the kernel team's spin barrier (kernels/team.h), every thread arriving together: 1 / the
+     * floor of each barrier a kernel call meets on the step's team (a matvec panel's work-share, attention's
+     * syncs), where a call opens no region of its own */
+    CEILING_BARRIER,
     CEILING_COUNT
 };
 

@@ -107,16 +107,20 @@ int roofline_predict(const struct roofline_rates *all, const struct roofline_rat
         term(w->quant_weights, r->quant_gweights, 1e9, "block-format matvec (int8 dot)",
              &out->term_s[ROOFLINE_TERM_INT8], err))
         return -1;
-    double call_s = 0, fork_s = 0;
+    double call_s = 0, fork_s = 0, barrier_s = 0;
     if (w->calls > 0 && !(nonneg_finite(r->call_s) && r->call_s > 0))
         return fr_err_set(err, "roof: no measured call floor (%g s)", r->call_s);
     if (w->forks > 0 && !(nonneg_finite(r->fork_s) && r->fork_s > 0))
         return fr_err_set(err, "roof: no measured fork floor (%g s)", r->fork_s);
-    if (!nonneg_finite(w->calls) || !nonneg_finite(w->forks))
-        return fr_err_set(err, "work: calls %g and forks %g must be finite and >= 0", w->calls, w->forks);
+    if (w->barriers > 0 && !(nonneg_finite(r->barrier_s) && r->barrier_s > 0))
+        return fr_err_set(err, "roof: no measured team barrier floor (%g s)", r->barrier_s);
+    if (!nonneg_finite(w->calls) || !nonneg_finite(w->forks) || !nonneg_finite(w->barriers))
+        return fr_err_set(err, "work: calls %g, forks %g and barriers %g must be finite and >= 0", w->calls,
+                          w->forks, w->barriers);
     if (w->calls > 0) call_s = w->calls * r->call_s;
     if (w->forks > 0) fork_s = w->forks * r->fork_s;
-    out->term_s[ROOFLINE_TERM_OVERHEAD] = call_s + fork_s;
+    if (w->barriers > 0) barrier_s = w->barriers * r->barrier_s;
+    out->term_s[ROOFLINE_TERM_OVERHEAD] = call_s + fork_s + barrier_s;
     out->bound = ROOFLINE_TERM_DRAM;
     for (int t = 0; t < ROOFLINE_TERM_COUNT; t++)
         if (out->term_s[t] > out->term_s[out->bound]) out->bound = (enum roofline_term)t;

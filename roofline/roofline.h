@@ -55,11 +55,12 @@ const char *roofline_bound_name(enum roofline_bound b); /* "memory" or "compute"
 
 /* ---- the cache-aware roofline with an exp roof and an overhead floor ----
  * A piece of work reads bytes from each memory level, does FLOPs and exps, and makes kernel calls, some of
- * which open an OpenMP parallel region (forks). Each is served by its own resource with its own measured
- * rate; the predicted time is the largest of the terms (the binding roof), never their sum: the levels,
- * the FMA pipes and the exp's instructions overlap in an out-of-order core with prefetching, so a sum is no
- * bound (a measured point could beat it). A parallel piece of work uses the all-threads rates, a serial one
- * the one-core rates. */
+ * which open an OpenMP parallel region (forks) and some of which meet the step's kernel team at its barrier
+ * (the overhead term: calls, forks and barriers at their measured floors, added). Each is served by its own
+ * resource with its own measured rate; the predicted time is the largest of the terms (the binding roof),
+ * never their sum: the levels, the FMA pipes and the exp's instructions overlap in an out-of-order core with
+ * prefetching, so a sum is no bound (a measured point could beat it). A parallel piece of work uses the
+ * all-threads rates, a serial one the one-core rates. */
 enum roofline_term {
     ROOFLINE_TERM_DRAM,
     ROOFLINE_TERM_L1,
@@ -79,6 +80,7 @@ struct roofline_rates {
     double exp_gexps;         /* the kernels' vector exp (softmax in attention, SiLU) */
     double sampler_exp_gexps; /* the sampler's bit-exact exp (its softmax) */
     double call_s, fork_s;    /* fixed cost of a kernel call without / with a parallel region */
+    double barrier_s;         /* fixed cost of one barrier of the step's kernel team (kernels/team.h) */
     /* G weights/s of the run's block format's matvec (ceilings.h CEILING_Q8_0_DOT / Q4_0_DOT: GFLOP/s at 2
      * a weight, halved), its dequantisation included; NaN where the format's roof was not measured */
     double quant_gweights;
@@ -88,6 +90,7 @@ struct roofline_work {
     double level_bytes[ROOFLINE_LEVELS];
     double flops, exps;
     double calls, forks; /* calls that open no parallel region, calls that do */
+    double barriers;     /* barriers of the step's kernel team met inside those calls */
     bool parallel;       /* runs on the whole team: the all-threads rates apply */
     bool sampler_exp;    /* its exps are the sampler's: sampler_exp_gexps applies instead of exp_gexps */
     bool exps_parallel;  /* its exps (only) run on the whole team: the all-threads exp rate applies to them */

@@ -36,9 +36,11 @@ static int fill(const struct ceiling_figure *f, const char *who, struct roofline
     r->quant_gweights = NAN; /* the run's format's: roofs_set_quant */
     r->exp_gexps = best_or_nan(&f[CEILING_EXP]);
     r->sampler_exp_gexps = best_or_nan(&f[CEILING_SAMPLER_EXP]);
-    double call = best_or_nan(&f[CEILING_CALL]), fork = best_or_nan(&f[CEILING_FORK]);
+    double call = best_or_nan(&f[CEILING_CALL]), fork = best_or_nan(&f[CEILING_FORK]),
+           barrier = best_or_nan(&f[CEILING_BARRIER]);
     r->call_s = 1.0 / (call * 1e6);
     r->fork_s = 1.0 / (fork * 1e6);
+    r->barrier_s = 1.0 / (barrier * 1e6);
     return fallbacks;
 }
 

@@ -230,7 +230,9 @@ Test(cost, sampler_softmax_on_the_team) {
 }
 
 /* On the step's kernel team (model/decode.h decode_runs_team) and on one thread the matvecs and attention
- * open no region: each call is a kernel call, none a fork. */
+ * open no region: each call is a kernel call, none a fork. On the team each of a matvec's panels ends at the
+ * team's barrier, and attention meets it twice where the team shares it, once where thread 0 runs it alone
+ * (one cached position: too few to share); on one thread each panel after the first is one more call. */
 Test(cost, team_step_and_one_thread_fork_nothing) {
     struct qwen3_config c = fixture_qwen3_06b_config();
     struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
@@ -239,19 +241,33 @@ Test(cost, team_step_and_one_thread_fork_nothing) {
         {.bytes = {32768, 1 << 20, 32 << 20}, .threads = 1},
     };
     for (size_t i = 0; i < sizeof machines / sizeof machines[0]; i++) {
+        const double team = i == 0; /* barriers only on the team of two */
         struct block_cost b;
         cost_block_on(&c, &o, &machines[i], BLOCK_QKV_PROJ, 0, SAMPLER_VARIANT_CHAIN, &b);
-        cr_expect(b.forks == 0 && b.kernel_calls == 28, "qkv_proj, machine %zu", i);
-        cost_block_on(&c, &o, &machines[i], BLOCK_O_PROJ, 0, SAMPLER_VARIANT_CHAIN, &b);
-        cr_expect(b.forks == 0 && b.kernel_calls == 2 * 28, "o_proj and its residual add, machine %zu", i);
-        cost_block_on(&c, &o, &machines[i], BLOCK_DOWN_PROJ, 0, SAMPLER_VARIANT_CHAIN, &b);
-        cr_expect(b.forks == 0 && b.kernel_calls == 3 * 28, "down_proj's two panels and its add, machine %zu",
+        cr_expect(b.forks == 0 && b.kernel_calls == 28 && b.barriers == team * 28, "qkv_proj, machine %zu",
                   i);
+        cost_block_on(&c, &o, &machines[i], BLOCK_O_PROJ, 0, SAMPLER_VARIANT_CHAIN, &b);
+        cr_expect(b.forks == 0 && b.kernel_calls == 2 * 28 && b.barriers == team * 28,
+                  "o_proj and its residual add, machine %zu", i);
+        cost_block_on(&c, &o, &machines[i], BLOCK_DOWN_PROJ, 0, SAMPLER_VARIANT_CHAIN, &b);
+        cr_expect(b.forks == 0 && b.kernel_calls == (team ? 2 : 3) * 28 && b.barriers == team * 2 * 28,
+                  "down_proj's two panels and its add, machine %zu", i);
         cost_block_on(&c, &o, &machines[i], BLOCK_ATTENTION, 1024, SAMPLER_VARIANT_CHAIN, &b);
-        cr_expect(b.forks == 0 && b.kernel_calls == 28, "attention, machine %zu", i);
+        cr_expect(b.forks == 0 && b.kernel_calls == 28 && b.barriers == team * 2 * 28,
+                  "attention, machine %zu", i);
+        cost_block_on(&c, &o, &machines[i], BLOCK_ATTENTION, 0, SAMPLER_VARIANT_CHAIN, &b);
+        cr_expect(b.forks == 0 && b.kernel_calls == 28 && b.barriers == team * 28,
+                  "attention on one position, machine %zu", i);
         cost_block_on(&c, &o, &machines[i], BLOCK_LM_HEAD, 0, SAMPLER_VARIANT_CHAIN, &b);
-        cr_expect(b.forks == 0 && b.kernel_calls == 1, "lm_head, machine %zu", i);
+        cr_expect(b.forks == 0 && b.kernel_calls == 1 && b.barriers == team, "lm_head, machine %zu", i);
+        cost_block_on(&c, &o, &machines[i], BLOCK_SWIGLU, 0, SAMPLER_VARIANT_CHAIN, &b);
+        cr_expect(b.barriers == 0, "swiglu runs on thread 0, machine %zu", i);
     }
+    /* a batched step runs on no team: its parallel calls fork, and meet no team barrier */
+    struct step_cost s;
+    cost_step_batch_on(&c, &o, &machines[0], 0, 4, SAMPLER_VARIANT_CHAIN, &s);
+    cr_expect(s.blocks[BLOCK_QKV_PROJ].forks == 28 && s.blocks[BLOCK_QKV_PROJ].barriers == 0);
+    cr_expect(s.total.barriers == 0);
 }
 
 /* A batched step reads the matrices once and everything per token B times: the bf16 weights of a step

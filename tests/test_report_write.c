@@ -343,8 +343,8 @@ Test(report_write, markdown_setup_names_core_speed) {
 }
 
 /* A block that streams from DRAM shows its paired read and its share of it, and the read of its own bytes
- * and its share of that; a block to fix whose own paired
- * read it nearly reaches says so, since then the roof, not the kernel, is what moved. */
+ * and its share of that; a block to fix that runs as fast as a read of its own bytes says its loop is not
+ * what holds it. */
 Test(report_write, markdown_blocks_against_their_paired_read) {
     struct run_report *r = fixture();
     struct report_block *q = &r->blocks[BLOCK_QKV_PROJ];
@@ -362,6 +362,15 @@ Test(report_write, markdown_blocks_against_their_paired_read) {
     cr_expect(strstr(md, "`qkv_proj` takes") &&
                   strstr(md, "at 45 % of its memory roof (93 % of the read paired with it, 87 % of a read of "
                              "its own bytes)."),
+              "%s", md);
+    cr_expect(!strstr(md, "as fast as a read of its own bytes"), "87 %% of its own bytes' read: %s", md);
+    free(md);
+    tu_rm_flat(dir);
+    q->own_read_efficiency = 0.95; /* as fast as its own bytes come: the loop is not what holds it */
+    md = write_report_md(r, dir, sizeof dir);
+    cr_expect(strstr(md, "95 % of a read of its own bytes). It runs as fast as a read of its own bytes: what "
+                         "holds it is how those bytes are fetched (how few, from how many places), not its "
+                         "loop.") != NULL,
               "%s", md);
     free(md);
     tu_rm_flat(dir);

@@ -3,10 +3,10 @@
  * sampler sweep, then the report under results/<host>-<UTC stamp>/ (written under a temporary name, renamed
  * when complete). Predictions come last, once every read of the run is known: the predicted time of a block
  * is the largest of its terms (roofline/roofline.h: bytes per memory level over that level's read ceiling,
- * FLOPs over peak FMA, exps over the exp throughput, calls and forks times their fixed costs), with the
- * per-level split of model/cost.h for this machine's caches; a step's is the sum of its blocks' (they run
- * one after another). The DRAM read roof is the best read observed anywhere in the run. Efficiency =
- * predicted / measured. */
+ * FLOPs over peak FMA, exps over the exp throughput, calls, forks and team barriers times their fixed costs),
+ * with the per-level split of model/cost.h for this machine's caches; a step's is the sum of its blocks'
+ * (they run one after another). The DRAM read roof is the best read observed anywhere in the run. Efficiency
+ * = predicted / measured. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -579,6 +579,7 @@ static int predict_one(const struct run *r, const struct block_cost *c, struct r
                               .exps = c->exps,
                               .calls = c->kernel_calls,
                               .forks = c->forks,
+                              .barriers = c->barriers,
                               .parallel = c->parallel != 0,
                               .sampler_exp = c->sampler_exp != 0,
                               .exps_parallel = c->exps_parallel != 0};
@@ -655,7 +656,7 @@ static int predict_all(struct run *r) {
         snprintf(o->second_bound, sizeof o->second_bound, "%s",
                  p.second_s > 0 ? roofline_term_name(p.second) : "");
         for (int l = 0; l < 4; l++) o->level_bytes[l] = c->level_bytes[l];
-        o->exps = c->exps, o->kernel_calls = c->kernel_calls, o->forks = c->forks;
+        o->exps = c->exps, o->kernel_calls = c->kernel_calls, o->forks = c->forks, o->barriers = c->barriers;
         o->overhead_bound = o->floor_s > 0 && o->measured.median_s <= ROOFLINE_OVERHEAD_FACTOR * o->floor_s;
         snprintf(o->bound, sizeof o->bound, "%s",
                  roofline_term_name(o->overhead_bound ? ROOFLINE_TERM_OVERHEAD : p.bound));

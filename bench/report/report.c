@@ -32,7 +32,7 @@ void report_init(struct run_report *r) {
         struct report_block *b = &r->blocks[i];
         b->flops = b->bytes = b->predicted_s = b->efficiency = NAN;
         for (int l = 0; l < 4; l++) b->level_bytes[l] = NAN;
-        b->exps = b->kernel_calls = b->forks = b->floor_s = b->levels_sum_s = b->second_s = NAN;
+        b->exps = b->kernel_calls = b->forks = b->barriers = b->floor_s = b->levels_sum_s = b->second_s = NAN;
         stats_init(&b->measured);
         for (int e = 0; e < REPORT_MAX_EVENTS; e++) b->counters[e] = b->counters_max[e] = NAN;
         b->utilization = b->measured_all_s = b->ipc = b->dram_bytes_counted = b->steal_s = NAN;
@@ -308,6 +308,7 @@ static const struct report_field block_fields[] = {
     F_NUM_OPT(B, "exps", REPORT_F_DOUBLE, exps),
     F_NUM_OPT(B, "kernel_calls", REPORT_F_DOUBLE, kernel_calls),
     F_NUM_OPT(B, "forks", REPORT_F_DOUBLE, forks),
+    F_NUM_OPT(B, "team_barriers", REPORT_F_DOUBLE, barriers),
     F_NUM_OPT(B, "overhead_floor_s", REPORT_F_DOUBLE, floor_s),
     F_NUM_OPT(B, "predicted_levels_sum_s", REPORT_F_DOUBLE, levels_sum_s),
     F_NUM_OPT(B, "overhead_bound", REPORT_F_BOOL, overhead_bound),

@@ -126,11 +126,12 @@ struct report_block {
     bool above_roof;                    /* measured faster than the roof allows: an accounting error */
     double counters[REPORT_MAX_EVENTS]; /* per step, indexed like run_report.counters.events; NaN = none */
     /* The cache-aware roofline (model/cost.h, roofline/roofline.h): bytes per level (DRAM, L1, L2, L3),
-     * exps, kernel calls without and with a parallel region, the overhead floor (calls x their fixed costs),
+     * exps, kernel calls without and with a parallel region, the step team's barriers inside them, the
+     * overhead floor (calls, forks and barriers x their fixed costs),
      * the memory terms summed (the non-overlapping alternative, for comparison), and whether the block
      * measured within ROOFLINE_OVERHEAD_FACTOR of its floor (bound "overhead"). */
     double level_bytes[4];
-    double exps, kernel_calls, forks;
+    double exps, kernel_calls, forks, barriers;
     double floor_s, levels_sum_s;
     bool overhead_bound;
     /* The largest term after the binding one (roofline_prediction second, second_s): its name ("" when every

@@ -68,8 +68,12 @@ void report_write_roofs(FILE *f, const struct run_report *r) {
                      " (%s %% of the read paired with it, %s %% of a read of its own bytes)", pe, oe);
         else if (isfinite(b->paired_efficiency))
             snprintf(reads, sizeof reads, " (%s %% of the read paired with it)", pe);
-        fprintf(f, "- **Block to fix:** `%s` takes %s %% of the step at %s %% of its %s roof%s.\n", b->name,
-                sh, ef, b->bound[0] ? b->bound : "n/a", reads);
+        fprintf(f, "- **Block to fix:** `%s` takes %s %% of the step at %s %% of its %s roof%s.%s\n", b->name,
+                sh, ef, b->bound[0] ? b->bound : "n/a", reads,
+                b->own_read_efficiency >= REPORT_OWN_READ_MATCH
+                    ? " It runs as fast as a read of its own bytes: what holds it is how those bytes are "
+                      "fetched (how few, from how many places), not its loop."
+                    : "");
         n_fix++;
     }
     if (n_fix == 0)
@@ -78,21 +82,23 @@ void report_write_roofs(FILE *f, const struct run_report *r) {
         const struct report_block *b = &r->blocks[i];
         if (!b->overhead_bound) continue;
         double n = b->kernel_calls + b->forks, per = report_ratio(n, (double)b->calls);
-        char fl[REPORT_FMT_LEN], save[REPORT_FMT_LEN];
+        char fl[REPORT_FMT_LEN], save[REPORT_FMT_LEN], nb[REPORT_FMT_LEN];
         report_fmt_md(b->floor_s, 1e6, 2, fl);
+        report_fmt_md(b->barriers, 1, 0, nb); /* n/a in a run.json written before barriers were counted */
         if (per > 1) {
             report_fmt_md(b->floor_s * (1 - 1 / per), 1e6, 2, save);
-            fprintf(
-                f,
-                "- `%s` is overhead-bound: %.0f kernel calls and %.0f forks per step cost at least %s µs; "
-                "one call per %s instead of %.0f would save up to %s µs per step.\n",
-                b->name, b->kernel_calls, b->forks, fl, b->calls > 1 ? "layer" : "step", per, save);
+            fprintf(f,
+                    "- `%s` is overhead-bound: %.0f kernel calls, %.0f forks and %s team barriers per step "
+                    "cost at "
+                    "least %s µs; one call per %s instead of %.0f would save up to %s µs per step.\n",
+                    b->name, b->kernel_calls, b->forks, nb, fl, b->calls > 1 ? "layer" : "step", per, save);
         } else {
             fprintf(
                 f,
-                "- `%s` is overhead-bound: %.0f kernel calls and %.0f forks per step cost at least %s µs; "
-                "fusing it into a neighbouring block's call would save up to %s µs per step.\n",
-                b->name, b->kernel_calls, b->forks, fl, fl);
+                "- `%s` is overhead-bound: %.0f kernel calls, %.0f forks and %s team barriers per step cost "
+                "at "
+                "least %s µs; fusing it into a neighbouring block's call would save up to %s µs per step.\n",
+                b->name, b->kernel_calls, b->forks, nb, fl, fl);
         }
     }
     for (int i = 0; i < r->n_blocks; i++) write_cobound(f, r, &r->blocks[i]);

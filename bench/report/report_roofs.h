@@ -11,6 +11,10 @@
  * REPORT_FIX_SHARE of the step and runs under REPORT_FIX_EFFICIENCY of its roof (or above it). */
 #define REPORT_FIX_SHARE      0.01
 #define REPORT_FIX_EFFICIENCY 0.5
+/* A block to fix that reaches this share of a read of its own bytes runs as fast as they can be fetched:
+ * the report says its loop is not what holds it (e.g. attention at a short context, a few KiB from each KV
+ * head, bound by the memory's latency, which no bandwidth roof models). */
+#define REPORT_OWN_READ_MATCH 0.9
 void report_write_roofs(FILE *f, const struct run_report *r);
 bool report_block_to_fix(const struct run_report *r, const struct report_block *b);
 /* The share of the headline step a block takes: its time inside that step, else its time alone over the sum
