@@ -93,8 +93,12 @@ Test(roofline, split_prediction_by_hand) {
 }
 
 /* ---- the cache-aware prediction: rates chosen so every term is a round number ---- */
-static const struct roofline_rates rates_all = {
-    .level_gbs = {20, 400, 200, 100}, .peak_gflops = 200, .exp_gexps = 10, .call_s = 1e-7, .fork_s = 1e-6};
+static const struct roofline_rates rates_all = {.level_gbs = {20, 400, 200, 100},
+                                                .peak_gflops = 200,
+                                                .exp_gexps = 10,
+                                                .call_s = 1e-7,
+                                                .fork_s = 1e-6,
+                                                .barrier_s = 2.5e-7};
 static const struct roofline_rates rates_one = {
     .level_gbs = {10, 200, 100, 50}, .peak_gflops = 100, .exp_gexps = 5, .call_s = 1e-7, .fork_s = 5e-7};
 
@@ -131,6 +135,11 @@ Test(roofline, predict_terms_and_bound) {
     cr_expect_float_eq(p.term_s[ROOFLINE_TERM_EXP], 5e-7, 1e-18);
     cr_expect_float_eq(p.term_s[ROOFLINE_TERM_L1], 1e-8, 1e-20);
     cr_expect_eq(p.bound, ROOFLINE_TERM_EXP);
+    /* on the step's team: 1 call x 100 ns + 4 team barriers x 250 ns = 1.1 us, above 4 KB at L1 400 GB/s */
+    struct roofline_work team = {.level_bytes = {0, 4000, 0, 0}, .calls = 1, .barriers = 4, .parallel = true};
+    cr_assert_eq(roofline_predict(&rates_all, &rates_one, &team, &p, &err), 0, "%s", err.msg);
+    cr_expect_float_eq(p.term_s[ROOFLINE_TERM_OVERHEAD], 1.1e-6, 1e-18);
+    cr_expect_eq(p.bound, ROOFLINE_TERM_OVERHEAD);
     /* a tiny call: the floor binds */
     struct roofline_work tiny = {.level_bytes = {0, 64, 0, 0}, .calls = 1};
     cr_assert_eq(roofline_predict(&rates_all, &rates_one, &tiny, &p, &err), 0);
@@ -159,4 +168,10 @@ Test(roofline, predict_refuses_a_missing_rate) {
     cr_expect(strstr(err.msg, "exp") != NULL, "%s", err.msg);
     struct roofline_work none = {0};
     cr_expect_neq(roofline_predict(&rates_all, &rates_one, &none, &p, &err), 0);
+    /* team barriers without a measured barrier floor (a run.json of before the ceiling) */
+    struct roofline_work team = {.level_bytes = {0, 64, 0, 0}, .barriers = 2, .parallel = true};
+    struct roofline_rates no_barrier = rates_all;
+    no_barrier.barrier_s = NAN;
+    cr_expect_neq(roofline_predict(&no_barrier, &rates_one, &team, &p, &err), 0);
+    cr_expect(strstr(err.msg, "team barrier") != NULL, "%s", err.msg);
 }
