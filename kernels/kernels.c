@@ -228,7 +228,10 @@ static const struct quant_ops *quant_ops_active(void) {
 }
 
 const char *kernel_quant_describe(void) {
-    return quant_ops_active()->name;
+    const struct quant_ops *ops = quant_ops_active();
+    if (ops == &quant_ops_avx512 && kernel_prefetch_active() == KERNEL_PREFETCH_L2)
+        return "AVX-512 VNNI (vpdpbusd), two row groups side by side";
+    return ops->name;
 }
 
 /* y[r] (+)= W[r] . x for `rows` rows of a block format from w (cols weights a row) against a's blocks from

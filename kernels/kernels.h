@@ -44,7 +44,8 @@ const char *kernel_prefetch_describe(void);
  * (and, with AVX-512 active, that it runs AVX2's loop); "" otherwise. */
 const char *kernel_matvec_describe(void);
 /* Which loops the Q8_0 / Q4_0 matvec runs on the active ISA (kernels/quant.h): "AVX-512 VNNI (vpdpbusd)",
- * "AVX2 (vpmaddubsw)" (also AVX-512 CPUs without VNNI) or "scalar". */
+ * with ", two row groups side by side" on the L2 prefetch profile, "AVX2 (vpmaddubsw)" (also AVX-512 CPUs
+ * without VNNI) or "scalar". */
 const char *kernel_quant_describe(void);
 /* A Q8_0 / Q4_0 matvec (rows x cols, cols whole blocks) on the calling thread alone, whatever team it is
  * in, `passes` times over: x quantised once, then every row through the active ISA's block loop on each

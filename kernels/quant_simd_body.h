@@ -10,6 +10,7 @@
  * (their codes, scales and offsets). */
 #include <immintrin.h>
 
+#include "kernels/kernels.h"
 #include "kernels/quant.h"
 #include "kernels/quant_ops.h"
 
@@ -62,16 +63,36 @@ static inline __m256 qv_f16_broadcast(const uint16_t *d) {
 
 /* A block matrix in memory order (kernels/quant.h): the grouped rows one group at a time (the ISA's
  * GROUP), then the rows past the last whole group (ROWS). w starts on a group, and those rows are the
- * matrix's last (kernels/quant_ops.h). */
-#define QV_MATVEC(NAME, BLOCK, GROUP, ROWS)                                                                  \
+ * matrix's last (kernels/quant_ops.h). Where the ISA has a pair loop (QV_GROUP_PAIRS) and the CPU streams
+ * faster from two places a core (kernel_prefetch_active's L2 profile, as the bf16 pair loop), group i goes
+ * beside group i + G/2 of the chunk's G groups, the last of an odd G alone. */
+#ifdef QV_GROUP_PAIRS
+#define QV_PAIRS_ON() (kernel_prefetch_active() == KERNEL_PREFETCH_L2)
+#define QV_PAIRS(PAIR, GB, nb, g, y, xq, a, blk0, add, G)                                                    \
+    for (int p_ = 0; p_ < (G) / 2; p_++)                                                                     \
+    PAIR(y + p_ * QUANT_GROUP_ROWS, g + (size_t)p_ * (GB), y + (p_ + (G) / 2) * QUANT_GROUP_ROWS,            \
+         g + (size_t)(p_ + (G) / 2) * (GB), xq, a->d + blk0, a->c4 + blk0, nb, add)
+#else
+#define QV_PAIRS_ON()                                     0
+#define QV_PAIRS(PAIR, GB, nb, g, y, xq, a, blk0, add, G) (void)0
+#endif
+#define QV_MATVEC(NAME, BLOCK, GROUP, PAIR, ROWS)                                                            \
     static void NAME(float *y, const struct BLOCK *w, const struct quant_act *a, int blk0, int rows, int nb, \
                      int add) {                                                                              \
-        const int grouped = rows - rows % QUANT_GROUP_ROWS;                                                  \
-        const struct BLOCK *g = w;                                                                           \
-        for (int r = 0; r < grouped; r += QUANT_GROUP_ROWS, g += (size_t)nb * QUANT_GROUP_ROWS)              \
-            GROUP(y + r, (const unsigned char *)(const void *)g, a->qs + (size_t)blk0 * QUANT_BLOCK,         \
-                  a->d + blk0, a->c4 + blk0, nb, add);                                                       \
-        if (grouped < rows) ROWS(y + grouped, g, a, blk0, rows - grouped, nb, add);                          \
+        const int grouped = rows - rows % QUANT_GROUP_ROWS, G = grouped / QUANT_GROUP_ROWS;                  \
+        const size_t gb = sizeof(struct BLOCK) * (size_t)nb * QUANT_GROUP_ROWS;                              \
+        const unsigned char *g = (const unsigned char *)(const void *)w;                                     \
+        const int8_t *xq = a->qs + (size_t)blk0 * QUANT_BLOCK;                                               \
+        int i = 0;                                                                                           \
+        if (QV_PAIRS_ON()) {                                                                                 \
+            QV_PAIRS(PAIR, gb, nb, g, y, xq, a, blk0, add, G);                                               \
+            i = G - G % 2;                                                                                   \
+        }                                                                                                    \
+        for (; i < G; i++)                                                                                   \
+            GROUP(y + i * QUANT_GROUP_ROWS, g + (size_t)i * gb, xq, a->d + blk0, a->c4 + blk0, nb, add);     \
+        if (grouped < rows)                                                                                  \
+            ROWS(y + grouped, (const struct BLOCK *)(const void *)(g + (size_t)G * gb), a, blk0,             \
+                 rows - grouped, nb, add);                                                                   \
     }
 
 /* x's blocks as act_block (quant.c) quantises them, 8 floats a vector: max|x| over the block (max is exact in
@@ -109,5 +130,5 @@ static void qv_act_blocks(int8_t *qs, float *d, int32_t *c4, const float *x, int
 
 QV_ROWS(qv_rows_q8_0, quant_block_q8_0, qv_dot_q8_0)
 QV_ROWS(qv_rows_q4_0, quant_block_q4_0, qv_dot_q4_0)
-QV_MATVEC(qv_matvec_q8_0, quant_block_q8_0, qv_group_matvec_q8_0, qv_rows_q8_0)
-QV_MATVEC(qv_matvec_q4_0, quant_block_q4_0, qv_group_matvec_q4_0, qv_rows_q4_0)
+QV_MATVEC(qv_matvec_q8_0, quant_block_q8_0, qv_group_matvec_q8_0, qv_group_pair_matvec_q8_0, qv_rows_q8_0)
+QV_MATVEC(qv_matvec_q4_0, quant_block_q4_0, qv_group_matvec_q4_0, qv_group_pair_matvec_q4_0, qv_rows_q4_0)

@@ -246,27 +246,31 @@ Test(quant, q4_0_matvec_every_isa) {
 }
 
 /* The loop tables themselves, where the CPU runs them: the VNNI loops and the AVX2 loops that AVX-512
- * CPUs without VNNI run, on the same quantised x, against the scalar table (exact integer sums). */
+ * CPUs without VNNI run, on the same quantised x, against the scalar table (exact integer sums); the VNNI
+ * loops on both prefetch profiles (on the L2 profile two row groups go side by side, the last of an odd
+ * count alone), whichever this CPU would pick. */
 Test(quant, loop_tables_agree) {
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx2")) cr_skip_test("no AVX2: the SIMD loop tables are not tested here");
     struct test_rng rng = {9};
-    enum { R = 45, C = 1056 };
+    enum { R = 61, C = 1056 };
     float *wf = test_alloc((size_t)R * C * sizeof *wf), x[C], y[R], ref[R];
     double tol[R];
     unsigned char *w = test_alloc(fr_dtype_bytes(FR_DTYPE_Q8_0, (size_t)R * C));
     test_fill(&rng, wf, (size_t)R * C, -1.0f, 1.0f);
     test_fill(&rng, x, C, -1.0f, 1.0f);
     const struct quant_act *a = quant_act_quantize(x, C);
-    const struct quant_ops *tables[] = {&quant_ops_avx2, &quant_ops_avx512};
-    float y_table[2][R];
-    int n_tables = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl") ? 2 : 1;
+    /* AVX2's table, then AVX-512's on each prefetch profile */
+    const struct quant_ops *tables[] = {&quant_ops_avx2, &quant_ops_avx512, &quant_ops_avx512};
+    const int profile[] = {KERNEL_PREFETCH_COUNT, KERNEL_PREFETCH_L1, KERNEL_PREFETCH_L2};
+    float y_table[3][R];
+    int n_tables = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl") ? 3 : 1;
     if (n_tables == 1) cr_log_warn("AVX-512 VNNI loops not tested here: this CPU lacks AVX512_VNNI");
     for (int t = FR_DTYPE_Q8_0; t <= FR_DTYPE_Q4_0; t++) {
         quant_quantize_row(w, (enum fr_dtype)t, wf, (size_t)R * C);
         float *wdq = test_alloc((size_t)R * C * sizeof *wdq);
         quant_dequantize_row(wdq, (enum fr_dtype)t, w, (size_t)R * C);
-        quant_matrix_pack(w, (enum fr_dtype)t, R, C); /* 2 row groups and 13 rows after them */
+        quant_matrix_pack(w, (enum fr_dtype)t, R, C); /* 3 row groups and 13 rows after them */
         qm_tol_ref(tol, wdq, x, R, C);
         free(wdq);
         if (t == FR_DTYPE_Q8_0)
@@ -274,25 +278,45 @@ Test(quant, loop_tables_agree) {
         else
             quant_ops_scalar.matvec_q4_0(ref, (const void *)w, a, 0, R, C / 32, 0);
         for (int k = 0; k < n_tables; k++) {
+            kernel_prefetch_force((enum kernel_prefetch)profile[k]);
             /* add = 1 onto ones: the add path too */
             for (int r = 0; r < R; r++) y[r] = 1.0f;
             if (t == FR_DTYPE_Q8_0)
                 tables[k]->matvec_q8_0(y, (const void *)w, a, 0, R, C / 32, 1);
             else
                 tables[k]->matvec_q4_0(y, (const void *)w, a, 0, R, C / 32, 1);
+            kernel_prefetch_force(KERNEL_PREFETCH_COUNT);
             for (int r = 0; r < R; r++) y[r] -= 1.0f;
             memcpy(y_table[k], y, sizeof y);
             char what[96];
-            snprintf(what, sizeof what, "%s %s vs scalar", fr_dtype_name(t), tables[k]->name);
+            snprintf(what, sizeof what, "%s %s (profile %d) vs scalar", fr_dtype_name(t), tables[k]->name,
+                     profile[k]);
             cr_expect(test_close(what, y, ref, R, 1e-6, 0.0, tol), "%s", what);
         }
         /* the same integer sums, scaled and added in the same order: the same bits (AVX-512's Q4_0 groups
-         * carry 16 times their sums until a final exact 1/16) */
-        if (n_tables == 2)
-            cr_expect_eq(memcmp(y_table[0], y_table[1], sizeof y_table[0]), 0,
-                         "%s: AVX2 and VNNI bits differ", fr_dtype_name(t));
+         * carry 16 times their sums until a final exact 1/16), one group at a time or two side by side */
+        for (int k = 1; k < n_tables; k++)
+            cr_expect_eq(memcmp(y_table[0], y_table[k], sizeof y_table[0]), 0,
+                         "%s: AVX2 and VNNI (profile %d) bits differ", fr_dtype_name(t), profile[k]);
     }
     free(wf), free(w);
+}
+
+/* The loop the report and the roof notes name: AVX-512's pair loop only on the L2 profile, AVX2's never. */
+Test(quant, describe_names_the_pair_loop) {
+    __builtin_cpu_init();
+    if (kernel_isa_force(KERNEL_ISA_AVX2) == 0) {
+        kernel_prefetch_force(KERNEL_PREFETCH_L2);
+        cr_expect_str_eq(kernel_quant_describe(), "AVX2 (vpmaddubsw)");
+    }
+    if (__builtin_cpu_supports("avx512vnni") && kernel_isa_force(KERNEL_ISA_AVX512) == 0) {
+        kernel_prefetch_force(KERNEL_PREFETCH_L1);
+        cr_expect_str_eq(kernel_quant_describe(), "AVX-512 VNNI (vpdpbusd)");
+        kernel_prefetch_force(KERNEL_PREFETCH_L2);
+        cr_expect_str_eq(kernel_quant_describe(), "AVX-512 VNNI (vpdpbusd), two row groups side by side");
+    }
+    kernel_isa_force(KERNEL_ISA_COUNT);
+    kernel_prefetch_force(KERNEL_PREFETCH_COUNT);
 }
 
 /* The SIMD tables' x quantisation against the plain loop, bit for bit: random blocks of several magnitudes,
