@@ -227,11 +227,14 @@ static const struct quant_ops *quant_ops_active(void) {
     }
 }
 
+/* Whether the block matvec takes its row groups two at a time: on the L2 profile, where the ISA has it. */
+static bool quant_pairs(const struct quant_ops *ops) {
+    return ops->pairs_name && kernel_prefetch_active() == KERNEL_PREFETCH_L2;
+}
+
 const char *kernel_quant_describe(void) {
     const struct quant_ops *ops = quant_ops_active();
-    if (ops == &quant_ops_avx512 && kernel_prefetch_active() == KERNEL_PREFETCH_L2)
-        return "AVX-512 VNNI (vpdpbusd), two row groups side by side";
-    return ops->name;
+    return quant_pairs(ops) ? ops->pairs_name : ops->name;
 }
 
 /* y[r] (+)= W[r] . x for `rows` rows of a block format from w (cols weights a row) against a's blocks from
@@ -239,10 +242,11 @@ const char *kernel_quant_describe(void) {
 static void quant_rows(float *y, const void *w, enum fr_dtype t, const struct quant_act *a, int blk0,
                        int rows, int cols, int add) {
     const struct quant_ops *ops = quant_ops_active();
+    const bool pairs = quant_pairs(ops);
     if (t == FR_DTYPE_Q8_0)
-        ops->matvec_q8_0(y, w, a, blk0, rows, cols / QUANT_BLOCK, add);
+        (pairs ? ops->matvec_q8_0_pairs : ops->matvec_q8_0)(y, w, a, blk0, rows, cols / QUANT_BLOCK, add);
     else
-        ops->matvec_q4_0(y, w, a, blk0, rows, cols / QUANT_BLOCK, add);
+        (pairs ? ops->matvec_q4_0_pairs : ops->matvec_q4_0)(y, w, a, blk0, rows, cols / QUANT_BLOCK, add);
 }
 
 void matvec_quant_thread(float *y, const void *w, enum fr_dtype t, const float *x, int rows, int cols,

@@ -121,5 +121,9 @@ QV_GROUP_LOOPS(q8_0, QUANT_Q8_0_GROUP_BYTES, 1.0f)
 
 const struct quant_ops quant_ops_avx512 = {.matvec_q8_0 = qv_matvec_q8_0,
                                            .matvec_q4_0 = qv_matvec_q4_0,
+                                           .matvec_q8_0_pairs = qv_matvec_q8_0_pairs,
+                                           .matvec_q4_0_pairs = qv_matvec_q4_0_pairs,
                                            .act_blocks = qv_act_blocks,
-                                           .name = "AVX-512 VNNI (vpdpbusd)"};
+                                           .name = "AVX-512 VNNI (vpdpbusd)",
+                                           .pairs_name =
+                                               "AVX-512 VNNI (vpdpbusd), two row groups side by side"};

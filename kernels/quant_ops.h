@@ -19,9 +19,16 @@ struct quant_ops {
                         int rows, int nb, int add);
     void (*matvec_q4_0)(float *y, const struct quant_block_q4_0 *w, const struct quant_act *a, int blk0,
                         int rows, int nb, int add);
+    /* The same, the chunk's row groups two at a time side by side (two streams a core), the same bits;
+     * NULL where the ISA has no such loop. kernels.c takes them on the L2 prefetch profile (Zen 5), where
+     * a core streams faster from two places (docs/tuning/quant-matvec.md). */
+    void (*matvec_q8_0_pairs)(float *y, const struct quant_block_q8_0 *w, const struct quant_act *a, int blk0,
+                              int rows, int nb, int add);
+    void (*matvec_q4_0_pairs)(float *y, const struct quant_block_q4_0 *w, const struct quant_act *a, int blk0,
+                              int rows, int nb, int add);
     /* x's nb blocks quantised (kernels/quant.h's quant_act_quantize_by), bit for bit as the plain loop */
     void (*act_blocks)(int8_t *qs, float *d, int32_t *c4, const float *x, int nb);
-    const char *name;
+    const char *name, *pairs_name; /* the loops, for kernel_quant_describe (pairs_name NULL: none) */
 };
 
 extern const struct quant_ops quant_ops_scalar;

@@ -10,7 +10,6 @@
  * (their codes, scales and offsets). */
 #include <immintrin.h>
 
-#include "kernels/kernels.h"
 #include "kernels/quant.h"
 #include "kernels/quant_ops.h"
 
@@ -63,37 +62,34 @@ static inline __m256 qv_f16_broadcast(const uint16_t *d) {
 
 /* A block matrix in memory order (kernels/quant.h): the grouped rows one group at a time (the ISA's
  * GROUP), then the rows past the last whole group (ROWS). w starts on a group, and those rows are the
- * matrix's last (kernels/quant_ops.h). Where the ISA has a pair loop (QV_GROUP_PAIRS) and the CPU streams
- * faster from two places a core (kernel_prefetch_active's L2 profile, as the bf16 pair loop), group i goes
- * beside group i + G/2 of the chunk's G groups, the last of an odd G alone. */
-#ifdef QV_GROUP_PAIRS
-#define QV_PAIRS_ON() (kernel_prefetch_active() == KERNEL_PREFETCH_L2)
-#define QV_PAIRS(PAIR, GB, nb, g, y, xq, a, blk0, add, G)                                                    \
-    for (int p_ = 0; p_ < (G) / 2; p_++)                                                                     \
-    PAIR(y + p_ * QUANT_GROUP_ROWS, g + (size_t)p_ * (GB), y + (p_ + (G) / 2) * QUANT_GROUP_ROWS,            \
-         g + (size_t)(p_ + (G) / 2) * (GB), xq, a->d + blk0, a->c4 + blk0, nb, add)
-#else
-#define QV_PAIRS_ON()                                     0
-#define QV_PAIRS(PAIR, GB, nb, g, y, xq, a, blk0, add, G) (void)0
-#endif
-#define QV_MATVEC(NAME, BLOCK, GROUP, PAIR, ROWS)                                                            \
-    static void NAME(float *y, const struct BLOCK *w, const struct quant_act *a, int blk0, int rows, int nb, \
-                     int add) {                                                                              \
+ * matrix's last (kernels/quant_ops.h). QV_MATVEC_PAIRS first takes the chunk's G groups two at a time
+ * (the ISA's PAIR: group i beside group i + G/2, two streams a core), the last of an odd G alone. */
+#define QV_MATVEC_BODY(BLOCK, GROUP, ROWS, PAIR_LOOP)                                                        \
+    {                                                                                                        \
         const int grouped = rows - rows % QUANT_GROUP_ROWS, G = grouped / QUANT_GROUP_ROWS;                  \
         const size_t gb = sizeof(struct BLOCK) * (size_t)nb * QUANT_GROUP_ROWS;                              \
         const unsigned char *g = (const unsigned char *)(const void *)w;                                     \
         const int8_t *xq = a->qs + (size_t)blk0 * QUANT_BLOCK;                                               \
         int i = 0;                                                                                           \
-        if (QV_PAIRS_ON()) {                                                                                 \
-            QV_PAIRS(PAIR, gb, nb, g, y, xq, a, blk0, add, G);                                               \
-            i = G - G % 2;                                                                                   \
-        }                                                                                                    \
+        PAIR_LOOP;                                                                                           \
         for (; i < G; i++)                                                                                   \
             GROUP(y + i * QUANT_GROUP_ROWS, g + (size_t)i * gb, xq, a->d + blk0, a->c4 + blk0, nb, add);     \
         if (grouped < rows)                                                                                  \
             ROWS(y + grouped, (const struct BLOCK *)(const void *)(g + (size_t)G * gb), a, blk0,             \
                  rows - grouped, nb, add);                                                                   \
     }
+#define QV_NO_PAIRS (void)0
+#define QV_PAIRS_OF(PAIR)                                                                                    \
+    for (; i < G / 2; i++)                                                                                   \
+        PAIR(y + i * QUANT_GROUP_ROWS, g + (size_t)i * gb, y + (i + G / 2) * QUANT_GROUP_ROWS,               \
+             g + (size_t)(i + G / 2) * gb, xq, a->d + blk0, a->c4 + blk0, nb, add);                          \
+    i = G - G % 2
+#define QV_MATVEC(NAME, BLOCK, GROUP, ROWS)                                                                  \
+    static void NAME(float *y, const struct BLOCK *w, const struct quant_act *a, int blk0, int rows, int nb, \
+                     int add) QV_MATVEC_BODY(BLOCK, GROUP, ROWS, QV_NO_PAIRS)
+#define QV_MATVEC_PAIRS(NAME, BLOCK, GROUP, PAIR, ROWS)                                                      \
+    static void NAME(float *y, const struct BLOCK *w, const struct quant_act *a, int blk0, int rows, int nb, \
+                     int add) QV_MATVEC_BODY(BLOCK, GROUP, ROWS, QV_PAIRS_OF(PAIR))
 
 /* x's blocks as act_block (quant.c) quantises them, 8 floats a vector: max|x| over the block (max is exact in
  * any order), the same scalar d and 1/d, each x * (1/d) rounded to nearest even (vroundps, as the plain
@@ -130,5 +126,11 @@ static void qv_act_blocks(int8_t *qs, float *d, int32_t *c4, const float *x, int
 
 QV_ROWS(qv_rows_q8_0, quant_block_q8_0, qv_dot_q8_0)
 QV_ROWS(qv_rows_q4_0, quant_block_q4_0, qv_dot_q4_0)
-QV_MATVEC(qv_matvec_q8_0, quant_block_q8_0, qv_group_matvec_q8_0, qv_group_pair_matvec_q8_0, qv_rows_q8_0)
-QV_MATVEC(qv_matvec_q4_0, quant_block_q4_0, qv_group_matvec_q4_0, qv_group_pair_matvec_q4_0, qv_rows_q4_0)
+QV_MATVEC(qv_matvec_q8_0, quant_block_q8_0, qv_group_matvec_q8_0, qv_rows_q8_0)
+QV_MATVEC(qv_matvec_q4_0, quant_block_q4_0, qv_group_matvec_q4_0, qv_rows_q4_0)
+#ifdef QV_GROUP_PAIRS /* the ISA's two-group loops (qv_group_pair_matvec_*) */
+QV_MATVEC_PAIRS(qv_matvec_q8_0_pairs, quant_block_q8_0, qv_group_matvec_q8_0, qv_group_pair_matvec_q8_0,
+                qv_rows_q8_0)
+QV_MATVEC_PAIRS(qv_matvec_q4_0_pairs, quant_block_q4_0, qv_group_matvec_q4_0, qv_group_pair_matvec_q4_0,
+                qv_rows_q4_0)
+#endif

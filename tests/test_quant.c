@@ -245,10 +245,13 @@ Test(quant, q4_0_matvec_every_isa) {
     qm_check(FR_DTYPE_Q4_0);
 }
 
-/* The loop tables themselves, where the CPU runs them: the VNNI loops and the AVX2 loops that AVX-512
- * CPUs without VNNI run, on the same quantised x, against the scalar table (exact integer sums); the VNNI
- * loops on both prefetch profiles (on the L2 profile two row groups go side by side, the last of an odd
- * count alone), whichever this CPU would pick. */
+/* The loop tables themselves, where the CPU runs them: the VNNI loops (one row group at a time, and two side
+ * by side as the L2 prefetch profile takes them, over 3 groups: a pair and one alone) and the AVX2 loops that
+ * AVX-512 CPUs without VNNI run, on the same quantised x, against the scalar table (exact integer sums). */
+typedef void (*qm_loop_q8_0)(float *, const struct quant_block_q8_0 *, const struct quant_act *, int, int,
+                             int, int);
+typedef void (*qm_loop_q4_0)(float *, const struct quant_block_q4_0 *, const struct quant_act *, int, int,
+                             int, int);
 Test(quant, loop_tables_agree) {
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx2")) cr_skip_test("no AVX2: the SIMD loop tables are not tested here");
@@ -260,12 +263,15 @@ Test(quant, loop_tables_agree) {
     test_fill(&rng, wf, (size_t)R * C, -1.0f, 1.0f);
     test_fill(&rng, x, C, -1.0f, 1.0f);
     const struct quant_act *a = quant_act_quantize(x, C);
-    /* AVX2's table, then AVX-512's on each prefetch profile */
-    const struct quant_ops *tables[] = {&quant_ops_avx2, &quant_ops_avx512, &quant_ops_avx512};
-    const int profile[] = {KERNEL_PREFETCH_COUNT, KERNEL_PREFETCH_L1, KERNEL_PREFETCH_L2};
-    float y_table[3][R];
-    int n_tables = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl") ? 3 : 1;
-    if (n_tables == 1) cr_log_warn("AVX-512 VNNI loops not tested here: this CPU lacks AVX512_VNNI");
+    const char *names[] = {"AVX2", "AVX-512 VNNI", "AVX-512 VNNI, two groups side by side"};
+    const qm_loop_q8_0 q8[] = {quant_ops_avx2.matvec_q8_0, quant_ops_avx512.matvec_q8_0,
+                               quant_ops_avx512.matvec_q8_0_pairs};
+    const qm_loop_q4_0 q4[] = {quant_ops_avx2.matvec_q4_0, quant_ops_avx512.matvec_q4_0,
+                               quant_ops_avx512.matvec_q4_0_pairs};
+    cr_assert(q8[2] && q4[2] && !quant_ops_avx2.matvec_q8_0_pairs, "AVX-512 alone has the pair loops");
+    float y_loop[3][R];
+    int n_loops = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl") ? 3 : 1;
+    if (n_loops == 1) cr_log_warn("AVX-512 VNNI loops not tested here: this CPU lacks AVX512_VNNI");
     for (int t = FR_DTYPE_Q8_0; t <= FR_DTYPE_Q4_0; t++) {
         quant_quantize_row(w, (enum fr_dtype)t, wf, (size_t)R * C);
         float *wdq = test_alloc((size_t)R * C * sizeof *wdq);
@@ -277,27 +283,24 @@ Test(quant, loop_tables_agree) {
             quant_ops_scalar.matvec_q8_0(ref, (const void *)w, a, 0, R, C / 32, 0);
         else
             quant_ops_scalar.matvec_q4_0(ref, (const void *)w, a, 0, R, C / 32, 0);
-        for (int k = 0; k < n_tables; k++) {
-            kernel_prefetch_force((enum kernel_prefetch)profile[k]);
+        for (int k = 0; k < n_loops; k++) {
             /* add = 1 onto ones: the add path too */
             for (int r = 0; r < R; r++) y[r] = 1.0f;
             if (t == FR_DTYPE_Q8_0)
-                tables[k]->matvec_q8_0(y, (const void *)w, a, 0, R, C / 32, 1);
+                q8[k](y, (const void *)w, a, 0, R, C / 32, 1);
             else
-                tables[k]->matvec_q4_0(y, (const void *)w, a, 0, R, C / 32, 1);
-            kernel_prefetch_force(KERNEL_PREFETCH_COUNT);
+                q4[k](y, (const void *)w, a, 0, R, C / 32, 1);
             for (int r = 0; r < R; r++) y[r] -= 1.0f;
-            memcpy(y_table[k], y, sizeof y);
+            memcpy(y_loop[k], y, sizeof y);
             char what[96];
-            snprintf(what, sizeof what, "%s %s (profile %d) vs scalar", fr_dtype_name(t), tables[k]->name,
-                     profile[k]);
+            snprintf(what, sizeof what, "%s %s vs scalar", fr_dtype_name(t), names[k]);
             cr_expect(test_close(what, y, ref, R, 1e-6, 0.0, tol), "%s", what);
         }
         /* the same integer sums, scaled and added in the same order: the same bits (AVX-512's Q4_0 groups
          * carry 16 times their sums until a final exact 1/16), one group at a time or two side by side */
-        for (int k = 1; k < n_tables; k++)
-            cr_expect_eq(memcmp(y_table[0], y_table[k], sizeof y_table[0]), 0,
-                         "%s: AVX2 and VNNI (profile %d) bits differ", fr_dtype_name(t), profile[k]);
+        for (int k = 1; k < n_loops; k++)
+            cr_expect_eq(memcmp(y_loop[0], y_loop[k], sizeof y_loop[0]), 0, "%s: AVX2 and %s bits differ",
+                         fr_dtype_name(t), names[k]);
     }
     free(wf), free(w);
 }
