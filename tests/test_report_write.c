@@ -510,3 +510,31 @@ Test(report_write, unwritable_folder_is_an_error) {
     cr_expect(strstr(err.msg, "cannot write") != NULL, "%s", err.msg);
     free(r);
 }
+
+/* The step's time inside no block names the barrier each on-team call waits at first (matvecs and
+ * attention: their blocks count team barriers), at the measured barrier floor; a run without them says
+ * nothing of it. */
+Test(report_write, unattributed_names_the_team_barriers) {
+    struct run_report *r = fixture();
+    char dir[256];
+    char *md = write_report_md(r, dir, sizeof dir);
+    cr_expect(strstr(md, "Inside no block") && !strstr(md, "meets at its barrier before each"), "%s", md);
+    free(md);
+    tu_rm_flat(dir);
+    for (int i = 0; i < r->n_blocks; i++) r->blocks[i].barriers = 0;
+    r->blocks[BLOCK_QKV_PROJ].calls = 28, r->blocks[BLOCK_QKV_PROJ].barriers = 28;
+    r->blocks[BLOCK_ATTENTION].calls = 28, r->blocks[BLOCK_ATTENTION].barriers = 56;
+    r->blocks[BLOCK_LM_HEAD].calls = 1, r->blocks[BLOCK_LM_HEAD].barriers = 1;
+    struct report_ceiling *c = &r->ceilings[r->n_ceilings++];
+    *c = (struct report_ceiling){.kind = REPORT_CEILING_OVERHEAD, .value = 4.0, .reps = 5};
+    snprintf(c->name, sizeof c->name, "barrier_mcalls");
+    md = write_report_md(r, dir, sizeof dir);
+    /* 57 calls at 0.25 us */
+    cr_expect(strstr(md, "Of it, the step's kernel team meets at its barrier before each of its 57 calls on "
+                         "the team (the matvecs and attention): at least 14.2 µs a step at the barrier floor "
+                         "(4.0 Mcall/s).") != NULL,
+              "%s", md);
+    free(md);
+    tu_rm_flat(dir);
+    free(r);
+}

@@ -105,6 +105,12 @@ void report_write_roofs(FILE *f, const struct run_report *r) {
     fputc('\n', f);
 }
 
+static const struct report_ceiling *find_ceiling(const struct run_report *r, const char *name) {
+    for (int i = 0; i < r->n_ceilings; i++)
+        if (strcmp(r->ceilings[i].name, name) == 0) return &r->ceilings[i];
+    return NULL;
+}
+
 void report_write_unattributed(FILE *f, const struct run_report *r) {
     if (r->n_steps == 0) return;
     fputs("Inside no block (the layer loop, the observer, whatever runs between blocks):", f);
@@ -116,13 +122,24 @@ void report_write_unattributed(FILE *f, const struct run_report *r) {
         report_fmt_md(report_ratio(s->unattributed_s, s->measured.median_s), 100, 1, pc);
         fprintf(f, "%s %s µs of the %s µs step (%s %%) at context %ld", i ? ";" : "", un, me, pc, s->context);
     }
-    fputs(".\n\n", f);
-}
-
-static const struct report_ceiling *find_ceiling(const struct run_report *r, const char *name) {
-    for (int i = 0; i < r->n_ceilings; i++)
-        if (strcmp(r->ceilings[i].name, name) == 0) return &r->ceilings[i];
-    return NULL;
+    fputc('.', f);
+    /* On the step's kernel team each call of a block that meets the team's barrier (a matvec, attention)
+     * first waits at it for thread 0's blocks before (model/decode.c run_block): a wait in no block. */
+    double calls = 0;
+    for (int i = 0; i < r->n_blocks; i++)
+        if (r->blocks[i].barriers > 0) calls += r->blocks[i].calls;
+    const struct report_ceiling *b = find_ceiling(r, "barrier_mcalls");
+    if (calls > 0 && b && b->value > 0) {
+        char fl[REPORT_FMT_LEN], rate[REPORT_FMT_LEN];
+        report_fmt_md(calls / (b->value * 1e6), 1e6, 1, fl);
+        report_fmt_md(b->value, 1, 1, rate);
+        fprintf(
+            f,
+            " Of it, the step's kernel team meets at its barrier before each of its %.0f calls on the team "
+            "(the matvecs and attention): at least %s µs a step at the barrier floor (%s Mcall/s).",
+            calls, fl, rate);
+    }
+    fputs("\n\n", f);
 }
 
 void report_write_quant_roofs(FILE *f, const struct run_report *r) {
