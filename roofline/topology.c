@@ -234,15 +234,9 @@ int machine_bind_threads(struct machine *m, struct fr_err *err) {
     }
     int live_cores = count_objs(topo, HWLOC_OBJ_CORE), usable_cores = count_usable_cores(topo, usable);
     if (live_cores == 0) live_cores = count_objs(topo, HWLOC_OBJ_PU);
-    if (m->threads > usable_cores) {
-        if (usable_cores == live_cores)
-            fr_err_set(err, "cannot bind %d threads one per core: this machine has %d cores", m->threads,
-                       live_cores);
-        else
-            fr_err_set(err, "cannot bind %d threads one per core: this process may run on %d of %d cores",
-                       m->threads, usable_cores, live_cores);
-        goto out_free;
-    }
+    /* the live topology's counts: m may come from a synthetic one */
+    const struct machine live = {.cores = live_cores, .usable_cores = usable_cores};
+    if (machine_threads_fit(&live, m->threads, err)) goto out_free;
     enum { MAX_LISTED = 64 };
     int pus[MAX_LISTED];
     char why[256] = "";

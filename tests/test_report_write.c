@@ -538,3 +538,22 @@ Test(report_write, unattributed_names_the_team_barriers) {
     tu_rm_flat(dir);
     free(r);
 }
+
+/* An overhead-bound block says what its calls, forks and team barriers cost and what one call a layer
+ * would save: 448 calls (16 a layer) at a floor of 2 us, so up to 2 x 15/16 = 1.875 us (printed 1.87: 1.875
+ * is a hair under in binary). */
+Test(report_write, overhead_bound_names_calls_forks_and_barriers) {
+    struct run_report *r = fixture();
+    struct report_block *kv = &r->blocks[BLOCK_KV_APPEND];
+    kv->overhead_bound = true;
+    kv->calls = 28, kv->kernel_calls = 448, kv->forks = 0, kv->barriers = 0, kv->floor_s = 2e-6;
+    char dir[256];
+    char *md = write_report_md(r, dir, sizeof dir);
+    cr_expect(strstr(md, "- `kv_append` is overhead-bound: 448 kernel calls, 0 forks and 0 team barriers per "
+                         "step cost at least 2.00 µs; one call per layer instead of 16 would save up to 1.87 "
+                         "µs per step.") != NULL,
+              "%s", md);
+    free(md);
+    tu_rm_flat(dir);
+    free(r);
+}

@@ -89,15 +89,14 @@ void report_write_roofs(FILE *f, const struct run_report *r) {
             report_fmt_md(b->floor_s * (1 - 1 / per), 1e6, 2, save);
             fprintf(f,
                     "- `%s` is overhead-bound: %.0f kernel calls, %.0f forks and %s team barriers per step "
-                    "cost at "
-                    "least %s µs; one call per %s instead of %.0f would save up to %s µs per step.\n",
+                    "cost at least %s µs; one call per %s instead of %.0f would save up to %s µs per step.\n",
                     b->name, b->kernel_calls, b->forks, nb, fl, b->calls > 1 ? "layer" : "step", per, save);
         } else {
             fprintf(
                 f,
                 "- `%s` is overhead-bound: %.0f kernel calls, %.0f forks and %s team barriers per step cost "
-                "at "
-                "least %s µs; fusing it into a neighbouring block's call would save up to %s µs per step.\n",
+                "at least %s µs; fusing it into a neighbouring block's call would save up to %s µs per "
+                "step.\n",
                 b->name, b->kernel_calls, b->forks, nb, fl, fl);
         }
     }
