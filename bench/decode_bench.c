@@ -30,15 +30,21 @@ static void block_rep(void *p, long rep) {
     if (decode_block_layers(c->st, c->block, c->pos) != 0) c->failed = 1;
 }
 
-/* The eviction before a cold repetition, timed: its best run is a read bandwidth reached in this run. */
-struct evict_ctx {
-    struct decode_bench_read *rd;
-    double *times_s; /* [max] */
+/* What runs untimed before each repetition: the block's inputs put back (decode_activations: the in-place
+ * blocks would otherwise feed on their own output), then, for a cold block, the eviction, timed on its own:
+ * its best run is a read bandwidth reached in this run. */
+struct before_rep {
+    struct decode_state *st;
+    const struct decode_activations *inputs;
+    struct decode_bench_read *rd; /* NULL: not cold */
+    double *times_s;              /* [max] */
     int n, max;
 };
 
-static void evict_before(void *p) {
-    struct evict_ctx *e = p;
+static void before_rep(void *p) {
+    struct before_rep *e = p;
+    decode_activations_restore(e->st, e->inputs);
+    if (!e->rd) return;
     double t0 = timing_now_s();
     decode_bench_read_rep(e->rd, 0);
     if (e->n < e->max) e->times_s[e->n++] = timing_now_s() - t0;
@@ -95,24 +101,33 @@ int decode_bench_block_evict(struct decode_state *st, enum block_id b, long cont
     if (reads) reads->own_bytes = own_bytes;
     struct rep_counts rc;
     int max_reps = opts->max_reps > 0 ? opts->max_reps : 1000;
-    struct evict_ctx ev = {&rd, calloc((size_t)max_reps, sizeof(double)), 0, max_reps};
+    struct decode_activations inputs;
+    if (decode_activations_save(st, &inputs) != 0) {
+        free(spans);
+        return fr_err_set(err, "timing %s: %s", block_name(b), st->err.msg);
+    }
+    struct before_rep ev = {st, &inputs, NULL, calloc((size_t)max_reps, sizeof(double)), 0, max_reps};
     if (!ev.times_s) {
+        decode_activations_free(&inputs);
         free(spans);
         return fr_err_set(err, "out of memory timing %s", block_name(b));
     }
     if (rep_counts_init(&rc, cnt ? cnt->team : NULL, cnt ? cnt->energy : NULL, max_reps, err) != 0) {
         free(ev.times_s);
+        decode_activations_free(&inputs);
         free(spans);
         return -1;
     }
     rc.steal = cnt ? cnt->steal : NULL;
-    /* the eviction runs (timed on its own) before each timed repetition, outside its window and uncounted */
-    if (cold) rc.before = evict_before, rc.before_ctx = &ev;
+    /* before each timed repetition, outside its window and uncounted: the inputs back, the eviction */
+    if (cold) ev.rd = &rd;
+    rc.before = before_rep, rc.before_ctx = &ev;
     struct timing_opts t = *opts;
     t.hooks = &rc.hooks;
-    if (cold)
-        for (int i = 0; i < t.warmup; i++) decode_bench_read_rep(&rd, i), block_rep(&c, i);
-    if (cold) t.warmup = 0;
+    /* the warm-ups start as the timed repetitions do; their evictions are not kept as reads */
+    for (int i = 0; i < t.warmup; i++) before_rep(&ev), block_rep(&c, i);
+    ev.n = 0;
+    t.warmup = 0;
     /* the own read after the block, behind an eviction of its own (untimed): as cold as the block */
     const struct timing_partner own_read = {
         spans_read_rep,        &own, reads ? &reads->own : NULL, reads ? &reads->over_own : NULL,
@@ -127,6 +142,7 @@ int decode_bench_block_evict(struct decode_state *st, enum block_id b, long cont
     }
     rep_counts_free(&rc);
     if (reads && rcode == 0 && ev.n > 0) rcode = timing_stats_compute(ev.times_s, ev.n, NULL, &reads->evict);
+    decode_activations_free(&inputs);
     free(ev.times_s);
     free(spans);
     if (rcode != 0) return fr_err_set(err, "out of memory timing %s", block_name(b));

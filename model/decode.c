@@ -415,6 +415,44 @@ int decode_block_layers(struct decode_state *st, enum block_id b, int pos) {
     return run_blocks(st, NULL, &st->err, layers_of_block_f, (int)b, pos);
 }
 
+/* The rows of decode_activations, with their lengths, in one place for save and restore. */
+static int activation_rows(const struct decode_state *st, float *rows[7], size_t len[7]) {
+    const size_t hidden = (size_t)st->cfg.hidden, inter = (size_t)st->cfg.intermediate;
+    float *r[7] = {st->x, st->xb, st->qkv, st->att, st->proj, st->gate_up, st->hb};
+    const size_t l[7] = {hidden,    hidden, (size_t)(st->q_dim + 2 * st->kv_dim), (size_t)st->q_dim, hidden,
+                         2 * inter, inter};
+    for (int i = 0; i < 7; i++) rows[i] = r[i], len[i] = l[i];
+    return 7;
+}
+
+int decode_activations_save(struct decode_state *st, struct decode_activations *a) {
+    float *rows[7];
+    size_t len[7], n = 0;
+    int k = activation_rows(st, rows, len);
+    for (int i = 0; i < k; i++) n += len[i];
+    if (!(a->buf = malloc(n * sizeof *a->buf))) {
+        a->n = 0;
+        return fr_err_set(&st->err, "out of memory for a copy of the %zu activations", n);
+    }
+    a->n = n;
+    for (size_t i = 0, at = 0; i < (size_t)k; at += len[i], i++)
+        memcpy(a->buf + at, rows[i], len[i] * sizeof(float));
+    return 0;
+}
+
+void decode_activations_restore(struct decode_state *st, const struct decode_activations *a) {
+    float *rows[7];
+    size_t len[7];
+    int k = activation_rows(st, rows, len);
+    for (size_t i = 0, at = 0; i < (size_t)k && a->buf; at += len[i], i++)
+        memcpy(rows[i], a->buf + at, len[i] * sizeof(float));
+}
+
+void decode_activations_free(struct decode_activations *a) {
+    free(a->buf);
+    *a = (struct decode_activations){0};
+}
+
 int decode_step(struct decode_state *st, int token, int pos, const struct decode_observer *obs,
                 struct fr_err *err) {
     if (token < 0 || token >= st->cfg.vocab)

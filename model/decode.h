@@ -112,6 +112,21 @@ int decode_block_run(struct decode_state *st, enum block_id b, int layer, int po
  * step's kernel team when the step runs on one (decode_runs_team). Returns 0, or -1 with st->err set. */
 int decode_block_layers(struct decode_state *st, enum block_id b, int pos);
 
+/* A copy of the activation rows of the current position (x, xb, qkv, att, proj, gate_up, hb; not the
+ * logits, which no block updates in place). A block timed alone runs over and over on one state, and the
+ * in-place blocks (qk_norm, rope, the residual adds) would each take their own last output as input: 200
+ * repetitions of qk_norm multiply q by the same norm gains 200 times over and push most of q and k below
+ * FLT_MIN, where Intel cores take a microcode assist per operation (docs/tuning/block-inputs.md). Restoring
+ * the copy before every repetition gives each one the same inputs, as every layer of a step has. */
+struct decode_activations {
+    float *buf; /* [n] the rows, in the order above */
+    size_t n;
+};
+/* Copies the state's rows into a (allocated here). Returns -1 with st->err set on allocation failure. */
+int decode_activations_save(struct decode_state *st, struct decode_activations *a);
+void decode_activations_restore(struct decode_state *st, const struct decode_activations *a);
+void decode_activations_free(struct decode_activations *a);
+
 /* Where block b streams from memory in one step at position pos, one span per contiguous run: each layer's
  * matrix of a projection (the LM head's one), each layer's and KV head's K rows and V rows [0, pos] for
  * attention; none for the other blocks. Writes the first `max` spans to out (NULL when max is 0) and
