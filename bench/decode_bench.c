@@ -39,15 +39,27 @@ struct before_rep {
     struct decode_bench_read *rd; /* NULL: not cold */
     double *times_s;              /* [max] */
     int n, max;
+    const float *logits; /* [vocab] the sampler's row to write back, by the team (NULL: not the sampler) */
 };
+
+/* The sampler's row written back as the LM head writes it, each thread its share: in the step the sampler
+ * reads logits that the whole team has just written, not a row its own core's cache holds from its last
+ * repetition. */
+static void logits_rewrite(struct decode_state *st, const float *logits) {
+    const long n = st->cfg.vocab;
+#pragma omp parallel for schedule(static) num_threads(st->threads)
+    for (long i = 0; i < n; i++) st->logits[i] = logits[i];
+}
 
 static void before_rep(void *p) {
     struct before_rep *e = p;
     decode_activations_restore(e->st, e->inputs);
-    if (!e->rd) return;
-    double t0 = timing_now_s();
-    decode_bench_read_rep(e->rd, 0);
-    if (e->n < e->max) e->times_s[e->n++] = timing_now_s() - t0;
+    if (e->rd) {
+        double t0 = timing_now_s();
+        decode_bench_read_rep(e->rd, 0);
+        if (e->n < e->max) e->times_s[e->n++] = timing_now_s() - t0;
+    }
+    if (e->logits) logits_rewrite(e->st, e->logits);
 }
 
 int decode_bench_block(struct decode_state *st, enum block_id b, long context, const struct timing_opts *opts,
@@ -89,7 +101,8 @@ int decode_bench_block_evict(struct decode_state *st, enum block_id b, long cont
                              struct fr_err *err) {
     struct block_ctx c = {st, b, (int)context, 0};
     st->token = 1 % st->cfg.vocab; /* token 1, or 0 in a one-token vocabulary */
-    const int cold = evict && (block_table()[b].reads_weights || b == BLOCK_ATTENTION);
+    /* the sampler too: in the step its scratch comes after 1.2 GB of weights, not from its last call */
+    const int cold = evict && (block_table()[b].reads_weights || b == BLOCK_ATTENTION || b == BLOCK_SAMPLER);
     struct decode_bench_read rd = {evict, evict_n, st->threads, 0};
     struct spans_read own = {.threads = st->threads};
     size_t own_bytes = 0;
@@ -106,13 +119,18 @@ int decode_bench_block_evict(struct decode_state *st, enum block_id b, long cont
         free(spans);
         return fr_err_set(err, "timing %s: %s", block_name(b), st->err.msg);
     }
-    struct before_rep ev = {st, &inputs, NULL, calloc((size_t)max_reps, sizeof(double)), 0, max_reps};
-    if (!ev.times_s) {
+    struct before_rep ev = {st, &inputs, NULL, calloc((size_t)max_reps, sizeof(double)), 0, max_reps, NULL};
+    float *logits = NULL;
+    if (b == BLOCK_SAMPLER && !st->sample_logits && (logits = malloc(sizeof *logits * (size_t)st->cfg.vocab)))
+        memcpy(logits, st->logits, sizeof *logits * (size_t)st->cfg.vocab), ev.logits = logits;
+    if (!ev.times_s || (b == BLOCK_SAMPLER && !st->sample_logits && !logits)) {
+        free(logits);
         decode_activations_free(&inputs);
         free(spans);
         return fr_err_set(err, "out of memory timing %s", block_name(b));
     }
     if (rep_counts_init(&rc, cnt ? cnt->team : NULL, cnt ? cnt->energy : NULL, max_reps, err) != 0) {
+        free(logits);
         free(ev.times_s);
         decode_activations_free(&inputs);
         free(spans);
@@ -143,6 +161,7 @@ int decode_bench_block_evict(struct decode_state *st, enum block_id b, long cont
     rep_counts_free(&rc);
     if (reads && rcode == 0 && ev.n > 0) rcode = timing_stats_compute(ev.times_s, ev.n, NULL, &reads->evict);
     decode_activations_free(&inputs);
+    free(logits);
     free(ev.times_s);
     free(spans);
     if (rcode != 0) return fr_err_set(err, "out of memory timing %s", block_name(b));

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 
 #include "bench/report/findings.h"
+#include "bench/report/report_roofs.h"
+#include "bench/report/report_selfcheck.h"
 #include "bench/report/report_write.h"
 #include "tests/report_fixture.h"
 #include "tests/report_testutil.h"
@@ -23,7 +25,7 @@ Test(findings, fixture_lines_exact) {
     struct run_report *r = fixture();
     struct report_findings f;
     report_findings_run(r, &f);
-    cr_assert_eq(f.n, 8);
+    cr_assert_eq(f.n, 9);
     /* tokens/s = 1 / (bytes / 19.5e9 / 0.82), bytes = 1192099840 + 114688 (T + 1) */
     cr_expect_str_eq(f.line[0],
                      "Decode: 13.4 tokens/s at context 1 (82 % of the memory roof), 13.1 at 256 (82 %), "
@@ -44,9 +46,14 @@ Test(findings, fixture_lines_exact) {
         "Sampler: 0.140 ms of the 81.90 ms step at context 1024 (0.2 %, in the step); the slowest fast "
         "variant at vocab 151936, topp_fast on peaked rows, takes 0.304 ms (0.4 %).");
     cr_expect_str_eq(f.line[5], "Accounting errors: none (no row measured faster than its roof).");
+    /* every block's observer time is 1.05 x its time alone: 0.95x, inside the bands */
     cr_expect_str_eq(f.line[6],
-                     "Noise: none of the 44 rows is noisy (every median's confidence interval within ±5 %).");
+                     "Self-check: the blocks timed alone sum to 80.07 ms, 0.98x the 81.90 ms step at "
+                     "context 1024 (band ±15 %); each of the 6 blocks of at least 1 % of the step "
+                     "is within ±25 % of its time inside the step.");
     cr_expect_str_eq(f.line[7],
+                     "Noise: none of the 44 rows is noisy (every median's confidence interval within ±5 %).");
+    cr_expect_str_eq(f.line[8],
                      "Disturbed repetitions: not detected, the counters are unavailable (no virtual "
                      "PMU (perf_event_open: ENOENT)).");
     free(r);
@@ -65,7 +72,7 @@ Test(findings, flagged_rows_are_named) {
     r->steps[1].measured.excluded_reps = 1;
     struct report_findings f;
     report_findings_run(r, &f);
-    cr_assert_eq(f.n, 8);
+    cr_assert_eq(f.n, 9);
     cr_expect(strstr(f.line[0], "12.2 at 1024 (82 %, 90 %)") != NULL, "%s", f.line[0]);
     cr_expect(strstr(f.line[0], "9.6 at 4096 (82 %, noisy)") != NULL, "%s", f.line[0]);
     cr_expect(
@@ -76,24 +83,24 @@ Test(findings, flagged_rows_are_named) {
                      "**Accounting errors:** `rope` (130 %), step at context 1 (104 %) measured faster "
                      "than the roof allows: a byte or FLOP count or a ceiling is wrong there, not a "
                      "speed-up.");
-    cr_expect_str_eq(f.line[6], "Noisy (median's confidence interval wider than ±5 %, or fewer than 3 "
+    cr_expect_str_eq(f.line[7], "Noisy (median's confidence interval wider than ±5 %, or fewer than 3 "
                                 "undisturbed repetitions), 3 of 44 rows: `swiglu`, step at "
                                 "context 4096, greedy/flat/8192.");
-    cr_expect_str_eq(f.line[7],
+    cr_expect_str_eq(f.line[8],
                      "Disturbed repetitions (a thread was switched out or migrated), left out of the "
                      "statistics: `lm_head` 3 of 23, step at context 256 1 of 21.");
     r->blocks[BLOCK_LM_HEAD].measured.excluded_reps = 0;
     r->steps[1].measured.excluded_reps = 0;
     r->counters.available = true;
     report_findings_run(r, &f);
-    cr_expect_str_eq(f.line[7], "Disturbed repetitions: none (no thread was switched out or migrated).");
+    cr_expect_str_eq(f.line[8], "Disturbed repetitions: none (no thread was switched out or migrated).");
     /* a run that recorded its rule names it */
     snprintf(r->counters.disturbed_rule, sizeof r->counters.disturbed_rule, "a thread preempted or migrated");
     report_findings_run(r, &f);
-    cr_expect_str_eq(f.line[7], "Disturbed repetitions: none (judged by: a thread preempted or migrated).");
+    cr_expect_str_eq(f.line[8], "Disturbed repetitions: none (judged by: a thread preempted or migrated).");
     r->steps[1].measured.excluded_reps = 2;
     report_findings_run(r, &f);
-    cr_expect_str_eq(f.line[7], "Disturbed repetitions (a thread preempted or migrated), left out of the "
+    cr_expect_str_eq(f.line[8], "Disturbed repetitions (a thread preempted or migrated), left out of the "
                                 "statistics: step at context 256 2 of 22.");
     free(r);
 }
@@ -139,5 +146,50 @@ Test(findings, open_report_md_and_end_the_summary) {
     cr_expect(len >= wl + 1 && strncmp(buf + len - wl - 1, want + 1, wl) == 0 && buf[len - 1] == '\n',
               "summary does not end with the findings: %s", buf);
     free(buf);
+    free(r);
+}
+
+/* The self-check on the figures of the first Intel Xeon run (issue #64): attention alone 75.24 ms against
+ * 5.0 ms inside the 81.90 ms step, rope alone longer than the whole step. Both are named, neither is
+ * ranked as lost against its roof nor as a block to fix, and the line is an accounting error. */
+Test(findings, selfcheck_names_blocks_the_step_contradicts) {
+    struct run_report *r = fixture();
+    const struct report_step *s = report_selfcheck_step(r);
+    cr_assert(s && s->context == 1024);
+    struct report_step *step = &r->steps[s - r->steps];
+    r->blocks[BLOCK_ATTENTION].measured.median_s = 75.24e-3;
+    step->block_s[BLOCK_ATTENTION] = 5.0e-3;
+    r->blocks[BLOCK_ROPE].measured.median_s = 90e-3; /* above the 81.90 ms step, observed or not */
+    step->block_s[BLOCK_ROPE] = NAN;
+    cr_expect(report_selfcheck_block_contradicted(r, &r->blocks[BLOCK_ATTENTION]));
+    cr_expect(report_selfcheck_block_contradicted(r, &r->blocks[BLOCK_ROPE]));
+    cr_expect(!report_selfcheck_block_contradicted(r, &r->blocks[BLOCK_QKV_PROJ]), "0.95x is inside");
+    cr_expect(!report_block_to_fix(r, &r->blocks[BLOCK_ATTENTION]));
+    cr_expect(!report_block_to_fix(r, &r->blocks[BLOCK_ROPE]));
+    struct report_findings f;
+    report_findings_run(r, &f);
+    cr_assert_eq(f.n, 9);
+    for (int i = 1; i <= 3; i++)
+        cr_expect(!strstr(f.line[i], "`attention`") && !strstr(f.line[i], "`rope`"), "%s", f.line[i]);
+    cr_expect(strstr(f.line[1], "Lost against the roof #1: `qkv_proj`") == f.line[1], "%s", f.line[1]);
+    cr_expect(strstr(f.line[6], "**Accounting errors (self-check):**") == f.line[6], "%s", f.line[6]);
+    cr_expect(strstr(f.line[6], "`attention` 75.240 ms alone, 5.000 ms inside the step (15.05x)") != NULL,
+              "%s", f.line[6]);
+    cr_expect(strstr(f.line[6], "`rope` 90.000 ms alone, n/a ms inside the step (n/a") != NULL, "%s",
+              f.line[6]);
+    cr_expect(strstr(f.line[6], ", outside it;") != NULL, "the sum is out of its band too: %s", f.line[6]);
+    free(r);
+}
+
+/* Without a step at the blocks' context the check is not made, and says so. */
+Test(findings, selfcheck_without_a_step_at_the_block_context) {
+    struct run_report *r = fixture();
+    r->blocks_context = 512;
+    cr_expect_null(report_selfcheck_step(r));
+    cr_expect(isnan(report_selfcheck_sum_ratio(r)));
+    char text[512];
+    cr_expect(!report_selfcheck_text(r, text, sizeof text));
+    cr_expect_str_eq(text, "Self-check: not made, no decode step was measured at the blocks' context 512 to "
+                           "hold the blocks alone against.");
     free(r);
 }

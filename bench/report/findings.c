@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "bench/report/report_selfcheck.h"
 #include "roofline/core_speed.h"
 
 void report_findings_add(struct report_findings *f, const char *fmt, ...) {
@@ -98,7 +99,8 @@ static void lines_lost(const struct run_report *r, const struct report_step *hea
     for (int i = 0; i < r->n_blocks; i++) {
         const struct report_block *b = &r->blocks[i];
         lost[i] = b->measured.median_s - b->predicted_s;
-        if (isfinite(lost[i]) && lost[i] > 0) order[n++] = i;
+        /* a figure the run itself contradicts ranks nothing (the self-check line names it) */
+        if (isfinite(lost[i]) && lost[i] > 0 && !report_selfcheck_block_contradicted(r, b)) order[n++] = i;
     }
     for (int i = 1; i < n; i++) /* insertion sort by lost time, descending */
         for (int j = i; j > 0 && lost[order[j]] > lost[order[j - 1]]; j--) {
@@ -195,6 +197,12 @@ static void line_accounting(const struct run_report *r, struct report_findings *
             names);
 }
 
+static void line_selfcheck(const struct run_report *r, struct report_findings *out) {
+    char text[REPORT_FINDING_LEN];
+    report_selfcheck_text(r, text, sizeof text);
+    report_findings_add(out, "%s", text);
+}
+
 static void line_noise(const struct run_report *r, struct report_findings *out) {
     struct report_namelist l = {.cap = 8};
     int total = 0;
@@ -280,6 +288,7 @@ void report_findings_run(const struct run_report *r, struct report_findings *out
     lines_lost(r, head, out);
     line_sampler(r, head, out);
     line_accounting(r, out);
+    line_selfcheck(r, out);
     line_noise(r, out);
     line_disturbed(r, out);
     line_core_speed(r, out);

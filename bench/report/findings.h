@@ -1,8 +1,9 @@
 /* Findings: the few lines a reviewer pastes first, computed from a run's numbers (never typed by hand).
  *
- *   report_findings_run    at most eight lines for one run: tokens/s and percent of the roof per context,
+ *   report_findings_run    at most ten lines for one run: tokens/s and percent of the roof per context,
  *                          the three blocks that lose the most time against their roofs, the sampler's
- *                          share of the step, accounting errors and noisy measurements by name
+ *                          share of the step, accounting errors, the self-check (blocks alone
+ *                          against the step) and noisy measurements by name
  *   report_findings_md     writes them as a markdown list (report.md opens with it, the stdout summary
  *                          ends with it)
  *
@@ -14,8 +15,10 @@
 
 #include "bench/report/report.h"
 
-#define REPORT_FINDINGS_MAX 9 /* a run's: steps, 3 lost, sampler, accounting, noise, disturbed, cores */
-#define REPORT_FINDING_LEN  768
+#define REPORT_FINDINGS_MAX                                                                                  \
+    10 /* a run's: steps, 3 lost, sampler, accounting, self-check, noise,                                    \
+        * disturbed, cores */
+#define REPORT_FINDING_LEN 768
 
 struct report_findings {
     int n;

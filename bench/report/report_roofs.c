@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bench/report/report_roofs.h"
+#include "bench/report/report_selfcheck.h"
 #include "model/blocks.h"
 #include "roofline/roofline.h"
 
@@ -24,6 +25,7 @@ double report_block_share(const struct run_report *r, const struct report_block 
 
 bool report_block_to_fix(const struct run_report *r, const struct report_block *b) {
     double share = report_block_share(r, b);
+    if (report_selfcheck_block_contradicted(r, b)) return false; /* its time alone is not the step's */
     return isfinite(share) && share >= REPORT_FIX_SHARE &&
            (!(b->efficiency >= REPORT_FIX_EFFICIENCY) || report_is_above_roof(b->above_roof, b->efficiency));
 }
@@ -76,8 +78,23 @@ void report_write_roofs(FILE *f, const struct run_report *r) {
                     : "");
         n_fix++;
     }
-    if (n_fix == 0)
+    int n_contradicted = 0;
+    for (int i = 0; i < r->n_blocks; i++) {
+        const struct report_block *b = &r->blocks[i];
+        if (!report_selfcheck_block_contradicted(r, b)) continue;
+        char x[REPORT_FMT_LEN];
+        report_fmt_md(report_selfcheck_block_ratio(r, b), 1, 2, x);
+        fprintf(f,
+                "- `%s` is not judged: timed alone it takes %sx its time inside the step (the findings' "
+                "self-check), so its time alone is not what the step pays.\n",
+                b->name, x);
+        n_contradicted++;
+    }
+    if (n_fix == 0 && n_contradicted == 0)
         fputs("- Every block that takes at least 1 % of the step runs at 50 % of its roof or better.\n", f);
+    else if (n_fix == 0)
+        fputs("- Every other block that takes at least 1 % of the step runs at 50 % of its roof or better.\n",
+              f);
     for (int i = 0; i < r->n_blocks; i++) {
         const struct report_block *b = &r->blocks[i];
         if (!b->overhead_bound) continue;
