@@ -188,13 +188,24 @@ void kernel_prefetch_force(enum kernel_prefetch p) {
     __atomic_store_n(&kernel_prefetch_forced, p == KERNEL_PREFETCH_COUNT ? -1 : (int)p, __ATOMIC_RELAXED);
 }
 
+/* The families measured (docs/machines.md): AMD 19h (Zen 3 and 4; the L1 profile was tuned on Zen 4) and
+ * 1Ah (Zen 5, the L2 profile). */
+bool kernel_prefetch_measured_on(bool amd, unsigned family) {
+    return amd && (family == 0x19u || family == 0x1Au);
+}
+
 const char *kernel_prefetch_describe(void) {
     bool amd;
     unsigned family = cpu_family(&amd);
-    static _Thread_local char buf[96];
+    const bool forced = __atomic_load_n(&kernel_prefetch_forced, __ATOMIC_RELAXED) >= 0;
+    static _Thread_local char buf[160];
     snprintf(buf, sizeof buf, "the %s prefetch profile (%s family %Xh%s)",
              kernel_prefetch_active() == KERNEL_PREFETCH_L2 ? "L2" : "L1", amd ? "AMD" : "CPU", family,
-             __atomic_load_n(&kernel_prefetch_forced, __ATOMIC_RELAXED) >= 0 ? ", forced" : "");
+             forced ? ", forced"
+             : kernel_prefetch_measured_on(amd, family)
+                 ? ""
+                 : ", a default not measured on this family: forge-tune "
+                   "--profile l1|l2 measures both");
     return buf;
 }
 

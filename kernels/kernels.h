@@ -39,6 +39,10 @@ void kernel_prefetch_force(enum kernel_prefetch p);
 /* What kernel_prefetch_active() chose and why, for the run's provenance: "the L2 prefetch profile (AMD
  * family 1Ah)". */
 const char *kernel_prefetch_describe(void);
+/* Whether the profile choice was measured on CPUs of this vendor (AMD or not) and CPUID family. Any other
+ * CPU, every Intel one included, runs the L1 profile as a default nobody measured there, and
+ * kernel_prefetch_describe says so. */
+bool kernel_prefetch_measured_on(bool amd, unsigned family);
 /* What the bf16 matvec's loop does beyond the ISA and the profile, to append to kernel_prefetch_describe
  * where the forge matvec runs: on the L2 profile above scalar "; the bf16 matvec reads two rows at a time"
  * (and, with AVX-512 active, that it runs AVX2's loop); "" otherwise. */

@@ -50,7 +50,7 @@ struct report_provenance {
                                full), in words; "" when unknown (a run.json written before it existed) */
     char roof_notes[2048];  /* what the roofs fell back to or were raised by, in words; "" when nothing */
     char read_kernel[64];   /* the DRAM read kernel of the ceilings and the paired reads (ceilings.h); "" */
-    char gemv_threads[256]; /* the threads the matvecs run on: OpenBLAS's pool and its binding, or the team */
+    char gemv_threads[384]; /* the threads the matvecs run on: OpenBLAS's pool and its binding, or the team */
     char mm_state[384];     /* transparent huge pages and DAMON (roofline/mm_state.h); "" when not recorded */
     bool damon_on;        /* a DAMON kdamond was on as the run started: the page walks it adds move figures */
     char core_speed[640]; /* each core's speed at the start, between phases, at the end (core_speed.h); "" */

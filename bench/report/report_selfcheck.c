@@ -62,8 +62,8 @@ bool report_selfcheck_text(const struct run_report *r, char *out, size_t len) {
     report_fmt_md(ratio, 1, 2, x);
     const bool sum_off = outside(ratio, REPORT_SELFCHECK_SUM_BAND);
     char band[64];
-    snprintf(band, sizeof band, "%.0f %% band around their time inside the step: ",
-             REPORT_SELFCHECK_BLOCK_BAND * 100);
+    snprintf(band, sizeof band,
+             "%.0f %% band around their time inside the step: ", REPORT_SELFCHECK_BLOCK_BAND * 100);
     char off[512] = "";
     size_t used = 0;
     int checked = 0, n_off = 0;
@@ -76,8 +76,9 @@ bool report_selfcheck_text(const struct run_report *r, char *out, size_t len) {
         report_fmt_md(s->block_s[b->id], 1e3, 3, in);
         report_fmt_md(report_selfcheck_block_ratio(r, b), 1, 2, bx);
         if (used < sizeof off)
-            used += (size_t)snprintf(off + used, sizeof off - used, "%s`%s` %s ms alone, %s ms inside the step (%sx)",
-                                     n_off ? "; " : "", b->name, al, in, bx);
+            used += (size_t)snprintf(off + used, sizeof off - used,
+                                     "%s`%s` %s ms alone, %s ms inside the step (%sx)", n_off ? "; " : "",
+                                     b->name, al, in, bx);
         n_off++;
     }
     if (!sum_off && n_off == 0) {
