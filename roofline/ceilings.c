@@ -170,6 +170,15 @@ static fma_fn pick_fma(const char **isa, double *flops_per_iter, bool *fused) {
     return *flops_per_iter = FMA_SCALAR_FLOPS_PER_ITER, fma_scalar;
 }
 
+void ceilings_opts_test_sizes(struct ceilings_opts *o) {
+    *o = (struct ceilings_opts){.quick = true,
+                                .dram_array_bytes = (size_t)1 << 20,
+                                .set_bytes = {(size_t)8 << 10, (size_t)64 << 10, (size_t)256 << 10},
+                                .cache_rep_bytes = (size_t)1 << 20,
+                                .sgemm_n = 64,
+                                .fma_iters = 1000};
+}
+
 size_t ceilings_dram_bytes(const struct machine *m, bool *capped) {
     size_t rule = 4 * m->llc_total_bytes, bytes = rule;
     size_t cap = (size_t)(m->os_memory_bytes / CEILINGS_DRAM_MEMORY_SHARE);

@@ -121,6 +121,12 @@ struct ceilings_opts {
     long fma_iters;          /* FMA iterations of one timed run; 0: 200000 */
 };
 
+/* Tiny arrays and few iterations for the end-to-end tests (`machine --test-sizes`, the full run's
+ * `--test-sizes`): quick, a 1 MiB DRAM array, 8/64/256 KiB cache sets, sgemm 64^3. Not this machine's
+ * ceilings, and the run says so. */
+void ceilings_opts_test_sizes(struct ceilings_opts *o);
+#define CEILINGS_TEST_SIZES_NOTE "test sizes (1 MiB arrays): not this machine's ceilings"
+
 /* How many runs each ceiling is the best of under opts (quick or full), in words for run.json and the
  * report, e.g. "DRAM read best of 10 runs; DRAM copy and triad 5 runs; ...". */
 void ceilings_describe_plan(const struct ceilings_opts *opts, char *buf, size_t len);

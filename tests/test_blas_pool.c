@@ -54,7 +54,8 @@ Test(blas_pool, full_run_records_the_pool, .timeout = 300) {
     char parent[] = "/tmp/fr-run-blas-XXXXXX", args[512], dir[600] = "";
     cr_assert_not_null(mkdtemp(parent));
     snprintf(args, sizeof args,
-             "--model tests/fixtures/tiny-qwen3 --quick --context 1 --dtype f32 --gemv openblas --no-plots "
+             "--model tests/fixtures/tiny-qwen3 --quick --test-sizes --context 1 --dtype f32 --gemv openblas "
+             "--no-plots "
              "--no-history "
              "--out %s",
              parent);

@@ -104,8 +104,9 @@ Test(cli_lockstep, two_quick_runs_take_turns_end_to_end, .timeout = 480) {
     /* the driver sanitized, both sides the -O3 build (the sides' lockstep code runs in the unit tests) */
     const char *bin = getenv("FORGE_ROOFLINE_FAST_BIN");
     if (!bin) bin = "build/forge-roofline";
-    const char *opts = "--model tests/fixtures/tiny-qwen3 --quick --batch none --context 1 --no-plots "
-                       "--no-history --repetitions 4";
+    const char *opts =
+        "--model tests/fixtures/tiny-qwen3 --quick --test-sizes --batch none --context 1 --no-plots "
+        "--no-history --repetitions 4";
     char args[2048];
     snprintf(args, sizeof args, "lockstep %s %s --out %s ::: %s %s --out %s", bin, opts, out_a, bin, opts,
              out_b);

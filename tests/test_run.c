@@ -1,7 +1,7 @@
-/* End-to-end: `forge-roofline --quick` on a tiny Qwen3-shaped config, run by the ASan/UBSan binary, writes
- * every file of the output contract (docs/run-folder.md), run.json has the schema's keys and every figure of
- * every row is finite, positive and consistent (tests/run_figures.h), the PNGs are real images; bad runs fail
- * before measuring. */
+/* End-to-end: `forge-roofline --quick --test-sizes` (tiny ceiling arrays: cli_isa runs the real sizes) on a
+ * tiny Qwen3-shaped config, run by the ASan/UBSan binary, writes every file of the output contract
+ * (docs/run-folder.md), run.json has the schema's keys and every figure of every row is finite, positive and
+ * consistent (tests/run_figures.h), the PNGs are real images; bad runs fail before measuring. */
 #include <cJSON.h>
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -54,7 +54,8 @@ Test(run, quick_tiny_config_writes_the_contract, .timeout = 480) {
     char parent[] = "/tmp/fr-run-XXXXXX";
     cr_assert(mkdtemp(parent));
     char args[512];
-    snprintf(args, sizeof args, "--model tests/fixtures/tiny-qwen3 --quick --context 1,64 --out %s", parent);
+    snprintf(args, sizeof args,
+             "--model tests/fixtures/tiny-qwen3 --quick --test-sizes --context 1,64 --out %s", parent);
     cli_run(&r, 0, args);
     cr_assert_eq(r.status, 0, "run failed: %s", r.err);
     char dir[512];

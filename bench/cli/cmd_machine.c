@@ -310,13 +310,7 @@ int cmd_machine(int argc, char **argv) {
 
     if (!a.json) print_setup(&a, &m);
     struct ceilings_opts o = {.quick = a.quick};
-    if (a.test_sizes)
-        o = (struct ceilings_opts){.quick = true,
-                                   .dram_array_bytes = (size_t)1 << 20,
-                                   .set_bytes = {(size_t)8 << 10, (size_t)64 << 10, (size_t)256 << 10},
-                                   .cache_rep_bytes = (size_t)1 << 20,
-                                   .sgemm_n = 64,
-                                   .fma_iters = 1000};
+    if (a.test_sizes) ceilings_opts_test_sizes(&o);
     struct ceilings c;
     struct core_speed_log log = {0};
     bool passed = core_speed_probe(&log, "before the ceilings", m.threads) == 0;

@@ -59,8 +59,9 @@ struct run_args {
     const char *out;
     const char *isa; /* --isa, NULL: the best the CPU has */
     int quick, no_plots;
-    int no_wait;                 /* --no-wait: exit 3 when another run holds the machine lock */
-    int contexts_default;        /* no --context: the default list, named so in errors */
+    int test_sizes;       /* hidden --test-sizes: tiny ceiling and read arrays for the end-to-end tests */
+    int no_wait;          /* --no-wait: exit 3 when another run holds the machine lock */
+    int contexts_default; /* no --context: the default list, named so in errors */
     long batches[RUN_BATCH_MAX]; /* --batch: the batch sweep (n_batches 0: none) */
     int n_batches;
     long batch_context;   /* --batch-context; -1: the default */
@@ -105,18 +106,29 @@ static void usage(FILE *f) {
 }
 
 static int parse_args(int argc, char **argv, struct run_args *a) {
-    static const struct option opts[] = {
-        {"model", required_argument, 0, 'm'},    {"dtype", required_argument, 0, 'd'},
-        {"kv", required_argument, 0, 'k'},       {"threads", required_argument, 0, 't'},
-        {"context", required_argument, 0, 'c'},  {"block-context", required_argument, 0, 'b'},
-        {"gemv", required_argument, 0, 'g'},     {"events", required_argument, 0, 'e'},
-        {"out", required_argument, 0, 'o'},      {"quick", no_argument, 0, 'q'},
-        {"no-plots", no_argument, 0, 'n'},       {"isa", required_argument, 0, 'i'},
-        {"batch", required_argument, 0, 'B'},    {"batch-context", required_argument, 0, 'C'},
-        {"history", required_argument, 0, 'H'},  {"no-history", no_argument, 0, 'N'},
-        {"weights", required_argument, 0, 'w'},  {"no-wait", no_argument, 0, 'W'},
-        {"lockstep", required_argument, 0, 'L'}, {"repetitions", required_argument, 0, 'r'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+    static const struct option opts[] = {{"model", required_argument, 0, 'm'},
+                                         {"dtype", required_argument, 0, 'd'},
+                                         {"kv", required_argument, 0, 'k'},
+                                         {"threads", required_argument, 0, 't'},
+                                         {"context", required_argument, 0, 'c'},
+                                         {"block-context", required_argument, 0, 'b'},
+                                         {"gemv", required_argument, 0, 'g'},
+                                         {"events", required_argument, 0, 'e'},
+                                         {"out", required_argument, 0, 'o'},
+                                         {"quick", no_argument, 0, 'q'},
+                                         {"no-plots", no_argument, 0, 'n'},
+                                         {"isa", required_argument, 0, 'i'},
+                                         {"batch", required_argument, 0, 'B'},
+                                         {"batch-context", required_argument, 0, 'C'},
+                                         {"history", required_argument, 0, 'H'},
+                                         {"no-history", no_argument, 0, 'N'},
+                                         {"weights", required_argument, 0, 'w'},
+                                         {"no-wait", no_argument, 0, 'W'},
+                                         {"lockstep", required_argument, 0, 'L'},
+                                         {"repetitions", required_argument, 0, 'r'},
+                                         {"test-sizes", no_argument, 0, 'T'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     *a = (struct run_args){.wtype = FR_DTYPE_BF16,
                            .kvtype = FR_DTYPE_BF16,
                            .out = "results",
@@ -180,6 +192,9 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
             break;
         case 'q':
             a->quick = 1;
+            break;
+        case 'T':
+            a->test_sizes = a->quick = 1;
             break;
         case 'n':
             a->no_plots = 1;
@@ -731,6 +746,8 @@ static void fill_plan(struct run_report *rep, const struct run_args *a, const st
     size_t len = sizeof rep->prov.plan;
     ceilings_describe_plan(copts, p, len);
     size_t off = strlen(p);
+    if (a->test_sizes && off < len)
+        off += (size_t)snprintf(p + off, len - off, "; " CEILINGS_TEST_SIZES_NOTE);
     timing_describe_opts(&bo->block_timing, blocks, sizeof blocks);
     timing_describe_opts(&bo->step_timing, steps, sizeof steps);
     if (off < len)
@@ -923,6 +940,10 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (crc != 0) return cli_fail("%s", err.msg);
     describe_counters(&r->report->energy, &r->energy);
     struct ceilings_opts copts = {.quick = a->quick};
+    if (a->test_sizes) {
+        ceilings_opts_test_sizes(&copts);
+        fprintf(stderr, "forge-roofline: note: --test-sizes: " CEILINGS_TEST_SIZES_NOTE "\n");
+    }
     if (ceilings_measure(&r->machine, &copts, &r->ceilings, &err) != 0) return cli_fail("%s", err.msg);
     fill_ceilings(r->report, &r->ceilings);
     fill_provenance(r->report, a, argc, argv, &r->machine, stamp);
@@ -1011,7 +1032,7 @@ static int run_main(struct run *r, int argc, char **argv) {
     r->st.sampler_params = bo.sampler;
     fill_plan(r->report, a, &copts, &bo, r->machine.threads);
     /* the read paired with the steps: as large as the ceilings' DRAM arrays */
-    size_t read_bytes = ceilings_dram_bytes(&r->machine, NULL);
+    size_t read_bytes = a->test_sizes ? copts.dram_array_bytes : ceilings_dram_bytes(&r->machine, NULL);
     r->read_n = read_bytes / sizeof(float);
     if (!(r->read_buf = ceilings_stream_alloc(r->read_n)))
         return cli_fail("out of memory for the %zu-byte paired read buffer", read_bytes);
