@@ -134,6 +134,7 @@ void rep_counts_summarize(const struct rep_counts *rc, struct rep_counts_summary
     out->steal_s = NAN;
     for (int i = 0; i < rc->n; i++) {
         out->disturbed_reps += rc->disturbed[i];
+        if (rc->disturbed[i]) out->disturbed_causes |= rc->cause[i] & REP_CAUSE_DISTURBING;
         out->faulted_reps += rc->faulted[i];
         out->switched_reps += rc->switched[i];
         out->steal_reps += (rc->cause[i] & REP_CAUSE_STEAL) != 0;

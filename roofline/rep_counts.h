@@ -63,16 +63,17 @@ struct rep_counts_summary {
     int reps;                            /* timed repetitions */
     double per_rep[COUNTERS_MAX_EVENTS]; /* mean per repetition of the sum over threads (by events[] index) */
     double thread_max[COUNTERS_MAX_EVENTS]; /* mean per repetition of the largest single thread */
-    double utilization;  /* task-clock over the threads' counted windows, each thread from its start to its
-                          * stop (about wall x threads: the timed window plus the start and stop regions) */
-    double ipc;          /* instructions / cycles */
-    double energy_j;     /* mean joules per repetition */
-    int disturbed_reps;  /* a thread preempted or migrated (see rep_counts_rule) */
-    int switched_reps;   /* any context switch, voluntary waits included (perf::CONTEXT-SWITCHES) */
-    int faulted_reps;    /* page faults during the repetition */
-    int steal_reps;      /* the hypervisor stole more than steal_share of the machine during it */
-    double steal_s;      /* mean machine-wide steal per repetition (NaN: steal not read) */
-    double median_all_s; /* median wall time over every repetition, disturbed ones included */
+    double utilization; /* task-clock over the threads' counted windows, each thread from its start to its
+                         * stop (about wall x threads: the timed window plus the start and stop regions) */
+    double ipc;         /* instructions / cycles */
+    double energy_j;    /* mean joules per repetition */
+    int disturbed_reps; /* a thread preempted or migrated (see rep_counts_rule) */
+    unsigned disturbed_causes; /* enum rep_cause bits of the disturbed repetitions, together */
+    int switched_reps;         /* any context switch, voluntary waits included (perf::CONTEXT-SWITCHES) */
+    int faulted_reps;          /* page faults during the repetition */
+    int steal_reps;            /* the hypervisor stole more than steal_share of the machine during it */
+    double steal_s;            /* mean machine-wide steal per repetition (NaN: steal not read) */
+    double median_all_s;       /* median wall time over every repetition, disturbed ones included */
 };
 
 /* Sets up the hooks for at most max_reps timed repetitions. team and energy may be NULL. Returns -1 on

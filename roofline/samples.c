@@ -184,6 +184,23 @@ int samples_find_row(const struct sample_set *set, const char *row, int *idx, in
     return k;
 }
 
+int samples_count_disturbed(const struct sample_set *set, char *causes, size_t len) {
+    static const char *const words[] = {"preempted", "migrated", "steal"};
+    bool seen[3] = {false, false, false};
+    int n = 0;
+    for (int i = 0; i < set->n; i++) {
+        if (!set->s[i].disturbed) continue;
+        n++;
+        for (int w = 0; w < 3; w++) seen[w] |= strstr(set->s[i].cause, words[w]) != NULL;
+    }
+    size_t used = 0;
+    if (len) causes[0] = '\0';
+    for (int w = 0; w < 3; w++)
+        if (seen[w] && used < len)
+            used += (size_t)snprintf(causes + used, len - used, "%s%s", used ? "+" : "", words[w]);
+    return n;
+}
+
 int samples_count_rows(const struct sample_set *set) {
     int rows = 0;
     for (int i = 0; i < set->n; i++) rows += i == 0 || strcmp(set->s[i - 1].row, set->s[i].row) != 0;

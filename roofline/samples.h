@@ -74,5 +74,8 @@ int samples_find_row(const struct sample_set *set, const char *row, int *idx, in
 
 /* How many rows the set holds: runs of one key (a run appends each row's samples together). */
 int samples_count_rows(const struct sample_set *set);
+/* The repetitions marked disturbed, and their causes' words together ("preempted+migrated"; "" for none),
+ * as samples.csv will list them. Returns the count. */
+int samples_count_disturbed(const struct sample_set *set, char *causes, size_t len);
 
 #endif

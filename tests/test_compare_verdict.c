@@ -321,3 +321,29 @@ Test(compare_verdict, a_runs_start_is_its_utc_stamp) {
     tu_rm_flat(dir);
     teardown(&f);
 }
+
+/* A row whose samples on one side are all disturbed (none clean, so all kept) is inconclusive whatever its
+ * ratio, and says why; a 30 % slower step otherwise decided slower. */
+Test(compare_verdict, rows_resting_on_disturbed_repetitions_are_inconclusive) {
+    struct fixture f;
+    setup(&f);
+    fill_side(f.r, &f.a, 20, 1.0, 20, 5);
+    fill_side(f.r, &f.b, 20, 1.3, 20, 6);
+    char key[SAMPLES_ROW_LEN];
+    compare_key_step(f.r, 0, key, sizeof key);
+    int marked = 0;
+    for (int i = 0; i < f.b.samples.n; i++)
+        if (strcmp(f.b.samples.s[i].row, key) == 0) f.b.samples.s[i].disturbed = true, marked++;
+    cr_assert_eq(marked, 20);
+    decide(&f, false);
+    const struct compare_row_verdict *w = &f.v->rows[0], *other = &f.v->rows[1];
+    cr_assert_str_eq(w->key, key);
+    cr_expect_eq(w->disturbed_b, 20);
+    cr_expect_eq(w->verdict, STATS_INCONCLUSIVE, "%s: %s", w->key, stats_verdict_name(w->verdict));
+    cr_expect_eq(other->verdict, STATS_SLOWER, "%s: %s", other->key, stats_verdict_name(other->verdict));
+    char *md = verdicts_md(f.v);
+    cr_expect(strstr(md, "inconclusive (disturbed repetitions kept, too few clean: 0 in A, 20 in B)") != NULL,
+              "%s", md);
+    free(md);
+    teardown(&f);
+}

@@ -11,6 +11,7 @@
 #include "bench/report/report_roofs.h"
 #include "bench/report/report_selfcheck.h"
 #include "bench/report/report_write.h"
+#include "roofline/rep_counts.h"
 #include "tests/report_fixture.h"
 #include "tests/report_testutil.h"
 
@@ -191,5 +192,75 @@ Test(findings, selfcheck_without_a_step_at_the_block_context) {
     cr_expect(!report_selfcheck_text(r, text, sizeof text));
     cr_expect_str_eq(text, "Self-check: not made, no decode step was measured at the blocks' context 512 to "
                            "hold the blocks alone against.");
+    free(r);
+}
+
+/* The busy loop of issue #64: all 3 repetitions of qkv_proj, o_proj and attention preempted (kept: none
+ * was clean), 11 in samples.csv. The findings open with the load, count every marked repetition, rank none
+ * of the three (qkv_proj was the block lost most against its roof), and none is a block to fix. */
+Test(findings, outside_load_is_said_first_and_disturbed_rows_are_not_ranked) {
+    struct run_report *r = fixture();
+    const enum block_id hit[3] = {BLOCK_QKV_PROJ, BLOCK_O_PROJ, BLOCK_ATTENTION};
+    for (int i = 0; i < 3; i++) {
+        struct report_block *b = &r->blocks[hit[i]];
+        b->measured.reps = 3, b->measured.excluded_reps = 0, b->measured.noisy = true;
+        b->disturbed_reps = 3, b->disturbed_causes = REP_CAUSE_PREEMPTED;
+        b->measured.median_s *= 3; /* measured at 3x under the load */
+    }
+    r->samples_reps = 180, r->samples_disturbed = 11;
+    snprintf(r->samples_causes, sizeof r->samples_causes, "preempted");
+    struct report_findings f;
+    report_findings_run(r, &f);
+    cr_assert_eq(f.n, 10);
+    cr_expect_str_eq(f.line[0], "**Outside load:** 9 repetitions of the headline rows were disturbed "
+                                "(preempted): `qkv_proj` 3 of 3, `attention` 3 of 3, `o_proj` 3 of 3. Rows "
+                                "whose figure includes them are flagged and ranked nowhere; rerun on a quiet "
+                                "machine.");
+    for (int i = 2; i <= 4; i++)
+        for (int k = 0; k < 3; k++)
+            cr_expect(!strstr(f.line[i], block_name(hit[k])) || !strstr(f.line[i], "Lost against"), "%s",
+                      f.line[i]);
+    cr_expect(strstr(f.line[2], "Lost against the roof #1: `gate_up_proj`") == f.line[2], "%s", f.line[2]);
+    for (int k = 0; k < 3; k++)
+        cr_expect(!report_block_to_fix(r, &r->blocks[hit[k]]), "%s", block_name(hit[k]));
+    cr_expect(strstr(f.line[9],
+                     "kept, fewer than 3 clean: `qkv_proj` 3 of 3, `attention` 3 of 3, `o_proj` 3 of 3. "
+                     "samples.csv marks 11 of its 180 repetitions disturbed (preempted).") != NULL,
+              "%s", f.line[9]);
+    /* left out, enough clean: the load is still said at the top when it took a quarter of a row */
+    struct report_block *q = &r->blocks[BLOCK_QKV_PROJ];
+    q->measured.reps = 7, q->measured.excluded_reps = 3;
+    report_findings_run(r, &f);
+    cr_expect(strstr(f.line[0], "`qkv_proj` 3 of 10") != NULL, "%s", f.line[0]);
+    free(r);
+}
+
+/* A quiet run: no line about outside load, and the disturbed line says none. */
+Test(findings, no_outside_load_line_without_disturbed_headline_rows) {
+    struct run_report *r = fixture();
+    r->counters.available = true;
+    r->blocks[BLOCK_LM_HEAD].disturbed_reps = 1, r->blocks[BLOCK_LM_HEAD].measured.excluded_reps = 1;
+    r->blocks[BLOCK_LM_HEAD].measured.reps = 22;
+    struct report_findings f;
+    report_findings_run(r, &f);
+    cr_expect(strstr(f.line[0], "Decode:") == f.line[0], "1 of 23 left out is not outside load: %s",
+              f.line[0]);
+    free(r);
+}
+
+/* Under outside load the step's own figure can include disturbed repetitions: the self-check then holds
+ * nothing against it, and says why, rather than calling the blocks' disagreement an accounting error. */
+Test(findings, selfcheck_is_not_made_against_a_disturbed_step) {
+    struct run_report *r = fixture();
+    struct report_step *s = &r->steps[2];
+    cr_assert_eq(s->context, r->blocks_context);
+    s->measured.reps = 3, s->measured.excluded_reps = 0, s->disturbed_reps = 3;
+    r->blocks[BLOCK_ATTENTION].measured.median_s = 75.24e-3;
+    s->block_s[BLOCK_ATTENTION] = 5.0e-3;
+    cr_expect(!report_selfcheck_block_contradicted(r, &r->blocks[BLOCK_ATTENTION]));
+    char text[512];
+    cr_expect(!report_selfcheck_text(r, text, sizeof text));
+    cr_expect_str_eq(text, "Self-check: not made, the step at context 1024 includes disturbed repetitions "
+                           "(outside load): its blocks' times inside it measured the load too.");
     free(r);
 }

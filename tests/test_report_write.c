@@ -7,6 +7,7 @@
 
 #include "bench/report/report_counted.h"
 #include "bench/report/report_write.h"
+#include "roofline/rep_counts.h"
 #include "tests/report_fixture.h"
 #include "tests/report_testutil.h"
 
@@ -293,6 +294,25 @@ Test(report_write, markdown_flags_above_roof_and_noisy) {
 }
 
 /* The setup names the memory-management state, and says what a kdamond that is on does to the figures. */
+/* A row whose every repetition was disturbed keeps them (none was clean): its flag says how many and why,
+ * not merely "noisy". */
+Test(report_write, markdown_flags_disturbed_repetitions_kept) {
+    struct run_report *r = fixture();
+    struct report_block *b = &r->blocks[BLOCK_QKV_PROJ];
+    b->measured.reps = 3, b->measured.excluded_reps = 0, b->measured.noisy = true;
+    b->disturbed_reps = 3, b->disturbed_causes = REP_CAUSE_PREEMPTED | REP_CAUSE_MIGRATED;
+    char dir[256];
+    char *md = write_report_md(r, dir, sizeof dir);
+    const char *row = strstr(md, "| qkv_proj | "), *end = row ? strchr(row, '\n') : NULL;
+    cr_assert(row && end);
+    const char *flag =
+        strstr(row, "**3 of 3 reps disturbed (preempted+migrated), kept: fewer than 3 clean**");
+    cr_expect(flag && flag < end, "%.*s", (int)(end - row), row);
+    free(md);
+    tu_rm_flat(dir);
+    free(r);
+}
+
 Test(report_write, markdown_setup_names_damon) {
     struct run_report *r = fixture();
     snprintf(r->prov.mm_state, sizeof r->prov.mm_state,

@@ -482,6 +482,7 @@ static void note_read(struct run *r, size_t n, const struct timing_stats *st, co
 struct report_counted {
     double *counters, *counters_max, *utilization;
     int *disturbed_reps, *faulted_reps;
+    unsigned *disturbed_causes;
     double *measured_all_s, *ipc;
     int *switched_reps;
     int *steal_reps;
@@ -493,6 +494,7 @@ static void fill_counted(const struct run *r, const struct rep_counts_summary *s
     for (int e = 0; e < n; e++) o.counters[e] = s->per_rep[e], o.counters_max[e] = s->thread_max[e];
     *o.utilization = s->utilization;
     *o.disturbed_reps = s->disturbed_reps;
+    *o.disturbed_causes = s->disturbed_causes;
     *o.faulted_reps = s->faulted_reps;
     *o.measured_all_s = s->median_all_s;
     *o.ipc = s->ipc;
@@ -536,8 +538,9 @@ static int measure_blocks(struct run *r, const struct timing_opts *t) {
         }
         fill_counted(r, &counts,
                      (struct report_counted){o->counters, o->counters_max, &o->utilization,
-                                             &o->disturbed_reps, &o->faulted_reps, &o->measured_all_s,
-                                             &o->ipc, &o->switched_reps, &o->steal_reps, &o->steal_s});
+                                             &o->disturbed_reps, &o->faulted_reps, &o->disturbed_causes,
+                                             &o->measured_all_s, &o->ipc, &o->switched_reps, &o->steal_reps,
+                                             &o->steal_s});
         int llc = r->counters.role_index[COUNTERS_ROLE_LLC_MISSES];
         if (llc >= 0 && r->calibration.available && r->calibration.ratio > 0)
             o->dram_bytes_counted =
@@ -581,8 +584,9 @@ static int measure_steps(struct run *r, const struct decode_bench_opts *o) {
         for (int b = 0; b < BLOCK_COUNT; b++) s->block_s[b] = m.block_median_s[b];
         fill_counted(r, &m.counts,
                      (struct report_counted){s->counters, s->counters_max, &s->utilization,
-                                             &s->disturbed_reps, &s->faulted_reps, &s->measured_all_s,
-                                             &s->ipc, &s->switched_reps, &s->steal_reps, &s->steal_s});
+                                             &s->disturbed_reps, &s->faulted_reps, &s->disturbed_causes,
+                                             &s->measured_all_s, &s->ipc, &s->switched_reps, &s->steal_reps,
+                                             &s->steal_s});
         s->energy_j = m.counts.energy_j;
         s->energy_j_per_token = m.counts.energy_j; /* batch 1: one token per step */
     }
@@ -1095,6 +1099,9 @@ static int run_main(struct run *r, int argc, char **argv) {
     snprintf(samples_path, sizeof samples_path, "%s/%s", r->dir.tmp_path, SAMPLES_FILE);
     if (samples_write_csv(&r->samples, samples_path, &err) != 0) return cli_fail("%s", err.msg);
     r->report->samples_rows = samples_count_rows(&r->samples);
+    r->report->samples_reps = r->samples.n;
+    r->report->samples_disturbed =
+        samples_count_disturbed(&r->samples, r->report->samples_causes, sizeof r->report->samples_causes);
     enum report_plots_result plots = REPORT_PLOTS_NO_GNUPLOT;
     struct fr_err plots_err = {{0}};
     if (a->no_plots) {

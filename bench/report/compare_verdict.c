@@ -116,11 +116,12 @@ void compare_side_free(struct compare_side *side) {
 
 /* A row's times and reads on one side, disturbed repetitions left out while at least 3 clean ones stay. */
 struct row_data {
-    double *t, *g; /* [n] */
-    int *run;      /* [n] which run each kept sample came from, 0 .. slots - 1 */
-    int n, runs;   /* kept samples; runs with samples of the row */
-    int slots;     /* the side's runs where they were begun with compare_side_begin_run, else runs */
-    bool all_read; /* every kept sample has its paired read */
+    double *t, *g;      /* [n] */
+    int *run;           /* [n] which run each kept sample came from, 0 .. slots - 1 */
+    int n, runs;        /* kept samples; runs with samples of the row */
+    int slots;          /* the side's runs where they were begun with compare_side_begin_run, else runs */
+    bool all_read;      /* every kept sample has its paired read */
+    int disturbed_kept; /* disturbed samples kept because fewer than 3 clean ones stayed */
 };
 
 static void row_data_free(struct row_data *d) {
@@ -164,6 +165,7 @@ static int row_data_get(const struct compare_side *side, const char *key, struct
         d->slots = marked ? side->runs : r + 1;
         d->runs += r != last, last = r;
         if (!(s->time_s > 0) || (drop && s->disturbed)) continue;
+        d->disturbed_kept += s->disturbed;
         d->run[d->n] = r;
         d->t[d->n] = s->time_s, d->g[d->n] = s->paired_read_gbs;
         d->all_read &= isfinite(s->paired_read_gbs);
@@ -360,6 +362,7 @@ static int add_row(const struct run_report *a, char kind, int i, const struct co
         w->p = on->p, w->p_runs = on->p_runs, w->run_pairs = on->pairs;
         w->p_pair_t = on->p_pair_t, w->p_pair_wsr = on->p_pair_wsr;
         w->n_a = da.n, w->n_b = db.n;
+        w->disturbed_a = da.disturbed_kept, w->disturbed_b = db.disturbed_kept;
         w->runs_a = da.runs, w->runs_b = db.runs;
         if (rc == 0 && pr->n > 0) {
             struct compare_lockstep_row ls;
@@ -418,6 +421,12 @@ static void decide(struct compare_verdicts *v) {
          * also needs the runs' medians to differ (Mann-Whitney on them, p < alpha: 4 runs a side at least) */
         if ((w->verdict == STATS_FASTER || w->verdict == STATS_SLOWER) && !(w->p_runs < COMPARE_ALPHA))
             w->verdict = STATS_INCONCLUSIVE;
+        /* a side whose figure rests on disturbed repetitions (too few clean) measured the load, not the
+         * build: nothing is decided on it, and no count of runs would change that */
+        if (w->disturbed_a > 0 || w->disturbed_b > 0) {
+            w->verdict = STATS_INCONCLUSIVE;
+            continue;
+        }
         if (w->verdict != STATS_INCONCLUSIVE) continue;
         /* the interval must narrow enough and, for an estimate beyond the threshold, p must reach alpha
          * over its family (Holm's strictest step, alpha / family size) */
@@ -565,7 +574,10 @@ static void fmt_ratio(double r, double lo, double hi, char *out, size_t len) {
 
 static void verdict_words(const struct compare_row_verdict *w, char *out, size_t len) {
     const char *name = stats_verdict_name(w->verdict);
-    if (w->verdict == STATS_SLOWER || w->verdict == STATS_FASTER)
+    if (w->disturbed_a > 0 || w->disturbed_b > 0)
+        snprintf(out, len, "%s (disturbed repetitions kept, too few clean: %d in A, %d in B)", name,
+                 w->disturbed_a, w->disturbed_b);
+    else if (w->verdict == STATS_SLOWER || w->verdict == STATS_FASTER)
         snprintf(out, len, "**%s**", name);
     else if (w->verdict == STATS_INCONCLUSIVE && w->headline && isinf(w->more_runs))
         snprintf(out, len, "%s (more than %d more runs each would be needed)", name, COMPARE_MORE_RUNS_MAX);

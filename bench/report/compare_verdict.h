@@ -67,6 +67,7 @@ struct compare_row_verdict {
     bool memory_bound;
     bool on_norm;                  /* the verdict rests on the normalised ratio */
     int n_a, n_b;                  /* samples used (disturbed ones left out) */
+    int disturbed_a, disturbed_b;  /* disturbed samples kept among them (fewer than 3 clean): inconclusive */
     double raw, raw_lo, raw_hi;    /* B/A of the times and its interval */
     double norm, norm_lo, norm_hi; /* B/A of the normalised times; NaN unless every sample has its read */
     double beta;                   /* the normalisation's elasticity to the read, [0, 1]; NaN when none */

@@ -100,7 +100,9 @@ static void lines_lost(const struct run_report *r, const struct report_step *hea
         const struct report_block *b = &r->blocks[i];
         lost[i] = b->measured.median_s - b->predicted_s;
         /* a figure the run itself contradicts ranks nothing (the self-check line names it) */
-        if (isfinite(lost[i]) && lost[i] > 0 && !report_selfcheck_block_contradicted(r, b)) order[n++] = i;
+        if (isfinite(lost[i]) && lost[i] > 0 && !report_selfcheck_block_contradicted(r, b) &&
+            report_disturbed_kept(&b->measured, b->disturbed_reps) == 0)
+            order[n++] = i;
     }
     for (int i = 1; i < n; i++) /* insertion sort by lost time, descending */
         for (int j = i; j > 0 && lost[order[j]] > lost[order[j - 1]]; j--) {
@@ -229,35 +231,56 @@ static void line_noise(const struct run_report *r, struct report_findings *out) 
             TIMING_NOISY_HALF_WIDTH * 100, TIMING_MIN_CLEAN_REPS, l.count, total, names);
 }
 
-/* Rows with repetitions the counters marked disturbed (a thread switched out or migrated), left out of
- * their statistics: named with how many of their repetitions. */
+/* Rows with repetitions the counters marked disturbed (a thread switched out or migrated): those left out
+ * of their statistics, and those kept because too few stayed clean, each row with its counts; then every
+ * disturbed repetition samples.csv marks, all rows together, so the two can be checked one against the
+ * other (scripts/load-runs.sh). */
 static void line_disturbed(const struct run_report *r, struct report_findings *out) {
-    struct report_namelist l = {.cap = 8};
+    struct report_namelist left = {.cap = 8}, kept = {.cap = 8};
     for (int i = 0; i < r->n_blocks; i++) {
-        const struct timing_stats *t = &r->blocks[i].measured;
+        const struct report_block *b = &r->blocks[i];
+        const struct timing_stats *t = &b->measured;
+        int k = report_disturbed_kept(t, b->disturbed_reps);
         if (t->excluded_reps > 0)
-            report_namelist_add(&l, "`%s` %d of %d", r->blocks[i].name, t->excluded_reps,
+            report_namelist_add(&left, "`%s` %d of %d", b->name, t->excluded_reps,
                                 t->reps + t->excluded_reps);
+        if (k > 0) report_namelist_add(&kept, "`%s` %d of %d", b->name, k, t->reps);
     }
     for (int i = 0; i < r->n_steps; i++) {
-        const struct timing_stats *t = &r->steps[i].measured;
+        const struct report_step *s = &r->steps[i];
+        const struct timing_stats *t = &s->measured;
+        int k = report_disturbed_kept(t, s->disturbed_reps);
         if (t->excluded_reps > 0)
-            report_namelist_add(&l, "step at context %ld %d of %d", r->steps[i].context, t->excluded_reps,
+            report_namelist_add(&left, "step at context %ld %d of %d", s->context, t->excluded_reps,
                                 t->reps + t->excluded_reps);
+        if (k > 0) report_namelist_add(&kept, "step at context %ld %d of %d", s->context, k, t->reps);
     }
     for (int i = 0; i < r->n_sampler; i++) {
         const struct report_sampler *s = &r->sampler[i];
         if (s->measured.excluded_reps > 0)
-            report_namelist_add(&l, "%s/%s/%ld %d of %d", s->variant, s->row_kind, s->vocab,
+            report_namelist_add(&left, "%s/%s/%ld %d of %d", s->variant, s->row_kind, s->vocab,
                                 s->measured.excluded_reps, s->measured.reps + s->measured.excluded_reps);
     }
-    char names[REPORT_FINDING_LEN / 2];
-    report_namelist_text(&l, names, sizeof names);
+    char names[REPORT_FINDING_LEN / 2], kept_names[REPORT_FINDING_LEN / 2], all[160] = "";
+    report_namelist_text(&left, names, sizeof names);
+    report_namelist_text(&kept, kept_names, sizeof kept_names);
+    if (r->samples_reps > 0 && r->samples_disturbed > 0)
+        snprintf(all, sizeof all, " samples.csv marks %d of its %d repetitions disturbed (%s).",
+                 r->samples_disturbed, r->samples_reps, r->samples_causes);
     /* the rule of this run's counters; runs written before it was recorded judged any switch */
     const char *rule = r->counters.disturbed_rule;
-    if (l.count > 0)
-        report_findings_add(out, "Disturbed repetitions (%s), left out of the statistics: %s.",
-                            rule[0] ? rule : "a thread was switched out or migrated", names);
+    if (left.count > 0 || kept.count > 0)
+        report_findings_add(out, "Disturbed repetitions (%s)%s%s%s%s%s.%s",
+                            rule[0] ? rule : "a thread was switched out or migrated",
+                            left.count ? ", left out of the statistics: " : "", names,
+                            left.count && kept.count ? "; "
+                            : kept.count             ? ": "
+                                                     : "",
+                            kept.count ? "kept, fewer than " TIMING_MIN_CLEAN_STR " clean: " : "", kept_names,
+                            all);
+    else if (r->samples_disturbed > 0)
+        report_findings_add(out, "Disturbed repetitions (%s): none in the blocks and steps;%s",
+                            rule[0] ? rule : "a thread was switched out or migrated", all);
     else if (r->counters.available && rule[0])
         report_findings_add(out, "Disturbed repetitions: none (judged by: %s).", rule);
     else if (r->counters.available)
@@ -265,6 +288,52 @@ static void line_disturbed(const struct run_report *r, struct report_findings *o
     else
         report_findings_add(out, "Disturbed repetitions: not detected, the counters are unavailable (%s).",
                             r->counters.reason[0] ? r->counters.reason : "no reason given");
+}
+
+/* A headline row touched by outside load: its figure includes disturbed repetitions, or at least a quarter
+ * of its repetitions were disturbed (left out, but the load was there). */
+static bool touched(const struct timing_stats *t, int disturbed_reps) {
+    return report_disturbed_kept(t, disturbed_reps) > 0 ||
+           (disturbed_reps > 0 && 4 * disturbed_reps >= t->reps + t->excluded_reps);
+}
+
+/* Adds a touched headline row to the Outside load line's list and counts. */
+struct load_tally {
+    struct report_namelist l;
+    int reps, kept_rows;
+};
+
+static void tally_row(struct load_tally *t, const char *name, const struct timing_stats *m, int disturbed) {
+    if (!touched(m, disturbed)) return;
+    report_namelist_add(&t->l, "%s %d of %d", name, disturbed, m->reps + m->excluded_reps);
+    t->reps += disturbed;
+    t->kept_rows += report_disturbed_kept(m, disturbed) > 0;
+}
+
+/* The first line when outside load touched the headline rows (the steps, the blocks the findings rank):
+ * which rows, how many repetitions, why; the rows whose figures include them are ranked nowhere. */
+static void line_outside_load(const struct run_report *r, struct report_findings *out) {
+    struct load_tally t = {.l = {.cap = 8}};
+    char name[REPORT_NAME_LEN + 32];
+    for (int i = 0; i < r->n_steps; i++) {
+        snprintf(name, sizeof name, "step at context %ld", r->steps[i].context);
+        tally_row(&t, name, &r->steps[i].measured, r->steps[i].disturbed_reps);
+    }
+    for (int i = 0; i < r->n_blocks; i++) {
+        snprintf(name, sizeof name, "`%s`", r->blocks[i].name);
+        tally_row(&t, name, &r->blocks[i].measured, r->blocks[i].disturbed_reps);
+    }
+    struct report_namelist l = t.l;
+    int reps = t.reps, kept_rows = t.kept_rows;
+    if (l.count == 0) return;
+    char names[REPORT_FINDING_LEN / 2];
+    report_namelist_text(&l, names, sizeof names);
+    report_findings_add(
+        out, "**Outside load:** %d repetitions of the headline rows were disturbed (%s): %s. %s", reps,
+        r->samples_causes[0] ? r->samples_causes : "see the Disturbed line", names,
+        kept_rows ? "Rows whose figure includes them are flagged and ranked nowhere; rerun on a "
+                    "quiet machine."
+                  : "They were left out of the figures; rows kept enough clean repetitions.");
 }
 
 /* A core whose arithmetic ran slow at some probe (core_speed.h): said with what it moves, since no other
@@ -284,6 +353,7 @@ static void line_core_speed(const struct run_report *r, struct report_findings *
 void report_findings_run(const struct run_report *r, struct report_findings *out) {
     memset(out, 0, sizeof *out);
     const struct report_step *head = report_headline_step(r);
+    line_outside_load(r, out);
     line_steps(r, out);
     lines_lost(r, head, out);
     line_sampler(r, head, out);

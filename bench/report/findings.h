@@ -1,6 +1,7 @@
 /* Findings: the few lines a reviewer pastes first, computed from a run's numbers (never typed by hand).
  *
- *   report_findings_run    at most ten lines for one run: tokens/s and percent of the roof per context,
+ *   report_findings_run    at most eleven lines for one run: outside load first when
+ *                          it touched the headline rows, tokens/s and percent of the roof per context,
  *                          the three blocks that lose the most time against their roofs, the sampler's
  *                          share of the step, accounting errors, the self-check (blocks alone
  *                          against the step) and noisy measurements by name

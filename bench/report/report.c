@@ -68,6 +68,11 @@ void report_init(struct run_report *r) {
     rr->leaves_memory_roof_batch = NAN;
 }
 
+int report_disturbed_kept(const struct timing_stats *m, int disturbed_reps) {
+    int kept = disturbed_reps - m->excluded_reps;
+    return kept > 0 ? kept : 0;
+}
+
 double report_ratio(double num, double den) {
     return (isfinite(num) && isfinite(den) && den > 0) ? num / den : NAN;
 }

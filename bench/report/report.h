@@ -144,6 +144,7 @@ struct report_block {
     double counters_max[REPORT_MAX_EVENTS]; /* the largest single thread, per step (counters is the sum) */
     double utilization;                     /* task-clock / (wall x threads) */
     int disturbed_reps;                     /* a thread switched out or migrated: left out of measured */
+    unsigned disturbed_causes;              /* their enum rep_cause bits; 0: not known (not in run.json) */
     int faulted_reps;                       /* repetitions that took page faults (not steady state) */
     double measured_all_s;                  /* median over every repetition, disturbed ones included */
     double ipc;                             /* instructions / cycles */
@@ -191,6 +192,7 @@ struct report_step {
     double counters_max[REPORT_MAX_EVENTS];
     double utilization;
     int disturbed_reps;
+    unsigned disturbed_causes; /* as for blocks */
     int faulted_reps;
     double measured_all_s;
     double ipc;
@@ -276,8 +278,11 @@ struct run_report {
     int n_batch; /* 0: the run had no batch sweep */
     struct report_batch batch[REPORT_MAX_BATCH];
     struct report_batch_ridge batch_ridge;
-    int samples_rows; /* rows of samples.csv beside run.json (roofline/samples.h); 0: none written */
-    int n_fidelity;   /* 0: not measured (a bf16 or f32 run) */
+    int samples_rows;        /* rows of samples.csv beside run.json (roofline/samples.h); 0: none written */
+    int samples_reps;        /* repetitions samples.csv holds (0: not known, as in a run.json read back) */
+    int samples_disturbed;   /* of them marked disturbed */
+    char samples_causes[64]; /* their causes' words together, e.g. "preempted+migrated" */
+    int n_fidelity;          /* 0: not measured (a bf16 or f32 run) */
     struct report_fidelity fidelity[REPORT_MAX_FIDELITY];
     char fidelity_source[192]; /* the weights and tokens compared, in words */
 };
@@ -336,6 +341,10 @@ void report_init(struct run_report *r);
 
 /* num / den, or NaN when either is not finite or den <= 0. */
 double report_ratio(double num, double den);
+/* How many disturbed repetitions a row's figure still includes: the counters' disturbed count less those
+ * left out, which is all of them when fewer than TIMING_MIN_CLEAN_REPS stayed clean. A row with any is not
+ * a measurement of the build alone: it is flagged, counted at the top of the findings and never ranked. */
+int report_disturbed_kept(const struct timing_stats *m, int disturbed_reps);
 
 /* The step shown beside the block rows: the one at blocks_context, else the first; NULL when none. */
 const struct report_step *report_headline_step(const struct run_report *r);

@@ -25,7 +25,10 @@ double report_block_share(const struct run_report *r, const struct report_block 
 
 bool report_block_to_fix(const struct run_report *r, const struct report_block *b) {
     double share = report_block_share(r, b);
-    if (report_selfcheck_block_contradicted(r, b)) return false; /* its time alone is not the step's */
+    /* its time alone is not the step's, or rests on disturbed repetitions */
+    if (report_selfcheck_block_contradicted(r, b) ||
+        report_disturbed_kept(&b->measured, b->disturbed_reps) > 0)
+        return false;
     return isfinite(share) && share >= REPORT_FIX_SHARE &&
            (!(b->efficiency >= REPORT_FIX_EFFICIENCY) || report_is_above_roof(b->above_roof, b->efficiency));
 }

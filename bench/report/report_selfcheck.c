@@ -38,8 +38,16 @@ static bool held_to_band(const struct report_step *s, const struct report_block 
            report_ratio(s->block_s[b->id], s->measured.median_s) >= REPORT_SELFCHECK_MIN_SHARE;
 }
 
+/* Figures that include disturbed repetitions measured the load as well: they are flagged as such
+ * (findings.c), and the check holds nothing against them. */
+static bool step_disturbed(const struct report_step *s) {
+    return report_disturbed_kept(&s->measured, s->disturbed_reps) > 0;
+}
+
 bool report_selfcheck_block_contradicted(const struct run_report *r, const struct report_block *b) {
+    if (report_disturbed_kept(&b->measured, b->disturbed_reps) > 0) return false;
     const struct report_step *head = report_headline_step(r);
+    if (head && step_disturbed(head)) return false;
     if (head && b->measured.median_s > head->measured.median_s) return true; /* more than the whole step */
     const struct report_step *s = report_selfcheck_step(r);
     return s && held_to_band(s, b) &&
@@ -53,6 +61,13 @@ bool report_selfcheck_text(const struct run_report *r, char *out, size_t len) {
                  "Self-check: not made, no decode step was measured at the blocks' context %ld to hold the "
                  "blocks alone against.",
                  r->blocks_context);
+        return false;
+    }
+    if (step_disturbed(s)) {
+        snprintf(out, len,
+                 "Self-check: not made, the step at context %ld includes disturbed repetitions (outside "
+                 "load): its blocks' times inside it measured the load too.",
+                 s->context);
         return false;
     }
     double ratio = report_selfcheck_sum_ratio(r);

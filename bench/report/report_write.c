@@ -13,6 +13,7 @@
 #include "bench/report/report_roofs.h"
 #include "roofline/core_speed.h"
 #include "roofline/mm_state.h"
+#include "roofline/rep_counts.h"
 
 #include <errno.h>
 #include <math.h>
@@ -110,9 +111,16 @@ int report_write_data(const struct run_report *r, const char *dir, struct fr_err
 
 /* A noisy row says why: its median's interval, relative to the median (the absolute bounds are in the CSV
  * and run.json as ci_lo_s and ci_hi_s), and its coverage. */
-static void md_flags(char *out, size_t len, const struct timing_stats *t, bool above) {
+static void md_flags(char *out, size_t len, const struct timing_stats *t, bool above, int disturbed_reps,
+                     unsigned causes) {
     char why[192] = "";
-    if (t->noisy) {
+    const int kept = report_disturbed_kept(t, disturbed_reps);
+    if (kept > 0) { /* said with its count and cause, not as mere noise */
+        char words[64] = "";
+        rep_counts_cause_text(causes, words, sizeof words);
+        snprintf(why, sizeof why, "**%d of %d reps disturbed%s%s%s, kept: fewer than %d clean**", kept,
+                 t->reps, words[0] ? " (" : "", words, words[0] ? ")" : "", TIMING_MIN_CLEAN_REPS);
+    } else if (t->noisy) {
         char lo[REPORT_FMT_LEN], hi[REPORT_FMT_LEN], lv[REPORT_FMT_LEN];
         report_fmt_md(report_ratio(t->ci_lo_s, t->median_s) - 1, 100.0, 1, lo);
         report_fmt_md(report_ratio(t->ci_hi_s, t->median_s) - 1, 100.0, 1, hi);
@@ -259,7 +267,8 @@ static void md_blocks(FILE *f, const struct run_report *r, bool full) {
         report_fmt_pct(b->paired_efficiency, pef);
         report_fmt_md(b->own_read_gbs, 1, 1, ogbs);
         report_fmt_pct(b->own_read_efficiency, oef);
-        md_flags(flags, sizeof flags, &b->measured, report_is_above_roof(b->above_roof, b->efficiency));
+        md_flags(flags, sizeof flags, &b->measured, report_is_above_roof(b->above_roof, b->efficiency),
+                 b->disturbed_reps, b->disturbed_causes);
         const char *bound = b->bound[0] ? b->bound : "n/a";
         if (full)
             fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", b->name, sh, pr, me, ef,
@@ -319,7 +328,8 @@ static void md_steps(FILE *f, const struct run_report *r) {
         report_fmt_pct(s->paired_efficiency, pef);
         report_fmt_md(s->weights_read_gbs, 1, 1, wgbs);
         report_fmt_pct(s->weights_read_efficiency, wef);
-        md_flags(flags, sizeof flags, &s->measured, report_is_above_roof(s->above_roof, s->efficiency));
+        md_flags(flags, sizeof flags, &s->measured, report_is_above_roof(s->above_roof, s->efficiency),
+                 s->disturbed_reps, s->disturbed_causes);
         fprintf(f, "| %ld | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
                 s->context, mb, pr, me, lo, hi, s->measured.reps, tps, ptps, ef, gbs, rgbs, pef, wgbs, wef,
                 flags);
@@ -386,7 +396,7 @@ static void md_sampler(FILE *f, const struct run_report *r) {
             size_t un = strlen(nuc), ur = strlen(reps), uf = strlen(flags);
             snprintf(nuc + un, sizeof nuc - un, "%s%s", k ? " / " : "", nu);
             snprintf(reps + ur, sizeof reps - ur, "%s%d", k ? " / " : "", t ? t->measured.reps : 0);
-            if (t) md_flags(fl, sizeof fl, &t->measured, false);
+            if (t) md_flags(fl, sizeof fl, &t->measured, false, 0, 0);
             if (t && fl[0]) snprintf(flags + uf, sizeof flags - uf, "%s%s: %s", uf ? "; " : "", kinds[k], fl);
         }
         fprintf(f, " %s | %s | %s |\n", nuc, reps, flags);
