@@ -127,10 +127,11 @@ Test(cli_isa, the_full_run_records_its_isa, .timeout = 240) {
     char parent[] = "/tmp/fr-isa-XXXXXX";
     cr_assert(mkdtemp(parent));
     char args[256];
-    snprintf(
-        args, sizeof args,
-        "--model tests/fixtures/tiny-qwen3 --quick --context 1 --no-plots --no-history --isa scalar --out %s",
-        parent);
+    snprintf(args, sizeof args,
+             "--model tests/fixtures/tiny-qwen3 --quick --test-sizes --context 1 --no-plots --no-history "
+             "--isa scalar "
+             "--out %s",
+             parent);
     cli_run(&r, 1, args);
     cr_assert_eq(r.status, 0, "run failed: %s", r.err);
     char dir[512];

@@ -1,5 +1,5 @@
-/* End-to-end: `forge-roofline --quick --test-sizes` (tiny ceiling arrays: cli_isa runs the real sizes) on a
- * tiny Qwen3-shaped config, run by the ASan/UBSan binary, writes every file of the output contract
+/* End-to-end: `forge-roofline --quick --test-sizes` (tiny ceiling arrays; `make bench` runs the real sizes)
+ * on a tiny Qwen3-shaped config, run by the ASan/UBSan binary, writes every file of the output contract
  * (docs/run-folder.md), run.json has the schema's keys and every figure of every row is finite, positive and
  * consistent (tests/run_figures.h), the PNGs are real images; bad runs fail before measuring. */
 #include <cJSON.h>
