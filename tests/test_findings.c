@@ -223,6 +223,18 @@ Test(findings, outside_load_is_said_first_and_disturbed_rows_are_not_ranked) {
     cr_expect(strstr(f.line[2], "Lost against the roof #1: `gate_up_proj`") == f.line[2], "%s", f.line[2]);
     for (int k = 0; k < 3; k++)
         cr_expect(!report_block_to_fix(r, &r->blocks[hit[k]]), "%s", block_name(hit[k]));
+    /* "What to do next" says why they are left out, not that every block is fine */
+    char *md = NULL;
+    size_t md_len = 0;
+    FILE *mf = open_memstream(&md, &md_len);
+    cr_assert_not_null(mf);
+    report_write_roofs(mf, r);
+    fclose(mf);
+    cr_expect(strstr(md, "- `qkv_proj` is not judged: its figure includes 3 disturbed repetitions (outside "
+                         "load; the findings' first line).") != NULL,
+              "%s", md);
+    cr_expect(!strstr(md, "- Every block that takes"), "%s", md);
+    free(md);
     cr_expect(strstr(f.line[9],
                      "kept, fewer than 3 clean: `qkv_proj` 3 of 3, `attention` 3 of 3, `o_proj` 3 of 3. "
                      "samples.csv marks 11 of its 180 repetitions disturbed (preempted).") != NULL,
@@ -262,5 +274,15 @@ Test(findings, selfcheck_is_not_made_against_a_disturbed_step) {
     cr_expect(!report_selfcheck_text(r, text, sizeof text));
     cr_expect_str_eq(text, "Self-check: not made, the step at context 1024 includes disturbed repetitions "
                            "(outside load): its blocks' times inside it measured the load too.");
+    free(r);
+}
+
+/* Without a step at the blocks' context, a block alone longer than another context's step contradicts
+ * nothing: attention at 16384 positions may well outlast the step at context 1. */
+Test(findings, selfcheck_holds_blocks_only_against_their_own_context) {
+    struct run_report *r = fixture();
+    r->blocks_context = 512;
+    r->blocks[BLOCK_ATTENTION].measured.median_s = 10 * r->steps[0].measured.median_s;
+    cr_expect(!report_selfcheck_block_contradicted(r, &r->blocks[BLOCK_ATTENTION]));
     free(r);
 }

@@ -46,12 +46,11 @@ static bool step_disturbed(const struct report_step *s) {
 
 bool report_selfcheck_block_contradicted(const struct run_report *r, const struct report_block *b) {
     if (report_disturbed_kept(&b->measured, b->disturbed_reps) > 0) return false;
-    const struct report_step *head = report_headline_step(r);
-    if (head && step_disturbed(head)) return false;
-    if (head && b->measured.median_s > head->measured.median_s) return true; /* more than the whole step */
+    /* only the step at the blocks' context: another context's step is no measure of these blocks */
     const struct report_step *s = report_selfcheck_step(r);
-    return s && held_to_band(s, b) &&
-           outside(report_selfcheck_block_ratio(r, b), REPORT_SELFCHECK_BLOCK_BAND);
+    if (!s || step_disturbed(s)) return false;
+    if (b->measured.median_s > s->measured.median_s) return true; /* more than the whole step */
+    return held_to_band(s, b) && outside(report_selfcheck_block_ratio(r, b), REPORT_SELFCHECK_BLOCK_BAND);
 }
 
 bool report_selfcheck_text(const struct run_report *r, char *out, size_t len) {
