@@ -16,6 +16,12 @@
  * others up at the barrier. */
 #define GEMM_CHUNK_BYTES ((size_t)256 << 10)
 #define GEMM_ROW_BLOCK   16
+/* Batch rows one pass over a chunk's panels takes at most: a prompt's hundreds of rows go through a chunk in
+ * passes of this many, so that the column blocks can stay long (the L2 holds one pass's X rows over the
+ * block, gemm_plan_kc) and each register tile sums many columns before its horizontal sums; the chunk's
+ * weights, read from memory by the first pass, come from L2 in the others. 64 is the batch sweep's largest
+ * B, which thus runs as before. */
+#define GEMM_SUB_BATCH 64
 _Static_assert(GEMM_ROW_BLOCK % QUANT_GROUP_ROWS == 0, "a chunk starts on a block row group");
 #define GEMM_COL_ALIGN    64
 #define GEMM_DEFAULT_L1D  ((size_t)32 << 10)
@@ -102,7 +108,8 @@ static size_t gemm_elem_bytes(enum fr_dtype t) {
 
 int gemm_block_cols(int batch, int cols, enum fr_dtype wtype, const struct gemm_blocking *blk) {
     if (batch <= 0 || cols <= 0) return 0;
-    return gemm_plan_kc(gemm_ops_active(), batch, cols, gemm_elem_bytes(wtype), blk);
+    return gemm_plan_kc(gemm_ops_active(), batch < GEMM_SUB_BATCH ? batch : GEMM_SUB_BATCH, cols,
+                        gemm_elem_bytes(wtype), blk);
 }
 
 struct gemm_args {
@@ -116,6 +123,8 @@ struct gemm_args {
     const struct gemm_ops *ops;
 };
 
+static void gemm_chunk_pass(const struct gemm_args *a, int r0, int n, int b0, int nb);
+
 /* Work-shares the row chunks over the current team; within a chunk, the panels in turn and in each one the
  * column blocks outermost, so the batch's X rows of one block stay in L2 while the chunk's weight rows pass.
  */
@@ -127,22 +136,30 @@ static void gemm_chunks(const struct gemm_args *a) {
 #pragma omp for schedule(dynamic, 1)
     for (int c = 0; c < n_chunks; c++) {
         int r0 = c * chunk, n = a->rows - r0 < chunk ? a->rows - r0 : chunk;
-        for (int p = 0; p < col_panel_count(a->cols, a->pw); p++) {
-            int np = col_panel_cols(a->cols, a->pw, p), c0 = p * a->pw;
-            size_t base = col_panel_start(a->rows, a->pw, p) + (size_t)r0 * (size_t)np;
-            for (int k0 = 0; k0 < np; k0 += a->kc) {
-                int kc = np - k0 < a->kc ? np - k0 : a->kc;
-                if (fr_dtype_is_block(a->wtype))
-                    gemm_quant_panel(a->ops, a->y + r0, a->ldy,
-                                     (const unsigned char *)a->w + fr_dtype_bytes(a->wtype, base), a->wtype,
-                                     np, k0, a->x + c0 + k0, a->ldx, n, a->batch, kc, c0 + k0 > 0);
-                else if (a->bf16)
-                    a->ops->panel_bf16(a->y + r0, a->ldy, (const uint16_t *)a->w + base + k0, (size_t)np,
-                                       a->x + c0 + k0, a->ldx, n, a->batch, kc, c0 + k0 > 0);
-                else
-                    a->ops->panel_f32(a->y + r0, a->ldy, (const float *)a->w + base + k0, (size_t)np,
-                                      a->x + c0 + k0, a->ldx, n, a->batch, kc, c0 + k0 > 0);
-            }
+        for (int b0 = 0; b0 < a->batch; b0 += GEMM_SUB_BATCH)
+            gemm_chunk_pass(a, r0, n, b0, a->batch - b0 < GEMM_SUB_BATCH ? a->batch - b0 : GEMM_SUB_BATCH);
+    }
+}
+
+/* One pass over rows [r0, r0 + n) of every panel for batch rows [b0, b0 + nb). */
+static void gemm_chunk_pass(const struct gemm_args *a, int r0, int n, int b0, int nb) {
+    float *y = a->y + (size_t)b0 * a->ldy;
+    const float *x = a->x + (size_t)b0 * a->ldx;
+    for (int p = 0; p < col_panel_count(a->cols, a->pw); p++) {
+        int np = col_panel_cols(a->cols, a->pw, p), c0 = p * a->pw;
+        size_t base = col_panel_start(a->rows, a->pw, p) + (size_t)r0 * (size_t)np;
+        for (int k0 = 0; k0 < np; k0 += a->kc) {
+            int kc = np - k0 < a->kc ? np - k0 : a->kc;
+            if (fr_dtype_is_block(a->wtype))
+                gemm_quant_panel(a->ops, y + r0, a->ldy,
+                                 (const unsigned char *)a->w + fr_dtype_bytes(a->wtype, base), a->wtype, np,
+                                 k0, x + c0 + k0, a->ldx, n, nb, kc, c0 + k0 > 0);
+            else if (a->bf16)
+                a->ops->panel_bf16(y + r0, a->ldy, (const uint16_t *)a->w + base + k0, (size_t)np,
+                                   x + c0 + k0, a->ldx, n, nb, kc, c0 + k0 > 0);
+            else
+                a->ops->panel_f32(y + r0, a->ldy, (const float *)a->w + base + k0, (size_t)np, x + c0 + k0,
+                                  a->ldx, n, nb, kc, c0 + k0 > 0);
         }
     }
 }
@@ -230,20 +247,21 @@ int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, 
         return 0;
     }
     const struct gemm_ops *ops = gemm_ops_active();
-    struct gemm_args a = {
-        .y = y,
-        .ldy = (size_t)ldy,
-        .ldx = (size_t)ldx,
-        .w = w,
-        .bf16 = wtype == FR_DTYPE_BF16,
-        .wtype = wtype,
-        .x = x,
-        .batch = batch,
-        .rows = rows,
-        .cols = cols,
-        .pw = panel_cols,
-        .kc = gemm_plan_kc(ops, batch, panel_cols < cols ? panel_cols : cols, gemm_elem_bytes(wtype), blk),
-        .ops = ops};
+    struct gemm_args a = {.y = y,
+                          .ldy = (size_t)ldy,
+                          .ldx = (size_t)ldx,
+                          .w = w,
+                          .bf16 = wtype == FR_DTYPE_BF16,
+                          .wtype = wtype,
+                          .x = x,
+                          .batch = batch,
+                          .rows = rows,
+                          .cols = cols,
+                          .pw = panel_cols,
+                          .kc = gemm_plan_kc(ops, batch < GEMM_SUB_BATCH ? batch : GEMM_SUB_BATCH,
+                                             panel_cols < cols ? panel_cols : cols, gemm_elem_bytes(wtype),
+                                             blk),
+                          .ops = ops};
     if (kernel_team_in_region()) {
         gemm_chunks(&a); /* ends with the work-share's barrier */
     } else {
