@@ -124,6 +124,7 @@ int decode_bench_block_evict(struct decode_state *st, enum block_id b, long cont
     if (b == BLOCK_SAMPLER && !st->sample_logits && (logits = malloc(sizeof *logits * (size_t)st->cfg.vocab)))
         memcpy(logits, st->logits, sizeof *logits * (size_t)st->cfg.vocab), ev.logits = logits;
     if (!ev.times_s || (b == BLOCK_SAMPLER && !st->sample_logits && !logits)) {
+        free(ev.times_s);
         free(logits);
         decode_activations_free(&inputs);
         free(spans);

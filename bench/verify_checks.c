@@ -13,6 +13,7 @@
 
 #include "bench/sampler_rows.h"
 #include "kernels/sampler.h"
+#include "model/prefill_check.h"
 
 #define QWEN3_VOCAB 151936
 
@@ -377,6 +378,63 @@ static enum verify_status check_simd(char *detail, size_t cap, int threads) {
     return differ ? VERIFY_FAILED : VERIFY_PASSED;
 }
 
+/* Prompt processing against token-by-token decode (model/prefill_check.h) on a small Qwen3-shaped model of
+ * synthetic bf16 weights (head_dim 128 and GQA 2 as Qwen3-0.6B; 2 layers, hidden 256, vocab 1000), 37
+ * prompt tokens after 5 prefilled ones (no tile divides either), every ISA, bf16 and f32 caches. */
+static enum verify_status check_prefill(char *detail, size_t cap, int threads) {
+    struct qwen3_config c = {.name = "verify-prefill",
+                             .hidden = 256,
+                             .intermediate = 384,
+                             .n_layers = 2,
+                             .n_heads = 4,
+                             .n_kv_heads = 2,
+                             .head_dim = 128,
+                             .vocab = 1000,
+                             .max_context = 64,
+                             .rms_eps = 1e-6,
+                             .rope_theta = 1e6,
+                             .tied_embeddings = true};
+    struct qwen3_weights w;
+    struct fr_err err = {{0}};
+    if (qwen3_weights_alloc(&w, &c, FR_DTYPE_BF16, &err) != 0) {
+        snprintf(detail, cap, "%s", err.msg);
+        return VERIFY_FAILED;
+    }
+    qwen3_weights_init_synthetic(&w, 0x9f11);
+    enum kernel_isa isas[KERNEL_ISA_COUNT];
+    char names[64];
+    int n_isa = verify_isa_list(kernel_isa_force, isas, names, sizeof names), failed = 0;
+    double worst[2] = {0, 0}, worst_next = 0;
+    long mismatches = 0;
+    const enum kernel_isa active = kernel_isa_active();
+    for (int i = 0; i < n_isa && !err.msg[0]; i++)
+        for (int kv = 0; kv < 2 && !err.msg[0]; kv++) {
+            kernel_isa_force(isas[i]);
+            struct prefill_check_result r;
+            if (prefill_check_against_steps(&w, kv ? FR_DTYPE_F32 : FR_DTYPE_BF16, MATVEC_BACKEND_FORGE,
+                                            threads, 5, 37, NULL, &r, &err) != 0)
+                break;
+            worst[kv] = fmax(worst[kv], r.logits_err / r.logits_scale);
+            worst_next = fmax(worst_next, r.next_err / r.tolerance);
+            mismatches += r.kv_mismatches;
+            failed += !prefill_check_passed(&r);
+        }
+    kernel_isa_force(active);
+    qwen3_weights_free(&w);
+    if (err.msg[0]) {
+        snprintf(detail, cap, "%s", err.msg);
+        return VERIFY_FAILED;
+    }
+    snprintf(
+        detail, cap,
+        "prefill of 37 tokens after 5 vs 42 decode steps, %s: last logits within %.1e of the largest with a "
+        "bf16 KV cache (tolerance %.0e), %.1e with f32 (%.0e); the next step at %.2f of its tolerance; %ld "
+        "KV values off",
+        names, worst[0], PREFILL_CHECK_TOL_BF16_KV, worst[1], PREFILL_CHECK_TOL_F32_KV, worst_next,
+        mismatches);
+    return failed ? VERIFY_FAILED : VERIFY_PASSED;
+}
+
 const struct verify_check verify_checks[] = {
     {"sampler.top_p", check_topp_chapter},
     {"sampler.top_p_mix", check_topp_mix},
@@ -387,5 +445,6 @@ const struct verify_check verify_checks[] = {
     {"sampler.draw", check_draw},
     {"sampler.simd", check_simd},
     {"sampler.pick", check_pick},
+    {"prefill.vs_steps", check_prefill},
 };
 const int verify_check_count = (int)(sizeof verify_checks / sizeof verify_checks[0]);

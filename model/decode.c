@@ -430,7 +430,7 @@ int decode_activations_save(struct decode_state *st, struct decode_activations *
     size_t len[7], n = 0;
     int k = activation_rows(st, rows, len);
     for (int i = 0; i < k; i++) n += len[i];
-    if (!(a->buf = malloc(n * sizeof *a->buf))) {
+    if (!(a->buf = malloc((n ? n : 1) * sizeof *a->buf))) {
         a->n = 0;
         return fr_err_set(&st->err, "out of memory for a copy of the %zu activations", n);
     }

@@ -21,6 +21,11 @@ static void rows_floats(const struct qwen3_config *c, size_t n[8]) {
     n[7] = (size_t)c->vocab;            /* logits */
 }
 
+static float *rows_get(const struct decode_rows *r, int i) {
+    float *const f[8] = {r->x, r->xb, r->qkv, r->att, r->proj, r->gate_up, r->hb, r->logits};
+    return f[i];
+}
+
 static float **rows_field(struct decode_rows *r, int i) {
     float **f[8] = {&r->x, &r->xb, &r->qkv, &r->att, &r->proj, &r->gate_up, &r->hb, &r->logits};
     return f[i];
@@ -38,10 +43,41 @@ size_t decode_batch_bytes(const struct qwen3_config *c, int batch, int max_pos, 
     return per_seq * (size_t)batch;
 }
 
+void decode_rows_free(struct decode_rows *r) {
+    for (int i = 0; i < 8; i++) free(*rows_field(r, i));
+    memset(r, 0, sizeof *r);
+}
+
+int decode_rows_alloc(struct decode_rows *r, const struct qwen3_config *c, int rows, int logit_rows) {
+    size_t n[8];
+    rows_floats(c, n);
+    memset(r, 0, sizeof *r);
+    for (int i = 0; i < 8; i++) {
+        size_t count = (size_t)(i == 7 ? logit_rows : rows);
+        size_t bytes = ((n[i] * count * sizeof(float)) + 63) & ~(size_t)63;
+        float *p = aligned_alloc(64, bytes ? bytes : 64);
+        *rows_field(r, i) = p;
+        if (!p) {
+            decode_rows_free(r);
+            return -1;
+        }
+        memset(p, 0, bytes);
+    }
+    return 0;
+}
+
+void decode_rows_at(const struct decode_rows *all, const struct qwen3_config *c, int row, int logit_row,
+                    struct decode_rows *out) {
+    size_t n[8];
+    rows_floats(c, n);
+    for (int i = 0; i < 8; i++)
+        *rows_field(out, i) = rows_get(all, i) + (size_t)(i == 7 ? logit_row : row) * n[i];
+}
+
 void decode_batch_free(struct decode_batch *bt) {
     for (int s = 0; s < bt->n_init; s++) decode_state_free(&bt->seq[s]);
     free(bt->seq);
-    for (int i = 0; i < 8; i++) free(*rows_field(&bt->rows, i));
+    decode_rows_free(&bt->rows);
     memset(bt, 0, sizeof *bt);
 }
 
@@ -62,18 +98,8 @@ int decode_batch_init(struct decode_batch *bt, const struct qwen3_weights *w, in
              fr_dtype_name(kvtype));
     if (need == 0) return fr_err_set(err, "%s: size overflows", what);
     if (qwen3_mem_check(need, what, err) != 0) return -1;
-    size_t n[8];
-    rows_floats(c, n);
-    for (int i = 0; i < 8; i++) {
-        size_t bytes = ((n[i] * (size_t)batch * sizeof(float)) + 63) & ~(size_t)63;
-        float *p = aligned_alloc(64, bytes ? bytes : 64);
-        *rows_field(&bt->rows, i) = p;
-        if (!p) {
-            decode_batch_free(bt);
-            return fr_err_set(err, "%s: out of memory for the activation rows", what);
-        }
-        memset(p, 0, bytes);
-    }
+    if (decode_rows_alloc(&bt->rows, c, batch, batch) != 0)
+        return fr_err_set(err, "%s: out of memory for the activation rows", what);
     bt->batch = bt->capacity = batch;
     if (!(bt->seq = calloc((size_t)batch, sizeof *bt->seq))) {
         decode_batch_free(bt);
@@ -81,7 +107,7 @@ int decode_batch_init(struct decode_batch *bt, const struct qwen3_weights *w, in
     }
     for (int s = 0; s < batch; s++) {
         struct decode_rows r;
-        for (int i = 0; i < 8; i++) *rows_field(&r, i) = *rows_field(&bt->rows, i) + (size_t)s * n[i];
+        decode_rows_at(&bt->rows, c, s, s, &r);
         if (decode_state_init_rows(&bt->seq[s], w, max_pos, kvtype, backend, threads, &r, err) != 0) {
             decode_batch_free(bt);
             return -1;

@@ -23,6 +23,14 @@ struct decode_batch {
     int n_init;               /* states set up so far (for freeing after a failed init) */
 };
 
+/* Activation rows for `rows` tokens, each array [rows][dim], the logits [logit_rows][vocab] (a prefill keeps
+ * one row of logits, the last position's). Zeroed. Returns -1 (nothing left allocated) when out of memory. */
+int decode_rows_alloc(struct decode_rows *r, const struct qwen3_config *cfg, int rows, int logit_rows);
+void decode_rows_free(struct decode_rows *r);
+/* The rows of token `row` of `all` (the logits of row logit_row): what one state's buffers are. */
+void decode_rows_at(const struct decode_rows *all, const struct qwen3_config *cfg, int row, int logit_row,
+                    struct decode_rows *out);
+
 /* Bytes a batch needs beyond the weights: every sequence's KV cache for max_pos positions, activation rows,
  * RoPE tables, attention and sampler scratch. 0 on overflow. */
 size_t decode_batch_bytes(const struct qwen3_config *cfg, int batch, int max_pos, enum fr_dtype kvtype);

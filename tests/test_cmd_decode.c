@@ -2,6 +2,7 @@
  * deterministic and is the argmax of the logits rows it writes, sampling follows its seed, and every bad
  * option, id list, file and value is a one-line error with exit status 2. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,4 +190,47 @@ Test(cmd_decode, help) {
     cli_run(&r, 0, "decode --help");
     cr_expect_eq(r.status, 0);
     cr_expect(strstr(r.out, "--prompt-ids") != NULL, "%s", r.out);
+}
+
+/* logits rows of a --logits-out file: n rows of `vocab` floats */
+static float *read_rows(const char *path, int n, int vocab) {
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "%s", path);
+    float *rows = malloc((size_t)n * (size_t)vocab * sizeof(float));
+    cr_assert(rows);
+    cr_assert_eq(fread(rows, sizeof(float), (size_t)n * (size_t)vocab, f), (size_t)n * (size_t)vocab);
+    fclose(f);
+    return rows;
+}
+
+/* --prefill: the prompt in one pass gives the first new token's logits of the token-by-token prompt, within
+ * model/prefill_check.h's bf16-cache tolerance of the largest logit, and the same greedy tokens after it. */
+Test(cmd_decode, prefill_gives_the_steps_logits_and_tokens, .timeout = 120) {
+    char dir[64], args[640], la[160], lb[160];
+    cr_assert_eq(fixture_write_tiny_config(dir), 0);
+    snprintf(la, sizeof la, "%s/steps.f32", dir);
+    snprintf(lb, sizeof lb, "%s/prefill.f32", dir);
+    static const char ids[] =
+        "3,1,4,1,5,9,2,6,5,3,5,8,9,7,9,3,2,3,8,4,6,2,6,4,3,3,8,3,2,7,9,5,0,2,8,8,4,1,9,7,1";
+    snprintf(args, sizeof args, "decode --model %s --prompt-ids %s --max-new 4 --logits-out %s", dir, ids,
+             la);
+    cli_run(&r, 0, args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    snprintf(args, sizeof args, "decode --model %s --prefill --prompt-ids %s --max-new 4 --logits-out %s",
+             dir, ids, lb);
+    cli_run(&r2, 0, args);
+    cr_assert_eq(r2.status, 0, "%s", r2.err);
+    cr_expect(strstr(r2.err, "one prefill") != NULL, "%s", r2.err);
+    cr_expect_str_eq(r2.out, r.out, "the generated tokens differ");
+    float *a = read_rows(la, 4, 257), *b = read_rows(lb, 4, 257);
+    double err = 0, top = 0;
+    for (int i = 0; i < 4 * 257; i++) err = fmax(err, fabs(a[i] - b[i])), top = fmax(top, fabs(a[i]));
+    cr_expect_gt(top, 0.05, "logits degenerate");
+    cr_expect_leq(err, 1e-3 * top, "prefill logits off by %.3g of %.3g", err, top);
+    cr_expect_gt(err, 0, "bit-identical: the prefill did not run its own kernels");
+    free(a), free(b);
+    char rm[256];
+    snprintf(rm, sizeof rm, "%s/steps.f32", dir);
+    unlink(rm);
+    fixture_remove_dir(dir, "prefill.f32");
 }

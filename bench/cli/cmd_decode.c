@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "model/cost.h"
 #include "model/decode.h"
 #include "model/tokenizer.h"
+#include "model/prefill.h"
 #include "model/weights_file.h"
 #include "roofline/blas_pool.h"
 #include "roofline/topology.h"
@@ -25,6 +27,7 @@ struct decode_args {
     const char *model, *weights, *prompt, *logits_out, *isa;
     const char *text, *tokenizer; /* --prompt TEXT and where its tokenizer comes from */
     bool chat;                    /* --chat: the text is one user turn of Qwen3's chat template */
+    bool prefill;                 /* --prefill: the prompt in one pass (model/prefill.h), not a step per id */
     bool wtype_given;             /* --dtype given: a Q8_0 or Q4_0 GGUF file must then hold that type */
     long max_new;
     enum fr_dtype wtype, kvtype;
@@ -35,27 +38,30 @@ struct decode_args {
 
 static void usage(FILE *f) {
     fprintf(
-        f, "usage: forge-roofline decode --model M --prompt-ids 1,2,3 --max-new N [options]\n"
-           "  --model M            model name, directory or config.json (optional with a GGUF --weights)\n"
-           "  --weights FILE       GGUF or safetensors checkpoint (default: synthetic weights, fixed seed);\n"
-           "                       a GGUF file's config comes from its metadata, checked against --model\n"
-           "  --prompt-ids LIST    comma-separated token ids, fed one step at a time\n"
-           "  --prompt TEXT        text instead of ids: encoded with Qwen3's tokenizer, and the generated\n"
-           "                       text is printed as it is produced (stops at <|im_end|> or <|endoftext|>)\n"
-           "  --chat               the --prompt is one user turn of Qwen3's chat template\n"
-           "  --tokenizer FILE     tokenizer.json or GGUF for --prompt (default: a GGUF --weights)\n"
-           "  --max-new N          tokens to generate (>= 0)\n"
-           "  --dtype T            weight type: bf16 (default), f32, q8_0, q4_0; a Q8_0 or Q4_0 GGUF file\n"
-           "                       runs in its own type (a different --dtype is refused)\n"
-           "  --kv bf16|f32        KV cache type (default bf16)\n"
-           "  --gemv forge|openblas  matvec backend (default forge)\n"
-           "  --threads N          OpenMP (and OpenBLAS) threads\n"
-           "  --isa NAME           " CLI_ISA_HELP "\n"
-           "  --temperature T      0 = greedy (default); > 0 samples\n"
-           "  --top-p P            nucleus in [0, 1] (default 1)\n"
-           "  --seed S             sampler seed (default 0)\n"
-           "  --logits-out FILE    each generated token's logits as little-endian f32 rows\n"
-           "Generated ids go to stdout on one line; setup and tokens/s to stderr.\n");
+        f,
+        "usage: forge-roofline decode --model M --prompt-ids 1,2,3 --max-new N [options]\n"
+        "  --model M            model name, directory or config.json (optional with a GGUF --weights)\n"
+        "  --weights FILE       GGUF or safetensors checkpoint (default: synthetic weights, fixed seed);\n"
+        "                       a GGUF file's config comes from its metadata, checked against --model\n"
+        "  --prompt-ids LIST    comma-separated token ids, fed one step at a time\n"
+        "  --prefill            the prompt in one pass (GEMMs, tiled causal attention), as engines process\n"
+        "                       it, instead of one decode step per id; the same tokens follow\n"
+        "  --prompt TEXT        text instead of ids: encoded with Qwen3's tokenizer, and the generated\n"
+        "                       text is printed as it is produced (stops at <|im_end|> or <|endoftext|>)\n"
+        "  --chat               the --prompt is one user turn of Qwen3's chat template\n"
+        "  --tokenizer FILE     tokenizer.json or GGUF for --prompt (default: a GGUF --weights)\n"
+        "  --max-new N          tokens to generate (>= 0)\n"
+        "  --dtype T            weight type: bf16 (default), f32, q8_0, q4_0; a Q8_0 or Q4_0 GGUF file\n"
+        "                       runs in its own type (a different --dtype is refused)\n"
+        "  --kv bf16|f32        KV cache type (default bf16)\n"
+        "  --gemv forge|openblas  matvec backend (default forge)\n"
+        "  --threads N          OpenMP (and OpenBLAS) threads\n"
+        "  --isa NAME           " CLI_ISA_HELP "\n"
+        "  --temperature T      0 = greedy (default); > 0 samples\n"
+        "  --top-p P            nucleus in [0, 1] (default 1)\n"
+        "  --seed S             sampler seed (default 0)\n"
+        "  --logits-out FILE    each generated token's logits as little-endian f32 rows\n"
+        "Generated ids go to stdout on one line; setup and tokens/s to stderr.\n");
 }
 
 static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
@@ -73,6 +79,10 @@ static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
         if (strncmp(o, "--", 2) != 0) return cli_usage_error("decode: unexpected argument '%s'", o);
         if (strcmp(o, "--chat") == 0) {
             a->chat = true;
+            continue;
+        }
+        if (strcmp(o, "--prefill") == 0) {
+            a->prefill = true;
             continue;
         }
         if (i + 1 >= argc) return cli_usage_error("decode: %s needs a value", o);
@@ -171,6 +181,8 @@ struct run {
     struct qwen3_config cfg;
     struct qwen3_weights w;
     struct decode_state st;
+    struct prefill_state pf; /* --prefill: its state decodes on after the prompt */
+    bool have_pf;
     int *ids;
     FILE *logits_f;
     bool logits_created; /* --logits-out was opened as a plain file: removed again on failure */
@@ -250,9 +262,16 @@ static int run_decode(struct decode_args *a, struct run *r) {
         qwen3_weights_init_synthetic(&r->w, CLI_SYNTHETIC_SEED);
     }
     double load_s = timing_now_s() - t0;
-    if (decode_state_init(&r->st, &r->w, (int)(positions > 0 ? positions : 1), a->kvtype, a->backend,
-                          m.threads, &err))
+    const int max_pos = (int)(positions > 0 ? positions : 1);
+    if (a->prefill) {
+        if (prefill_init(&r->pf, &r->w, max_pos, n_prompt, a->kvtype, a->backend, m.threads,
+                         &(struct gemm_blocking){m.l1d_bytes, m.l2_bytes}, &err))
+            return cli_usage_error("decode: --prefill: %s", err.msg);
+        r->have_pf = true;
+    } else if (decode_state_init(&r->st, &r->w, max_pos, a->kvtype, a->backend, m.threads, &err)) {
         return cli_usage_error("decode: %s", err.msg);
+    }
+    struct decode_state *st = a->prefill ? &r->pf.st : &r->st;
     fprintf(stderr,
             "decode: model %s (%s), weights %s %s (%.2f GB, ready in %.2f s), kv %s, gemv %s, isa %s, "
             "threads %d\n",
@@ -264,22 +283,24 @@ static int run_decode(struct decode_args *a, struct run *r) {
     fprintf(stderr, "decode: kernels: %s%s\n", kernel_prefetch_describe(),
             a->backend == MATVEC_BACKEND_FORGE ? kernel_matvec_describe() : "");
 
-    /* prompt: one step per id; the last step's logits give the first new token */
+    /* prompt: one step per id, or one prefill; the last position's logits give the first new token */
     t0 = timing_now_s();
-    for (int i = 0; i < n_prompt; i++)
-        if (decode_step(&r->st, r->ids[i], i, NULL, &err)) return cli_fail("decode: %s", err.msg);
+    if (a->prefill && prefill_run(&r->pf, r->ids, n_prompt, 0, NULL, &err))
+        return cli_fail("decode: %s", err.msg);
+    for (int i = 0; !a->prefill && i < n_prompt; i++)
+        if (decode_step(st, r->ids[i], i, NULL, &err)) return cli_fail("decode: %s", err.msg);
     double prompt_s = timing_now_s() - t0;
 
     t0 = timing_now_s();
     int pos = n_prompt;
     long made = 0;
     for (long g = 0; g < a->max_new; g++) {
-        if (g > 0 && decode_step(&r->st, r->st.sampled_token, pos++, NULL, &err))
+        if (g > 0 && decode_step(st, st->sampled_token, pos++, NULL, &err))
             return cli_fail("decode: %s", err.msg);
-        if (r->logits_f && write_row(r->logits_f, r->st.logits, r->cfg.vocab))
+        if (r->logits_f && write_row(r->logits_f, st->logits, r->cfg.vocab))
             return cli_fail("decode: writing --logits-out '%s' failed", a->logits_out);
         int token;
-        if (decode_sample(&r->st, &a->sampler, (uint64_t)g, NULL, &token, &err))
+        if (decode_sample(st, &a->sampler, (uint64_t)g, NULL, &token, &err))
             return cli_fail("decode: logits of new token %ld: %s", g, err.msg);
         made++;
         if (!a->text) {
@@ -308,14 +329,18 @@ static int run_decode(struct decode_args *a, struct run *r) {
     struct cost_opts copts = {a->wtype, a->kvtype};
     cost_step(&r->cfg, &copts, 0, SAMPLER_VARIANT_GREEDY, &cost);
     long gen_steps = a->max_new > 0 ? a->max_new - 1 : 0;
-    fprintf(stderr, "decode: prompt %d tokens in %.3f s (%.2f tokens/s)", n_prompt, prompt_s,
-            prompt_s > 0 ? n_prompt / prompt_s : 0.0);
+    fprintf(stderr, "decode: prompt %d tokens in %.3f s (%.2f tokens/s%s)", n_prompt, prompt_s,
+            prompt_s > 0 ? n_prompt / prompt_s : 0.0, a->prefill ? ", one prefill" : "");
     if (made > 0)
         fprintf(stderr, "; generated %ld tokens in %.3f s (%.2f tokens/s)", made, gen_s, made / gen_s);
-    double steps_s = (double)(n_prompt + gen_steps) / (prompt_s + gen_s);
-    fprintf(stderr,
-            "; %.2f steps/s streams %.2f GB of weights per step = %.1f GB/s (provisional wall time)\n",
-            steps_s, cost.total.weight_bytes / 1e9, steps_s * cost.total.weight_bytes / 1e9);
+    /* a prefill is no run of decode steps: the rate over the steps is then the generated ones' alone */
+    double steps_s = a->prefill ? (gen_steps > 0 ? (double)gen_steps / gen_s : NAN)
+                                : (double)(n_prompt + gen_steps) / (prompt_s + gen_s);
+    if (isfinite(steps_s))
+        fprintf(stderr,
+                "; %.2f steps/s streams %.2f GB of weights per step = %.1f GB/s (provisional wall time)",
+                steps_s, cost.total.weight_bytes / 1e9, steps_s * cost.total.weight_bytes / 1e9);
+    fputc('\n', stderr);
     return CLI_EXIT_OK;
 }
 
@@ -334,6 +359,7 @@ int cmd_decode(int argc, char **argv) {
     if (r.logits_f) fclose(r.logits_f);
     if (rc != CLI_EXIT_OK && r.logits_created) remove(a.logits_out); /* no half-written output */
     decode_state_free(&r.st);
+    if (r.have_pf) prefill_free(&r.pf);
     qwen3_weights_free(&r.w);
     free(r.ids);
     tokenizer_free(&r.tok);
