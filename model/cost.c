@@ -271,7 +271,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
 }
 
 /* t += b, every count (id, calls and parallel untouched). */
-static void cost_add(struct block_cost *t, const struct block_cost *b) {
+void cost_block_add(struct block_cost *t, const struct block_cost *b) {
     t->flops += b->flops;
     t->bytes += b->bytes;
     t->weight_bytes += b->weight_bytes;
@@ -301,7 +301,7 @@ void cost_step_on(const struct qwen3_config *c, const struct cost_opts *o, const
     for (int i = 0; i < BLOCK_COUNT; i++) {
         struct block_cost *b = &out->blocks[i];
         cost_block_on(c, o, m, (enum block_id)i, context, sampler, b);
-        cost_add(&out->total, b);
+        cost_block_add(&out->total, b);
     }
 }
 
@@ -341,7 +341,7 @@ void cost_step_batch_on(const struct qwen3_config *c, const struct cost_opts *o,
         /* a GEMM (B > 1) walks the panels inside each row chunk: no work-share a panel */
         if (shared && nb > 1)
             b->kernel_calls -= (block_panels(c, o->weights, (enum block_id)i) - 1) * b->calls;
-        cost_add(&out->total, b);
+        cost_block_add(&out->total, b);
     }
 }
 
@@ -351,7 +351,7 @@ void cost_batch_projections(const struct qwen3_config *c, const struct cost_opts
     cost_step_batch(c, o, context, batch, SAMPLER_VARIANT_GREEDY, &sc);
     memset(out, 0, sizeof *out);
     for (int i = 0; i < BLOCK_COUNT; i++)
-        if (block_table()[i].reads_weights) cost_add(out, &sc.blocks[i]);
+        if (block_table()[i].reads_weights) cost_block_add(out, &sc.blocks[i]);
 }
 
 /* The step's (or its projections') totals at batch b. */

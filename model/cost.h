@@ -91,6 +91,8 @@ void cost_block_on(const struct qwen3_config *cfg, const struct cost_opts *opts,
                    enum block_id id, long context, enum sampler_variant sampler, struct block_cost *out);
 void cost_step_on(const struct qwen3_config *cfg, const struct cost_opts *opts, const struct cost_caches *m,
                   long context, enum sampler_variant sampler, struct step_cost *out);
+/* t += b, every count summed (id, calls and the flags left as they are): a step's or a prompt's total. */
+void cost_block_add(struct block_cost *t, const struct block_cost *b);
 
 /* Cost of one batched step: `batch` sequences advance one token each at context T (model/decode_batch.h).
  * Every per-token figure is multiplied by batch, except the matrix weights (qkv, o, gate_up, down, LM head):
@@ -116,6 +118,22 @@ double cost_batch_ridge(const struct qwen3_config *cfg, const struct cost_opts *
 /* The totals of a batched step's projection blocks (those that read a weight matrix) alone. */
 void cost_batch_projections(const struct qwen3_config *cfg, const struct cost_opts *opts, long context,
                             int batch, struct block_cost *out);
+
+/* Prompt processing (model/prefill.h): n prompt tokens at positions [depth, depth + n) through every block in
+ * one pass, the LM head and the sampler for the last position only (as engines do: only its logits are
+ * sampled). The per-token blocks cost their batch-1 figures summed over the n rows, each at its own context
+ * depth + i; the layers' four matrices are read once for all n rows (one GEMM each), their FLOPs and
+ * activations n times; attention counts the causal FLOPs a row at position p does over p + 1 positions (the
+ * masked part of the diagonal tiles that the kernel also computes is not counted), and reads K and V as its
+ * tiles do (kernels/attention_prefill.h prefill_attention_kv_positions), writing n new rows; final_norm,
+ * lm_head and the sampler run once. n = 1 is cost_step at context depth. */
+struct prefill_cost {
+    long prompt_len, depth;
+    struct block_cost blocks[BLOCK_COUNT];
+    struct block_cost total; /* the sum over blocks (id and calls unused) */
+};
+void cost_prefill(const struct qwen3_config *cfg, const struct cost_opts *opts, long prompt_len, long depth,
+                  enum sampler_variant sampler, struct prefill_cost *out);
 
 /* Parameters counted from the block table's weight reads (an independent path to qwen3_param_count). */
 uint64_t cost_params_from_blocks(const struct qwen3_config *cfg);

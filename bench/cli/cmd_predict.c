@@ -1,5 +1,7 @@
 /* forge-roofline predict: the analytic cost of one decode step, per block and in total, for each context
- * length asked for, as markdown, CSV or JSON. Every figure comes from model/cost.c; nothing is measured. */
+ * length asked for (and of batched steps and of prompt processing when asked), as markdown, CSV or JSON.
+ * Every figure comes from model/cost.c and model/cost_prefill.c; nothing is measured unless
+ * --measure-roofs asks for the roofs. */
 #include <cJSON.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -10,6 +12,7 @@
 
 #include "bench/cli/cli.h"
 #include "bench/cli/model_opts.h"
+#include "kernels/attention_prefill.h" /* PREFILL_ATT_TILE_Q, said in the prompt tables' note */
 #include "model/cost.h"
 #include "model/decode.h"
 #include "roofline/ceilings.h"
@@ -19,6 +22,7 @@
 
 #define PREDICT_MAX_CONTEXTS 32
 #define PREDICT_MAX_BATCHES  32
+#define PREDICT_MAX_PROMPTS  32
 
 enum predict_format { PREDICT_MD, PREDICT_CSV, PREDICT_JSON };
 
@@ -32,6 +36,10 @@ struct predict_args {
     bool contexts_given; /* --context: every value must fit the model; the defaults are cut to it */
     long batches[PREDICT_MAX_BATCHES]; /* --batch: batched steps (model/decode_batch.h) */
     int n_batches;
+    long prompts[PREDICT_MAX_PROMPTS]; /* --prompt-len: prompts of N tokens processed in one pass */
+    int n_prompts;
+    long prompt_depth; /* --prompt-depth: tokens cached before the prompt */
+    bool prompt_depth_given;
     double peak_gflops, bw_gbs, cache_gbs; /* roofs for predicted times and the ridge; 0 = not given */
     bool measure_roofs;                    /* --measure-roofs: the roofs from quick ceilings, now */
     /* A q8_0 / q4_0 --dtype: the format's compute roof (GFLOP/s at 2 a weight, the dequantisation in the
@@ -54,6 +62,7 @@ static void usage(FILE *f) {
         "                              [--sampler chain|greedy] [--format md|csv|json]\n"
         "                              [--batch LIST [--peak-gflops P --bw-gbs B [--cache-gbs C] | "
         "--measure-roofs]]\n"
+        "                              [--prompt-len LIST [--prompt-depth D]]\n"
         "Predicted FLOPs and bytes (weights, KV read, KV written, activations) of every block of one\n"
         "decode step at batch 1, and per-step totals, for each context length T (tokens already cached).\n"
         "--batch 1,8,64: batched steps too (B sequences, one token each, matrices read once): FLOPs, DRAM\n"
@@ -63,21 +72,42 @@ static void usage(FILE *f) {
         "quick\n"
         "ceilings measured now) also the predicted time per B and the ridge batch (compute roof = memory\n"
         "roof) for bf16 and f32 weights.\n"
-        "With --format csv and --batch, the CSV is the batch table.\n"
+        "--prompt-len 1,512: prompt processing too (N tokens at positions [D, D + N) in one pass, D from\n"
+        "--prompt-depth, default 0): per block FLOPs, weight bytes (the matrices read once), KV read and\n"
+        "written, activations, FLOP/B, and with the roofs (as for --batch) each block's predicted time and\n"
+        "binding roof, the prefill time and pp tokens/s (N / time).\n"
+        "With --format csv and --batch, the CSV is the batch table; with --prompt-len, the prompt table.\n"
         "--dtype q8_0|q4_0: also the format's compute roof and the ridge point (FLOP/B where the DRAM read\n"
         "meets it) with each projection's binding roof: from --quant-gflops G (forge-roofline machine's\n"
         "q8_0_gflops / q4_0_gflops) with --bw-gbs B, or --measure-roofs (every ISA this CPU runs).\n");
 }
 
+/* --prompt-depth needs --prompt-len; a CSV is one table. */
+static int check_prompt_args(const struct predict_args *a) {
+    if (a->prompt_depth_given && a->n_prompts == 0)
+        return cli_usage_error("predict: --prompt-depth needs --prompt-len");
+    if (a->format == PREDICT_CSV && a->n_prompts > 0 && a->n_batches > 0)
+        return cli_usage_error("predict: --format csv prints one table: --batch or --prompt-len, not both");
+    return CLI_EXIT_OK;
+}
+
 static int parse_args(int argc, char **argv, struct predict_args *a) {
-    static const struct option opts[] = {
-        {"model", required_argument, 0, 'm'},   {"context", required_argument, 0, 'c'},
-        {"dtype", required_argument, 0, 'd'},   {"kv", required_argument, 0, 'k'},
-        {"format", required_argument, 0, 'f'},  {"sampler", required_argument, 0, 's'},
-        {"batch", required_argument, 0, 'B'},   {"peak-gflops", required_argument, 0, 'P'},
-        {"bw-gbs", required_argument, 0, 'W'},  {"cache-gbs", required_argument, 0, 'C'},
-        {"measure-roofs", no_argument, 0, 'R'}, {"quant-gflops", required_argument, 0, 'Q'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    static const struct option opts[] = {{"model", required_argument, 0, 'm'},
+                                         {"context", required_argument, 0, 'c'},
+                                         {"dtype", required_argument, 0, 'd'},
+                                         {"kv", required_argument, 0, 'k'},
+                                         {"format", required_argument, 0, 'f'},
+                                         {"sampler", required_argument, 0, 's'},
+                                         {"batch", required_argument, 0, 'B'},
+                                         {"peak-gflops", required_argument, 0, 'P'},
+                                         {"bw-gbs", required_argument, 0, 'W'},
+                                         {"cache-gbs", required_argument, 0, 'C'},
+                                         {"measure-roofs", no_argument, 0, 'R'},
+                                         {"quant-gflops", required_argument, 0, 'Q'},
+                                         {"prompt-len", required_argument, 0, 'N'},
+                                         {"prompt-depth", required_argument, 0, 'D'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     *a = (struct predict_args){.cost = {FR_DTYPE_BF16, FR_DTYPE_BF16}, .sampler = SAMPLER_VARIANT_CHAIN};
     a->contexts[0] = 1, a->contexts[1] = 1024, a->contexts[2] = 4096, a->n_contexts = 3;
     optind = 1;
@@ -127,6 +157,18 @@ static int parse_args(int argc, char **argv, struct predict_args *a) {
                                        "at most %d, got '%s'",
                                        PREDICT_MAX_BATCHES, optarg);
             break;
+        case 'N':
+            a->n_prompts = cli_parse_long_list(optarg, 1, 1L << 30, a->prompts, PREDICT_MAX_PROMPTS);
+            if (a->n_prompts < 0)
+                return cli_usage_error("--prompt-len: expected a comma-separated list of integers in [1, "
+                                       "2^30], at most %d, got '%s'",
+                                       PREDICT_MAX_PROMPTS, optarg);
+            break;
+        case 'D':
+            if (cli_parse_long(optarg, 0, 1L << 30, &a->prompt_depth))
+                return cli_usage_error("--prompt-depth: expected an integer in [0, 2^30], got '%s'", optarg);
+            a->prompt_depth_given = true;
+            break;
         case 'P':
         case 'W':
         case 'C': {
@@ -156,21 +198,25 @@ static int parse_args(int argc, char **argv, struct predict_args *a) {
     if (optind < argc) return cli_usage_error("predict: unexpected argument '%s'", argv[optind]);
     if (!a->model) return cli_usage_error("predict: --model is required (try predict --help)");
     const bool quant = fr_dtype_is_block(a->cost.weights);
+    int rc;
     if (a->n_quant && !quant)
         return cli_usage_error("predict: --quant-gflops applies to --dtype q8_0 or q4_0");
     if (a->n_quant && !(a->bw_gbs > 0)) return cli_usage_error("predict: --quant-gflops needs --bw-gbs");
     if (a->n_quant && a->measure_roofs)
         return cli_usage_error("predict: --measure-roofs or --quant-gflops/--bw-gbs, not both");
+    if ((rc = check_prompt_args(a))) return rc;
     if (a->n_quant && !(a->peak_gflops > 0)) {
-        if (a->cache_gbs > 0) return cli_usage_error("predict: --cache-gbs applies to --batch only");
+        if (a->cache_gbs > 0)
+            return cli_usage_error("predict: --cache-gbs applies to --batch or --prompt-len only");
         return CLI_EXIT_OK; /* --bw-gbs for the format's ridge alone */
     }
     if ((a->peak_gflops > 0) != (a->bw_gbs > 0) || (a->cache_gbs > 0 && !(a->bw_gbs > 0)))
         return cli_usage_error("predict: --peak-gflops and --bw-gbs go together (--cache-gbs needs them)");
-    if (a->peak_gflops > 0 && a->n_batches == 0)
-        return cli_usage_error("predict: --peak-gflops and --bw-gbs apply to --batch only");
-    if (a->measure_roofs && a->n_batches == 0 && !quant)
-        return cli_usage_error("predict: --measure-roofs applies to --batch or --dtype q8_0|q4_0 only");
+    if (a->peak_gflops > 0 && a->n_batches == 0 && a->n_prompts == 0)
+        return cli_usage_error("predict: --peak-gflops and --bw-gbs apply to --batch or --prompt-len only");
+    if (a->measure_roofs && a->n_batches == 0 && a->n_prompts == 0 && !quant)
+        return cli_usage_error(
+            "predict: --measure-roofs applies to --batch, --prompt-len or --dtype q8_0|q4_0 only");
     if (a->measure_roofs && a->bw_gbs > 0)
         return cli_usage_error("predict: --measure-roofs or --peak-gflops/--bw-gbs, not both");
     if (a->cache_gbs == 0) a->cache_gbs = a->bw_gbs; /* every byte at the DRAM rate unless told otherwise */
@@ -492,6 +538,159 @@ static void batch_json(cJSON *root, const struct qwen3_config *cfg, const struct
     }
 }
 
+/* ---- --prompt-len: prompt processing (model/cost.h cost_prefill) ---- */
+
+struct prompt_row {
+    struct prefill_cost pc;
+    double block_s[BLOCK_COUNT]; /* each block's predicted time; NaN without roofs */
+    enum roofline_bound bound[BLOCK_COUNT];
+    double total_s; /* the blocks' times added (they run one after another); NaN without roofs */
+};
+
+/* Prompt n at --prompt-depth; with roofs each block's time is max(FLOPs / peak, DRAM bytes / bw + cache
+ * bytes / cache GB/s), the roof of roofline_predicted_split_s. */
+static void prompt_row(const struct qwen3_config *cfg, const struct predict_args *a, long n,
+                       struct prompt_row *r) {
+    cost_prefill(cfg, &a->cost, n, a->prompt_depth, a->sampler, &r->pc);
+    const struct roofline roof = {
+        .peak_gflops = a->peak_gflops, .bw_gbs = a->bw_gbs, .cache_gbs = a->cache_gbs};
+    r->total_s = a->peak_gflops > 0 ? 0 : NAN;
+    for (int i = 0; i < BLOCK_COUNT; i++) {
+        const struct block_cost *b = &r->pc.blocks[i];
+        r->block_s[i] = NAN, r->bound[i] = ROOFLINE_MEMORY_BOUND;
+        if (!(a->peak_gflops > 0)) continue;
+        r->block_s[i] =
+            roofline_predicted_split_s(&roof, b->flops, b->dram_bytes, b->cache_bytes, &r->bound[i]);
+        r->total_s += r->block_s[i];
+    }
+}
+
+static void prompt_md_row(const char *name, const char *calls, const struct block_cost *b, double s,
+                          const char *bound) {
+    printf("| %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f | ", name, calls, b->flops,
+           b->weight_bytes, b->kv_read_bytes, b->kv_write_bytes, b->act_bytes, b->dram_bytes,
+           cost_intensity(b->flops, b->bytes));
+    if (isnan(s))
+        printf("n/a | n/a |\n");
+    else
+        printf("%.4f | %s |\n", s * 1e3, bound);
+}
+
+static void prompt_md_table(const struct prompt_row *r) {
+    const struct prefill_cost *pc = &r->pc;
+    printf("\n## Prompt processing: N = %ld at depth %ld (positions %ld to %ld)\n\n", pc->prompt_len,
+           pc->depth, pc->depth, pc->depth + pc->prompt_len - 1);
+    printf(
+        "| block | calls | FLOPs | weight bytes | KV read bytes | KV write bytes | act bytes | DRAM bytes | "
+        "FLOP/B | predicted ms | bound |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
+    for (int i = 0; i < BLOCK_COUNT; i++) {
+        char calls[16];
+        snprintf(calls, sizeof calls, "%d", pc->blocks[i].calls);
+        prompt_md_row(block_name((enum block_id)i), calls, &pc->blocks[i], r->block_s[i],
+                      roofline_bound_name(r->bound[i]));
+    }
+    prompt_md_row("**prompt**", "", &pc->total, r->total_s, "");
+    if (isnan(r->total_s))
+        printf("\npredicted prefill time: pass --peak-gflops and --bw-gbs (e.g. from `forge-roofline "
+               "machine`), or --measure-roofs\n");
+    else
+        printf("\npredicted prefill time %.3f ms (the blocks' times added): pp %.1f tokens/s\n",
+               r->total_s * 1e3, (double)pc->prompt_len / r->total_s);
+}
+
+static void prompt_md(const struct qwen3_config *cfg, const struct predict_args *a) {
+    printf("\nPrompt processing: one pass over N prompt tokens: the layers' matrices read once (one GEMM a "
+           "layer), the per-token blocks N times, attention's causal FLOPs and K and V read once per %d-row "
+           "query tile, final_norm, lm_head and the sampler once (the last position). DRAM bytes = matrix "
+           "weights + KV reads, the rest cache-resident.",
+           PREFILL_ATT_TILE_Q);
+    if (a->peak_gflops > 0)
+        printf(
+            " Time per block = max(FLOPs / %.1f GFLOP/s, DRAM bytes / %.1f GB/s + cache bytes / %.1f GB/s).",
+            a->peak_gflops, a->bw_gbs, a->cache_gbs);
+    printf("\n");
+    for (int i = 0; i < a->n_prompts; i++) {
+        struct prompt_row r;
+        prompt_row(cfg, a, a->prompts[i], &r);
+        prompt_md_table(&r);
+    }
+}
+
+static void prompt_csv_row(const struct qwen3_config *cfg, const struct predict_args *a,
+                           const struct prefill_cost *pc, const char *name, int calls,
+                           const struct block_cost *b, double s, const char *bound) {
+    printf("%s,%s,%s,%ld,%ld,%s,%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f,", cfg->name,
+           fr_dtype_name(a->cost.weights), fr_dtype_name(a->cost.kv), pc->prompt_len, pc->depth, name, calls,
+           b->flops, b->weight_bytes, b->kv_read_bytes, b->kv_write_bytes, b->act_bytes, b->bytes,
+           b->dram_bytes, b->cache_bytes, cost_intensity(b->flops, b->bytes));
+    if (isnan(s))
+        printf(",,\n");
+    else if (!bound)
+        printf("%.9g,,%.6g\n", s, (double)pc->prompt_len / s); /* the total: pp tokens/s */
+    else
+        printf("%.9g,%s,\n", s, bound);
+}
+
+static void prompt_csv(const struct qwen3_config *cfg, const struct predict_args *a) {
+    printf("model,weights,kv,prompt_len,depth,block,calls,flops,weight_bytes,kv_read_bytes,kv_write_bytes,"
+           "act_bytes,bytes,dram_bytes,cache_bytes,flop_per_byte,predicted_s,bound,tokens_per_s\n");
+    for (int k = 0; k < a->n_prompts; k++) {
+        struct prompt_row r;
+        prompt_row(cfg, a, a->prompts[k], &r);
+        for (int i = 0; i < BLOCK_COUNT; i++)
+            prompt_csv_row(cfg, a, &r.pc, block_name((enum block_id)i), r.pc.blocks[i].calls, &r.pc.blocks[i],
+                           r.block_s[i], roofline_bound_name(r.bound[i]));
+        prompt_csv_row(cfg, a, &r.pc, "prompt", 1, &r.pc.total, r.total_s, NULL);
+    }
+}
+
+/* One block (or the total, name NULL) of a prompt as JSON; the time, bound and pp tokens/s with roofs. */
+static cJSON *prompt_json_costs(const char *name, const struct block_cost *b, double s, const char *bound,
+                                long n) {
+    cJSON *o = cJSON_CreateObject();
+    if (name) cJSON_AddStringToObject(o, "name", name);
+    if (name) cJSON_AddNumberToObject(o, "calls", b->calls);
+    json_add_costs(o, b);
+    cJSON_AddNumberToObject(o, "cache_bytes", b->cache_bytes);
+    if (isnan(s)) return o;
+    cJSON_AddNumberToObject(o, "predicted_s", s);
+    if (name) cJSON_AddStringToObject(o, "bound", bound);
+    if (!name) cJSON_AddNumberToObject(o, "tokens_per_s", (double)n / s);
+    return o;
+}
+
+static void prompt_json(cJSON *root, const struct qwen3_config *cfg, const struct predict_args *a) {
+    cJSON *arr = cJSON_AddArrayToObject(root, "prompt");
+    for (int k = 0; k < a->n_prompts; k++) {
+        struct prompt_row r;
+        prompt_row(cfg, a, a->prompts[k], &r);
+        cJSON *o = cJSON_CreateObject(), *blocks = cJSON_AddArrayToObject(o, "blocks");
+        cJSON_AddNumberToObject(o, "prompt_len", (double)r.pc.prompt_len);
+        cJSON_AddNumberToObject(o, "depth", (double)r.pc.depth);
+        for (int i = 0; i < BLOCK_COUNT; i++)
+            cJSON_AddItemToArray(blocks, prompt_json_costs(block_name((enum block_id)i), &r.pc.blocks[i],
+                                                           r.block_s[i], roofline_bound_name(r.bound[i]), 0));
+        cJSON_AddItemToObject(o, "total",
+                              prompt_json_costs(NULL, &r.pc.total, r.total_s, NULL, r.pc.prompt_len));
+        cJSON_AddItemToArray(arr, o);
+    }
+    if (!(a->peak_gflops > 0)) return;
+    cJSON *roofs = cJSON_AddObjectToObject(root, "prompt_roofs");
+    cJSON_AddNumberToObject(roofs, "peak_gflops", a->peak_gflops);
+    cJSON_AddNumberToObject(roofs, "bw_gbs", a->bw_gbs);
+    cJSON_AddNumberToObject(roofs, "cache_gbs", a->cache_gbs);
+}
+
+/* The prompt positions [depth, depth + N) must fit the model, as a context's T + 1 do. */
+static int prompts_fit(const struct qwen3_config *cfg, const struct predict_args *a) {
+    for (int i = 0; i < a->n_prompts; i++)
+        if (a->prompts[i] + a->prompt_depth > cfg->max_context)
+            return cli_usage_error("--prompt-len %ld at --prompt-depth %ld: %s holds at most %d positions "
+                                   "(max_position_embeddings)",
+                                   a->prompts[i], a->prompt_depth, cfg->name, cfg->max_context);
+    return CLI_EXIT_OK;
+}
+
 static int print_json(const struct qwen3_config *cfg, const struct predict_args *a,
                       const struct step_cost *steps) {
     cJSON *root = cJSON_CreateObject();
@@ -531,6 +730,7 @@ static int print_json(const struct qwen3_config *cfg, const struct predict_args 
     }
     if (a->n_batches > 0) batch_json(root, cfg, a);
     if (a->n_batches > 0) cJSON_AddStringToObject(root, "batch_levels", a->levels_note);
+    if (a->n_prompts > 0) prompt_json(root, cfg, a);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text) return cli_fail("predict: out of memory writing JSON");
@@ -604,17 +804,20 @@ int cmd_predict(int argc, char **argv) {
                                    a.contexts[s], cfg.name, cfg.max_context);
     }
     a.n_contexts = kept;
+    if ((rc = prompts_fit(&cfg, &a))) return rc;
     if (cost_params_from_blocks(&cfg) != qwen3_param_count(&cfg))
         return cli_fail("predict: self-check failed: the block table reads %" PRIu64
                         " parameters, the config has %" PRIu64,
                         cost_params_from_blocks(&cfg), qwen3_param_count(&cfg));
-    if (a.n_batches > 0 && (rc = batch_setup(&a))) return rc;
+    if ((a.n_batches > 0 || (a.n_prompts > 0 && a.measure_roofs)) && (rc = batch_setup(&a))) return rc;
     if (a.measure_roofs && fr_dtype_is_block(a.cost.weights) && (rc = quant_measure(&a))) return rc;
     struct step_cost steps[PREDICT_MAX_CONTEXTS];
     for (int s = 0; s < a.n_contexts; s++) cost_step(&cfg, &a.cost, a.contexts[s], a.sampler, &steps[s]);
     if (a.format == PREDICT_JSON) return print_json(&cfg, &a, steps);
     if (a.format == PREDICT_CSV && a.n_batches > 0)
         batch_csv(&cfg, &a);
+    else if (a.format == PREDICT_CSV && a.n_prompts > 0)
+        prompt_csv(&cfg, &a);
     else if (a.format == PREDICT_CSV)
         print_csv(&cfg, &a, steps);
     else
@@ -622,5 +825,6 @@ int cmd_predict(int argc, char **argv) {
     if (a.format == PREDICT_MD && fr_dtype_is_block(a.cost.weights) && a.n_contexts > 0)
         quant_md(&a, &steps[0]);
     if (a.format == PREDICT_MD && a.n_batches > 0) batch_md(&cfg, &a);
+    if (a.format == PREDICT_MD && a.n_prompts > 0) prompt_md(&cfg, &a);
     return CLI_EXIT_OK;
 }
