@@ -20,6 +20,9 @@ pts = dir.'/plot_points.dat'
 # batched steps (forge rows of plot_batch.dat: intensity in column 7, GFLOP/s in 8), labelled with B
 if (!exists('n_batch')) { n_batch = 0 }
 bpts = dir.'/plot_batch.dat'
+# the prefill's blocks (filled diamonds) and the whole prefill (a filled star) of plot_prefill.dat
+if (!exists('n_prefill_pts')) { n_prefill_pts = 0 }
+ppts = dir.'/plot_prefill.dat'
 
 set multiplot
 set lmargin at screen 0.07
@@ -54,6 +57,12 @@ plot NaN notitle, \
          lc rgb '#444444' title sprintf('batched steps, B = 1..%d (T=%d)', batch_max, batch_context), \
      for [i=1:(n_batch > 0)] bpts using 7:($5 == 0 ? $8 : NaN):(sprintf('B=%d', $1)) with labels \
          right offset -0.8, 0.3 font ',9' tc rgb '#444444' notitle, \
+     for [i=1:(n_prefill_pts > 0)] ppts using 1:($3 == 0 ? $2 : NaN) with points pt 13 ps 1.8 \
+         lc rgb '#b8860b' title sprintf('prompt processing blocks (N=%d)', prefill_len), \
+     for [i=1:(n_prefill_pts > 0)] ppts using 1:($3 == 1 ? $2 : NaN) with points pt 7 ps 2.6 \
+         lc rgb '#8b4513' title sprintf('whole prefill (N=%d)', prefill_len), \
+     for [i=1:(n_prefill_pts > 0)] ppts using 1:2:4 with labels left offset 0.9, 0 font ',9' \
+         tc rgb '#8b4513' notitle, \
      for [i=1:(strlen(not_drawn) > 0)] keyentry with points pt -1 title not_drawn
 unset object 1
 

@@ -133,6 +133,7 @@ Test(run, quick_tiny_config_writes_the_contract, .timeout = 480) {
     cr_expect(isfinite(set.s[idx[0]].paired_read_gbs), "a cold block's sample carries its eviction read");
     cr_expect_geq(samples_find_row(&set, "sampler:chain_fast@151936", idx, 64), 3);
     cr_expect_geq(samples_find_row(&set, "batch:1@256", idx, 64), 2);
+    cr_expect_geq(samples_find_row(&set, "pp@512", idx, 64), 2, "every timed prefill is kept");
     for (int i = 0; i < set.n; i++) cr_expect(set.s[i].time_s > 0 && set.s[i].threads >= 1, "sample %d", i);
     samples_free(&set);
     rf_check_ceilings(cJSON_GetObjectItem(j, "ceilings"));
@@ -162,6 +163,29 @@ Test(run, quick_tiny_config_writes_the_contract, .timeout = 480) {
     snprintf(p, sizeof p, "%s/batch.csv", dir);
     struct stat bst;
     cr_expect(stat(p, &bst) == 0 && bst.st_size > 0, "%s missing or empty", p);
+    /* prompt processing, the default pp512: the whole prefill first, then its blocks (no sampler row: the
+     * first draw is the prefill row's sample_s) */
+    cJSON *pre = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "prefill"), "rows");
+    cr_assert(cJSON_IsArray(pre), "run.json lacks 'prefill.rows'");
+    cr_expect_eq(cJSON_GetArraySize(pre), 15, "the whole prefill and its 14 blocks");
+    const cJSON *all = cJSON_GetArrayItem(pre, 0);
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(all, "block")), "prefill");
+    cr_expect_eq(cJSON_GetObjectItem(all, "prompt_len")->valuedouble, 512.0);
+    double pre_s = cJSON_GetObjectItem(all, "measured_s")->valuedouble,
+           tps = cJSON_GetObjectItem(all, "tokens_per_s")->valuedouble,
+           ttft = cJSON_GetObjectItem(all, "ttft_s")->valuedouble;
+    cr_expect(pre_s > 0 && fabs(tps * pre_s - 512) < 1e-6 * 512, "pp tokens/s %g over %g s", tps, pre_s);
+    cr_expect(ttft > pre_s, "time to first token %g not above the prefill's %g", ttft, pre_s);
+    double share = 0;
+    for (int i = 1; i < cJSON_GetArraySize(pre); i++)
+        share += cJSON_GetObjectItem(cJSON_GetArrayItem(pre, i), "share")->valuedouble;
+    cr_expect(share > 0.5 && share <= 1.05, "the blocks' shares add up to %g of the prefill", share);
+    snprintf(p, sizeof p, "%s/prefill.csv", dir);
+    cr_expect(stat(p, &bst) == 0 && bst.st_size > 0, "%s missing or empty", p);
+    md = tu_slurp(dir, "report.md");
+    cr_expect(md && strstr(md, "## Prompt processing") && strstr(md, "| pp512 |"), "report.md lacks pp512");
+    cr_expect(md && strstr(md, "- Prompt processing: pp512 "), "the findings lack the pp512 line");
+    free(md);
     cJSON_Delete(j);
     free(text);
     if (!has_gnuplot()) {
@@ -203,6 +227,12 @@ Test(run, bad_options) {
                          "--model tests/fixtures/tiny-qwen3 --batch 4 --batch-context 5000",
                          "--model qwen3-0.6b --batch 4096 --batch-context 40000",
                          "--model qwen3-0.6b --nope",
+                         "--model tests/fixtures/tiny-qwen3 --prompt-len 0",
+                         "--model tests/fixtures/tiny-qwen3 --prompt-len 8,8",
+                         "--model tests/fixtures/tiny-qwen3 --prompt-len 1,2,3,4",
+                         "--model tests/fixtures/tiny-qwen3 --context 1 --prompt-len 5000",
+                         "--model tests/fixtures/tiny-qwen3 --context 1 --prompt-len 4000 --prompt-depth 100",
+                         "--model tests/fixtures/tiny-qwen3 --prompt-len none --prompt-depth 5",
                          "--model no-such-model"};
     cli_expect_usage_errors(1, bad, sizeof bad / sizeof bad[0]);
 }

@@ -22,6 +22,7 @@
 #include "bench/decode_bench.h"
 #include "bench/cli/model_opts.h"
 #include "bench/cli/run_batch.h"
+#include "bench/cli/run_prefill.h"
 #include "bench/cli/run_weights.h"
 #include "bench/report/report.h"
 #include "bench/report/report_write.h"
@@ -64,8 +65,12 @@ struct run_args {
     int contexts_default; /* no --context: the default list, named so in errors */
     long batches[RUN_BATCH_MAX]; /* --batch: the batch sweep (n_batches 0: none) */
     int n_batches;
-    long batch_context;   /* --batch-context; -1: the default */
-    int batch_default;    /* no --batch: the default list, cut to what the model holds */
+    long batch_context;                /* --batch-context; -1: the default */
+    int batch_default;                 /* no --batch: the default list, cut to what the model holds */
+    long prompt_lens[RUN_PREFILL_MAX]; /* --prompt-len: prompt processing (n_prompt_lens 0: none) */
+    int n_prompt_lens;
+    int prompt_default;   /* no --prompt-len: 512, cut to what the model holds */
+    long prompt_depth;    /* --prompt-depth: cached positions before the prompt */
     const char *history;  /* --history STORE (NULL: <out>/history.sqlite) */
     int no_history;       /* --no-history */
     const char *lockstep; /* --lockstep FD,first|second (roofline/lockstep.h); NULL: alone */
@@ -81,6 +86,7 @@ static void usage(FILE *f) {
         "                      [--out DIR] [--no-plots] [--isa scalar|avx2|avx512]\n"
         "                      [--batch LIST|none] [--batch-context T] [--history STORE|--no-history]\n"
         "                      [--no-wait] [--repetitions N] [--lockstep FD,first|second]\n"
+        "                      [--prompt-len LIST|none] [--prompt-depth D]\n"
         "Measures the machine, verifies the kernels, times every block and whole decode steps (default\n"
         "contexts 1,1024,4096,16384) and the sampler, and writes results/<host>-<UTC stamp>/ with run.json,\n"
         "CSV files, report.md and roofline plots. --quick: fewer repetitions and contexts (CI, smoke "
@@ -89,6 +95,10 @@ static void usage(FILE *f) {
         "lockstep\n"
         "at --batch-context T (default 1024; --quick: 256, at most the model's context), on the run's\n"
         "backend and on OpenBLAS sgemm with f32 weights beside it; --batch none skips the sweep.\n"
+        "--prompt-len 512 (the default, as llama-bench's -p; at most 3 lengths): prompt processing, the\n"
+        "prompt's tokens through every layer in one pass (GEMMs, tiled causal attention), the LM head and\n"
+        "the first draw for the last position: pp tokens/s and time to first token; --prompt-depth D puts\n"
+        "D cached positions before the prompt (llama-bench's -d); --prompt-len none skips it.\n"
         "The complete run is appended to the history store (--history: a SQLite file or postgresql://...;\n"
         "default <out>/history.sqlite); --no-history skips it. docs/history.md.\n"
         "--weights FILE: a GGUF or safetensors checkpoint instead of synthetic weights (a GGUF file's "
@@ -127,6 +137,8 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
                                          {"lockstep", required_argument, 0, 'L'},
                                          {"repetitions", required_argument, 0, 'r'},
                                          {"test-sizes", no_argument, 0, 'T'},
+                                         {"prompt-len", required_argument, 0, 'P'},
+                                         {"prompt-depth", required_argument, 0, 'D'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     *a = (struct run_args){.wtype = FR_DTYPE_BF16,
@@ -134,7 +146,8 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
                            .out = "results",
                            .block_context = -1,
                            .batch_context = -1,
-                           .batch_default = 1};
+                           .batch_default = 1,
+                           .prompt_default = 1};
     int contexts_given = 0;
     optind = 1;
     opterr = 0;
@@ -229,6 +242,28 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
                     if (a->batches[i] == a->batches[j])
                         return cli_usage_error("--batch: %ld is given twice in '%s'", a->batches[i], optarg);
             break;
+        case 'P':
+            a->prompt_default = 0;
+            if (strcmp(optarg, "none") == 0) {
+                a->n_prompt_lens = 0;
+                break;
+            }
+            a->n_prompt_lens = cli_parse_long_list(optarg, 1, 1L << 20, a->prompt_lens, RUN_PREFILL_MAX);
+            if (a->n_prompt_lens < 0)
+                return cli_usage_error(
+                    "--prompt-len: expected 'none' or up to %d comma-separated integers >= 1, "
+                    "got '%s'",
+                    RUN_PREFILL_MAX, optarg);
+            for (int i = 0; i < a->n_prompt_lens; i++)
+                for (int j = 0; j < i; j++)
+                    if (a->prompt_lens[i] == a->prompt_lens[j])
+                        return cli_usage_error("--prompt-len: %ld is given twice in '%s'", a->prompt_lens[i],
+                                               optarg);
+            break;
+        case 'D':
+            if (cli_parse_long(optarg, 0, 1L << 24, &a->prompt_depth))
+                return cli_usage_error("--prompt-depth: expected an integer >= 0, got '%s'", optarg);
+            break;
         case 'C':
             if (cli_parse_long(optarg, 0, 1L << 24, &a->batch_context))
                 return cli_usage_error("--batch-context: expected an integer >= 0, got '%s'", optarg);
@@ -260,6 +295,9 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
         memcpy(a->contexts, src, sizeof *src * (size_t)a->n_contexts);
         a->contexts_default = 1;
     }
+    if (a->prompt_default) a->n_prompt_lens = 1, a->prompt_lens[0] = 512;
+    if (a->prompt_depth > 0 && a->n_prompt_lens == 0)
+        return cli_usage_error("--prompt-depth: no prompt is processed (--prompt-len none)");
     if (a->batch_default) {
         static const long full[] = {1, 2, 4, 8, 16, 32, 64}, quick[] = {1, 2, 4};
         a->n_batches = a->quick ? 3 : 7;
@@ -823,6 +861,53 @@ static int check_batch(struct run_args *a, const struct qwen3_config *cfg,
     return CLI_EXIT_OK;
 }
 
+/* The prompt lengths against the model's context (a given one that does not fit is refused, the default cut
+ * to it and said), the backend (a GEMM of the run's weights at the longest prompt) and the memory. */
+static int check_prefill(struct run_args *a, const struct qwen3_config *cfg,
+                         const struct qwen3_weight_sizes *wsz, struct run_prefill_opts *o, char *note,
+                         size_t note_len) {
+    note[0] = '\0';
+    if (a->n_prompt_lens == 0) return CLI_EXIT_OK;
+    if (a->prompt_depth >= cfg->max_context)
+        return cli_usage_error("--prompt-depth %ld: %s holds at most %d positions (max_position_embeddings)",
+                               a->prompt_depth, cfg->name, cfg->max_context);
+    const long room = cfg->max_context - a->prompt_depth;
+    for (int i = 0; i < a->n_prompt_lens; i++) {
+        if (a->prompt_lens[i] <= room) continue;
+        if (!a->prompt_default)
+            return cli_usage_error(
+                "--prompt-len %ld after %ld cached positions: %s holds at most %d positions "
+                "(max_position_embeddings)",
+                a->prompt_lens[i], a->prompt_depth, cfg->name, cfg->max_context);
+        snprintf(note, note_len, "the default prompt of %ld tokens cut to %ld, what %s holds",
+                 a->prompt_lens[i], room, cfg->name);
+        a->prompt_lens[i] = room;
+    }
+    const char *why = NULL;
+    long most = 0;
+    for (int i = 0; i < a->n_prompt_lens; i++) most = a->prompt_lens[i] > most ? a->prompt_lens[i] : most;
+    if (!gemm_backend_available(a->gemv, a->wtype, (int)most, &why)) {
+        if (!a->prompt_default)
+            return cli_usage_error("--prompt-len with --gemv openblas and %s weights: %s",
+                                   fr_dtype_name(a->wtype), why ? why : "unavailable");
+        snprintf(note, note_len, "prompt processing skipped: %s weights on --gemv openblas: %.120s",
+                 fr_dtype_name(a->wtype), why ? why : "unavailable");
+        a->n_prompt_lens = 0;
+        return CLI_EXIT_OK;
+    }
+    o->n_prompt_lens = a->n_prompt_lens, o->depth = a->prompt_depth;
+    memcpy(o->prompt_lens, a->prompt_lens, sizeof a->prompt_lens);
+    struct fr_err err = {{0}};
+    char what[160];
+    snprintf(what, sizeof what,
+             "--prompt-len %ld after %ld cached positions (its rows and KV cache, with the weights)", most,
+             a->prompt_depth);
+    size_t need = run_prefill_bytes(o);
+    if (need == 0 || qwen3_mem_check(need + wsz->total_bytes, what, &err) != 0)
+        return cli_usage_error("%s", need ? err.msg : "--prompt-len: the prefill's size overflows");
+    return CLI_EXIT_OK;
+}
+
 /* provenance.lockstep: with whom the run took turns and whether the partner stayed to the end. */
 static void describe_lockstep(const char *spec, char *out, size_t len) {
     const char *lost = lockstep_lost();
@@ -832,7 +917,7 @@ static void describe_lockstep(const char *spec, char *out, size_t len) {
 
 static int run_main(struct run *r, int argc, char **argv) {
     struct run_args *a = &r->args;
-    char batch_failed[sizeof(struct fr_err) + 16] = "";
+    char batch_failed[sizeof(struct fr_err) + 16] = "", prefill_failed[sizeof(struct fr_err) + 24] = "";
     struct fr_err err = {{0}};
     int rc;
     if (a->weights) {
@@ -879,6 +964,15 @@ static int run_main(struct run *r, int argc, char **argv) {
                                    .with_openblas = true};
     memcpy(batch.batches, a->batches, sizeof a->batches);
     if ((rc = check_batch(a, &r->cfg, &wsz, &batch))) return rc;
+    struct run_prefill_opts prefill = {.cfg = &r->cfg,
+                                       .weights = &r->weights,
+                                       .kvtype = a->kvtype,
+                                       .backend = a->gemv,
+                                       .roofs = &r->batch_roofs,
+                                       .quick = a->quick};
+    char prefill_note[192];
+    if ((rc = check_prefill(a, &r->cfg, &wsz, &prefill, prefill_note, sizeof prefill_note))) return rc;
+    if (prefill_note[0]) fprintf(stderr, "forge-roofline: note: %s\n", prefill_note);
     if (!(r->report = calloc(1, sizeof *r->report))) return cli_fail("out of memory");
     report_init(r->report);
 
@@ -912,8 +1006,9 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (counters_check_events(a->events, &err) != 0)
         return cli_usage_error("%s", err.msg); /* the message names --events */
 
-    static const double est_full[] = {25, 5, 10, 15, 15, 20, 25, 3}, est_quick[] = {6, 3, 2, 3, 2, 4, 4, 2};
-    struct progress pr = {isatty(2), timing_now_s(), 0, 8, a->quick ? est_quick : est_full};
+    static const double est_full[] = {25, 5, 10, 15, 15, 20, 25, 12, 3},
+                        est_quick[] = {6, 3, 2, 3, 2, 4, 4, 8, 2};
+    struct progress pr = {isatty(2), timing_now_s(), 0, 9, a->quick ? est_quick : est_full};
 
     progress_phase(&pr, "machine and ceilings");
     if (machine_detect(&r->machine, a->threads, &err) != 0) return cli_usage_error("%s", err.msg);
@@ -1067,6 +1162,10 @@ static int run_main(struct run *r, int argc, char **argv) {
     if ((rc = predict_all(r))) return rc;
     add_roof_rows(r);
 
+    /* the two-level roof of the batch and prefill rows: DRAM read (as raised above), L2 read, peak FMA */
+    r->batch_roofs = (struct roofline){.peak_gflops = r->rates_all.peak_gflops,
+                                       .bw_gbs = r->rates_all.level_gbs[ROOFLINE_TERM_DRAM],
+                                       .cache_gbs = r->rates_all.level_gbs[ROOFLINE_TERM_L2]};
     progress_phase(&pr, "batch sweep");
     if (a->n_batches > 0) {
         decode_state_free(&r->st); /* its long-context cache is done with: room for the batch's caches */
@@ -1075,10 +1174,6 @@ static int run_main(struct run *r, int argc, char **argv) {
         batch.sampler = bo.sampler;
         batch.read_buf = r->read_buf, batch.read_n = r->read_n;
         batch.samples = &r->samples, batch.threads = r->machine.threads;
-        /* the two-level roof of the batch rows: DRAM read (as raised above), L2 read, peak FMA */
-        r->batch_roofs = (struct roofline){.peak_gflops = r->rates_all.peak_gflops,
-                                           .bw_gbs = r->rates_all.level_gbs[ROOFLINE_TERM_DRAM],
-                                           .cache_gbs = r->rates_all.level_gbs[ROOFLINE_TERM_L2]};
         /* a failed sweep loses nothing measured before it: the report is written, then the run fails */
         if (run_batch_phase(&batch, r->report, &err) != 0) {
             snprintf(batch_failed, sizeof batch_failed, "batch sweep: %s", err.msg);
@@ -1086,6 +1181,26 @@ static int run_main(struct run *r, int argc, char **argv) {
         }
         if (r->report->batch_ridge.note[0])
             fprintf(stderr, "forge-roofline: %s\n", r->report->batch_ridge.note);
+    }
+
+    progress_phase(&pr, "prompt processing");
+    if (prefill_note[0])
+        snprintf(r->report->prefill_note, sizeof r->report->prefill_note, "%s", prefill_note);
+    if (a->n_prompt_lens > 0) {
+        if (r->have_state) decode_state_free(&r->st), r->have_state = 0; /* room for the prefill's cache */
+        prefill.blocking = (struct gemm_blocking){r->machine.l1d_bytes, r->machine.l2_bytes};
+        prefill.sampler = bo.sampler;
+        prefill.samples = &r->samples, prefill.threads = r->machine.threads;
+        /* as the batch sweep: a failed prefill loses nothing measured before it */
+        if (run_prefill_phase(&prefill, r->report, &err) != 0) {
+            snprintf(prefill_failed, sizeof prefill_failed, "prompt processing: %s", err.msg);
+            fprintf(stderr, "forge-roofline: %s; writing the results measured so far\n", prefill_failed);
+        }
+        if (prefill_note[0]) { /* the cut default, before the repetitions */
+            char both[sizeof r->report->prefill_note];
+            snprintf(both, sizeof both, "%.80s; %.100s", prefill_note, r->report->prefill_note);
+            snprintf(r->report->prefill_note, sizeof r->report->prefill_note, "%s", both);
+        }
     }
 
     progress_phase(&pr, "report");
@@ -1125,6 +1240,7 @@ static int run_main(struct run *r, int argc, char **argv) {
     /* from the folder as written: the store never holds what the folder does not */
     int hist = a->no_history ? CLI_EXIT_OK : cli_history_append(a->history, r->dir.final_path, false);
     if (batch_failed[0]) return cli_fail("%s (the rows above it are in the results)", batch_failed);
+    if (prefill_failed[0]) return cli_fail("%s (the rows above it are in the results)", prefill_failed);
     return hist;
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "roofline/samples.h"
+#include "bench/report/compare_verdict.h"
 
 /* FNV-1a, 64 bits: a stable identity for a file's bytes or the machine's fields (not a security hash). */
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
@@ -124,6 +125,15 @@ static int read_rows(const cJSON *root, struct history_run *r, struct fr_err *er
         bool mine = strcmp(be, own_backend) == 0;
         snprintf(o->key, sizeof o->key, "batch:%.0f@%.0f%s%s", jnum(j, "batch"), jnum(j, "context"),
                  mine ? "" : ":", mine ? "" : be);
+        timed_row(o, j);
+    }
+    /* prompt processing: the whole prefill's rows, under the key its repetitions have in samples.csv */
+    cJSON_ArrayForEach(
+        j, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "prefill"), "rows")) {
+        if (strcmp(jstr(j, "block"), "prefill") != 0) continue;
+        if (push_row(r, &cap, err)) return -1;
+        struct history_row *o = &r->rows[r->n_rows++];
+        compare_key_prefill_of((long)jnum(j, "prompt_len"), (long)jnum(j, "depth"), o->key, sizeof o->key);
         timed_row(o, j);
     }
     int ci = -1;
@@ -264,7 +274,7 @@ void history_folder_free_run(struct history_run *r) {
 }
 
 int history_folder_row_key(const char *row, char *key, size_t len) {
-    static const char *const prefixes[] = {"step@", "block:", "sampler:", "batch:", "ceiling:"};
+    static const char *const prefixes[] = {"step@", "block:", "sampler:", "batch:", "pp@", "ceiling:"};
     if (strncmp(row, "sampler@", 8) == 0 && row[8]) {
         if ((size_t)snprintf(key, len, "sampler:" HISTORY_SAMPLER_HEADLINE "@%s", row + 8) >= len) return -1;
         return 0;

@@ -95,7 +95,7 @@ struct cmp_row {
                           * read, a block's eviction reads) else the run's; NaN = none */
 };
 
-enum cmp_section { CMP_BLOCKS, CMP_STEPS, CMP_SAMPLER, CMP_BATCH, CMP_SECTIONS };
+enum cmp_section { CMP_BLOCKS, CMP_STEPS, CMP_SAMPLER, CMP_BATCH, CMP_PREFILL, CMP_SECTIONS };
 
 /* The run's paired read bandwidth: the median over its steps of the read-only kernel's GB/s measured
  * alternately with them; NaN when no step has one. */
@@ -106,13 +106,16 @@ static double run_read_gbs(const struct run_report *r) {
 }
 
 static int cmp_rows(const struct run_report *r, enum cmp_section sec, struct cmp_row *out) {
-    int n = sec == CMP_BLOCKS  ? r->n_blocks
-            : sec == CMP_STEPS ? r->n_steps
-            : sec == CMP_BATCH ? r->n_batch
-                               : r->n_sampler;
+    int n = sec == CMP_BLOCKS    ? r->n_blocks
+            : sec == CMP_STEPS   ? r->n_steps
+            : sec == CMP_BATCH   ? r->n_batch
+            : sec == CMP_PREFILL ? r->n_prefill
+                                 : r->n_sampler;
     double run_gbs = run_read_gbs(r);
+    int k = 0;
     for (int i = 0; i < n; i++) {
-        struct cmp_row *o = &out[i];
+        if (sec == CMP_PREFILL && !compare_prefill_row(r, i)) continue; /* the whole prefill's rows */
+        struct cmp_row *o = &out[k++];
         o->tokens_per_s = NAN;
         o->index = i;
         o->memory_bound = false;
@@ -136,6 +139,14 @@ static int cmp_rows(const struct run_report *r, enum cmp_section sec, struct cmp
             o->context = s->context;
             o->memory_bound = true;
             if (isfinite(s->paired_read_gbs)) o->read_gbs = s->paired_read_gbs;
+        } else if (sec == CMP_PREFILL) { /* compute-bound: judged on the raw ratio */
+            const struct report_prefill *x = &r->prefill[i];
+            snprintf(o->cells, sizeof o->cells, "| %ld | %ld | %s |", x->prompt_len, x->depth, x->dtype);
+            snprintf(o->label, sizeof o->label, "prefill of %ld tokens after %ld", x->prompt_len, x->depth);
+            compare_key_prefill(r, i, o->key, sizeof o->key);
+            o->t = &x->measured;
+            o->tokens_per_s = x->tokens_per_s;
+            o->context = x->depth;
         } else if (sec == CMP_BATCH) { /* batched steps: judged on the raw ratio */
             const struct report_batch *x = &r->batch[i];
             snprintf(o->cells, sizeof o->cells, "| %ld | %ld | %s | %s |", x->batch, x->context, x->backend,
@@ -154,7 +165,7 @@ static int cmp_rows(const struct run_report *r, enum cmp_section sec, struct cmp
             o->t = &x->measured;
         }
     }
-    return n;
+    return k;
 }
 
 static const struct cmp_row *cmp_find(const struct cmp_row *rows, int n, const char *cells) {
@@ -271,7 +282,7 @@ static void md_section(FILE *f, const struct cmp_all *c, enum cmp_section sec, c
             fprintf(f, " — | not comparable (%s) |", p->why);
         else
             fprintf(f, " %s | %s |", ra, verdict_md(p->v));
-        if (sec == CMP_STEPS || sec == CMP_BATCH) {
+        if (sec == CMP_STEPS || sec == CMP_BATCH || sec == CMP_PREFILL) {
             char ta[REPORT_FMT_LEN], tb[REPORT_FMT_LEN];
             report_fmt_md(p->a->tokens_per_s, 1, 2, ta);
             report_fmt_md(p->b->tokens_per_s, 1, 2, tb);
@@ -353,7 +364,7 @@ void compare_findings_compute(const struct run_report *a, const struct run_repor
     if (not_comparable) {
         char why[REPORT_FINDING_LEN / 2] = "";
         static const char *const sec_name[CMP_SECTIONS] = {"blocks", "decode steps", "sampler rows",
-                                                           "batch rows"};
+                                                           "batch rows", "prefill rows"};
         for (int s = 0; s < CMP_SECTIONS; s++)
             if (c->why[s][0] && c->np[s])
                 append(why, sizeof why, "%s%s (%s)", why[0] ? "; " : "", sec_name[s], c->why[s]);
@@ -435,6 +446,13 @@ static void write_md(FILE *f, const struct cmp_all *c, const struct run_report *
                    "|\n|--:|--:|---|---|--:|--:|--:|---|--:|--:|--:"
                    "|---|\n",
                    1e3);
+    if (a->n_prefill > 0 && b->n_prefill > 0) /* prompt processing: only when both runs had it */
+        md_section(
+            f, c, CMP_PREFILL,
+            "## Prompt processing\n\n| prompt | depth | weights | A ms | B ms | B/A | verdict | A "
+            "tokens/s | B tokens/s | B/A normalized | rests on |\n|--:|--:|---|--:|--:|--:|---|--:|--:|--:"
+            "|---|\n",
+            1e3);
     fputs("## Plot\n\n![compare](compare.png)  \n[compare.svg](compare.svg)\n", f);
 }
 

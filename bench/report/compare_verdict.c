@@ -35,6 +35,19 @@ void compare_key_batch(const struct run_report *r, int i, char *key, size_t len)
     snprintf(key, len, "batch:%ld@%ld%s%s", b->batch, b->context, forge ? "" : ":", forge ? "" : b->backend);
 }
 
+int compare_key_prefill_of(long prompt_len, long depth, char *key, size_t len) {
+    return depth > 0 ? snprintf(key, len, "pp@%ld+%ld", prompt_len, depth)
+                     : snprintf(key, len, "pp@%ld", prompt_len);
+}
+
+void compare_key_prefill(const struct run_report *r, int i, char *key, size_t len) {
+    compare_key_prefill_of(r->prefill[i].prompt_len, r->prefill[i].depth, key, len);
+}
+
+bool compare_prefill_row(const struct run_report *r, int i) {
+    return strcmp(r->prefill[i].block, "prefill") == 0;
+}
+
 /* one sample standing for a whole run: its median and the read paired with it */
 static void add_median(struct sample_set *set, const char *key, const struct timing_stats *t, double read_gbs,
                        int threads) {
@@ -62,6 +75,11 @@ static void samples_from_medians(const struct run_report *r, struct sample_set *
     for (int i = 0; i < r->n_batch; i++) {
         compare_key_batch(r, i, key, sizeof key);
         add_median(set, key, &r->batch[i].measured, r->batch[i].paired_read_gbs, th);
+    }
+    for (int i = 0; i < r->n_prefill; i++) {
+        if (!compare_prefill_row(r, i)) continue;
+        compare_key_prefill(r, i, key, sizeof key);
+        add_median(set, key, &r->prefill[i].measured, NAN, th);
     }
 }
 
@@ -337,9 +355,11 @@ static int add_row(const struct run_report *a, char kind, int i, const struct co
     void (*key_of)(const struct run_report *, int, char *, size_t) = kind == 'b'   ? compare_key_block
                                                                      : kind == 's' ? compare_key_step
                                                                      : kind == 'p' ? compare_key_sampler
+                                                                     : kind == 'q' ? compare_key_prefill
                                                                                    : compare_key_batch;
     key_of(a, i, w->key, sizeof w->key);
-    w->headline = kind == 's' || strcmp(w->key, COMPARE_HEADLINE_SAMPLER) == 0;
+    /* prompt processing's pp rows are headline figures beside the decode steps (llama-bench's pp and tg) */
+    w->headline = kind == 's' || kind == 'q' || strcmp(w->key, COMPARE_HEADLINE_SAMPLER) == 0;
     w->memory_bound = row_memory_bound(a, kind, i);
     struct row_data da, db;
     int rc = 0;
@@ -537,6 +557,8 @@ int compare_verdicts_compute(const struct run_report *a, const struct compare_si
     out->lockstep_rows = 0;
     /* headline rows first: every step, then the sampler's chain at V = 151,936 */
     for (int i = 0; i < a->n_steps && !rc; i++) rc = add_row(a, 's', i, sa, sb, &pr, o, out);
+    for (int i = 0; i < a->n_prefill && !rc; i++)
+        if (compare_prefill_row(a, i)) rc = add_row(a, 'q', i, sa, sb, &pr, o, out);
     char key[SAMPLES_ROW_LEN];
     for (int i = 0; i < a->n_sampler && !rc; i++) {
         compare_key_sampler(a, i, key, sizeof key);

@@ -100,6 +100,11 @@ void compare_key_block(const struct run_report *r, int i, char *key, size_t len)
 void compare_key_step(const struct run_report *r, int i, char *key, size_t len);
 void compare_key_sampler(const struct run_report *r, int i, char *key, size_t len);
 void compare_key_batch(const struct run_report *r, int i, char *key, size_t len);
+/* A prefill row's: "pp@512", "pp@512+4096" after 4096 cached positions (the samples.csv key the prefill's
+ * repetitions are kept under). Only the whole prefill's rows (compare_prefill_row) have samples. */
+void compare_key_prefill(const struct run_report *r, int i, char *key, size_t len);
+int compare_key_prefill_of(long prompt_len, long depth, char *key, size_t len);
+bool compare_prefill_row(const struct run_report *r, int i);
 
 /* Begins a run of the side: the samples appended from now on are its own, and it started at utc_s (seconds
  * since the epoch; -1 unknown). compare_side_add calls it; tests that fill a side by hand may. Returns -1

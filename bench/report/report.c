@@ -61,6 +61,12 @@ void report_init(struct run_report *r) {
         b->paired_read_gbs = b->paired_efficiency = NAN;
         stats_init(&b->measured);
     }
+    for (int i = 0; i < REPORT_MAX_PREFILL; i++) {
+        struct report_prefill *p = &r->prefill[i];
+        p->flops = p->bytes = p->dram_bytes = p->predicted_s = p->memory_roof_s = p->compute_roof_s = NAN;
+        p->share = p->efficiency = p->tokens_per_s = p->sample_s = p->ttft_s = NAN;
+        stats_init(&p->measured);
+    }
     struct report_batch_ridge *rr = &r->batch_ridge;
     rr->context = -1;
     for (int t = 0; t < REPORT_RIDGE_TYPES; t++) rr->step[t] = rr->proj[t] = NAN;
@@ -403,6 +409,41 @@ static const struct report_field batch_fields[] = {
 };
 #undef X
 
+static double prefill_intensity(const void *row) {
+    const struct report_prefill *p = row;
+    return report_ratio(p->flops, p->bytes);
+}
+static double prefill_gflops(const void *row) {
+    const struct report_prefill *p = row;
+    return report_ratio(p->flops, p->measured.median_s) / 1e9;
+}
+
+#define P struct report_prefill
+static const struct report_field prefill_fields[] = {
+    F_NUM(P, "prompt_len", REPORT_F_LONG, prompt_len),
+    F_NUM(P, "depth", REPORT_F_LONG, depth),
+    F_STR(P, "block", block),
+    F_STR(P, "dtype", dtype),
+    F_NUM(P, "flops", REPORT_F_DOUBLE, flops),
+    F_NUM(P, "bytes", REPORT_F_DOUBLE, bytes),
+    F_NUM(P, "dram_bytes", REPORT_F_DOUBLE, dram_bytes),
+    F_DERIVED("intensity_flop_per_byte", prefill_intensity),
+    F_NUM(P, "predicted_s", REPORT_F_DOUBLE, predicted_s),
+    F_NUM(P, "memory_roof_s", REPORT_F_DOUBLE, memory_roof_s),
+    F_NUM(P, "compute_roof_s", REPORT_F_DOUBLE, compute_roof_s),
+    F_STR(P, "bound", bound),
+    F_STATS(P),
+    F_NUM(P, "share", REPORT_F_DOUBLE, share),
+    F_NUM(P, "efficiency", REPORT_F_DOUBLE, efficiency),
+    F_ABOVE(P),
+    F_DERIVED("measured_gflop_per_s", prefill_gflops),
+    F_CI(P),
+    F_NUM(P, "tokens_per_s", REPORT_F_DOUBLE, tokens_per_s),
+    F_NUM(P, "sample_s", REPORT_F_DOUBLE, sample_s),
+    F_NUM(P, "ttft_s", REPORT_F_DOUBLE, ttft_s),
+};
+#undef P
+
 #define Z struct report_sampler
 static const struct report_field sampler_fields[] = {
     F_STR(Z, "variant", variant),
@@ -431,6 +472,8 @@ const struct report_field *report_table_fields(enum report_table t, int *n) {
         return TABLE(sampler_fields);
     case REPORT_TABLE_BATCH:
         return TABLE(batch_fields);
+    case REPORT_TABLE_PREFILL:
+        return TABLE(prefill_fields);
     default:
         *n = 0;
         return NULL;

@@ -28,6 +28,7 @@
 #define REPORT_MAX_STEPS    24
 #define REPORT_MAX_SAMPLER  96
 #define REPORT_MAX_BATCH    32
+#define REPORT_MAX_PREFILL  64 /* prompt lengths x (blocks + the whole prefill) */
 #define REPORT_NAME_LEN     64
 #define REPORT_REASON_LEN   256
 
@@ -236,6 +237,29 @@ struct report_batch {
                                * the paired read's rate the step's DRAM bytes move at, as the step rows' */
 };
 
+/* Prompt processing (model/prefill.h): for each prompt length, one row per block of the prefill (all its
+ * calls) and one row "prefill" for the whole of it, from embed to the LM head of the last position. The
+ * roofs are this run's, as the batch rows': memory roof = DRAM bytes / DRAM read + cache-resident bytes / L2
+ * read, compute roof = FLOPs / peak FMA (the GEMMs work in f32, whatever the weights' format). */
+struct report_prefill {
+    long prompt_len, depth;
+    char block[24]; /* a block's name, or "prefill" for the whole */
+    char dtype[16]; /* weights */
+    double flops, bytes, dram_bytes;
+    double predicted_s;           /* max(memory roof, compute roof) */
+    double memory_roof_s;         /* the memory term alone */
+    double compute_roof_s;        /* the compute term alone */
+    char bound[16];               /* "compute" or "memory": the larger term */
+    struct timing_stats measured; /* the block's time in one prefill (all its calls), or the whole prefill */
+    double share;                 /* of the whole prefill's median (1 for the "prefill" row) */
+    double efficiency;            /* predicted_s / measured median */
+    bool above_roof;
+    /* the "prefill" row only (NaN on block rows): */
+    double tokens_per_s; /* pp: prompt_len / measured median */
+    double sample_s;     /* the first token's draw from the last logits (median) */
+    double ttft_s;       /* time to first token: the prefill's median + sample_s */
+};
+
 /* The ridge batch (compute roof = memory roof), predicted from this run's ceilings and measured. */
 #define REPORT_RIDGE_TYPES 4 /* bf16, f32, q8_0, q4_0: kernels/dtype.h's enum fr_dtype */
 struct report_batch_ridge {
@@ -278,6 +302,9 @@ struct run_report {
     int n_batch; /* 0: the run had no batch sweep */
     struct report_batch batch[REPORT_MAX_BATCH];
     struct report_batch_ridge batch_ridge;
+    int n_prefill; /* 0: the run processed no prompt */
+    struct report_prefill prefill[REPORT_MAX_PREFILL];
+    char prefill_note[192];  /* how the prefill rows were measured (repetitions, what was left out) */
     int samples_rows;        /* rows of samples.csv beside run.json (roofline/samples.h); 0: none written */
     int samples_reps;        /* repetitions samples.csv holds (0: not known, as in a run.json read back) */
     int samples_disturbed;   /* of them marked disturbed */
@@ -298,6 +325,7 @@ enum report_table {
     REPORT_TABLE_STEP,       /* struct report_step */
     REPORT_TABLE_SAMPLER,    /* struct report_sampler */
     REPORT_TABLE_BATCH,      /* struct report_batch */
+    REPORT_TABLE_PREFILL,    /* struct report_prefill */
     REPORT_TABLE_COUNT
 };
 

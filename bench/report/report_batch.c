@@ -64,15 +64,8 @@ static void md_ridge_measured(FILE *f, const struct run_report *r) {
 
 int report_batch_write_csv(const struct run_report *r, const char *dir, struct fr_err *err) {
     if (r->n_batch == 0) return 0;
-    FILE *f = report_file_open(dir, "batch.csv", err);
-    if (!f) return -1;
-    report_csv_header(f, REPORT_TABLE_BATCH);
-    fputc('\n', f);
-    for (int i = 0; i < r->n_batch; i++) {
-        report_csv_row(f, REPORT_TABLE_BATCH, &r->batch[i]);
-        fputc('\n', f);
-    }
-    return report_file_close(f, dir, "batch.csv", err);
+    return report_csv_write_table(dir, "batch.csv", REPORT_TABLE_BATCH, r->batch, sizeof r->batch[0],
+                                  r->n_batch, err);
 }
 
 /* The run's weight format (bf16 where run.json names none this build knows). */

@@ -79,3 +79,16 @@ void report_csv_row(FILE *f, enum report_table t, const void *row) {
         }
     }
 }
+
+int report_csv_write_table(const char *dir, const char *name, enum report_table t, const void *rows,
+                           size_t stride, int n, struct fr_err *err) {
+    FILE *f = report_file_open(dir, name, err);
+    if (!f) return -1;
+    report_csv_header(f, t);
+    fputc('\n', f);
+    for (int i = 0; i < n; i++) {
+        report_csv_row(f, t, (const char *)rows + (size_t)i * stride);
+        fputc('\n', f);
+    }
+    return report_file_close(f, dir, name, err);
+}

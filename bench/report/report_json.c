@@ -155,6 +155,13 @@ char *report_json_string(const struct run_report *r) {
         add_num(o, "leaves_memory_roof_batch", rr->leaves_memory_roof_batch);
         cJSON_AddStringToObject(o, "note", rr->note);
     }
+    if (r->n_prefill > 0) { /* prompt processing: only in runs that had it */
+        cJSON *o = cJSON_AddObjectToObject(root, "prefill");
+        cJSON_AddStringToObject(o, "note", r->prefill_note);
+        cJSON *rows = cJSON_AddArrayToObject(o, "rows");
+        for (int i = 0; i < r->n_prefill; i++)
+            cJSON_AddItemToArray(rows, json_row(REPORT_TABLE_PREFILL, &r->prefill[i]));
+    }
     if (r->samples_rows > 0) { /* every repetition, beside run.json (roofline/samples.h) */
         cJSON *o = cJSON_AddObjectToObject(root, "samples");
         cJSON_AddStringToObject(o, "file", SAMPLES_FILE);
@@ -429,6 +436,15 @@ int report_json_parse(const char *json, size_t len, const char *name, struct run
             rr->proj_measured = rd_num(&rd, o, "proj_measured");
             rr->leaves_memory_roof_batch = rd_num(&rd, o, "leaves_memory_roof_batch");
             snprintf(rr->note, sizeof rr->note, "%s", rd_str(&rd, o, "note"));
+        }
+    }
+    if (cJSON_GetObjectItemCaseSensitive(root, "prefill")) { /* runs without prompt processing have none */
+        const cJSON *o = rd_obj(&rd, root, "prefill");
+        if (o) {
+            snprintf(r->prefill_note, sizeof r->prefill_note, "%s", rd_str(&rd, o, "note"));
+            i = 0;
+            for (const cJSON *e = rd_arr(&rd, o, "rows", REPORT_MAX_PREFILL, &r->n_prefill); e; e = e->next)
+                rd_row(&rd, REPORT_TABLE_PREFILL, e, &r->prefill[i++]);
         }
     }
     if (cJSON_GetObjectItemCaseSensitive(root, "samples")) { /* runs before samples.csv have none */

@@ -4,6 +4,7 @@
  * Checked in tests/test_report_plots.c (every image drawn, PNG magic, empty runs, missing gnuplot). */
 #include "bench/report/report_plots.h"
 #include "bench/report/report_batch.h"
+#include "bench/report/report_prefill.h"
 
 #include "model/datadir.h"
 
@@ -135,6 +136,11 @@ static void gp_range(FILE *f, const struct run_report *r, const struct roof_poin
         if (!(pts[i].intensity > 0) || !(pts[i].gflops > 0) || !isfinite(pts[i].gflops)) continue;
         xlo = fmin(xlo, pts[i].intensity), xhi = fmax(xhi, pts[i].intensity);
         ylo = fmin(ylo, pts[i].gflops), yhi = fmax(yhi, pts[i].gflops);
+    }
+    for (int i = 0; i < r->n_prefill; i++) { /* the prefill's points lie far right of the decode blocks */
+        const struct report_prefill *p = &r->prefill[i];
+        double ai = report_ratio(p->flops, p->bytes), gf = report_ratio(p->flops, p->measured.median_s) / 1e9;
+        if (ai > 0 && gf > 0 && isfinite(gf)) xhi = fmax(xhi, ai), yhi = fmax(yhi, gf);
     }
     for (int i = 0; i < r->n_ceilings; i++) {
         const struct report_ceiling *c = &r->ceilings[i];
@@ -322,7 +328,8 @@ int report_plots_write_inputs(const struct run_report *r, const char *dir, struc
     gp_num(f, hs ? hs->measured.median_s : NAN);
     fprintf(f, "\nstep_context = %ld\nblocks_context = %ld\n", hs ? hs->context : -1L, r->blocks_context);
     gp_extents(f, r, hs);
-    if (report_batch_write_plot_inputs(r, dir, f, err) != 0) {
+    if (report_batch_write_plot_inputs(r, dir, f, err) != 0 ||
+        report_prefill_write_plot_inputs(r, dir, f, err) != 0) {
         fclose(f);
         return -1;
     }

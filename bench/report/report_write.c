@@ -7,6 +7,7 @@
 
 #include "bench/report/findings.h"
 #include "bench/report/report_batch.h"
+#include "bench/report/report_prefill.h"
 #include "bench/report/report_counted.h"
 #include "bench/report/report_csv.h"
 #include "bench/report/report_json.h"
@@ -80,29 +81,18 @@ static int write_csvs(const struct run_report *r, const char *dir, struct fr_err
         csv_counter_values(f, &r->counters, r->steps[i].counters, r->steps[i].counters_max);
         fputc('\n', f);
     }
-    if (report_file_close(f, dir, "steps.csv", err) != 0 || !(f = report_file_open(dir, "sampler.csv", err)))
+    if (report_file_close(f, dir, "steps.csv", err) != 0 ||
+        report_csv_write_table(dir, "sampler.csv", REPORT_TABLE_SAMPLER, r->sampler, sizeof r->sampler[0],
+                               r->n_sampler, err) != 0)
         return -1;
-    report_csv_header(f, REPORT_TABLE_SAMPLER);
-    fputc('\n', f);
-    for (int i = 0; i < r->n_sampler; i++) {
-        report_csv_row(f, REPORT_TABLE_SAMPLER, &r->sampler[i]);
-        fputc('\n', f);
-    }
-    if (report_file_close(f, dir, "sampler.csv", err) != 0 ||
-        !(f = report_file_open(dir, "ceilings.csv", err)))
-        return -1;
-    report_csv_header(f, REPORT_TABLE_CEILING);
-    fputc('\n', f);
-    for (int i = 0; i < r->n_ceilings; i++) {
-        report_csv_row(f, REPORT_TABLE_CEILING, &r->ceilings[i]);
-        fputc('\n', f);
-    }
-    return report_file_close(f, dir, "ceilings.csv", err);
+    return report_csv_write_table(dir, "ceilings.csv", REPORT_TABLE_CEILING, r->ceilings,
+                                  sizeof r->ceilings[0], r->n_ceilings, err);
 }
 
 int report_write_data(const struct run_report *r, const char *dir, struct fr_err *err) {
     if (write_json(r, dir, err) || write_csvs(r, dir, err) || report_counted_write_csv(r, dir, err) ||
-        report_batch_write_csv(r, dir, err) || report_plots_write_inputs(r, dir, err))
+        report_batch_write_csv(r, dir, err) || report_prefill_write_csv(r, dir, err) ||
+        report_plots_write_inputs(r, dir, err))
         return -1;
     return 0;
 }
@@ -456,6 +446,7 @@ int report_write_markdown(const struct run_report *r, const char *dir, enum repo
     report_findings_run(r, &findings);
     fputs("## Findings\n\n", f);
     report_findings_md(&findings, f);
+    report_prefill_finding(f, r);
     report_batch_finding(f, r);
     md_steps(f, r);
     fputs("## How close to the roof: the ceilings\n\n", f);
@@ -466,6 +457,7 @@ int report_write_markdown(const struct run_report *r, const char *dir, enum repo
     report_write_unattributed(f, r);
     report_write_roofs(f, r);
     md_sampler(f, r);
+    report_prefill_write_md(f, r);
     report_batch_write_md(f, r);
     fputs("## Counters\n\n", f);
     report_md_counters(f, r);
@@ -484,8 +476,8 @@ int report_write_markdown(const struct run_report *r, const char *dir, enum repo
         fprintf(f, "Plots were not drawn: %s. Redraw with `make plots RUN=<this folder>`.\n\n",
                 plots_note && *plots_note ? plots_note : "unknown reason");
     }
-    fprintf(f, "Data: run.json, blocks.csv, steps.csv, sampler.csv, ceilings.csv, counters.csv%s.\n",
-            r->n_batch > 0 ? ", batch.csv" : "");
+    fprintf(f, "Data: run.json, blocks.csv, steps.csv, sampler.csv, ceilings.csv, counters.csv%s%s.\n",
+            r->n_prefill > 0 ? ", prefill.csv" : "", r->n_batch > 0 ? ", batch.csv" : "");
     return report_file_close(f, dir, "report.md", err);
 }
 
@@ -501,6 +493,7 @@ int report_write_summary(const struct run_report *r, FILE *out) {
     report_findings_run(r, &findings);
     fputs("## Findings\n\n", out);
     report_findings_md(&findings, out);
+    report_prefill_finding(out, r);
     report_batch_finding(out, r);
     return ferror(out) ? -1 : 0;
 }
