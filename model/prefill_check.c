@@ -23,8 +23,10 @@ static long kv_mismatches(const struct kv_cache *a, const struct kv_cache *b, in
                     float p[512], q[512], top = 0;
                     const int d = a->head_dim < 512 ? a->head_dim : 512;
                     for (int i = 0; i < d; i++) {
-                        p[i] = a->type == FR_DTYPE_BF16 ? bf16_to_f32(((const uint16_t *)x)[i]) : ((const float *)x)[i];
-                        q[i] = a->type == FR_DTYPE_BF16 ? bf16_to_f32(((const uint16_t *)y)[i]) : ((const float *)y)[i];
+                        p[i] = a->type == FR_DTYPE_BF16 ? bf16_to_f32(((const uint16_t *)x)[i])
+                                                        : ((const float *)x)[i];
+                        q[i] = a->type == FR_DTYPE_BF16 ? bf16_to_f32(((const uint16_t *)y)[i])
+                                                        : ((const float *)y)[i];
                         top = fmaxf(top, fabsf(q[i]));
                     }
                     for (int i = 0; i < d; i++, (*values)++) bad += !(fabs((double)p[i] - q[i]) <= rel * top);
@@ -39,17 +41,19 @@ static double logits_error(const float *a, const float *b, int n, double *scale)
     return e;
 }
 
-int prefill_check_against_steps(const struct qwen3_weights *w, enum fr_dtype kvtype, enum matvec_backend backend,
-                                int threads, int depth, int n, const struct gemm_blocking *blk,
-                                struct prefill_check_result *out, struct fr_err *err) {
+int prefill_check_against_steps(const struct qwen3_weights *w, enum fr_dtype kvtype,
+                                enum matvec_backend backend, int threads, int depth, int n,
+                                const struct gemm_blocking *blk, struct prefill_check_result *out,
+                                struct fr_err *err) {
     const struct qwen3_config *c = &w->cfg;
-    if (n < 1 || depth < 0) return fr_err_set(err, "prefill check: %d tokens after %d: at least one after 0", n, depth);
+    if (n < 1 || depth < 0)
+        return fr_err_set(err, "prefill check: %d tokens after %d: at least one after 0", n, depth);
     const int total = depth + n, max_pos = total + 1; /* room for one step after */
-    *out = (struct prefill_check_result){
-        .logits_err = NAN,
-        .logits_scale = NAN,
-        .next_err = NAN,
-        .tolerance = kvtype == FR_DTYPE_BF16 ? PREFILL_CHECK_TOL_BF16_KV : PREFILL_CHECK_TOL_F32_KV};
+    *out = (struct prefill_check_result){.logits_err = NAN,
+                                         .logits_scale = NAN,
+                                         .next_err = NAN,
+                                         .tolerance = kvtype == FR_DTYPE_BF16 ? PREFILL_CHECK_TOL_BF16_KV
+                                                                              : PREFILL_CHECK_TOL_F32_KV};
     int *tokens = malloc(sizeof *tokens * (size_t)total);
     if (!tokens) return fr_err_set(err, "out of memory for the check's tokens");
     for (int i = 0; i < total; i++) tokens[i] = token_at(i, c->vocab);

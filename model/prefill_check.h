@@ -21,16 +21,17 @@ struct prefill_check_result {
     long kv_values;      /* cached K and V values compared (positions [0, depth + n), every layer and head) */
     long kv_mismatches;  /* of them: bf16 more than one step apart, f32 beyond 1e-5 + 1e-4 relative */
     double tolerance;    /* the KV type's: PREFILL_CHECK_TOL_* */
-    double next_err;     /* one decode step after both, from the prefilled cache: its logits' largest error over
-                          * their largest magnitude */
+    double next_err; /* one decode step after both, from the prefilled cache: its logits' largest error over
+                      * their largest magnitude */
 };
 
 /* Prefills `depth` tokens, then n more after them, on a prefill state of capacity n (and depth, if larger)
  * and, on a second state, decode_step over the same tokens one by one; compares as above. Returns 0, or -1
  * with err set (a refusal of either state, a failed step). */
-int prefill_check_against_steps(const struct qwen3_weights *w, enum fr_dtype kvtype, enum matvec_backend backend,
-                                int threads, int depth, int n, const struct gemm_blocking *blk,
-                                struct prefill_check_result *out, struct fr_err *err);
+int prefill_check_against_steps(const struct qwen3_weights *w, enum fr_dtype kvtype,
+                                enum matvec_backend backend, int threads, int depth, int n,
+                                const struct gemm_blocking *blk, struct prefill_check_result *out,
+                                struct fr_err *err);
 
 /* Whether the result is within the stated tolerances. */
 bool prefill_check_passed(const struct prefill_check_result *r);

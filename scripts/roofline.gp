@@ -61,7 +61,7 @@ plot NaN notitle, \
          lc rgb '#b8860b' title sprintf('prompt processing blocks (N=%d)', prefill_len), \
      for [i=1:(n_prefill_pts > 0)] ppts using 1:($3 == 1 ? $2 : NaN) with points pt 7 ps 2.6 \
          lc rgb '#8b4513' title sprintf('whole prefill (N=%d)', prefill_len), \
-     for [i=1:(n_prefill_pts > 0)] ppts using 1:2:4 with labels left offset 0.9, 0 font ',9' \
+     for [i=1:(n_prefill_pts > 0)] ppts using 1:2:4 with labels left offset 0.9, 0 font ',9' noenhanced \
          tc rgb '#8b4513' notitle, \
      for [i=1:(strlen(not_drawn) > 0)] keyentry with points pt -1 title not_drawn
 unset object 1
