@@ -16,12 +16,6 @@
  * others up at the barrier. */
 #define GEMM_CHUNK_BYTES ((size_t)256 << 10)
 #define GEMM_ROW_BLOCK   16
-/* Batch rows one pass over a chunk's panels takes at most: a prompt's hundreds of rows go through a chunk in
- * passes of this many, so that the column blocks can stay long (the L2 holds one pass's X rows over the
- * block, gemm_plan_kc) and each register tile sums many columns before its horizontal sums; the chunk's
- * weights, read from memory by the first pass, come from L2 in the others. 64 is the batch sweep's largest
- * B, which thus runs as before. */
-#define GEMM_SUB_BATCH 64
 _Static_assert(GEMM_ROW_BLOCK % QUANT_GROUP_ROWS == 0, "a chunk starts on a block row group");
 #define GEMM_COL_ALIGN    64
 #define GEMM_DEFAULT_L1D  ((size_t)32 << 10)
@@ -136,8 +130,12 @@ static void gemm_chunks(const struct gemm_args *a) {
 #pragma omp for schedule(dynamic, 1)
     for (int c = 0; c < n_chunks; c++) {
         int r0 = c * chunk, n = a->rows - r0 < chunk ? a->rows - r0 : chunk;
-        for (int b0 = 0; b0 < a->batch; b0 += GEMM_SUB_BATCH)
-            gemm_chunk_pass(a, r0, n, b0, a->batch - b0 < GEMM_SUB_BATCH ? a->batch - b0 : GEMM_SUB_BATCH);
+        if (fr_dtype_is_block(a->wtype)) /* its tiles are dequantised once, then passed (gemm_quant_panel) */
+            gemm_chunk_pass(a, r0, n, 0, a->batch);
+        else
+            for (int b0 = 0; b0 < a->batch; b0 += GEMM_SUB_BATCH)
+                gemm_chunk_pass(a, r0, n, b0,
+                                a->batch - b0 < GEMM_SUB_BATCH ? a->batch - b0 : GEMM_SUB_BATCH);
     }
 }
 

@@ -22,10 +22,18 @@ struct gemm_ops {
 
 extern const struct gemm_ops gemm_ops_avx2;
 
+/* Batch rows one pass over a chunk's panels takes at most (kernels/gemm.c): a prompt's hundreds of rows go
+ * through a chunk in passes of this many, so that the column blocks can stay long (the L2 holds one pass's X
+ * rows over the block, gemm_plan_kc) and each register tile sums many columns before its horizontal sums;
+ * the chunk's weights, read from memory by the first pass, come from L2 in the others (a block format's
+ * tile, dequantised once, from its thread's buffer). 64 is the batch sweep's largest B, which thus runs as
+ * one pass. */
+#define GEMM_SUB_BATCH 64
+
 /* ops->panel_f32 over columns [c0, c0 + kc) of `rows` rows of a panel of Q8_0 / Q4_0 weights (gemm_quant.c):
  * w at the rows' first one, column 0, in memory order (kernels/quant.h: on a row group, and rows %
  * QUANT_GROUP_ROWS rows are the panel's last), ldw weights a row, c0 and kc multiples of 32; x at column c0;
- * dequantised a tile at a time. */
+ * dequantised a tile at a time, each tile then taken by the batch in passes of GEMM_SUB_BATCH rows. */
 void gemm_quant_panel(const struct gemm_ops *ops, float *y, size_t ldy, const void *w, enum fr_dtype t,
                       int ldw, int c0, const float *x, size_t ldx, int rows, int batch, int kc,
                       int accumulate);

@@ -1,6 +1,7 @@
 /* The batch's GEMM over Q8_0 / Q4_0 weights (kernels/gemm.h with a block weight type): each tile of at most
  * GEMM_QUANT_TILE_ROWS rows and GEMM_QUANT_TILE_COLS columns is dequantised into the thread's f32 buffer,
- * then multiplied by the active ISA's f32 panel loop (gemm_ops.h) against every batch row; the weights are
+ * then multiplied by the active ISA's f32 panel loop (gemm_ops.h) against every batch row, in passes of
+ * GEMM_SUB_BATCH rows; the weights are
  * read once for the whole batch, and x stays f32 (unlike the matvec, which quantises it). Checked against
  * gemm_ref (the dequantised weights' product in double) on odd shapes in tests/test_quant_gemm.c. */
 #include "kernels/gemm_ops.h"
@@ -22,8 +23,10 @@ void gemm_quant_panel(const struct gemm_ops *ops, float *y, size_t ldy, const vo
             for (int r = 0; r < rn; r++)
                 quant_matrix_dequantize(quant_tile + (size_t)r * (size_t)kn, t, w, rows, ldw, r0 + r, c0 + k0,
                                         kn);
-            ops->panel_f32(y + r0, ldy, quant_tile, (size_t)kn, x + k0, ldx, rn, batch, kn,
-                           accumulate || k0 > 0);
+            for (int b0 = 0; b0 < batch; b0 += GEMM_SUB_BATCH)
+                ops->panel_f32(
+                    y + (size_t)b0 * ldy + r0, ldy, quant_tile, (size_t)kn, x + (size_t)b0 * ldx + k0, ldx,
+                    rn, batch - b0 < GEMM_SUB_BATCH ? batch - b0 : GEMM_SUB_BATCH, kn, accumulate || k0 > 0);
         }
     }
 }

@@ -1,7 +1,8 @@
 /* The batch's GEMM over Q8_0 / Q4_0 weights (kernels/gemm_quant.c) on every ISA the CPU has, against
  * gemm_ref (the dequantised weights' product in double), on odd shapes, row-major and in column panels,
- * with blockings small enough to cut the columns into several blocks; batch 1 is the matvec (x quantised)
- * and is checked against matvec_ref. Tolerance as tests/test_kernels_gemm.c: cols * u * sum |w x|. */
+ * with blockings small enough to cut the columns into several blocks, batches past one pass of 64 rows; batch
+ * 1 is the matvec (x quantised) and is checked against matvec_ref. Tolerance as tests/test_kernels_gemm.c:
+ * cols * u * sum |w x|. */
 #include "kernels/gemm.h"
 #include "kernels/quant.h"
 #include "kernels_test_util.h"
@@ -10,7 +11,11 @@ struct qg_case {
     int rows, cols, pw, batch;
 };
 static const struct qg_case qg_cases[] = {
-    {37, 1056, 0, 3}, {17, 64, 0, 7}, {130, 3072, 1536, 5}, {5, 160, 64, 2}};
+    {37, 1056, 0, 3},
+    {17, 64, 0, 7},
+    {130, 3072, 1536, 5},
+    {5, 160, 64, 2},
+    {19, 320, 0, 131}}; /* batch rows past one pass of GEMM_SUB_BATCH, and a rest */
 
 Test(quant_gemm, every_isa_against_ref) {
     struct test_rng rng = {31};
