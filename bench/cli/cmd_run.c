@@ -107,7 +107,8 @@ static void usage(FILE *f) {
         "samples the model's logits for a fixed prompt, and the report names the file and its sha256.\n"
         "One run at a time per machine (docs/trust.md): a run waits for the machine lock, saying for what;\n"
         "--no-wait exits 3 instead.\n"
-        "--repetitions N: time every block and decode step row exactly N times (llama-bench's -r; the\n"
+        "--repetitions N: time every block, decode step and prefill row exactly N times (llama-bench's -r; "
+        "the\n"
         "default: until a minimum count and time, fewer with --quick); the sampler and ceilings keep "
         "theirs.\n"
         "--lockstep: take turns with a second run, one repetition each (`forge-roofline lockstep` starts "
@@ -969,7 +970,8 @@ static int run_main(struct run *r, int argc, char **argv) {
                                        .kvtype = a->kvtype,
                                        .backend = a->gemv,
                                        .roofs = &r->batch_roofs,
-                                       .quick = a->quick};
+                                       .quick = a->quick,
+                                       .repetitions = a->repetitions};
     char prefill_note[192];
     if ((rc = check_prefill(a, &r->cfg, &wsz, &prefill, prefill_note, sizeof prefill_note))) return rc;
     if (prefill_note[0]) fprintf(stderr, "forge-roofline: note: %s\n", prefill_note);

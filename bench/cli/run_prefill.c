@@ -85,6 +85,7 @@ int run_prefill_phase(const struct run_prefill_opts *o, struct run_report *rep, 
     /* a prefill is long (seconds at 512 tokens): few repetitions, no minimum time */
     struct timing_opts t = o->quick ? (struct timing_opts){1, 2, 3, 0.0, NULL, NULL}
                                     : (struct timing_opts){1, 3, 5, 0.0, NULL, NULL};
+    if (o->repetitions > 0) t.min_reps = t.max_reps = o->repetitions;
     t.samples = o->samples;
     timing_describe_opts(&t, rep->prefill_note, sizeof rep->prefill_note);
     size_t used = strlen(rep->prefill_note);

@@ -25,6 +25,7 @@ struct run_prefill_opts {
     int n_prompt_lens;
     long depth; /* cached positions before the prompt (--prompt-depth) */
     bool quick;
+    int repetitions; /* --repetitions N: every prefill exactly N times; 0: 3 to 5 (quick 2 to 3) */
     struct sampler_params sampler;
     struct sample_set *samples; /* every repetition kept here (NULL: not kept) */
     int threads;
