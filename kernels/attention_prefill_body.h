@@ -1,8 +1,9 @@
 /* The tile loop of prefill_attention (kernels/attention_prefill.h), compiled once per ISA: the including file
  * defines APB(name) to give each copy its own names, and its compiler flags pick the vector width. Plain C
- * whose innermost loops have constant trip counts, which gcc -O3 unrolls into registers: one 4 x 32 block
- * of f32 accumulators (8 zmm or 16 ymm) that every loaded B row feeds four times. APB_FMA(a, b, c) is a * b +
- * c as the ISA computes it: ISO C (-std=c11) leaves gcc contracting nothing, so the vector builds name fmaf
+ * whose innermost loops have constant trip counts, which gcc -O3 unrolls into registers: one APB_MR x 32
+ * block of f32 accumulators that every loaded B row feeds APB_MR times (AVX-512 8 rows, 16 zmm; AVX2 2 rows,
+ * 8 ymm, which leaves AVX2's 16 registers room for B: 4 rows spilled, 8 % slower). APB_FMA(a, b, c) is a * b
+ * + c as the ISA computes it: ISO C (-std=c11) leaves gcc contracting nothing, so the vector builds name fmaf
  * (one vfmadd; a multiply and an add were twice the uops), the baseline build a plain multiply-add (its fmaf
  * would be a libm call). */
 #include <math.h>
@@ -14,21 +15,29 @@
 #include "kernels/dtype.h"
 #include "kernels/kernels.h"
 
-/* C[r][0:32] (+)= sum_i A(r, i) B[i][0:32] for r < 4, A(r, i) = a[r * ars + i * ais] (a strided view: the
- * scores are read transposed), B rows ldb apart, C rows ldc apart. */
-static void APB(mk_4x32)(float *c, int ldc, const float *a, int ars, int ais, const float *b, int ldb, int k,
+/* The copies' own names, called through these so that clang-format sees calls */
+#define APB_MK_ROWS       APB(mk_rows)
+#define APB_MK_ANY        APB(mk_any)
+#define APB_SMALL_GEMM    APB(small_gemm)
+#define APB_LOAD_BLOCK    APB(load_block)
+#define APB_BLOCK_SOFTMAX APB(block_softmax)
+
+/* C[r][0:32] (+)= sum_i A(r, i) B[i][0:32] for r < APB_MR, A(r, i) = a[r * ars + i * ais] (a strided view:
+ * the scores are read transposed), B rows ldb apart, C rows ldc apart. APB_MR is the including file's: as
+ * many rows as keep the accumulators and B's row in the ISA's registers. */
+static void APB(mk_rows)(float *c, int ldc, const float *a, int ars, int ais, const float *b, int ldb, int k,
                          int acc_in) {
-    float acc[4][32];
-    for (int r = 0; r < 4; r++)
+    float acc[APB_MR][32];
+    for (int r = 0; r < APB_MR; r++)
         for (int j = 0; j < 32; j++) acc[r][j] = acc_in ? c[r * ldc + j] : 0.0f;
     for (int i = 0; i < k; i++) {
         const float *br = b + (size_t)i * (size_t)ldb;
-        for (int r = 0; r < 4; r++) {
+        for (int r = 0; r < APB_MR; r++) {
             const float s = a[r * ars + i * ais];
             for (int j = 0; j < 32; j++) acc[r][j] = APB_FMA(s, br[j], acc[r][j]);
         }
     }
-    for (int r = 0; r < 4; r++)
+    for (int r = 0; r < APB_MR; r++)
         for (int j = 0; j < 32; j++) c[r * ldc + j] = acc[r][j];
 }
 
@@ -47,17 +56,18 @@ static void APB(mk_any)(float *c, int ldc, const float *a, int ars, int ais, con
     }
 }
 
-/* C [rows][cols] (+)= A [rows][k] B [k][cols], cut into 4 x 32 blocks and edges. */
+/* C [rows][cols] (+)= A [rows][k] B [k][cols], cut into APB_MR x 32 blocks and edges. */
 static void APB(small_gemm)(float *c, int ldc, const float *a, int ars, int ais, const float *b, int ldb,
                             int k, int rows, int cols, int acc_in) {
-    int r4 = rows & ~3, c32 = cols & ~31;
-    for (int r = 0; r < r4; r += 4)
-        for (int j = 0; j < c32; j += 32) APB(mk_4x32)
-    (c + (size_t)r * (size_t)ldc + j, ldc, a + (size_t)r * (size_t)ars, ars, ais, b + j, ldb, k, acc_in);
-    if (c32 < cols) APB(mk_any)(c + c32, ldc, a, ars, ais, b + c32, ldb, k, r4, cols - c32, acc_in);
-    if (r4 < rows) APB(mk_any)
-    (c + (size_t)r4 * (size_t)ldc, ldc, a + (size_t)r4 * (size_t)ars, ars, ais, b, ldb, k, rows - r4, cols,
-     acc_in);
+    const int rm = rows / APB_MR * APB_MR, c32 = cols & ~31;
+    for (int r = 0; r < rm; r += APB_MR)
+        for (int j = 0; j < c32; j += 32)
+            APB_MK_ROWS(c + (size_t)r * (size_t)ldc + j, ldc, a + (size_t)r * (size_t)ars, ars, ais, b + j,
+                        ldb, k, acc_in);
+    if (c32 < cols) APB_MK_ANY(c + c32, ldc, a, ars, ais, b + c32, ldb, k, rm, cols - c32, acc_in);
+    if (rm < rows)
+        APB_MK_ANY(c + (size_t)rm * (size_t)ldc, ldc, a + (size_t)rm * (size_t)ars, ars, ais, b, ldb, k,
+                   rows - rm, cols, acc_in);
 }
 
 /* Widens positions [j0, j0 + jn) of one KV head's K and V rows into kf and vf [TILE_K][head_dim]: contiguous
@@ -131,10 +141,10 @@ void APB(prefill_attention_tile)(const struct prefill_tile_args *a, struct prefi
     const int end = a->p0 + i1; /* one past the tile's last position */
     for (int j0 = 0; j0 < end; j0 += tk) {
         const int jn = end - j0 < tk ? end - j0 : tk;
-        APB(load_block)(s->kf, s->vf, k, v, a->kv_bf16, j0, jn, hd);
-        APB(small_gemm)(s->st, rows, s->kf, hd, 1, s->qt, rows, hd, jn, rows, 0);
-        APB(block_softmax)(s->st, s->m, s->l, s->mx, s->o, rows, jn, j0, a->p0, i0, g, hd);
-        APB(small_gemm)(s->o, hd, s->st, 1, rows, s->vf, hd, jn, rows, hd, 1);
+        APB_LOAD_BLOCK(s->kf, s->vf, k, v, a->kv_bf16, j0, jn, hd);
+        APB_SMALL_GEMM(s->st, rows, s->kf, hd, 1, s->qt, rows, hd, jn, rows, 0);
+        APB_BLOCK_SOFTMAX(s->st, s->m, s->l, s->mx, s->o, rows, jn, j0, a->p0, i0, g, hd);
+        APB_SMALL_GEMM(s->o, hd, s->st, 1, rows, s->vf, hd, jn, rows, hd, 1);
     }
     for (int t = 0; t < rows; t++) {
         float *out = a->out + (size_t)(i0 + t / g) * a->ldo + (size_t)(kvh * g + t % g) * (size_t)hd;
