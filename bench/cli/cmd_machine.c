@@ -10,6 +10,7 @@
 
 #include "bench/cli/cli.h"
 #include "kernels/kernels.h"
+#include "roofline/blas_core.h"
 #include "roofline/counters.h"
 #include "roofline/core_speed.h"
 #include "roofline/mm_state.h"
@@ -134,6 +135,9 @@ static void print_setup(const struct machine_args *a, const struct machine *m) {
     printf("| AVX2 | %s |\n| FMA | %s |\n| AVX-512 | %s |\n| AVX-512 BF16 | %s |\n", m->avx2 ? "yes" : "no",
            m->fma ? "yes" : "no", m->avx512f ? "yes" : "no", m->avx512bf16 ? "yes" : "no");
     printf("| threads | %d, %s |\n", m->threads, m->binding);
+    char blas[256];
+    blas_core_describe(blas, sizeof blas);
+    printf("| OpenBLAS | %s |\n", blas);
     char mm[384];
     bool damon = mm_line(mm, sizeof mm);
     printf("| memory management | %s%s%s |\n\n", mm, damon ? "; " : "", damon ? mm_state_damon_note() : "");
@@ -253,6 +257,8 @@ static int machine_json(const struct machine_args *a, const struct machine *m, c
                         const struct counters *cn, const struct counters_calibration *cal,
                         const struct machine_speed *speed, bool passed, const char *message) {
     cJSON *root = cJSON_CreateObject(), *setup = NULL, *val = NULL, *cj = NULL, *nj = NULL;
+    char blas[256];
+    blas_core_describe(blas, sizeof blas);
     char mm[384];
     bool damon = mm_line(mm, sizeof mm);
     bool ok = root && (setup = cJSON_AddObjectToObject(root, "setup")) &&
@@ -264,6 +270,7 @@ static int machine_json(const struct machine_args *a, const struct machine *m, c
               (isfinite(speed->low) ? cJSON_AddNumberToObject(setup, "core_speed_low", speed->low)
                                     : cJSON_AddNullToObject(setup, "core_speed_low")) &&
               cJSON_AddStringToObject(setup, "binding", m->binding) &&
+              cJSON_AddStringToObject(setup, "blas_core", blas) &&
               cJSON_AddStringToObject(setup, "isa", kernel_isa_name(kernel_isa_active())) &&
               cJSON_AddStringToObject(setup, "mode",
                                       a->test_sizes ? "test"

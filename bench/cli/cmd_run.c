@@ -34,6 +34,7 @@
 #include "model/decode.h"
 #include "model/weights.h"
 #include "model/weights_file.h"
+#include "roofline/blas_core.h"
 #include "roofline/blas_pool.h"
 #include "roofline/ceilings.h"
 #include "roofline/core_speed.h"
@@ -325,6 +326,7 @@ static void progress_phase(struct progress *p, const char *name) {
 }
 
 static void fill_ceilings(struct run_report *rep, const struct ceilings *c) {
+    blas_core_describe(rep->prov.blas_core, sizeof rep->prov.blas_core);
     snprintf(rep->prov.read_kernel, sizeof rep->prov.read_kernel, "%s",
              c->read_kernel[0] ? c->read_kernel[0] : "");
     for (int one = 0; one <= 1; one++) {

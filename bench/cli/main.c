@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "roofline/blas_core.h"
+
 struct command {
     const char *name;
     int (*fn)(int argc, char **argv);
@@ -59,6 +61,8 @@ static int dispatch(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    /* before anything runs: OpenBLAS read its core when it loaded, so a fallback needs a fresh exec */
+    blas_core_restart_if_generic(argv);
     int rc = dispatch(argc, argv);
     /* a full disk or a closed pipe on stdout is a failure, not a silent success */
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc == CLI_EXIT_OK) rc = cli_fail("write error on stdout");

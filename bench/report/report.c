@@ -248,6 +248,7 @@ static const struct report_field prov_fields[] = {
     F_STR_OPT(P, "isa", isa),
     F_STR_OPT(P, "plan", plan),
     F_STR_OPT(P, "roof_notes", roof_notes),
+    F_STR_OPT(P, "blas_core", blas_core),
     F_STR_OPT(P, "read_kernel", read_kernel),
     F_STR_OPT(P, "gemv_threads", gemv_threads),
     F_STR_OPT(P, "mm_state", mm_state),

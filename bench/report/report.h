@@ -50,6 +50,7 @@ struct report_provenance {
     char plan[1024];        /* what each figure is the best or median of, and what the sweeps cover (quick or
                                full), in words; "" when unknown (a run.json written before it existed) */
     char roof_notes[2048];  /* what the roofs fell back to or were raised by, in words; "" when nothing */
+    char blas_core[256];    /* OpenBLAS's kernel set and why (roofline/blas_core.h); "" when not known */
     char read_kernel[64];   /* the DRAM read kernel of the ceilings and the paired reads (ceilings.h); "" */
     char gemv_threads[384]; /* the threads the matvecs run on: OpenBLAS's pool and its binding, or the team */
     char mm_state[384];     /* transparent huge pages and DAMON (roofline/mm_state.h); "" when not recorded */

@@ -141,6 +141,7 @@ static void md_setup(FILE *f, const struct run_report *r) {
             p->isa[0] ? p->isa : "unknown", res, p->utc_stamp,
             p->quick ? ", quick run (fewer repetitions)" : "");
     if (p->gemv_threads[0]) fprintf(f, "- Matvec threads: %s.\n", p->gemv_threads);
+    if (p->blas_core[0]) fprintf(f, "- OpenBLAS (the sgemm ceiling, the OpenBLAS rows): %s.\n", p->blas_core);
     if (p->mm_state[0])
         fprintf(f, "- Memory management: %s.%s%s%s\n", p->mm_state, p->damon_on ? " " : "",
                 p->damon_on ? mm_state_damon_note() : "", p->damon_on ? "." : "");
