@@ -27,6 +27,7 @@ SANITIZE := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-san
 
 ISA_AVX2   := -mavx2 -mfma -mf16c
 ISA_AVX512 := -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512bf16 -mfma -mf16c
+ISA_AMX    := -mamx-tile -mamx-bf16 -mamx-int8
 
 # The commit the binary is built from, with "-dirty" when tracked files differ from it: run.json's
 # provenance. The stamp file changes only when that text does, and only cmd_run.o depends on it.
@@ -64,6 +65,7 @@ $(BUILD)/san/%.o: %.c | deps
 	@$(CC) $(BASEFLAGS) $(SANITIZE) $(ISA) $(DEFS) -c $< -o $@
 $(BUILD)/obj/%_avx2.o $(BUILD)/san/%_avx2.o: ISA = $(ISA_AVX2)
 $(BUILD)/obj/%_avx512.o $(BUILD)/san/%_avx512.o: ISA = $(ISA_AVX512)
+$(BUILD)/obj/%_amx.o $(BUILD)/san/%_amx.o: ISA = $(ISA_AMX)
 # the quantised matvec's AVX-512 path is VNNI's, chosen at run time only where the CPU has it
 $(BUILD)/obj/kernels/quant_avx512.o $(BUILD)/san/kernels/quant_avx512.o: ISA = $(ISA_AVX512) -mavx512vnni
 $(BUILD)/obj/bench/cli/cmd_run.o $(BUILD)/san/bench/cli/cmd_run.o: DEFS = -DFR_GIT_COMMIT='"$(GIT_COMMIT)"'
@@ -128,7 +130,7 @@ lint: deps $(LIB_OBJ) $(BUILD)/obj/bench/cli/main.o
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
 	  --std=c11 -I. --suppress=missingIncludeSystem $(LIB_SRC) $(MAIN_SRC) $(TUNE_SRC)
 	clang-tidy --quiet $(LIB_SRC) $(MAIN_SRC) $(TUNE_SRC) -- -std=c11 -D_GNU_SOURCE -fopenmp -I. $(PKG_CFLAGS) \
-	  $(ISA_AVX512) -mavx512vnni
+	  $(ISA_AVX512) -mavx512vnni $(ISA_AMX)
 
 # libFuzzer harnesses (clang); each runs for FUZZ_SECONDS over its seed corpus in tests/fuzz/corpus/.
 FUZZ_SECONDS ?= 20
@@ -141,6 +143,7 @@ $(BUILD)/fuzz/obj/%.o: %.c | deps
 	@$(FUZZ_CC) $(FUZZ_FLAGS) $(ISA) -c $< -o $@
 $(BUILD)/fuzz/obj/%_avx2.o: ISA = $(ISA_AVX2)
 $(BUILD)/fuzz/obj/%_avx512.o: ISA = $(ISA_AVX512)
+$(BUILD)/fuzz/obj/%_amx.o: ISA = $(ISA_AMX)
 $(BUILD)/fuzz/obj/kernels/quant_avx512.o: ISA = $(ISA_AVX512) -mavx512vnni
 .SECONDARY: $(FUZZ_OBJ)
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)

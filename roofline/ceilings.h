@@ -63,6 +63,11 @@ enum ceiling_kind {
      * floor of each barrier a kernel call meets on the step's team (a matvec panel's work-share, attention's
      * syncs), where a call opens no region of its own */
     CEILING_BARRIER,
+    /* The matrix engine (roofline/matrix_engine.h): GFLOP/s of TDPBF16PS and GOP/s of TDPBUSD in a
+     * register-resident tile loop, 2 x 16 x 16 x K a tile product; unavailable with the CPU's, the
+     * kernel's or the permission's reason where the tiles cannot run */
+    CEILING_AMX_BF16,
+    CEILING_AMX_INT8,
     CEILING_COUNT
 };
 
@@ -133,7 +138,7 @@ void ceilings_describe_plan(const struct ceilings_opts *opts, char *buf, size_t 
 
 /* Key of a figure in JSON and CSV: "dram_read_gbs", or "dram_read_1core_gbs" when one_core. */
 const char *ceilings_key(enum ceiling_kind kind, bool one_core);
-const char *ceilings_unit(enum ceiling_kind kind); /* "GB/s", "GFLOP/s", "Gexp/s" or "Mcall/s" */
+const char *ceilings_unit(enum ceiling_kind kind); /* "GB/s", "GFLOP/s", "GOP/s", "Gexp/s" or "Mcall/s" */
 /* The compute roof of block format t (Q8_0 or Q4_0): CEILING_Q8_0_DOT or CEILING_Q4_0_DOT; -1 for others. */
 int ceilings_quant_kind(int t);
 

@@ -144,11 +144,17 @@ static void print_setup(const struct machine_args *a, const struct machine *m) {
     fflush(stdout);
 }
 
-static void print_figure(const char *key, int threads, const char *unit, const struct ceiling_figure *f) {
+/* last_why: the reason of the row before, so that one shared by consecutive rows (the matrix engine's four)
+ * is said once */
+static void print_figure(const char *key, int threads, const char *unit, const struct ceiling_figure *f,
+                         const char **last_why) {
     if (!f->measured) {
-        printf("| %s | %d | unavailable: %s | | | | | |\n", key, threads, f->why);
+        printf("| %s | %d | unavailable: %s | | | | | |\n", key, threads,
+               strcmp(f->why, *last_why) == 0 ? "the same" : f->why);
+        *last_why = f->why;
         return;
     }
+    *last_why = "";
     printf("| %s | %d | %.2f | %.2f | %.2f | %.2f | %d | %s%s |\n", key, threads, f->best, f->median, f->min,
            f->max, f->reps, unit, f->noisy ? ", noisy (median CI wider than ±5 %)" : "");
 }
@@ -165,14 +171,15 @@ static void print_ceilings(const struct ceilings *c) {
            (double)c->set_bytes[1] / 1024, (double)c->set_bytes[2] / 1024, c->fma_isa, c->sgemm_n);
     printf("| ceiling | threads | best | median | min | max | reps | unit "
            "|\n|---|---|---|---|---|---|---|---|\n");
+    const char *last_why = "";
     for (int k = 0; k < CEILING_COUNT; k++) {
         enum ceiling_kind kind = (enum ceiling_kind)k;
-        print_figure(ceilings_key(kind, false), c->threads, ceilings_unit(kind), &c->all[k]);
-        print_figure(ceilings_key(kind, true), 1, ceilings_unit(kind), &c->one[k]);
+        print_figure(ceilings_key(kind, false), c->threads, ceilings_unit(kind), &c->all[k], &last_why);
+        print_figure(ceilings_key(kind, true), 1, ceilings_unit(kind), &c->one[k], &last_why);
     }
-    print_figure("plain_read_gbs", c->threads, "GB/s", &c->plain_read);
-    print_figure("read_paired_gbs", c->threads, "GB/s", &c->read_paired);
-    print_figure("dram_read_slice_gbs", c->threads, "GB/s", &c->read_slice);
+    print_figure("plain_read_gbs", c->threads, "GB/s", &c->plain_read, &last_why);
+    print_figure("read_paired_gbs", c->threads, "GB/s", &c->read_paired, &last_why);
+    print_figure("dram_read_slice_gbs", c->threads, "GB/s", &c->read_slice, &last_why);
     char read[512];
     ceilings_describe_read(c, read, sizeof read);
     printf("\nThe %s.\n\n", read);

@@ -336,7 +336,9 @@ static void fill_ceilings(struct run_report *rep, const struct ceilings *c) {
             struct report_ceiling *o = &rep->ceilings[rep->n_ceilings++];
             snprintf(o->name, sizeof o->name, "%s", ceilings_key((enum ceiling_kind)k, one));
             const char *unit = ceilings_unit((enum ceiling_kind)k);
-            o->kind = strcmp(unit, "GB/s") == 0      ? REPORT_CEILING_BANDWIDTH
+            o->kind = k == CEILING_AMX_BF16          ? REPORT_CEILING_ENGINE
+                      : k == CEILING_AMX_INT8        ? REPORT_CEILING_ENGINE_INT
+                      : strcmp(unit, "GB/s") == 0    ? REPORT_CEILING_BANDWIDTH
                       : strcmp(unit, "Gexp/s") == 0  ? REPORT_CEILING_EXP
                       : strcmp(unit, "Mcall/s") == 0 ? REPORT_CEILING_OVERHEAD
                                                      : REPORT_CEILING_COMPUTE;

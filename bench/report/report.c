@@ -113,7 +113,10 @@ bool report_is_above_roof(bool flagged, double efficiency) {
 const char *report_ceiling_unit(enum report_ceiling_kind kind) {
     switch (kind) {
     case REPORT_CEILING_COMPUTE:
+    case REPORT_CEILING_ENGINE:
         return "GFLOP/s";
+    case REPORT_CEILING_ENGINE_INT:
+        return "GOP/s";
     case REPORT_CEILING_EXP:
         return "Gexp/s";
     case REPORT_CEILING_OVERHEAD:
@@ -124,7 +127,8 @@ const char *report_ceiling_unit(enum report_ceiling_kind kind) {
     return "GB/s";
 }
 
-static const char *const ceiling_kind_names[] = {"bandwidth", "compute", "exp", "overhead"};
+static const char *const ceiling_kind_names[] = {"bandwidth", "compute", "exp",
+                                                 "overhead",  "engine",  "engine_int"};
 
 const char *report_ceiling_kind_name(enum report_ceiling_kind kind) {
     return (unsigned)kind < sizeof ceiling_kind_names / sizeof ceiling_kind_names[0]

@@ -24,7 +24,7 @@
 
 #define REPORT_SCHEMA       "forge-roofline/1"
 #define REPORT_MAX_EVENTS   16
-#define REPORT_MAX_CEILINGS 40
+#define REPORT_MAX_CEILINGS 48
 #define REPORT_MAX_STEPS    24
 #define REPORT_MAX_SAMPLER  96
 #define REPORT_MAX_BATCH    32
@@ -89,8 +89,13 @@ enum report_ceiling_kind {
     REPORT_CEILING_COMPUTE,   /* GFLOP/s: a flat roof */
     REPORT_CEILING_EXP,       /* Gexp/s: the exp roof (not drawn on FLOP axes) */
     REPORT_CEILING_OVERHEAD,  /* Mcall/s: the reciprocal of a fixed cost per call (the overhead floor) */
+    /* the matrix engine (roofline/matrix_engine.h), GFLOP/s of bf16 tiles and GOP/s of int8 ones: no kernel
+     * of the run uses it yet, so neither is a roof nor the peak */
+    REPORT_CEILING_ENGINE,
+    REPORT_CEILING_ENGINE_INT,
 };
-/* "bandwidth", "compute", "exp", "overhead"; report_ceiling_kind_parse returns -1 for any other text. */
+/* "bandwidth", "compute", "exp", "overhead", "engine", "engine_int"; report_ceiling_kind_parse returns -1 for
+ * any other text. */
 const char *report_ceiling_kind_name(enum report_ceiling_kind kind);
 int report_ceiling_kind_parse(const char *name);
 

@@ -189,6 +189,7 @@ static void md_ceilings(FILE *f, const struct run_report *r) {
         "| ceiling | unit | all threads | one core | roof | reps | notes |\n|---|---|--:|--:|--:|--:|---|\n",
         f);
     char base[REPORT_NAME_LEN], other[REPORT_NAME_LEN];
+    const char *last_why = ""; /* a reason shared by consecutive rows (the matrix engine's) is said once */
     int rows = 0;
     for (int i = 0; i < r->n_ceilings; i++) {
         const struct report_ceiling *c = &r->ceilings[i], *one = NULL, *roof = NULL;
@@ -216,8 +217,10 @@ static void md_ceilings(FILE *f, const struct run_report *r) {
                        : 0,
                  one ? one->reps : 0);
         const struct report_ceiling *w = all ? all : one ? one : c;
+        const char *why = w->why[0] && strcmp(w->why, last_why) == 0 ? "the same" : w->why;
+        last_why = w->why;
         snprintf(notes, sizeof notes, "%s%s%s", (all && all->noisy) || (one && one->noisy) ? "noisy" : "",
-                 ((all && all->noisy) || (one && one->noisy)) && w->why[0] ? "; " : "", w->why);
+                 ((all && all->noisy) || (one && one->noisy)) && why[0] ? "; " : "", why);
         fprintf(f, "| %s | %s | %s | %s | %s | %s | %s |\n", base, report_ceiling_unit(c->kind), v[0], v[1],
                 v[2], reps, notes);
         rows++;
