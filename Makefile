@@ -68,6 +68,7 @@ $(BUILD)/obj/%_avx512.o $(BUILD)/san/%_avx512.o: ISA = $(ISA_AVX512)
 $(BUILD)/obj/%_amx.o $(BUILD)/san/%_amx.o: ISA = $(ISA_AMX)
 # the quantised matvec's AVX-512 path is VNNI's, chosen at run time only where the CPU has it
 $(BUILD)/obj/kernels/quant_avx512.o $(BUILD)/san/kernels/quant_avx512.o: ISA = $(ISA_AVX512) -mavx512vnni
+$(BUILD)/obj/kernels/quant_k_avx512.o $(BUILD)/san/kernels/quant_k_avx512.o: ISA = $(ISA_AVX512) -mavx512vnni
 $(BUILD)/obj/bench/cli/cmd_run.o $(BUILD)/san/bench/cli/cmd_run.o: DEFS = -DFR_GIT_COMMIT='"$(GIT_COMMIT)"'
 $(BUILD)/obj/bench/cli/cmd_run.o $(BUILD)/san/bench/cli/cmd_run.o: $(BUILD)/git-commit
 $(BUILD)/git-commit: FORCE
@@ -145,6 +146,7 @@ $(BUILD)/fuzz/obj/%_avx2.o: ISA = $(ISA_AVX2)
 $(BUILD)/fuzz/obj/%_avx512.o: ISA = $(ISA_AVX512)
 $(BUILD)/fuzz/obj/%_amx.o: ISA = $(ISA_AMX)
 $(BUILD)/fuzz/obj/kernels/quant_avx512.o: ISA = $(ISA_AVX512) -mavx512vnni
+$(BUILD)/fuzz/obj/kernels/quant_k_avx512.o: ISA = $(ISA_AVX512) -mavx512vnni
 .SECONDARY: $(FUZZ_OBJ)
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
 	@echo "  LD fuzz $@"

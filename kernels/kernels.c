@@ -219,18 +219,21 @@ const char *kernel_matvec_describe(void) {
 /* -1 until first use, then whether the CPU has AVX512_VNNI (relaxed atomics, as the ISA's). */
 static int kernel_vnni = -1;
 
+bool kernel_has_avx512_vnni(void) {
+    int v = __atomic_load_n(&kernel_vnni, __ATOMIC_RELAXED);
+    if (v < 0) {
+        __builtin_cpu_init();
+        v = __builtin_cpu_supports("avx512vnni") ? 1 : 0;
+        __atomic_store_n(&kernel_vnni, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
 /* The block matvec's loops for the active ISA: AVX-512 runs VNNI's where the CPU has it, else AVX2's. */
 static const struct quant_ops *quant_ops_active(void) {
     switch (kernel_isa_active()) {
-    case KERNEL_ISA_AVX512: {
-        int v = __atomic_load_n(&kernel_vnni, __ATOMIC_RELAXED);
-        if (v < 0) {
-            __builtin_cpu_init();
-            v = __builtin_cpu_supports("avx512vnni") ? 1 : 0;
-            __atomic_store_n(&kernel_vnni, v, __ATOMIC_RELAXED);
-        }
-        return v ? &quant_ops_avx512 : &quant_ops_avx2;
-    }
+    case KERNEL_ISA_AVX512:
+        return kernel_has_avx512_vnni() ? &quant_ops_avx512 : &quant_ops_avx2;
     case KERNEL_ISA_AVX2:
         return &quant_ops_avx2;
     default:

@@ -21,6 +21,8 @@ enum kernel_isa kernel_isa_best(void);     /* best the CPU supports */
 enum kernel_isa kernel_isa_active(void);   /* the one in use (best unless forced) */
 int kernel_isa_force(enum kernel_isa isa); /* -1 if the CPU lacks it; KERNEL_ISA_COUNT = back to best */
 const char *kernel_isa_name(enum kernel_isa isa);
+/* Whether the CPU has AVX512_VNNI (the block formats' AVX-512 loops need it; else they take AVX2's) */
+bool kernel_has_avx512_vnni(void);
 /* "scalar", "avx2" or "avx512" -> *isa; -1 for any other name (or NULL). */
 int kernel_isa_parse(const char *name, enum kernel_isa *isa);
 /* Environment variable naming the highest ISA the CPU is taken to have (unset: what it reports). */

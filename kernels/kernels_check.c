@@ -9,6 +9,7 @@
 #include "kernels/col_panels.h"
 #include "kernels/kernels_check.h"
 #include "kernels/quant.h"
+#include "kernels/quant_k.h"
 
 #define U32 0x1.0p-24
 
@@ -110,6 +111,39 @@ static int chk_matvec_q8_0(double *e, int threads) {
 }
 static int chk_matvec_q4_0(double *e, int threads) {
     return chk_matvec_block(e, threads, FR_DTYPE_Q4_0);
+}
+
+/* K-quants: 203 x 768 (three superblocks a row), quant_k_matvec against quant_k_dot_ref on the same Q8_K
+ * activations; error / sum|w x| of the dequantised values */
+#define MV_KCOLS 768
+static struct quant_block_q8_k chk_kx[MV_KCOLS / QUANT_QK_K];
+
+static int chk_matvec_k(double *max_err, int threads, enum quant_k_type t) {
+    chk_fill(chk_w32, MV_ROWS * MV_KCOLS, 5, -1.0f, 1.0f);
+    chk_fill(chk_x, MV_KCOLS, 6, -2.0f, 2.0f);
+    const size_t rb = quant_k_row_bytes(t, MV_KCOLS);
+    unsigned char *w = (unsigned char *)chk_w16;
+    for (int r = 0; r < MV_ROWS; r++)
+        quant_k_quantize_row(w + rb * (size_t)r, t, chk_w32 + r * MV_KCOLS, MV_KCOLS);
+    if (quant_k_matvec(chk_y, w, t, chk_x, MV_ROWS, MV_KCOLS, threads) != 0) return *max_err = INFINITY, 1;
+    quant_k_quantize_act(chk_kx, chk_x, MV_KCOLS);
+    *max_err = 0.0;
+    for (int r = 0; r < MV_ROWS; r++) {
+        quant_k_dequantize_row(chk_a, t, w + rb * (size_t)r, MV_KCOLS);
+        double mag = 1e-30;
+        for (int c = 0; c < MV_KCOLS; c++) mag += fabs((double)chk_a[c] * chk_x[c]);
+        *max_err =
+            fmax(*max_err,
+                 chk_rel(chk_y[r],
+                         (float)quant_k_dot_ref(t, w + rb * (size_t)r, chk_kx, MV_KCOLS / QUANT_QK_K), mag));
+    }
+    return !(*max_err <= TOL_MATVEC);
+}
+static int chk_matvec_q4_k(double *e, int threads) {
+    return chk_matvec_k(e, threads, QUANT_K_Q4_K);
+}
+static int chk_matvec_q6_k(double *e, int threads) {
+    return chk_matvec_k(e, threads, QUANT_K_Q6_K);
 }
 
 /* gemm: the matvec shape for GM_BATCH rows of X, against gemm_ref; error per output / sum|w x| of it */
@@ -270,6 +304,10 @@ static const struct kernels_check checks[] = {
      chk_matvec_q8_0, TOL_MATVEC},
     {"matvec_q4_0", "203x992 Q4_0 weights, x quantised per 32-block, vs matvec_ref; error / sum|w x|",
      chk_matvec_q4_0, TOL_MATVEC},
+    {"matvec_q4_k", "203x768 Q4_K weights, x quantised to Q8_K, vs quant_k_dot_ref; error / sum|w x|",
+     chk_matvec_q4_k, TOL_MATVEC},
+    {"matvec_q6_k", "203x768 Q6_K weights, x quantised to Q8_K, vs quant_k_dot_ref; error / sum|w x|",
+     chk_matvec_q6_k, TOL_MATVEC},
     {"matvec_bf16_panels",
      "203x1000 bf16 weights in column panels of 384 vs matvec_ref_panels; error / sum|w x|",
      chk_matvec_bf16_panels, TOL_MATVEC},

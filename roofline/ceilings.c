@@ -21,6 +21,7 @@
 #include "kernels/huge_map.h"
 #include "kernels/kernels.h"
 #include "kernels/quant.h"
+#include "kernels/quant_k.h"
 #include "kernels/sampler.h"
 #include "kernels/team.h"
 #include "roofline/ceilings_kernels.h"
@@ -44,6 +45,8 @@ static const struct {
     [CEILING_SAMPLER_EXP] = {"sampler_exp_gexps", "sampler_exp_1core_gexps", "Gexp/s"},
     [CEILING_Q8_0_DOT] = {"q8_0_gflops", "q8_0_1core_gflops", "GFLOP/s"},
     [CEILING_Q4_0_DOT] = {"q4_0_gflops", "q4_0_1core_gflops", "GFLOP/s"},
+    [CEILING_Q4_K_DOT] = {"q4_k_gflops", "q4_k_1core_gflops", "GFLOP/s"},
+    [CEILING_Q6_K_DOT] = {"q6_k_gflops", "q6_k_1core_gflops", "GFLOP/s"},
     [CEILING_BARRIER] = {"barrier_mcalls", "barrier_1core_mcalls", "Mcall/s"},
     [CEILING_AMX_BF16] = {"amx_bf16_gflops", "amx_bf16_1core_gflops", "GFLOP/s"},
     [CEILING_AMX_INT8] = {"amx_int8_gops", "amx_int8_1core_gops", "GOP/s"},
@@ -276,6 +279,7 @@ struct run_ctx {
     const float *qx;  /* [qcols] */
     float *qy;        /* [threads][qy_stride] each thread's y */
     const float *qy0; /* [qrows] y of the kernel's first call: every run must give it again */
+    const struct quant_block_q8_k *kx; /* the K-quant roofs' x, quantised once */
     size_t qy_stride;
     int (*tile_loop)(long iters); /* the matrix engine's loop (matrix_engine.h) and its rounds a run */
     long tile_iters;
@@ -373,8 +377,13 @@ static void run_quant(void *vctx, long rep) {
     {
         size_t t = (size_t)kernel_team_thread();
         float *y = x->qy + t * x->qy_stride;
-        matvec_quant_thread(y, x->qmat + t * x->qstride, (enum fr_dtype)x->qtype, x->qx, x->qrows, x->qcols,
-                            x->passes);
+        if (x->kx) /* a K-quant roof: x quantised once, outside the run */
+            for (long p = 0; p < x->passes; p++)
+                quant_k_matvec_rows(y, x->qmat + t * x->qstride, (enum quant_k_type)x->qtype, x->kx,
+                                    x->qcols / QUANT_QK_K, 0, x->qrows);
+        else
+            matvec_quant_thread(y, x->qmat + t * x->qstride, (enum fr_dtype)x->qtype, x->qx, x->qrows,
+                                x->qcols, x->passes);
         bad += memcmp(y, x->qy0, sizeof(float) * (size_t)x->qrows) != 0;
     }
     x->bad += bad;
@@ -901,6 +910,53 @@ fail:
     return -1;
 }
 
+/* A format roof's buffers: each thread's own copy of a matrix of `rows` rows of row_bytes (page-aligned
+ * copies, at most half an L2 share each), and y for every thread plus `extra` more. */
+struct roof_mats {
+    int rows;
+    size_t mat, stride, ys;
+    unsigned char *mats;
+    float *y;
+};
+
+/* The rows that fit (set_bytes[1]); 0 with both figures of `kind` unavailable when none does, -1 out of
+ * memory, else 1 with the buffers */
+static int roof_mats_alloc(struct roof_mats *m, struct ceilings *c, enum ceiling_kind kind, size_t row_bytes,
+                           int threads, int extra) {
+    *m = (struct roof_mats){.rows = (int)(c->set_bytes[1] / row_bytes)};
+    if (m->rows < 1) {
+        unavailable(&c->all[kind], "no L2 cache in the topology to hold the matrix");
+        unavailable(&c->one[kind], "no L2 cache in the topology to hold the matrix");
+        return 0;
+    }
+    m->mat = (size_t)m->rows * row_bytes, m->stride = (m->mat + 4095) / 4096 * 4096;
+    m->ys = ((size_t)m->rows + 63) / 64 * 64;
+    m->mats = aligned_alloc(4096, m->stride * (size_t)threads);
+    m->y = alloc_floats(m->ys * (size_t)(threads + extra));
+    if (!m->mats || !m->y) {
+        free(m->mats), free(m->y);
+        return -1;
+    }
+    return 1;
+}
+
+/* The first thread's matrix copied to the others, the passes set, then both figures of `kind` timed */
+static int roof_mats_measure(struct run_ctx *x, const struct plan *p, const struct roof_mats *m, int threads,
+                             timing_fn run, struct ceilings *c, enum ceiling_kind kind, const char *name,
+                             struct fr_err *err) {
+    for (int th = 1; th < threads; th++) memcpy(m->mats + (size_t)th * m->stride, m->mats, m->mat);
+    x->passes = (long)(p->cache_rep_bytes / m->mat);
+    if (x->passes < 1) x->passes = 1;
+    char what[32];
+    snprintf(what, sizeof what, "%s roof", name);
+    for (int one = 0; one < 2; one++) {
+        x->threads = one ? 1 : threads;
+        double flops = 2.0 * m->rows * x->qcols * (double)x->passes * x->threads;
+        if (measure(run, x, &p->cache, flops, &(one ? c->one : c->all)[kind], what, err)) return -1;
+    }
+    return 0;
+}
+
 /* Columns of the format roof's matrices: Qwen3-0.6B's hidden size, the width of qkv and gate_up. */
 #define QUANT_ROOF_COLS 1024
 
@@ -932,28 +988,19 @@ static int measure_quant(struct run_ctx *x, const struct plan *p, int threads, s
         const enum fr_dtype t = k ? FR_DTYPE_Q4_0 : FR_DTYPE_Q8_0;
         const enum ceiling_kind kind = (enum ceiling_kind)ceilings_quant_kind(t);
         const size_t row_bytes = fr_dtype_bytes(t, (size_t)cols);
-        const int rows = (int)(c->set_bytes[1] / row_bytes);
-        c->quant_rows[k] = rows;
-        if (rows < 1) {
-            unavailable(&c->all[kind], "no L2 cache in the topology to hold the matrix");
-            unavailable(&c->one[kind], "no L2 cache in the topology to hold the matrix");
-            continue;
-        }
-        const size_t mat = (size_t)rows * row_bytes, stride = (mat + 4095) / 4096 * 4096;
-        const size_t ys = ((size_t)rows + 63) / 64 * 64;
-        unsigned char *mats = aligned_alloc(4096, stride * (size_t)threads);
-        float *y = alloc_floats(ys * (size_t)(threads + 2));
-        if (!mats || !y) {
-            free(mats), free(y);
-            goto fail_alloc;
-        }
+        struct roof_mats m;
+        const int got = roof_mats_alloc(&m, c, kind, row_bytes, threads, 2);
+        c->quant_rows[k] = m.rows;
+        if (got < 0) goto fail_alloc;
+        if (got == 0) continue;
+        const int rows = m.rows;
+        unsigned char *mats = m.mats;
         for (int r = 0; r < rows; r++) {
             for (int i = 0; i < cols; i++) row[i] = quant_seeded((uint32_t)(r * cols + i));
             quant_quantize_row(mats + (size_t)r * row_bytes, t, row, (size_t)cols);
         }
         quant_matrix_pack(mats, t, rows, cols);
-        for (int th = 1; th < threads; th++) memcpy(mats + (size_t)th * stride, mats, mat);
-        float *y0 = y + ys * (size_t)threads, *yref = y0 + ys;
+        float *y0 = m.y + m.ys * (size_t)threads, *yref = y0 + m.ys;
         matvec_quant_thread(y0, mats, t, xv, rows, cols, 1);
         quant_matvec_ref(yref, mats, t, xv, rows, cols, 0);
         /* |w| <= 1 + a Q4_0 step at the clamped end (9/8), so sum|w x| <= 9/8 sum|x| */
@@ -966,19 +1013,11 @@ static int measure_quant(struct run_ctx *x, const struct plan *p, int threads, s
                 rc = fr_err_set(err, "%s roof: validation FAILED at row %d: %.9g, reference %.9g",
                                 fr_dtype_name(t), r, (double)y0[r], (double)yref[r]);
         }
-        x->qmat = mats, x->qstride = stride, x->qrows = rows, x->qcols = cols, x->qtype = (int)t;
-        x->qx = xv, x->qy = y, x->qy0 = y0, x->qy_stride = ys;
-        x->passes = (long)(p->cache_rep_bytes / mat);
-        if (x->passes < 1) x->passes = 1;
-        char what[32];
-        snprintf(what, sizeof what, "%s roof", fr_dtype_name(t));
-        for (int one = 0; one < 2 && !rc; one++) {
-            x->threads = one ? 1 : threads;
-            double flops = 2.0 * rows * cols * (double)x->passes * x->threads;
-            rc = measure(run_quant, x, &p->cache, flops, &(one ? c->one : c->all)[kind], what, err);
-        }
+        x->qmat = mats, x->qstride = m.stride, x->qrows = rows, x->qcols = cols, x->qtype = (int)t;
+        x->qx = xv, x->qy = m.y, x->qy0 = y0, x->qy_stride = m.ys;
+        if (!rc) rc = roof_mats_measure(x, p, &m, threads, run_quant, c, kind, fr_dtype_name(t), err);
         x->qmat = NULL, x->qy = NULL, x->qy0 = NULL, x->qx = NULL;
-        free(mats), free(y);
+        free(m.mats), free(m.y);
         if (rc) {
             free(xv), free(row);
             return -1;
@@ -1021,6 +1060,57 @@ static int measure_matrix_engine(struct run_ctx *x, const struct plan *p, int th
         }
     }
     return 0;
+}
+
+/* The K-quant formats' compute roofs (CEILING_Q4_K_DOT, CEILING_Q6_K_DOT), as measure_quant's: each
+ * thread's own copy of a matrix of at most half its L2 share, 2 FLOPs a weight. Validated: every run's y
+ * bit for bit against the first call's, and that y against quant_k_dot_ref within 4e-6 of sum|w x|
+ * (the integer sums are exact, only the f32 sums of the superblocks differ). */
+static int measure_quant_k(struct run_ctx *x, const struct plan *p, int threads, struct ceilings *c,
+                           struct fr_err *err) {
+    const int cols = QUANT_ROOF_COLS, nb = cols / QUANT_QK_K;
+    c->quant_k_loop = quant_k_describe();
+    float *xv = alloc_floats((size_t)cols), *row = alloc_floats((size_t)cols);
+    struct quant_block_q8_k *kx = malloc((size_t)nb * sizeof *kx);
+    if (!xv || !row || !kx) {
+        free(xv), free(row), free(kx);
+        return fr_err_set(err, "K-quant roof: out of memory");
+    }
+    int rc = 0;
+    for (int i = 0; i < cols; i++) xv[i] = quant_seeded((uint32_t)i + 7777u);
+    quant_k_quantize_act(kx, xv, (size_t)cols);
+    for (int k = 0; k < 2 && !rc; k++) {
+        const enum quant_k_type t = k ? QUANT_K_Q6_K : QUANT_K_Q4_K;
+        const enum ceiling_kind kind = k ? CEILING_Q6_K_DOT : CEILING_Q4_K_DOT;
+        const size_t rb = quant_k_row_bytes(t, (size_t)cols);
+        struct roof_mats m;
+        const int got = roof_mats_alloc(&m, c, kind, rb, threads, 1);
+        c->quant_k_rows[k] = m.rows;
+        if (got < 0) rc = fr_err_set(err, "K-quant roof: out of memory");
+        if (got <= 0) continue;
+        for (int r = 0; r < m.rows; r++) {
+            for (int i = 0; i < cols; i++) row[i] = quant_seeded((uint32_t)(r * cols + i));
+            quant_k_quantize_row(m.mats + (size_t)r * rb, t, row, (size_t)cols);
+        }
+        float *y0 = m.y + m.ys * (size_t)threads;
+        quant_k_matvec_rows(y0, m.mats, t, kx, nb, 0, m.rows);
+        for (int r = 0; r < m.rows && !rc; r++) {
+            double mag = 0;
+            quant_k_dequantize_row(row, t, m.mats + (size_t)r * rb, (size_t)cols);
+            for (int i = 0; i < cols; i++) mag += fabs((double)row[i] * (double)xv[i]);
+            const double ref = quant_k_dot_ref(t, m.mats + (size_t)r * rb, kx, nb);
+            if (!(fabs((double)y0[r] - ref) <= 4e-6 * mag + 1e-30))
+                rc = fr_err_set(err, "%s roof: validation FAILED at row %d: %.9g, reference %.9g",
+                                quant_k_name(t), r, (double)y0[r], ref);
+        }
+        x->qmat = m.mats, x->qstride = m.stride, x->qrows = m.rows, x->qcols = cols, x->qtype = (int)t;
+        x->kx = kx, x->qy = m.y, x->qy0 = y0, x->qy_stride = m.ys;
+        if (!rc) rc = roof_mats_measure(x, p, &m, threads, run_quant, c, kind, quant_k_name(t), err);
+        x->qmat = NULL, x->qy = NULL, x->qy0 = NULL, x->kx = NULL;
+        free(m.mats), free(m.y);
+    }
+    free(xv), free(row), free(kx);
+    return rc ? -1 : 0;
 }
 
 static int measure_sgemm(struct run_ctx *x, const struct plan *p, int threads, struct ceilings *c,
@@ -1122,6 +1212,7 @@ int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, 
     if (measure_exp(&x, &p, threads, CEILING_SAMPLER_EXP, c, err)) return -1;
     if (measure_overheads(&x, &p, threads, c, err)) return -1;
     if (measure_quant(&x, &p, threads, c, err)) return -1;
+    if (measure_quant_k(&x, &p, threads, c, err)) return -1;
     if (measure_matrix_engine(&x, &p, threads, c, err)) return -1;
     return measure_sgemm(&x, &p, threads, c, err); /* last: OpenBLAS threads spin a while after a call */
 }

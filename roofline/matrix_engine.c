@@ -15,7 +15,7 @@
 /* arch_prctl codes and the tile-data state component (Linux's asm/prctl.h and xstate numbering) */
 #define FR_ARCH_GET_XCOMP_SUPP 0x1022
 #define FR_ARCH_REQ_XCOMP_PERM 0x1023
-#define FR_XFEATURE_XTILEDATA 18
+#define FR_XFEATURE_XTILEDATA  18
 
 #define EDX_AMX_BF16 (1u << 22)
 #define EDX_AMX_TILE (1u << 24)
@@ -37,12 +37,12 @@ bool matrix_engine_usable(const struct matrix_engine_probe *p, bool int8, char w
     const uint32_t op_bit = int8 ? EDX_AMX_INT8 : EDX_AMX_BF16;
     const char *op = int8 ? "AMX-INT8" : "AMX-BF16";
     if (!(p->cpuid7_edx & (EDX_AMX_TILE | EDX_AMX_BF16 | EDX_AMX_INT8)))
-        snprintf(why, MATRIX_ENGINE_WHY_LEN, "no matrix engine: the CPU reports no AMX (CPUID.7.0:EDX bits "
-                                             "22, 24, 25 clear)");
+        snprintf(why, MATRIX_ENGINE_WHY_LEN,
+                 "no matrix engine: the CPU reports no AMX (CPUID.7.0:EDX bits "
+                 "22, 24, 25 clear)");
     else if (!(p->cpuid7_edx & EDX_AMX_TILE) || !(p->cpuid7_edx & op_bit))
-        snprintf(why, MATRIX_ENGINE_WHY_LEN, "the CPU reports AMX without %s", p->cpuid7_edx & EDX_AMX_TILE
-                                                                                   ? op
-                                                                                   : "AMX-TILE");
+        snprintf(why, MATRIX_ENGINE_WHY_LEN, "the CPU reports AMX without %s",
+                 p->cpuid7_edx & EDX_AMX_TILE ? op : "AMX-TILE");
     else if (p->xcomp_supported < 0)
         snprintf(why, MATRIX_ENGINE_WHY_LEN,
                  "the kernel does not answer ARCH_GET_XCOMP_SUPP (Linux before 5.16 has no AMX support)");
@@ -79,8 +79,7 @@ int matrix_engine_try(int (*loop)(long), long iters, char why[MATRIX_ENGINE_WHY_
     volatile int rc = -1; /* set between sigsetjmp and a possible siglongjmp */
     if (sigsetjmp(trap_jump, 1) == 0) {
         rc = loop(iters);
-        if (rc != 0)
-            snprintf(why, MATRIX_ENGINE_WHY_LEN, "the tile loop's accumulators failed their check");
+        if (rc != 0) snprintf(why, MATRIX_ENGINE_WHY_LEN, "the tile loop's accumulators failed their check");
     } else {
         snprintf(why, MATRIX_ENGINE_WHY_LEN, "the tile loop trapped (%s)", strsignal(trap_signal));
     }

@@ -34,11 +34,11 @@ bool matrix_engine_usable(const struct matrix_engine_probe *p, bool int8, char w
 /* Multiply-adds of one tile instruction counted as 2 x 16 x 16 x K: K = 32 bf16 pairs (16384 FLOP) or 64
  * int8 values (32768 OP). */
 #define MATRIX_ENGINE_BF16_FLOP 16384.0
-#define MATRIX_ENGINE_INT8_OP 32768.0
+#define MATRIX_ENGINE_INT8_OP   32768.0
 /* Tile instructions a core issues per cycle at most, as FLOP (bf16) or OP (int8): Intel's 1024 bf16 FLOP
  * and 2048 int8 OP a cycle, the nominal rate the ceilings are compared with. */
 #define MATRIX_ENGINE_BF16_FLOP_PER_CYCLE 1024.0
-#define MATRIX_ENGINE_INT8_OP_PER_CYCLE 2048.0
+#define MATRIX_ENGINE_INT8_OP_PER_CYCLE   2048.0
 
 /* The engine's roof for a product of m rows: peak x min(m, 16) / 16 (m < 1: 0). */
 double matrix_engine_roof_rows(double peak, int m);

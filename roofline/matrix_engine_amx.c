@@ -24,10 +24,10 @@ static void configure(void) {
 }
 
 /* One round: the four accumulators, each from its own A and B pair, independent of one another */
-#define FOUR_PRODUCTS(op)                                                                                   \
-    op(0, 4, 6);                                                                                            \
-    op(1, 4, 7);                                                                                            \
-    op(2, 5, 6);                                                                                            \
+#define FOUR_PRODUCTS(op)                                                                                    \
+    op(0, 4, 6);                                                                                             \
+    op(1, 4, 7);                                                                                             \
+    op(2, 5, 6);                                                                                             \
     op(3, 5, 7);
 
 /* Configures the tiles, loads A (both A tiles) and B (both B tiles), 16 rows of 64 bytes each, and zeroes
@@ -48,8 +48,8 @@ static void start(const void *a, const void *b) {
 static int check_accumulators(uint32_t want) {
     uint32_t c[16 * 16];
     int bad = 0;
-#define CHECK_TILE(t)                                                                                       \
-    _tile_stored(t, c, 64);                                                                                 \
+#define CHECK_TILE(t)                                                                                        \
+    _tile_stored(t, c, 64);                                                                                  \
     for (int i = 0; i < 256; i++) bad += c[i] != want;
     CHECK_TILE(0)
     CHECK_TILE(1)

@@ -11,7 +11,7 @@
 #include "roofline/ceilings.h"
 #include "roofline/matrix_engine.h"
 
-#define AMX_ALL ((1u << 22) | (1u << 24) | (1u << 25))
+#define AMX_ALL   ((1u << 22) | (1u << 24) | (1u << 25))
 #define XTILEDATA (1ll << 18)
 
 static bool usable(uint32_t edx, long long xcomp, int perm, bool int8, char *why) {

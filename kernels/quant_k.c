@@ -1,0 +1,267 @@
+/* Q4_K and Q6_K: layouts, our quantisers, the Q8_K activations, the reference and scalar dot products and
+ * the matvec driver (see quant_k.h); the SIMD dot products are in quant_k_avx2.c and quant_k_avx512.c. */
+#include "kernels/quant_k.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+#include "kernels/quant.h"
+#include "kernels/quant_k_ops.h"
+
+size_t quant_k_row_bytes(enum quant_k_type t, size_t n) {
+    return n / QUANT_QK_K * (t == QUANT_K_Q4_K ? sizeof(struct quant_block_q4_k) : sizeof(struct quant_block_q6_k));
+}
+
+const char *quant_k_name(enum quant_k_type t) {
+    return t == QUANT_K_Q4_K ? "q4_k" : "q6_k";
+}
+
+void quant_k_scale_min(const uint8_t scales[12], int j, int *sc, int *m) {
+    const int k = j & 3; /* bytes k, k + 4 and k + 8 hold sub-blocks k and k + 4 */
+    if (j < 4) {
+        *sc = scales[k] & 63;
+        *m = scales[k + 4] & 63;
+    } else {
+        *sc = (scales[k + 8] & 0xf) | (scales[k] >> 6) << 4;
+        *m = (scales[k + 8] >> 4) | (scales[k + 4] >> 6) << 4;
+    }
+}
+
+static void pack_scale_min(uint8_t scales[12], const int sc[8], const int m[8]) {
+    for (int j = 0; j < 4; j++) {
+        scales[j] = (uint8_t)(sc[j] | (sc[j + 4] >> 4) << 6);
+        scales[j + 4] = (uint8_t)(m[j] | (m[j + 4] >> 4) << 6);
+        scales[j + 8] = (uint8_t)((sc[j + 4] & 0xf) | (m[j + 4] & 0xf) << 4);
+    }
+}
+
+static int clamp_int(long v, int lo, int hi) {
+    return v < lo ? lo : v > hi ? hi : (int)v;
+}
+
+/* Sub-block j's range: x ~ s * q + lo with q in [0, 15], lo <= 0 (Q4_K stores -lo as the min) */
+static void q4_k_block(struct quant_block_q4_k *b, const float *x) {
+    float s[8], mn[8], smax = 0, mmax = 0;
+    for (int j = 0; j < 8; j++) {
+        float lo = 0, hi = 0;
+        for (int l = 0; l < 32; l++) lo = fminf(lo, x[32 * j + l]), hi = fmaxf(hi, x[32 * j + l]);
+        s[j] = (hi - lo) / 15.0f, mn[j] = -lo;
+        smax = fmaxf(smax, s[j]), mmax = fmaxf(mmax, mn[j]);
+    }
+    const float d = smax / 63.0f, dmin = mmax / 63.0f;
+    b->d = quant_f16_from_f32(d), b->dmin = quant_f16_from_f32(dmin);
+    const float dq = quant_f16_to_f32(b->d), dminq = quant_f16_to_f32(b->dmin);
+    int sc[8], m[8];
+    for (int j = 0; j < 8; j++) {
+        sc[j] = dq > 0 ? clamp_int(lrintf(s[j] / dq), 0, 63) : 0;
+        m[j] = dminq > 0 ? clamp_int(lrintf(mn[j] / dminq), 0, 63) : 0;
+    }
+    pack_scale_min(b->scales, sc, m);
+    for (int j = 0; j < 8; j++) {
+        const float step = dq * (float)sc[j], off = dminq * (float)m[j];
+        for (int l = 0; l < 32; l++) {
+            int q = step > 0 ? clamp_int(lrintf((x[32 * j + l] + off) / step), 0, 15) : 0;
+            uint8_t *byte = &b->qs[32 * (j / 2) + l];
+            *byte = (uint8_t)(j % 2 ? (*byte & 0x0f) | q << 4 : (*byte & 0xf0) | q);
+        }
+    }
+}
+
+/* Group g's largest magnitude over -32 as its scale (codes in [-32, 31]), the scales as int8 of d */
+static void q6_k_block(struct quant_block_q6_k *b, const float *x) {
+    float s[16], amax = 0;
+    for (int g = 0; g < 16; g++) {
+        float big = 0;
+        for (int l = 0; l < 16; l++)
+            if (fabsf(x[16 * g + l]) > fabsf(big)) big = x[16 * g + l];
+        s[g] = big / -32.0f;
+        amax = fmaxf(amax, fabsf(s[g]));
+    }
+    b->d = quant_f16_from_f32(amax / 127.0f);
+    const float dq = quant_f16_to_f32(b->d);
+    memset(b->ql, 0, sizeof b->ql);
+    memset(b->qh, 0, sizeof b->qh);
+    for (int g = 0; g < 16; g++) {
+        b->scales[g] = (int8_t)(dq > 0 ? clamp_int(lrintf(s[g] / dq), -127, 127) : 0);
+        const float step = dq * (float)b->scales[g];
+        for (int l = 0; l < 16; l++) {
+            const int e = 16 * g + l, half = e / 128, j = e % 128;
+            const int q = (step != 0 ? clamp_int(lrintf(x[e] / step), -32, 31) : 0) + 32;
+            b->ql[half * 64 + j % 64] |= (uint8_t)((q & 0xf) << (j < 64 ? 0 : 4));
+            b->qh[half * 32 + j % 32] |= (uint8_t)((q >> 4) << (2 * (j / 32)));
+        }
+    }
+}
+
+void quant_k_quantize_row(void *dst, enum quant_k_type t, const float *src, size_t n) {
+    for (size_t b = 0; b < n / QUANT_QK_K; b++) {
+        if (t == QUANT_K_Q4_K)
+            q4_k_block((struct quant_block_q4_k *)dst + b, src + b * QUANT_QK_K);
+        else
+            q6_k_block((struct quant_block_q6_k *)dst + b, src + b * QUANT_QK_K);
+    }
+}
+
+void quant_k_dequantize_row(float *dst, enum quant_k_type t, const void *src, size_t n) {
+    if (t == QUANT_K_Q6_K) {
+        quant_dequantize_q6_k(dst, src, n);
+        return;
+    }
+    for (size_t b = 0; b < n / QUANT_QK_K; b++) {
+        const struct quant_block_q4_k *blk = (const struct quant_block_q4_k *)src + b;
+        const float d = quant_f16_to_f32(blk->d), dmin = quant_f16_to_f32(blk->dmin);
+        for (int j = 0; j < 8; j++) {
+            int sc, m;
+            quant_k_scale_min(blk->scales, j, &sc, &m);
+            for (int l = 0; l < 32; l++) {
+                const uint8_t byte = blk->qs[32 * (j / 2) + l];
+                const int q = j % 2 ? byte >> 4 : byte & 0xf;
+                dst[b * QUANT_QK_K + 32 * (size_t)j + (size_t)l] = d * (float)sc * (float)q - dmin * (float)m;
+            }
+        }
+    }
+}
+
+void quant_k_quantize_act(struct quant_block_q8_k *dst, const float *x, size_t n) {
+    for (size_t b = 0; b < n / QUANT_QK_K; b++) {
+        const float *xb = x + b * QUANT_QK_K;
+        float amax = 0;
+        for (int i = 0; i < QUANT_QK_K; i++) amax = fmaxf(amax, fabsf(xb[i]));
+        const float d = amax / 127.0f, inv = amax > 0 ? 127.0f / amax : 0.0f;
+        dst[b].d = d;
+        for (int g = 0; g < QUANT_QK_K / 16; g++) {
+            int sum = 0;
+            for (int l = 0; l < 16; l++) {
+                int q = clamp_int(lrintf(xb[16 * g + l] * inv), -127, 127);
+                dst[b].qs[16 * g + l] = (int8_t)q;
+                sum += q;
+            }
+            dst[b].bsums[g] = (int16_t)sum;
+        }
+    }
+}
+
+/* Q6_K code e of a superblock, in [0, 63] (its -32 is applied by the callers) */
+static int q6_k_code(const struct quant_block_q6_k *b, int e) {
+    const int half = e / 128, j = e % 128;
+    const int lo = b->ql[half * 64 + j % 64] >> (j < 64 ? 0 : 4) & 0xf;
+    const int hi = b->qh[half * 32 + j % 32] >> (2 * (j / 32)) & 3;
+    return lo | hi << 4;
+}
+
+double quant_k_dot_ref(enum quant_k_type t, const void *row, const struct quant_block_q8_k *x, int nb) {
+    double total = 0;
+    for (int b = 0; b < nb; b++) {
+        const struct quant_block_q8_k *xb = x + b;
+        if (t == QUANT_K_Q4_K) {
+            const struct quant_block_q4_k *w = (const struct quant_block_q4_k *)row + b;
+            long dots = 0, mins = 0;
+            for (int j = 0; j < 8; j++) {
+                int sc, m;
+                quant_k_scale_min(w->scales, j, &sc, &m);
+                long dot = 0;
+                for (int l = 0; l < 32; l++) {
+                    const uint8_t byte = w->qs[32 * (j / 2) + l];
+                    dot += (long)(j % 2 ? byte >> 4 : byte & 0xf) * xb->qs[32 * j + l];
+                }
+                dots += sc * dot;
+                mins += (long)m * (xb->bsums[2 * j] + xb->bsums[2 * j + 1]);
+            }
+            total += (double)xb->d * ((double)quant_f16_to_f32(w->d) * (double)dots -
+                                      (double)quant_f16_to_f32(w->dmin) * (double)mins);
+        } else {
+            const struct quant_block_q6_k *w = (const struct quant_block_q6_k *)row + b;
+            long dots = 0;
+            for (int g = 0; g < 16; g++) {
+                long dot = 0;
+                for (int l = 0; l < 16; l++) dot += (long)(q6_k_code(w, 16 * g + l) - 32) * xb->qs[16 * g + l];
+                dots += w->scales[g] * dot;
+            }
+            total += (double)xb->d * (double)quant_f16_to_f32(w->d) * (double)dots;
+        }
+    }
+    return total;
+}
+
+/* The scalar loops: the reference's integer sums, combined in f32 as the SIMD loops do */
+static float dot_q4_k_scalar(const struct quant_block_q4_k *w, const struct quant_block_q8_k *x, int nb) {
+    float total = 0;
+    for (int b = 0; b < nb; b++) {
+        int dots = 0, mins = 0;
+        for (int j = 0; j < 8; j++) {
+            int sc, m, dot = 0;
+            quant_k_scale_min(w[b].scales, j, &sc, &m);
+            for (int l = 0; l < 32; l++) {
+                const uint8_t byte = w[b].qs[32 * (j / 2) + l];
+                dot += (j % 2 ? byte >> 4 : byte & 0xf) * x[b].qs[32 * j + l];
+            }
+            dots += sc * dot;
+            mins += m * (x[b].bsums[2 * j] + x[b].bsums[2 * j + 1]);
+        }
+        total += x[b].d * (quant_f16_to_f32(w[b].d) * (float)dots - quant_f16_to_f32(w[b].dmin) * (float)mins);
+    }
+    return total;
+}
+
+static float dot_q6_k_scalar(const struct quant_block_q6_k *w, const struct quant_block_q8_k *x, int nb) {
+    float total = 0;
+    for (int b = 0; b < nb; b++) {
+        int dots = 0;
+        for (int g = 0; g < 16; g++) {
+            int dot = 0;
+            for (int l = 0; l < 16; l++) dot += (q6_k_code(&w[b], 16 * g + l) - 32) * x[b].qs[16 * g + l];
+            dots += w[b].scales[g] * dot;
+        }
+        total += x[b].d * quant_f16_to_f32(w[b].d) * (float)dots;
+    }
+    return total;
+}
+
+const struct quant_k_ops quant_k_ops_scalar = {dot_q4_k_scalar, dot_q6_k_scalar, "scalar"};
+
+/* AVX-512 takes VNNI's loop where the CPU has it, else AVX2's, as the Q8_0/Q4_0 matvec does */
+static const struct quant_k_ops *ops_active(void) {
+    switch (kernel_isa_active()) {
+    case KERNEL_ISA_AVX512:
+        return kernel_has_avx512_vnni() ? &quant_k_ops_avx512 : &quant_k_ops_avx2;
+    case KERNEL_ISA_AVX2:
+        return &quant_k_ops_avx2;
+    default:
+        return &quant_k_ops_scalar;
+    }
+}
+
+const char *quant_k_describe(void) {
+    return ops_active()->name;
+}
+
+void quant_k_matvec_rows(float *y, const void *w, enum quant_k_type t, const struct quant_block_q8_k *x, int nb,
+                         int r0, int r1) {
+    const struct quant_k_ops *ops = ops_active();
+    for (int r = r0; r < r1; r++) {
+        if (t == QUANT_K_Q4_K)
+            y[r] = ops->dot_q4_k((const struct quant_block_q4_k *)w + (size_t)r * (size_t)nb, x, nb);
+        else
+            y[r] = ops->dot_q6_k((const struct quant_block_q6_k *)w + (size_t)r * (size_t)nb, x, nb);
+    }
+}
+
+int quant_k_matvec(float *y, const void *w, enum quant_k_type t, const float *x, int rows, int cols,
+                   int threads) {
+    if (cols <= 0 || cols % QUANT_QK_K != 0) return -1;
+    const int nb = cols / QUANT_QK_K;
+    struct quant_block_q8_k *xq = malloc((size_t)nb * sizeof *xq);
+    if (!xq) return -1;
+    quant_k_quantize_act(xq, x, (size_t)cols);
+#pragma omp parallel num_threads(threads > 0 ? threads : 1)
+    {
+        const int n = omp_get_num_threads(), i = omp_get_thread_num();
+        const int r0 = (int)((long)rows * i / n), r1 = (int)((long)rows * (i + 1) / n);
+        quant_k_matvec_rows(y, w, t, xq, nb, r0, r1);
+    }
+    free(xq);
+    return 0;
+}

@@ -1,0 +1,77 @@
+/* Layer: kernels/ (bottom of the include graph).
+ * llama.cpp's K-quant formats Q4_K and Q6_K (ggml-common.h's block_q4_K and block_q6_K; our own code) and
+ * their matvec against activations quantised to Q8_K, as llama.cpp's CPU backend multiplies them: 256
+ * weights a superblock (QK_K).
+ *   Q4_K, 144 bytes: f16 d and dmin, 12 bytes holding eight 6-bit scales sc[j] and mins m[j] (one pair a
+ *   32-weight sub-block), 128 bytes of 4-bit codes q: w = d * sc[j] * q - dmin * m[j]. Codes of sub-blocks
+ *   2c and 2c + 1 share qs[32c .. 32c + 31], low and high nibbles.
+ *   Q6_K, 210 bytes: ql[128] low 4 bits, qh[64] high 2 bits, int8 scales[16] (one a 16 weights), f16 d:
+ *   w = d * scales[g] * (q - 32), q in [0, 63] (layout: kernels/quant.h's quant_dequantize_q6_k).
+ *   Q8_K (activations): f32 d, int8 qs[256], and the sums of each 16 codes (bsums), which carry Q4_K's mins
+ *   and Q6_K's -32 out of the integer dot products.
+ * A superblock's product is then exact integer sums times the scales. Rows are whole superblocks: cols a
+ * multiple of 256. The rows lie in file order (no packing). Checked in tests/test_quant_k.c: round trips,
+ * every ISA's dot product against the exact reference and against the dequantised values' f32 product. */
+#ifndef FR_QUANT_K_H
+#define FR_QUANT_K_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define QUANT_QK_K 256
+
+enum quant_k_type { QUANT_K_Q4_K, QUANT_K_Q6_K };
+
+struct quant_block_q4_k {
+    uint16_t d, dmin;   /* f16 */
+    uint8_t scales[12]; /* sc[0..7] and m[0..7], 6 bits each (quant_k_scale_min) */
+    uint8_t qs[QUANT_QK_K / 2];
+};
+struct quant_block_q6_k {
+    uint8_t ql[QUANT_QK_K / 2];
+    uint8_t qh[QUANT_QK_K / 4];
+    int8_t scales[QUANT_QK_K / 16];
+    uint16_t d; /* f16 */
+};
+struct quant_block_q8_k {
+    float d;
+    int8_t qs[QUANT_QK_K];
+    int16_t bsums[QUANT_QK_K / 16];
+};
+_Static_assert(sizeof(struct quant_block_q4_k) == 144, "Q4_K superblock is 144 bytes");
+_Static_assert(sizeof(struct quant_block_q6_k) == 210, "Q6_K superblock is 210 bytes");
+
+/* Bytes of a row of n weights (n a multiple of 256). */
+size_t quant_k_row_bytes(enum quant_k_type t, size_t n);
+const char *quant_k_name(enum quant_k_type t); /* "q4_k", "q6_k" */
+
+/* Sub-block j's scale and min of a Q4_K superblock's packed 12 bytes: j < 4 in the low 6 bits of bytes j and
+ * j + 4; j >= 4 in the nibbles of byte j + 4 with their top 2 bits in the top bits of bytes j - 4 and j. */
+void quant_k_scale_min(const uint8_t scales[12], int j, int *sc, int *m);
+
+/* dst = the n (a multiple of 256) values of src in format t, our own quantiser (not llama.cpp's search:
+ * the same layout, other codes): each sub-block's range over 15 (Q4_K) or largest magnitude over 32 (Q6_K),
+ * the scales quantised to the superblock's, then the codes against the quantised scales. And back. */
+void quant_k_quantize_row(void *dst, enum quant_k_type t, const float *src, size_t n);
+void quant_k_dequantize_row(float *dst, enum quant_k_type t, const void *src, size_t n);
+
+/* x[n] (n a multiple of 256) as Q8_K: d = max|x| / 127, codes round(x / d) (nearest even), bsums. */
+void quant_k_quantize_act(struct quant_block_q8_k *dst, const float *x, size_t n);
+
+/* Row . x over nb superblocks: the exact integer sums of each sub-block, combined with the scales in
+ * double. The reference of every ISA's loop. */
+double quant_k_dot_ref(enum quant_k_type t, const void *row, const struct quant_block_q8_k *x, int nb);
+
+/* y[r] = row r . x for r in [r0, r1) of a [rows][nb superblocks] matrix w, on the calling thread, with the
+ * active ISA's dot product (scalar, AVX2 maddubs, AVX-512 VNNI dpbusd). */
+void quant_k_matvec_rows(float *y, const void *w, enum quant_k_type t, const struct quant_block_q8_k *x, int nb,
+                         int r0, int r1);
+/* The whole matvec: x (cols floats, a multiple of 256) quantised once, rows split over `threads` OpenMP
+ * threads (1: the calling thread). Returns -1 when cols is not a multiple of 256 or the buffer for x's
+ * quantised copy cannot be had. */
+int quant_k_matvec(float *y, const void *w, enum quant_k_type t, const float *x, int rows, int cols,
+                   int threads);
+/* The loop the active ISA runs, e.g. "avx512 vnni dpbusd", for the reports */
+const char *quant_k_describe(void);
+
+#endif

@@ -1,0 +1,13 @@
+/* The AVX2 K-quant dot products (kernels/quant_k_simd_body.h): vpmaddubsw's pairs, vpmaddwd by the scales
+ * into int32 lanes, then an add. */
+#include <immintrin.h>
+
+static inline __m256i qk_scaled_dot(__m256i acc, __m256i u, __m256i s, __m256i sc);
+
+#include "kernels/quant_k_simd_body.h"
+
+static inline __m256i qk_scaled_dot(__m256i acc, __m256i u, __m256i s, __m256i sc) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), sc));
+}
+
+const struct quant_k_ops quant_k_ops_avx2 = {qk_dot_q4_k, qk_dot_q6_k, "avx2 vpmaddubsw+vpmaddwd"};

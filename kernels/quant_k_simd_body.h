@@ -1,0 +1,103 @@
+/* The K-quant dot products of kernels/quant_k.h, one body for AVX2 and AVX-512 VNNI. The including file
+ * supplies qk_scaled_dot(acc, u, s, sc): acc plus the products of 32 unsigned codes u and 32 signed
+ * activation codes s, each 2 consecutive ones summed (vpmaddubsw: at most 2 x 63 x 127, no saturation),
+ * times the int16 scale of their lane in sc, each two such pairs into an int32 lane, exact. A superblock's lanes add in int32 (at most 3.8e6 for Q4_K,
+ * 3.3e7 for Q6_K: no overflow), then one FMA by d x d8; the mins (Q4_K) and the -32 (Q6_K) come from x's
+ * bsums, outside the vectors. Then the same integers as quant_k_dot_ref; only the f32 sums differ. */
+#include <immintrin.h>
+#include <string.h>
+
+#include "kernels/quant.h"
+#include "kernels/quant_k.h"
+#include "kernels/quant_k_ops.h"
+
+static inline float qk_hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+static inline __m256i qk_load(const void *p) {
+    return _mm256_loadu_si256((const __m256i *)p);
+}
+
+/* int16 lane j of v (j < 8) in every lane */
+static inline __m256i qk_broadcast16(__m256i v, int j) {
+    const __m128i idx = _mm_set1_epi16((short)(0x0100 + 0x0202 * j));
+    return _mm256_broadcastsi128_si256(_mm_shuffle_epi8(_mm256_castsi256_si128(v), idx));
+}
+
+/* A superblock's eight 6-bit scales (bytes 0-7 of the result) and mins (bytes 8-15) from its 12 packed
+ * bytes, four at a time in 32-bit words (the layout of quant_k_scale_min) */
+static inline __m128i qk_scales_mins(const uint8_t packed[12]) {
+    uint32_t u[3];
+    memcpy(u, packed, sizeof u);
+    const uint32_t sc_lo = u[0] & 0x3f3f3f3fu, m_lo = u[1] & 0x3f3f3f3fu;
+    const uint32_t sc_hi = (u[2] & 0x0f0f0f0fu) | ((u[0] >> 2) & 0x30303030u);
+    const uint32_t m_hi = ((u[2] >> 4) & 0x0f0f0f0fu) | ((u[1] >> 2) & 0x30303030u);
+    return _mm_setr_epi32((int)sc_lo, (int)sc_hi, (int)m_lo, (int)m_hi);
+}
+
+static float qk_dot_q4_k(const struct quant_block_q4_k *w, const struct quant_block_q8_k *x, int nb) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    __m256 acc = _mm256_setzero_ps(), mins = _mm256_setzero_ps();
+    for (int b = 0; b < nb; b++) {
+        const __m128i sm = qk_scales_mins(w[b].scales);
+        /* mins: m[j] x (bsums[2j] + bsums[2j + 1]), eight int32 lanes */
+        const __m256i pairs = _mm256_madd_epi16(qk_load(x[b].bsums), _mm256_set1_epi16(1));
+        const __m256i msum = _mm256_mullo_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8)), pairs);
+        const __m256i sc16 = _mm256_cvtepu8_epi16(sm); /* scales in int16 lanes 0-7 */
+        __m256i isum = _mm256_setzero_si256();
+        for (int c = 0; c < 4; c++) {
+            const __m256i q = qk_load(w[b].qs + 32 * c);
+            const __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+            isum = qk_scaled_dot(isum, lo, qk_load(x[b].qs + 64 * c), qk_broadcast16(sc16, 2 * c));
+            isum = qk_scaled_dot(isum, hi, qk_load(x[b].qs + 64 * c + 32), qk_broadcast16(sc16, 2 * c + 1));
+        }
+        const float d8 = x[b].d;
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(d8 * _cvtsh_ss(w[b].d)), acc);
+        mins = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(d8 * _cvtsh_ss(w[b].dmin)), mins);
+    }
+    return qk_hsum(_mm256_sub_ps(acc, mins));
+}
+
+/* The four 32-code runs of one half (128 weights): ql's low or high nibbles with qh's bit pair 0-1, 2-3,
+ * 4-5 or 6-7 as bits 4-5 (each run covers two 16-weight groups) */
+static float qk_dot_q6_k(const struct quant_block_q6_k *w, const struct quant_block_q8_k *x, int nb) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi8(3);
+    /* run k's two groups: scale 2k in the low 128 bits, 2k + 1 in the high ones */
+    __m256i pick[4];
+    for (int k = 0; k < 4; k++)
+        pick[k] = _mm256_setr_m128i(_mm_set1_epi16((short)(0x0100 + 0x0202 * 2 * k)),
+                                    _mm_set1_epi16((short)(0x0100 + 0x0202 * (2 * k + 1))));
+    __m256 acc = _mm256_setzero_ps();
+    float offsets = 0;
+    for (int b = 0; b < nb; b++) {
+        const int8_t *sc = w[b].scales;
+        int osum = 0;
+        for (int g = 0; g < 16; g++) osum += sc[g] * x[b].bsums[g];
+        __m256i isum = _mm256_setzero_si256();
+        for (int h = 0; h < 2; h++) {
+            /* the half's eight scales as int16 in both 128-bit halves, for vpshufb to pick a pair from */
+            const __m256i sc8 = _mm256_broadcastsi128_si256(
+                _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(const void *)(sc + 8 * h))));
+            const __m256i ql0 = qk_load(w[b].ql + 64 * h), ql1 = qk_load(w[b].ql + 64 * h + 32);
+            const __m256i qh = qk_load(w[b].qh + 32 * h);
+            const __m256i lows[4] = {_mm256_and_si256(ql0, low4), _mm256_and_si256(ql1, low4),
+                                     _mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
+                                     _mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4)};
+            for (int k = 0; k < 4; k++) {
+                const __m256i highs =
+                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), low2), 4);
+                const __m256i codes = _mm256_or_si256(lows[k], highs);
+                isum = qk_scaled_dot(isum, codes, qk_load(x[b].qs + 128 * h + 32 * k),
+                                     _mm256_shuffle_epi8(sc8, pick[k]));
+            }
+        }
+        const float dd = x[b].d * _cvtsh_ss(w[b].d);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(dd), acc);
+        offsets += dd * 32.0f * (float)osum;
+    }
+    return qk_hsum(acc) - offsets;
+}

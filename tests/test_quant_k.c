@@ -1,0 +1,107 @@
+/* Q4_K and Q6_K (kernels/quant_k.h): the quantisers' round trips, Q6_K's through the dequantiser already
+ * checked against gguf-py (quant_dequantize_q6_k), the Q4_K scale packing, and every ISA's matvec against
+ * the exact reference and against the f32 product of the dequantised weights and activations. */
+#include "kernels/quant_k.h"
+
+#include "kernels/quant.h"
+#include "tests/kernels_test_util.h"
+
+static const enum quant_k_type types[] = {QUANT_K_Q4_K, QUANT_K_Q6_K};
+
+Test(quant_k, scale_min_packing_round_trips_every_6_bit_pair) {
+    for (int j = 0; j < 8; j++)
+        for (int v = 0; v < 64; v++) {
+            struct quant_block_q4_k b;
+            float x[QUANT_QK_K];
+            /* a block whose sub-block j alone has range v steps: its packed pair must come back */
+            for (int i = 0; i < QUANT_QK_K; i++) x[i] = i / 32 == j ? (float)(i % 2) * (float)v : 0.0f;
+            quant_k_quantize_row(&b, QUANT_K_Q4_K, x, QUANT_QK_K);
+            int sc, m;
+            quant_k_scale_min(b.scales, j, &sc, &m);
+            cr_assert_eq(sc, v ? 63 : 0, "sub-block %d range %d: scale %d", j, v, sc);
+            cr_assert_eq(m, 0);
+        }
+}
+
+/* |x - deq| per element within half a code step plus the scales' own quantisation */
+Test(quant_k, round_trips_stay_within_the_format_steps) {
+    struct test_rng rng = {11};
+    const size_t n = 4 * QUANT_QK_K;
+    float *x = test_alloc(n * sizeof *x), *back = test_alloc(n * sizeof *back);
+    unsigned char *q = test_alloc(quant_k_row_bytes(QUANT_K_Q4_K, n) + quant_k_row_bytes(QUANT_K_Q6_K, n));
+    test_fill(&rng, x, n, -1.0f, 1.0f);
+    for (size_t t = 0; t < 2; t++) {
+        quant_k_quantize_row(q, types[t], x, n);
+        quant_k_dequantize_row(back, types[t], q, n);
+        double rms = 0, worst = 0;
+        for (size_t i = 0; i < n; i++) {
+            double e = fabs((double)back[i] - x[i]);
+            rms += e * e, worst = fmax(worst, e);
+        }
+        rms = sqrt(rms / (double)n);
+        /* Q4_K: a step of about 2/15 (range 2 over 15 codes), half of it at worst plus the scales'
+         * rounding; Q6_K: 1/32, and up to a whole step where a group's extreme of the other sign meets
+         * code 31 (its scale maps the largest magnitude to -32) */
+        double step = types[t] == QUANT_K_Q4_K ? 2.0 / 15 : 1.0 / 32;
+        double bound = types[t] == QUANT_K_Q4_K ? 0.75 : 1.05;
+        cr_expect_leq(worst, bound * step, "%s: worst %g, step %g", quant_k_name(types[t]), worst, step);
+        cr_expect_leq(rms, 0.35 * step, "%s: rms %g", quant_k_name(types[t]), rms);
+        cr_expect_gt(rms, 0.1 * step, "%s: rms %g is too good to be %s", quant_k_name(types[t]), rms,
+                     quant_k_name(types[t]));
+    }
+    free(x), free(back), free(q);
+}
+
+static void matvec_case(enum kernel_isa isa, enum quant_k_type t, int rows, int cols, uint64_t seed) {
+    struct test_rng rng = {seed};
+    float *w = test_alloc((size_t)rows * (size_t)cols * sizeof *w), *x = test_alloc((size_t)cols * sizeof *x);
+    float *wd = test_alloc((size_t)cols * sizeof *wd), *y = test_alloc((size_t)rows * sizeof *y);
+    const size_t rb = quant_k_row_bytes(t, (size_t)cols);
+    unsigned char *q = test_alloc(rb * (size_t)rows);
+    test_fill(&rng, w, (size_t)rows * (size_t)cols, -1.0f, 1.0f);
+    test_fill(&rng, x, (size_t)cols, -2.0f, 2.0f);
+    for (int r = 0; r < rows; r++) quant_k_quantize_row(q + rb * (size_t)r, t, w + (size_t)r * cols, (size_t)cols);
+    const int nb = cols / QUANT_QK_K;
+    struct quant_block_q8_k *xq = test_alloc((size_t)nb * sizeof *xq);
+    quant_k_quantize_act(xq, x, (size_t)cols);
+    cr_assert_eq(kernel_isa_force(isa), 0);
+    cr_assert_eq(quant_k_matvec(y, q, t, x, rows, cols, 2), 0);
+    for (int r = 0; r < rows; r++) {
+        const double ref = quant_k_dot_ref(t, q + rb * (size_t)r, xq, nb);
+        /* independently: the dequantised row times the dequantised activations, in double */
+        quant_k_dequantize_row(wd, t, q + rb * (size_t)r, (size_t)cols);
+        double deq = 0, mag = 0;
+        for (int c = 0; c < cols; c++) {
+            const double xv = (double)xq[c / QUANT_QK_K].d * xq[c / QUANT_QK_K].qs[c % QUANT_QK_K];
+            deq += (double)wd[c] * xv, mag += fabs((double)wd[c] * xv);
+        }
+        cr_assert_leq(fabs(ref - deq), 1e-6 * mag, "%s %s row %d: reference %.9g, dequantised %.9g",
+                      kernel_isa_name(isa), quant_k_name(t), r, ref, deq);
+        cr_assert_leq(fabs((double)y[r] - ref), 4e-6 * mag, "%s %s row %d: %.9g, reference %.9g",
+                      kernel_isa_name(isa), quant_k_name(t), r, (double)y[r], ref);
+    }
+    kernel_isa_force(KERNEL_ISA_COUNT);
+    free(w), free(x), free(wd), free(y), free(q), free(xq);
+}
+
+Test(quant_k, every_isa_matches_the_reference_and_the_dequantised_product) {
+    const enum kernel_isa isas[] = {KERNEL_ISA_SCALAR, KERNEL_ISA_AVX2, KERNEL_ISA_AVX512};
+    int ran = 0;
+    for (size_t i = 0; i < 3; i++) {
+        if (isas[i] > kernel_isa_best()) continue;
+        for (size_t t = 0; t < 2; t++) {
+            matvec_case(isas[i], types[t], 37, 1024, 5 + i);
+            matvec_case(isas[i], types[t], 3, 3072, 9 + i);
+            matvec_case(isas[i], types[t], 1, 256, 13 + i);
+        }
+        ran++;
+    }
+    cr_expect_geq(ran, 1);
+}
+
+Test(quant_k, refuses_columns_off_a_superblock) {
+    float x[300] = {0}, y[1];
+    unsigned char w[210 * 2] = {0};
+    cr_expect_eq(quant_k_matvec(y, w, QUANT_K_Q6_K, x, 1, 300, 1), -1);
+    cr_expect_eq(quant_k_matvec(y, w, QUANT_K_Q6_K, x, 1, 0, 1), -1);
+}
