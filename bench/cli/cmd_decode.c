@@ -276,8 +276,7 @@ static int run_decode(struct decode_args *a, struct run *r) {
             "decode: model %s (%s), weights %s %s (%.2f GB, ready in %.2f s), kv %s, gemv %s, isa %s, "
             "threads %d\n",
             r->cfg.name, r->cfg.path, fr_dtype_name(a->wtype), a->weights ? a->weights : "synthetic",
-            (double)r->w.total_bytes / 1e9, load_s, fr_dtype_name(a->kvtype),
-            a->backend == MATVEC_BACKEND_OPENBLAS ? "openblas" : "forge",
+            (double)r->w.total_bytes / 1e9, load_s, fr_dtype_name(a->kvtype), matvec_backend_name(a->backend),
             kernel_isa_name(kernel_isa_active()), m.threads);
     if (pool[0]) fprintf(stderr, "decode: matvec threads: %s\n", pool);
     fprintf(stderr, "decode: kernels: %s%s\n", kernel_prefetch_describe(),

@@ -89,7 +89,7 @@ int run_batch_phase(const struct run_batch_opts *o, struct run_report *rep, stru
                           &o->blocking, err) != 0)
         return -1;
     batch_bench_fill(&bt, o->context);
-    const char *main_backend = o->backend == MATVEC_BACKEND_OPENBLAS ? "openblas" : "forge";
+    const char *main_backend = matvec_backend_name(o->backend);
     int rc = sweep(&bt, o, o->weights->wtype, main_backend, rep, err);
     struct report_batch_ridge *rr = &rep->batch_ridge;
     rr->context = o->context;
