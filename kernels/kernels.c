@@ -364,6 +364,15 @@ const char *matvec_backend_name(enum matvec_backend backend) {
     }
 }
 
+int matvec_backend_parse(const char *name, enum matvec_backend *backend) {
+    for (int b = MATVEC_BACKEND_FORGE; name && b <= MATVEC_BACKEND_ONEDNN; b++)
+        if (strcmp(name, matvec_backend_name((enum matvec_backend)b)) == 0) {
+            *backend = (enum matvec_backend)b;
+            return 0;
+        }
+    return -1;
+}
+
 int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
            enum matvec_backend backend, int threads, const char **why) {
     return matvec_panels(y, w, wtype, x, rows, cols, cols > 0 ? cols : 1, backend, threads, why);

@@ -63,6 +63,8 @@ void matvec_quant_thread(float *y, const void *w, enum fr_dtype t, const float *
 enum matvec_backend { MATVEC_BACKEND_FORGE, MATVEC_BACKEND_OPENBLAS, MATVEC_BACKEND_ONEDNN };
 /* "forge", "openblas" or "onednn": the backend's name in messages, report rows and options. */
 const char *matvec_backend_name(enum matvec_backend backend);
+/* The backend of that name -> *backend; -1 for any other name (or NULL). */
+int matvec_backend_parse(const char *name, enum matvec_backend *backend);
 /* Splits rows across OpenMP threads: called outside a parallel region (the usual case) it opens its own
  * `omp parallel` team of `threads` threads (the run's thread count: with 1 the call runs on the calling
  * thread, and on AVX-512 takes the solo loop, kernel_ops.h matvec_bf16_solo); called inside an active one,
