@@ -4,6 +4,8 @@
 CC       ?= cc
 PREFIX   ?= /usr/local
 PKGS     := papi hwloc openblas libcjson libutf8proc sqlite3 libpq
+# Libraries without a pkg-config file, linked by name: oneDNN (Debian's libdnnl-dev ships none).
+NOPKG_LIBS := -ldnnl
 BUILD    := build
 MODELS   := $(wildcard model/*/config.json)
 # Every core by default: CI and a new user type a bare `make test`, and a serial build of the objects, the
@@ -22,7 +24,7 @@ CRIT_FLAGS = $(eval CRIT_FLAGS := $(shell pkg-config --cflags --libs criterion 2
 WARN     := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 CFLAGS   ?= -O3 -g
 BASEFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -fopenmp -I. $(PKG_CFLAGS) -MMD -MP
-LDLIBS    = $(PKG_LIBS) -fopenmp -ldl -lm
+LDLIBS    = $(PKG_LIBS) $(NOPKG_LIBS) -fopenmp -ldl -lm
 SANITIZE := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 ISA_AVX2   := -mavx2 -mfma -mf16c

@@ -7,6 +7,7 @@
 
 #include "kernels/col_panels.h"
 #include "kernels/gemm.h"
+#include "kernels/gemm_onednn.h"
 #include "kernels/gemm_ops.h"
 #include "kernels/quant.h"
 #include "kernels/team.h"
@@ -190,7 +191,7 @@ static void gemm_openblas_chunks(const struct gemm_args *a) {
 }
 
 bool gemm_backend_available(enum matvec_backend backend, enum fr_dtype wtype, int batch, const char **why) {
-    if (batch <= 1) return matvec_backend_available(backend, wtype, why);
+    if (batch <= 1 || backend == MATVEC_BACKEND_ONEDNN) return matvec_backend_available(backend, wtype, why);
     if (backend == MATVEC_BACKEND_FORGE || wtype == FR_DTYPE_F32) return true;
     if (why && fr_dtype_is_block(wtype)) {
         *why = "OpenBLAS has no Q8_0 or Q4_0 GEMM";
@@ -206,6 +207,8 @@ int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, 
          int cols, int panel_cols, const struct gemm_blocking *blk, enum matvec_backend backend, int threads,
          const char **why) {
     if (batch == 1) return matvec_panels(y, w, wtype, x, rows, cols, panel_cols, backend, threads, why);
+    if (backend == MATVEC_BACKEND_ONEDNN)
+        return gemm_onednn(y, ldy, w, wtype, x, ldx, batch, rows, cols, panel_cols, threads, why);
     if (panel_cols < 1) {
         if (why) *why = "column panels of fewer than one column";
         return -1;

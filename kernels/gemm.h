@@ -33,7 +33,8 @@ int gemm_block_cols(int batch, int cols, enum fr_dtype wtype, const struct gemm_
  * pool: chunks of rows handed out dynamically, one single-threaded sgemm each (OpenBLAS set to one thread for
  * the call and restored after); called inside a parallel region, one thread makes one whole call. Returns -1
  * (and sets *why when non-NULL) when the backend cannot run it. Outside a parallel region it opens one of
- * `threads` threads (the run's), as matvec does. */
+ * `threads` threads (the run's), as matvec does. Backend MATVEC_BACKEND_ONEDNN: oneDNN's matmul
+ * (kernels/gemm_onednn.h), bf16 and f32 weights at any batch, X rounded to bf16 for bf16 weights. */
 int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, int ldx, int batch, int rows,
          int cols, int panel_cols, const struct gemm_blocking *blk, enum matvec_backend backend, int threads,
          const char **why);

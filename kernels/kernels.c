@@ -16,6 +16,7 @@
 #include "kernels/kernel_ops.h"
 #include "kernels/kernels.h"
 #include "kernels/col_panels.h"
+#include "kernels/gemm_onednn.h"
 #include "kernels/quant.h"
 #include "kernels/quant_ops.h"
 #include "kernels/team.h"
@@ -337,6 +338,8 @@ int matvec_panels(float *y, const void *w, enum fr_dtype wtype, const float *x, 
     }
     if (backend == MATVEC_BACKEND_OPENBLAS)
         return matvec_openblas(y, w, wtype, x, rows, cols, panel_cols, why);
+    if (backend == MATVEC_BACKEND_ONEDNN) /* one row of its matmul: x is [1][cols], y [1][rows] */
+        return gemm_onednn(y, rows, w, wtype, x, cols, 1, rows, cols, panel_cols, threads, why);
     if (rows <= 0) return 0;
     if (cols <= 0) {
         memset(y, 0, (size_t)rows * sizeof *y);
@@ -351,6 +354,26 @@ int matvec_panels(float *y, const void *w, enum fr_dtype wtype, const float *x, 
         matvec_chunks(y, w, wtype, x, rows, cols, panel_cols, ops, threads);
     }
     return 0;
+}
+
+const char *matvec_backend_name(enum matvec_backend backend) {
+    switch (backend) {
+    case MATVEC_BACKEND_OPENBLAS:
+        return "openblas";
+    case MATVEC_BACKEND_ONEDNN:
+        return "onednn";
+    default:
+        return "forge";
+    }
+}
+
+int matvec_backend_parse(const char *name, enum matvec_backend *backend) {
+    for (int b = MATVEC_BACKEND_FORGE; name && b <= MATVEC_BACKEND_ONEDNN; b++)
+        if (strcmp(name, matvec_backend_name((enum matvec_backend)b)) == 0) {
+            *backend = (enum matvec_backend)b;
+            return 0;
+        }
+    return -1;
 }
 
 int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,

@@ -62,12 +62,17 @@ void matvec_quant_thread(float *y, const void *w, enum fr_dtype t, const float *
                          long passes);
 
 /* ---- matvec: y[rows] = W[rows][cols] . x[cols], W bf16 or f32, x and y f32, f32 accumulation ---- */
-enum matvec_backend { MATVEC_BACKEND_FORGE, MATVEC_BACKEND_OPENBLAS };
+enum matvec_backend { MATVEC_BACKEND_FORGE, MATVEC_BACKEND_OPENBLAS, MATVEC_BACKEND_ONEDNN };
+/* "forge", "openblas" or "onednn": the backend's name in messages, report rows and options. */
+const char *matvec_backend_name(enum matvec_backend backend);
+/* The backend of that name -> *backend; -1 for any other name (or NULL). */
+int matvec_backend_parse(const char *name, enum matvec_backend *backend);
 /* Splits rows across OpenMP threads: called outside a parallel region (the usual case) it opens its own
  * `omp parallel` team of `threads` threads (the run's thread count: with 1 the call runs on the calling
  * thread, and on AVX-512 takes the solo loop, kernel_ops.h matvec_bf16_solo); called inside an active one,
  * every thread of the team must make the same call (like an orphaned `omp for`) and each computes its share.
- * MATVEC_BACKEND_OPENBLAS runs on OpenBLAS's own threads instead (see kernels/matvec_openblas.c). Returns -1
+ * MATVEC_BACKEND_OPENBLAS runs on OpenBLAS's own threads instead (see kernels/matvec_openblas.c);
+ * MATVEC_BACKEND_ONEDNN is oneDNN's matmul with one batch row (kernels/gemm_onednn.h). Returns -1
  * (and sets *why when non-NULL) if the backend cannot run this weight type here (e.g. an OpenBLAS build
  * without cblas_sbgemv). */
 int matvec(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "kernels/col_panels.h"
+#include "kernels/gemm_onednn.h"
 #include "kernels/kernels.h"
 
 #define MATVEC_SBGEMV_MAX_COLS 65536
@@ -42,6 +43,7 @@ static sbgemv_fn sbgemv_lookup(void) {
 
 bool matvec_backend_available(enum matvec_backend backend, enum fr_dtype wtype, const char **why) {
     if (backend == MATVEC_BACKEND_FORGE) return true;
+    if (backend == MATVEC_BACKEND_ONEDNN) return gemm_onednn_available(wtype, why);
     if (wtype == FR_DTYPE_F32) return true;
     if (fr_dtype_is_block(wtype)) {
         if (why) *why = "OpenBLAS has no Q8_0 or Q4_0 matvec";

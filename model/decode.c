@@ -93,9 +93,8 @@ int decode_state_init_rows(struct decode_state *st, const struct qwen3_weights *
                           max_pos, c->max_context);
     const char *why = NULL;
     if (!matvec_backend_available(backend, w->wtype, &why))
-        return fr_err_set(err, "matvec backend %s cannot run %s weights: %s",
-                          backend == MATVEC_BACKEND_OPENBLAS ? "openblas" : "forge", fr_dtype_name(w->wtype),
-                          why ? why : "unavailable");
+        return fr_err_set(err, "matvec backend %s cannot run %s weights: %s", matvec_backend_name(backend),
+                          fr_dtype_name(w->wtype), why ? why : "unavailable");
     if (kv_cache_alloc(&st->kv, c, max_pos, kvtype, err)) return -1;
 
     st->cfg = *c;

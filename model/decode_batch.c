@@ -89,8 +89,7 @@ int decode_batch_init(struct decode_batch *bt, const struct qwen3_weights *w, in
     if (batch < 1) return fr_err_set(err, "batch %d: at least one sequence", batch);
     const char *why = NULL;
     if (!gemm_backend_available(backend, w->wtype, batch, &why))
-        return fr_err_set(err, "batch %d on %s: %s", batch,
-                          backend == MATVEC_BACKEND_OPENBLAS ? "openblas" : "forge",
+        return fr_err_set(err, "batch %d on %s: %s", batch, matvec_backend_name(backend),
                           why ? why : "unavailable");
     size_t need = decode_batch_bytes(c, batch, max_pos, kvtype);
     char what[128];
@@ -191,8 +190,7 @@ int decode_batch_set_weights(struct decode_batch *bt, const struct qwen3_weights
         return fr_err_set(err, "weights of '%s' do not have the batch's shape", b->name);
     const char *why = NULL;
     if (!gemm_backend_available(backend, w->wtype, bt->capacity, &why))
-        return fr_err_set(err, "%s weights on %s: %s", fr_dtype_name(w->wtype),
-                          backend == MATVEC_BACKEND_OPENBLAS ? "openblas" : "forge",
+        return fr_err_set(err, "%s weights on %s: %s", fr_dtype_name(w->wtype), matvec_backend_name(backend),
                           why ? why : "unavailable");
     for (int s = 0; s < bt->n_init; s++) bt->seq[s].w = w, bt->seq[s].backend = backend;
     return 0;

@@ -32,8 +32,7 @@ int prefill_init(struct prefill_state *p, const struct qwen3_weights *w, int max
     if (capacity < 1) return fr_err_set(err, "prompt of %d tokens: at least one", capacity);
     const char *why = NULL;
     if (!gemm_backend_available(backend, w->wtype, capacity, &why))
-        return fr_err_set(err, "prompt of %d tokens on %s: %s", capacity,
-                          backend == MATVEC_BACKEND_OPENBLAS ? "openblas" : "forge",
+        return fr_err_set(err, "prompt of %d tokens on %s: %s", capacity, matvec_backend_name(backend),
                           why ? why : "unavailable");
     char what[128];
     snprintf(what, sizeof what, "prefill of %d tokens of %s with a %d-position %s KV cache", capacity,

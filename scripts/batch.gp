@@ -1,12 +1,13 @@
 # Batch sweep: tokens/s of a batched decode step (B sequences, one token each) against B, log-log. The
 # predicted roof of the whole step (max of its memory and compute times, this run's ceilings) and of its
 # GEMMs alone (the five projections: B / their time), the measured medians with bars from the slowest to the
-# fastest repetition, OpenBLAS beside forge when the run has it, and the ridge batch marked: predicted and
+# fastest repetition, OpenBLAS and oneDNN beside forge when the run has them, and the ridge batch marked: predicted and
 # measured for the GEMMs, predicted for the whole step when it lies in range. Inputs: plot_vars.gp,
 # plot_batch.dat.
 load dir.'/plot_vars.gp'
 eval out('batch')
 if (!exists('n_batch') || n_batch == 0) { eval no_data('the run had no batch sweep (--batch)') }
+if (!exists('n_batch_onednn')) { n_batch_onednn = 0 }
 bdat = dir.'/plot_batch.dat'
 roof_t(B, a, b, c) = (a + b * B > c * B) ? a + b * B : c * B
 step_roof(B) = B / roof_t(B, step_roof_a, step_roof_b, step_roof_c)
@@ -45,4 +46,8 @@ plot step_roof(x) with lines lw 2.5 lc rgb '#3182bd' title 'whole step: predicte
      for [i=1:(n_batch_openblas > 0)] bdat using 1:($5 == 1 ? $2 : NaN):3:4 with yerrorlines lw 2 pt 5 \
          ps 1.2 lc rgb '#756bb1' title 'whole step measured, OpenBLAS sgemm (f32 weights)', \
      for [i=1:(n_batch_openblas > 0)] bdat using 1:($5 == 1 ? $6 : NaN) with linespoints lw 1.5 dt 2 pt 4 \
-         ps 1.2 lc rgb '#54278f' title 'GEMMs alone measured, OpenBLAS sgemm'
+         ps 1.2 lc rgb '#54278f' title 'GEMMs alone measured, OpenBLAS sgemm', \
+     for [i=1:(n_batch_onednn > 0)] bdat using 1:($5 == 2 ? $2 : NaN):3:4 with yerrorlines lw 2 pt 9 \
+         ps 1.2 lc rgb '#17becf' title "whole step measured, oneDNN matmul (the run's weights)", \
+     for [i=1:(n_batch_onednn > 0)] bdat using 1:($5 == 2 ? $6 : NaN) with linespoints lw 1.5 dt 2 pt 8 \
+         ps 1.2 lc rgb '#0f7f8a' title 'GEMMs alone measured, oneDNN matmul'

@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(gcc make pkg-config libpapi-dev libhwloc-dev libopenblas-dev libcjson-dev libutf8proc-dev
           libcriterion-dev gnuplot-nox clang libclang-rt-14-dev clang-format clang-tidy cppcheck
-          libsqlite3-dev libpq-dev postgresql)
+          libsqlite3-dev libpq-dev postgresql libdnnl-dev)
 
 missing=()
 for p in "${packages[@]}"; do

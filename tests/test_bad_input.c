@@ -37,6 +37,7 @@ static const struct bad_case cases[] = {
     {"--model qwen3-0.6b --dtype fp8", "--dtype: expected bf16, f32, q8_0 or q4_0"},
     {"--model qwen3-0.6b --kv int4", "--kv: expected bf16 or f32"},
     {"--model qwen3-0.6b --gemv cublas", "--gemv: expected forge or openblas"},
+    {"--model qwen3-0.6b --gemv onednn", "--gemv onednn: the full run times oneDNN in the batch sweep only"},
     {"--model qwen3-0.6b --isa neon", "--isa must be scalar, avx2 or avx512"},
     {"--model qwen3-0.6b --batch 0", "--batch: expected 'none' or"},
     {"--model qwen3-0.6b --batch 1,a", "--batch: expected 'none' or"},

@@ -56,8 +56,9 @@ Test(cli_isa, isa_with_openblas_gemv_is_refused) {
     const char *const cmds[] = {
         "--model tests/fixtures/tiny-qwen3 --quick --gemv openblas --isa scalar",
         "decode --model tests/fixtures/tiny-qwen3 --prompt-ids 1 --max-new 1 --gemv openblas --isa scalar",
+        "decode --model tests/fixtures/tiny-qwen3 --prompt-ids 1 --max-new 1 --gemv onednn --isa scalar",
     };
-    cli_expect_usage_errors(1, cmds, 2);
+    cli_expect_usage_errors(1, cmds, 3);
 }
 
 Test(cli_isa, decode_names_the_isa_it_runs, .timeout = 60) {

@@ -93,10 +93,11 @@ Test(cmd_decode, options_that_run, .timeout = 120) {
     char dir[64], args[512];
     cr_assert_eq(fixture_write_tiny_config(dir), 0);
     int ids[16];
-    const char *variants[] = {"--dtype f32 --kv f32", "--kv f32 --threads 1", "--max-new 0",
-                              "--gemv openblas --dtype f32"};
-    const int counts[] = {3, 3, 0, 3};
-    for (int i = 0; i < 4; i++) {
+    const char *variants[] = {"--dtype f32 --kv f32", "--kv f32 --threads 1",
+                              "--max-new 0",          "--gemv openblas --dtype f32",
+                              "--gemv onednn",        "--gemv onednn --dtype f32"};
+    const int counts[] = {3, 3, 0, 3, 3, 3};
+    for (int i = 0; i < 6; i++) {
         snprintf(args, sizeof args, "decode --model %s --prompt-ids 4,5 --max-new 3 %s", dir, variants[i]);
         cli_run(&r, 1, args);
         cr_expect_eq(r.status, 0, "%s: %s", variants[i], r.err);
@@ -138,6 +139,7 @@ Test(cmd_decode, usage_errors, .timeout = 120) {
     expect_usage(dir, "--model %M --prompt-ids 1 --max-new 1 --dtype fp16", "--dtype");
     expect_usage(dir, "--model %M --prompt-ids 1 --max-new 1 --kv int8", "--kv");
     expect_usage(dir, "--model %M --prompt-ids 1 --max-new 1 --gemv mkl", "--gemv");
+    expect_usage(dir, "--model %M --prompt-ids 1 --max-new 1 --gemv onednn --dtype q8_0", "no Q8_0 or Q4_0");
     expect_usage(dir, "--model %M --prompt-ids 1 --max-new 1 --threads 0", "--threads");
     expect_usage(dir, "--model %M --prompt-ids 1 --max-new 1 --temperature -1", "--temperature");
     expect_usage(dir, "--model %M --prompt-ids 1 --max-new 1 --temperature nan", "--temperature");

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/gemm_onednn.h"
 #include "kernels/team.h"
 #include "model/decode_batch.h"
 #include "tests/model_fixtures.h"
@@ -105,6 +106,12 @@ Test(decode_batch, matches_single_bf16_weights_f32_kv) {
 
 Test(decode_batch, matches_single_f32_weights_openblas_sgemm) {
     check_batch(2, FR_DTYPE_F32, FR_DTYPE_F32, MATVEC_BACKEND_OPENBLAS);
+}
+
+/* The batch sweep's oneDNN rows: its matmul at B = 3 against its own B = 1 steps (f32: X is not rounded). */
+Test(decode_batch, matches_single_f32_weights_onednn_matmul) {
+    check_batch(3, FR_DTYPE_F32, FR_DTYPE_F32, MATVEC_BACKEND_ONEDNN);
+    gemm_onednn_cleanup();
 }
 
 Test(decode_batch, one_sequence_is_the_single_step_bit_for_bit) {

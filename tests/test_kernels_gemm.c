@@ -8,80 +8,13 @@
 #include "kernels/col_panels.h"
 #include "kernels/gemm.h"
 #include "kernels/team.h"
-#include "tests/kernels_test_util.h"
-
-/* pw: the weights' column panel width; 0 stores them row-major */
-struct gemm_case {
-    int batch, rows, cols, pw;
-};
+#include "tests/gemm_test_util.h"
 
 static const struct gemm_case gemm_cases[] = {
     {2, 1, 1, 0},      {3, 5, 7, 0},     {2, 4, 16, 0},     {7, 13, 33, 0},      {5, 67, 129, 0},
     {13, 130, 257, 0}, {6, 9, 100, 0},   {11, 37, 1030, 0}, {1, 17, 100, 0},     {64, 21, 70, 0},
     {25, 64, 512, 0},  {7, 13, 33, 16},  {5, 67, 129, 64},  {11, 37, 1030, 384}, {1, 17, 100, 64},
     {131, 19, 300, 0}, {129, 9, 200, 64}}; /* more rows than one pass of GEMM_SUB_BATCH takes, and a rest */
-
-struct gemm_data {
-    int batch, rows, cols, pw, ldx, ldy;
-    void *w;
-    float *x, *y, *ref;
-    double *tol;
-};
-
-/* ldx and ldy padded by 3 elements so a row stride is never the row length */
-static void gemm_data_make(struct gemm_data *d, const struct gemm_case *c, enum fr_dtype t,
-                           struct test_rng *rng) {
-    *d = (struct gemm_data){
-        .batch = c->batch, .rows = c->rows, .cols = c->cols, .pw = c->pw ? c->pw : c->cols};
-    d->ldx = c->cols + 3, d->ldy = c->rows + 3;
-    size_t n = (size_t)c->rows * (size_t)c->cols, nx = (size_t)c->batch * (size_t)d->ldx,
-           ny = (size_t)c->batch * (size_t)d->ldy;
-    d->w = test_alloc(n * fr_dtype_size(t));
-    d->x = test_alloc(nx * sizeof *d->x);
-    d->y = test_alloc(ny * sizeof *d->y);
-    d->ref = test_alloc(ny * sizeof *d->ref);
-    d->tol = test_alloc(ny * sizeof *d->tol);
-    if (t == FR_DTYPE_BF16)
-        test_fill_bf16(rng, d->w, n, -1.0f, 1.0f);
-    else
-        test_fill(rng, d->w, n, -1.0f, 1.0f);
-    test_fill(rng, d->x, nx, -2.0f, 2.0f);
-    for (size_t i = 0; i < ny; i++) d->ref[i] = 0.0f, d->tol[i] = 0.0;
-    gemm_ref(d->ref, d->ldy, d->w, t, d->x, d->ldx, c->batch, c->rows, c->cols, d->pw);
-    for (int b = 0; b < c->batch; b++)
-        for (int r = 0; r < c->rows; r++) {
-            double s = 0.0;
-            for (int k = 0; k < c->cols; k++) {
-                size_t i = col_panel_index(c->rows, c->cols, d->pw, r, k);
-                double wv =
-                    t == FR_DTYPE_BF16 ? bf16_to_f32(((const uint16_t *)d->w)[i]) : ((float *)d->w)[i];
-                s += fabs(wv * d->x[(size_t)b * (size_t)d->ldx + (size_t)k]);
-            }
-            d->tol[(size_t)b * (size_t)d->ldy + (size_t)r] = (double)c->cols * TEST_U32 * s + 1e-30;
-        }
-}
-
-static void gemm_data_free(struct gemm_data *d) {
-    free(d->w), free(d->x), free(d->y), free(d->ref), free(d->tol);
-}
-
-/* Runs gemm into d->y (padding set to a sentinel that must survive) and checks it against d->ref. */
-static int gemm_check(struct gemm_data *d, enum fr_dtype t, const struct gemm_blocking *blk,
-                      enum matvec_backend be, const char *what) {
-    size_t ny = (size_t)d->batch * (size_t)d->ldy;
-    for (size_t i = 0; i < ny; i++) d->y[i] = -7.0f;
-    const char *why = NULL;
-    cr_assert_eq(gemm(d->y, d->ldy, d->w, t, d->x, d->ldx, d->batch, d->rows, d->cols, d->pw, blk, be,
-                      kernel_team_procs(), &why),
-                 0, "%s: %s", what, why ? why : "");
-    int ok = 1;
-    for (int b = 0; b < d->batch; b++) {
-        size_t o = (size_t)b * (size_t)d->ldy;
-        ok &= test_close(what, d->y + o, d->ref + o, (size_t)d->rows, 0.0, 0.0, d->tol + o);
-        for (int p = d->rows; p < d->ldy; p++) ok &= d->y[o + (size_t)p] == -7.0f;
-    }
-    return ok;
-}
 
 static void gemm_check_all_isas(enum fr_dtype t) {
     struct test_rng rng = {1234 + (uint64_t)t};
@@ -134,25 +67,6 @@ Test(kernels_gemm, ref_hand_computed) {
                      0);
         cr_expect(y[0] == 3.5f && y[1] == -0.5f && y[2] == 1.0f && y[3] == 4.5f, "%s", kernel_isa_name(isa));
     }
-}
-
-/* gemm called by every thread of a 2-thread team on one case, against the reference. */
-static void team_call_check(const struct gemm_case *c, enum fr_dtype t, enum matvec_backend be, uint64_t seed,
-                            const char *what) {
-    struct test_rng rng = {seed};
-    struct gemm_data d;
-    gemm_data_make(&d, c, t, &rng);
-    for (size_t i = 0; i < (size_t)d.batch * (size_t)d.ldy; i++) d.y[i] = NAN;
-    int failed = 0;
-#pragma omp parallel num_threads(2) reduction(| : failed)
-    failed |= gemm(d.y, d.ldy, d.w, t, d.x, d.ldx, d.batch, d.rows, d.cols, d.pw, NULL, be,
-                   kernel_team_procs(), NULL) != 0;
-    cr_expect(!failed, "%s", what);
-    for (int b = 0; b < d.batch; b++) {
-        size_t o = (size_t)b * (size_t)d.ldy;
-        cr_expect(test_close(what, d.y + o, d.ref + o, (size_t)d.rows, 0.0, 0.0, d.tol + o));
-    }
-    gemm_data_free(&d);
 }
 
 /* Inside a parallel region every thread makes the same call and each computes its share. */

@@ -13,17 +13,18 @@
 
 static struct run_report rep;
 
-/* forge rows B = 1, 8, 64 (memory roof 0.1 s + 0.001 s per B; GEMMs 0.05, 0.06, 0.4 s) and one OpenBLAS row
- */
+/* forge rows B = 1, 8, 64 (memory roof 0.1 s + 0.001 s per B; GEMMs 0.05, 0.06, 0.4 s), one OpenBLAS row and
+ * one oneDNN row (B = 8, GEMMs 0.08 s: 80 GFLOP/s) */
 static void make_rows(struct run_report *r) {
     report_init(r);
     snprintf(r->prov.dtype, sizeof r->prov.dtype, "bf16");
-    const long bs[4] = {1, 8, 64, 8};
-    const double frac[4] = {0.9, 0.85, 0.5, 0.1}, proj[4] = {0.05, 0.06, 0.4, 1.0};
-    for (int i = 0; i < 4; i++) {
+    const long bs[5] = {1, 8, 64, 8, 8};
+    const double frac[5] = {0.9, 0.85, 0.5, 0.1, 0.8}, proj[5] = {0.05, 0.06, 0.4, 1.0, 0.08};
+    const char *const backend[5] = {"forge", "forge", "forge", "openblas", "onednn"};
+    for (int i = 0; i < 5; i++) {
         struct report_batch *b = &r->batch[r->n_batch++];
         b->batch = bs[i], b->context = 1024;
-        snprintf(b->backend, sizeof b->backend, "%s", i == 3 ? "openblas" : "forge");
+        snprintf(b->backend, sizeof b->backend, "%s", backend[i]);
         snprintf(b->dtype, sizeof b->dtype, "%s", i == 3 ? "f32" : "bf16");
         b->memory_roof_s = 0.1 + 0.001 * (double)bs[i];
         b->compute_roof_s = 0.005 * (double)bs[i];
@@ -123,16 +124,20 @@ Test(report_batch, csv_json_and_markdown) {
     cr_expect(strstr(line, "memory_roof_pct") && strstr(line, "proj_gflop_per_s"), "%s", line);
     while (fgets(line, sizeof line, f)) n++;
     fclose(f);
-    cr_expect_eq(n, 4);
+    cr_expect_eq(n, 5);
+    snprintf(rep.batch_ridge.onednn, sizeof rep.batch_ridge.onednn,
+             "oneDNN 2.6.3 matmul bf16: gemm:jit (effective ISA avx512_core_bf16)");
     char *json = report_json_string(&rep);
     cr_assert_not_null(json);
     static struct run_report back;
     /* the reader wants a whole run: only the batch part is compared here, so parse errors elsewhere are fine
      */
     report_json_parse(json, strlen(json), "batch test", &back, &err);
-    cr_expect_eq(back.n_batch, 4);
+    cr_expect_eq(back.n_batch, 5);
     cr_expect_eq(back.batch[2].batch, 64);
     cr_expect_str_eq(back.batch[3].backend, "openblas");
+    cr_expect_str_eq(back.batch[4].backend, "onednn");
+    cr_expect_str_eq(back.batch_ridge.onednn, rep.batch_ridge.onednn);
     cr_expect_eq(back.batch[1].proj_s, rep.batch[1].proj_s);
     cr_expect(isnan(back.batch[1].paired_efficiency)); /* unpaired rows stay unpaired */
     cr_expect_eq(back.batch_ridge.proj_measured, 8.0);
@@ -145,6 +150,15 @@ Test(report_batch, csv_json_and_markdown) {
     cr_expect(strstr(md, "measured ridge: B = 8.0, against B = 11.5 predicted") != NULL, "%s", md);
     cr_expect(strstr(md, "whole step, bf16 none (memory-bound at any B); f32") != NULL, "%s", md);
     cr_expect(strstr(md, "; the GEMMs alone, bf16 B = 11.5; f32") != NULL, "%s", md);
+    /* B = 8's forge row carries OpenBLAS's and oneDNN's figures (tokens/s, GEMM GFLOP/s); neither row of
+     * its own; the line of what oneDNN ran */
+    cr_expect(
+        strstr(md, "| OpenBLAS tokens/s | OpenBLAS GEMM GFLOP/s | oneDNN tokens/s | oneDNN GEMM GFLOP/s |"),
+        "%s", md);
+    cr_expect(strstr(md, "| 7.4 | 6.4 | 59.3 | 80.0 |") != NULL, "%s", md);
+    cr_expect(strstr(md, "| 8 | onednn |") == NULL && strstr(md, "| 8 | openblas |") == NULL, "%s", md);
+    cr_expect(strstr(md, "oneDNN rows: oneDNN 2.6.3 matmul bf16: gemm:jit (effective ISA avx512_core_bf16);"),
+              "%s", md);
     free(md);
     /* a q4_0 run's finding quotes q4_0's ridge, and run.json keeps every format's */
     snprintf(rep.prov.dtype, sizeof rep.prov.dtype, "q4_0");
@@ -153,6 +167,41 @@ Test(report_batch, csv_json_and_markdown) {
     cr_expect(strstr(md, "against B = 3.5 predicted (q4_0 weights)") != NULL, "%s", md);
     cr_expect(strstr(md, "; q4_0 B = 3.5.") != NULL, "%s", md);
     free(md);
+    snprintf(line, sizeof line, "rm -rf %s", dir);
+    cr_expect_eq(system(line), 0);
+}
+
+/* plot_batch.dat's column 5 names each row's backend (0 forge, 1 openblas, 2 onednn) and plot_vars.gp counts
+ * each one's rows, so scripts/batch.gp draws every backend it has. */
+Test(report_batch, plot_inputs_mark_each_backend) {
+    make_rows(&rep);
+    report_batch_ridge_measured(&rep);
+    char dir[] = "/tmp/fr-batch-plot-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char *vars = NULL;
+    size_t vars_len = 0;
+    FILE *v = open_memstream(&vars, &vars_len);
+    cr_assert_not_null(v);
+    struct fr_err err = {{0}};
+    cr_assert_eq(report_batch_write_plot_inputs(&rep, dir, v, &err), 0, "%s", err.msg);
+    fclose(v);
+    cr_expect(strstr(vars, "n_batch = 3\nn_batch_openblas = 1\nn_batch_onednn = 1\n") != NULL, "%s", vars);
+    free(vars);
+    char path[128], line[512];
+    snprintf(path, sizeof path, "%s/plot_batch.dat", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    int backend[5], n = 0;
+    while (fgets(line, sizeof line, f))
+        if (line[0] != '#' && n < 5) {
+            long b;
+            double t, lo, hi;
+            cr_assert_eq(sscanf(line, "%ld %lf %lf %lf %d", &b, &t, &lo, &hi, &backend[n]), 5, "%s", line);
+            n++;
+        }
+    fclose(f);
+    cr_assert_eq(n, 5);
+    cr_expect(backend[0] == 0 && backend[1] == 0 && backend[2] == 0 && backend[3] == 1 && backend[4] == 2);
     snprintf(line, sizeof line, "rm -rf %s", dir);
     cr_expect_eq(system(line), 0);
 }

@@ -113,16 +113,20 @@ bool cli_is_plain_file(const char *path) {
     return path && lstat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int cli_isa_apply(const char *prefix, const char *name, bool gemv_openblas) {
+int cli_isa_apply(const char *prefix, const char *name, enum matvec_backend gemv) {
     const char *cap = getenv(KERNEL_ISA_MAX_ENV);
     enum kernel_isa isa;
     if (cap && kernel_isa_parse(cap, &isa) != 0)
         return cli_usage_error("%s%s must be scalar, avx2 or avx512 (got '%s')", prefix, KERNEL_ISA_MAX_ENV,
                                cap);
     if (name) {
-        if (gemv_openblas)
+        if (gemv == MATVEC_BACKEND_OPENBLAS)
             return cli_usage_error("%s--isa pins forge's kernels; --gemv openblas runs OpenBLAS's own "
                                    "(OPENBLAS_CORETYPE pins those)",
+                                   prefix);
+        if (gemv == MATVEC_BACKEND_ONEDNN)
+            return cli_usage_error("%s--isa pins forge's kernels; --gemv onednn runs oneDNN's own "
+                                   "(ONEDNN_MAX_CPU_ISA caps those)",
                                    prefix);
         if (kernel_isa_parse(name, &isa) != 0)
             return cli_usage_error("%s--isa must be scalar, avx2 or avx512 (got '%s')", prefix, name);

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "kernels/kernels.h"
+
 #define FR_VERSION "0.1.0"
 
 enum cli_exit {
@@ -63,9 +65,9 @@ int cli_parse_long_list(const char *s, long lo, long hi, long *out, int max_n);
 /* --isa NAME, every command that runs kernels: pins the kernels, the sampler and the ceiling kernels to one
  * instruction set (name NULL: the best the CPU has, the sampler pinned to the kernels' set either way). A
  * name other than scalar, avx2 or avx512, one the CPU lacks, or a bad FORGE_ROOFLINE_MAX_ISA is a one-line
- * usage error: returns CLI_EXIT_USAGE. So is --isa with --gemv openblas (gemv_openblas): OpenBLAS picks
- * its own kernels. prefix starts the message (e.g. "decode: ", or ""). */
-int cli_isa_apply(const char *prefix, const char *name, bool gemv_openblas);
+ * usage error: returns CLI_EXIT_USAGE. So is --isa with --gemv openblas or onednn (gemv): those libraries
+ * pick their own kernels. prefix starts the message (e.g. "decode: ", or ""). */
+int cli_isa_apply(const char *prefix, const char *name, enum matvec_backend gemv);
 /* The usage text of --isa, one line. */
 #define CLI_ISA_HELP "scalar, avx2 or avx512: pins kernels, sampler and ceiling kernels (default: the best)"
 

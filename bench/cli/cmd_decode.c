@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/gemm_onednn.h"
 #include "roofline/timing.h"
 #include "model/config.h"
 #include "model/cost.h"
@@ -54,7 +55,7 @@ static void usage(FILE *f) {
         "  --dtype T            weight type: bf16 (default), f32, q8_0, q4_0; a Q8_0 or Q4_0 GGUF file\n"
         "                       runs in its own type (a different --dtype is refused)\n"
         "  --kv bf16|f32        KV cache type (default bf16)\n"
-        "  --gemv forge|openblas  matvec backend (default forge)\n"
+        "  --gemv B             matvec backend: forge (default), openblas or onednn\n"
         "  --threads N          OpenMP (and OpenBLAS) threads\n"
         "  --isa NAME           " CLI_ISA_HELP "\n"
         "  --temperature T      0 = greedy (default); > 0 samples\n"
@@ -112,12 +113,8 @@ static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
         } else if (strcmp(o, "--kv") == 0) {
             if (fr_dtype_parse(v, &a->kvtype)) return cli_usage_error("decode: --kv '%s': bf16 or f32", v);
         } else if (strcmp(o, "--gemv") == 0) {
-            if (strcmp(v, "forge") == 0)
-                a->backend = MATVEC_BACKEND_FORGE;
-            else if (strcmp(v, "openblas") == 0)
-                a->backend = MATVEC_BACKEND_OPENBLAS;
-            else
-                return cli_usage_error("decode: --gemv '%s': forge or openblas", v);
+            if (matvec_backend_parse(v, &a->backend) != 0)
+                return cli_usage_error("decode: --gemv '%s': forge, openblas or onednn", v);
         } else if (strcmp(o, "--threads") == 0) {
             if (cli_parse_long(v, 1, 1024, &a->threads))
                 return cli_usage_error("decode: --threads '%s' is not an integer in [1, 1024]", v);
@@ -141,7 +138,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
     if (a->chat && !a->text) return cli_usage_error("decode: --chat needs --prompt TEXT");
     if (a->tokenizer && !a->text) return cli_usage_error("decode: --tokenizer is for --prompt TEXT");
     if (a->max_new < 0) return cli_usage_error("decode: --max-new is required");
-    return cli_isa_apply("decode: ", a->isa, a->backend == MATVEC_BACKEND_OPENBLAS);
+    return cli_isa_apply("decode: ", a->isa, a->backend);
 }
 
 /* Parses the prompt into a malloc'd array and checks every id against the vocabulary. */
@@ -276,8 +273,7 @@ static int run_decode(struct decode_args *a, struct run *r) {
             "decode: model %s (%s), weights %s %s (%.2f GB, ready in %.2f s), kv %s, gemv %s, isa %s, "
             "threads %d\n",
             r->cfg.name, r->cfg.path, fr_dtype_name(a->wtype), a->weights ? a->weights : "synthetic",
-            (double)r->w.total_bytes / 1e9, load_s, fr_dtype_name(a->kvtype),
-            a->backend == MATVEC_BACKEND_OPENBLAS ? "openblas" : "forge",
+            (double)r->w.total_bytes / 1e9, load_s, fr_dtype_name(a->kvtype), matvec_backend_name(a->backend),
             kernel_isa_name(kernel_isa_active()), m.threads);
     if (pool[0]) fprintf(stderr, "decode: matvec threads: %s\n", pool);
     fprintf(stderr, "decode: kernels: %s%s\n", kernel_prefetch_describe(),
@@ -363,5 +359,6 @@ int cmd_decode(int argc, char **argv) {
     qwen3_weights_free(&r.w);
     free(r.ids);
     tokenizer_free(&r.tok);
+    gemm_onednn_cleanup(); /* --gemv onednn's primitives (nothing otherwise) */
     return rc;
 }

@@ -85,7 +85,7 @@ static int machine_parse(int argc, char **argv, struct machine_args *a) {
             return cli_usage_error("machine: unknown option '%s' (try --help)", opt);
         }
     }
-    int rc = cli_isa_apply("machine: ", a->isa, false);
+    int rc = cli_isa_apply("machine: ", a->isa, MATVEC_BACKEND_FORGE);
     return rc ? rc : -1;
 }
 

@@ -95,7 +95,8 @@ static void usage(FILE *f) {
         "--batch 1,2,4,8,16,32,64 (the default; --quick: 1,2,4): batched decode steps, B sequences in "
         "lockstep\n"
         "at --batch-context T (default 1024; --quick: 256, at most the model's context), on the run's\n"
-        "backend and on OpenBLAS sgemm with f32 weights beside it; --batch none skips the sweep.\n"
+        "backend, on OpenBLAS sgemm with f32 weights and on oneDNN's matmul with the run's weights beside\n"
+        "it; --batch none skips the sweep.\n"
         "--prompt-len 512 (the default, as llama-bench's -p; at most 3 lengths): prompt processing, the\n"
         "prompt's tokens through every layer in one pass (GEMMs, tiled causal attention), the LM head and\n"
         "the first draw for the last position: pp tokens/s and time to first token; --prompt-depth D puts\n"
@@ -192,12 +193,13 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
                 return cli_usage_error("--block-context: expected an integer >= 0, got '%s'", optarg);
             break;
         case 'g':
-            if (strcmp(optarg, "forge") == 0)
-                a->gemv = MATVEC_BACKEND_FORGE;
-            else if (strcmp(optarg, "openblas") == 0)
-                a->gemv = MATVEC_BACKEND_OPENBLAS;
-            else
+            if (matvec_backend_parse(optarg, &a->gemv) != 0)
                 return cli_usage_error("--gemv: expected forge or openblas, got '%s'", optarg);
+            if (a->gemv == MATVEC_BACKEND_ONEDNN) /* its blocks are timed one at a time, in forge's teams */
+                return cli_usage_error(
+                    "--gemv onednn: the full run times oneDNN in the batch sweep only, "
+                    "beside forge's rows (batch:<B>@<T>:onednn); its blocks and decode steps "
+                    "run forge or openblas (decode --gemv onednn runs whole steps on it)");
             break;
         case 'e':
             a->events = optarg;
@@ -288,7 +290,7 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
     if (!a->model && !a->weights)
         return cli_usage_error("--model is required (e.g. --model qwen3-0.6b; try --help)");
     if (a->history && a->no_history) return cli_usage_error("--history and --no-history: choose one");
-    int rc = cli_isa_apply("", a->isa, a->gemv == MATVEC_BACKEND_OPENBLAS);
+    int rc = cli_isa_apply("", a->isa, a->gemv);
     if (rc) return rc;
     if (!contexts_given) {
         static const long full[] = {1, 1024, 4096, 16384}, quick[] = {1, 256};
@@ -966,7 +968,8 @@ static int run_main(struct run *r, int argc, char **argv) {
                                    .roofs = &r->batch_roofs,
                                    .n_batches = a->n_batches,
                                    .quick = a->quick,
-                                   .with_openblas = true};
+                                   .with_openblas = true,
+                                   .with_onednn = true};
     memcpy(batch.batches, a->batches, sizeof a->batches);
     if ((rc = check_batch(a, &r->cfg, &wsz, &batch))) return rc;
     struct run_prefill_opts prefill = {.cfg = &r->cfg,

@@ -127,7 +127,7 @@ static int parse(int argc, char **argv, struct sample_opts *o) {
             return cli_usage_error("sample: unknown option '%s' (try --help)", a);
         }
     }
-    int rc = cli_isa_apply("sample: ", o->isa, false);
+    int rc = cli_isa_apply("sample: ", o->isa, MATVEC_BACKEND_FORGE);
     if (rc) return rc;
     struct fr_err err;
     if (o->bench) {

@@ -46,7 +46,7 @@ int cmd_verify(int argc, char **argv) {
             return cli_usage_error("verify: unknown option '%s' (try --help)", argv[i]);
         }
     }
-    int rc = cli_isa_apply("verify: ", isa, false);
+    int rc = cli_isa_apply("verify: ", isa, MATVEC_BACKEND_FORGE);
     if (rc) return rc;
     if (verify_count(only) == 0) return cli_usage_error("verify: no check matches '%s' (try --list)", only);
     const bool decode = verify_wants_model(only);

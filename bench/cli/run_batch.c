@@ -10,6 +10,7 @@
 
 #include "bench/batch_bench.h"
 #include "bench/report/report_batch.h"
+#include "kernels/gemm_onednn.h"
 #include "model/cost.h"
 #include "model/decode_batch.h"
 
@@ -82,6 +83,57 @@ static int sweep(struct decode_batch *bt, const struct run_batch_opts *o, enum f
     return 0;
 }
 
+/* Adds "<what>: <why>" to the sweep's note, "; " after what is there. */
+static void note_add(struct report_batch_ridge *rr, const char *what, const char *why) {
+    size_t at = strlen(rr->note);
+    if (at + 1 < sizeof rr->note)
+        snprintf(rr->note + at, sizeof rr->note - at, "%s%s: %.200s", at ? "; " : "", what, why);
+}
+
+/* The OpenBLAS rows: f32 weights (synthetic, the run's own when they are f32) on sgemm. A failure to set
+ * them up is a note; a failed sweep fails the phase, as the forge rows' does. */
+static int openblas_rows(struct decode_batch *bt, const struct run_batch_opts *o, struct run_report *rep,
+                         struct fr_err *err) {
+    struct report_batch_ridge *rr = &rep->batch_ridge;
+    struct qwen3_weights w32;
+    const struct qwen3_weights *ow = o->weights;
+    int own = 0, rc = 0;
+    struct fr_err e = {{0}};
+    if (ow->wtype != FR_DTYPE_F32) {
+        if (qwen3_weights_alloc(&w32, o->cfg, FR_DTYPE_F32, &e) != 0) {
+            note_add(rr, "OpenBLAS rows skipped", e.msg);
+            return 0;
+        }
+        own = 1;
+        qwen3_weights_init_synthetic(&w32, 0x0f0e6eULL);
+        ow = &w32;
+    }
+    openblas_set_num_threads(o->threads); /* the same team size as the forge rows */
+    if (decode_batch_set_weights(bt, ow, MATVEC_BACKEND_OPENBLAS, &e) != 0)
+        note_add(rr, "OpenBLAS rows skipped", e.msg);
+    else
+        rc = sweep(bt, o, FR_DTYPE_F32, "openblas", rep, err);
+    if (own) qwen3_weights_free(&w32);
+    return rc;
+}
+
+/* The oneDNN rows, on the run's own weights; anything oneDNN refuses or fails at is a note, and the rows
+ * measured before it are dropped (a vendor library's failure is no failure of the run). Its description line
+ * names what ran; its state is freed after, as no later phase uses it. */
+static void onednn_rows(struct decode_batch *bt, const struct run_batch_opts *o, struct run_report *rep) {
+    struct report_batch_ridge *rr = &rep->batch_ridge;
+    struct fr_err e = {{0}};
+    const int n_before = rep->n_batch;
+    if (decode_batch_set_weights(bt, o->weights, MATVEC_BACKEND_ONEDNN, &e) != 0 ||
+        sweep(bt, o, o->weights->wtype, "onednn", rep, &e) != 0) {
+        rep->n_batch = n_before;
+        note_add(rr, "oneDNN rows skipped", e.msg);
+    } else {
+        gemm_onednn_describe(o->weights->wtype, rr->onednn, sizeof rr->onednn);
+    }
+    gemm_onednn_cleanup();
+}
+
 int run_batch_phase(const struct run_batch_opts *o, struct run_report *rep, struct fr_err *err) {
     struct decode_batch bt;
     const int cap = (int)max_batch(o);
@@ -89,35 +141,14 @@ int run_batch_phase(const struct run_batch_opts *o, struct run_report *rep, stru
                           &o->blocking, err) != 0)
         return -1;
     batch_bench_fill(&bt, o->context);
-    const char *main_backend = o->backend == MATVEC_BACKEND_OPENBLAS ? "openblas" : "forge";
-    int rc = sweep(&bt, o, o->weights->wtype, main_backend, rep, err);
+    int rc = sweep(&bt, o, o->weights->wtype, matvec_backend_name(o->backend), rep, err);
     struct report_batch_ridge *rr = &rep->batch_ridge;
     rr->context = o->context;
-    if (o->openblas_skipped)
-        snprintf(rr->note, sizeof rr->note, "OpenBLAS rows skipped: %s", o->openblas_skipped);
-    if (rc == 0 && o->with_openblas && o->backend == MATVEC_BACKEND_FORGE) {
-        struct qwen3_weights w32;
-        const struct qwen3_weights *ow = o->weights;
-        int own = 0;
-        struct fr_err e = {{0}};
-        if (ow->wtype != FR_DTYPE_F32) {
-            if (qwen3_weights_alloc(&w32, o->cfg, FR_DTYPE_F32, &e) != 0) {
-                snprintf(rr->note, sizeof rr->note, "OpenBLAS rows skipped: %.200s", e.msg);
-            } else {
-                own = 1;
-                qwen3_weights_init_synthetic(&w32, 0x0f0e6eULL);
-                ow = &w32;
-            }
-        }
-        if (!rr->note[0]) {
-            openblas_set_num_threads(o->threads); /* the same team size as the forge rows */
-            if (decode_batch_set_weights(&bt, ow, MATVEC_BACKEND_OPENBLAS, &e) != 0)
-                snprintf(rr->note, sizeof rr->note, "OpenBLAS rows skipped: %.200s", e.msg);
-            else
-                rc = sweep(&bt, o, FR_DTYPE_F32, "openblas", rep, err);
-        }
-        if (own) qwen3_weights_free(&w32);
-    }
+    if (o->openblas_skipped) note_add(rr, "OpenBLAS rows skipped", o->openblas_skipped);
+    if (o->onednn_skipped) note_add(rr, "oneDNN rows skipped", o->onednn_skipped);
+    const bool beside = o->backend == MATVEC_BACKEND_FORGE; /* the references stand beside forge's rows */
+    if (rc == 0 && beside && o->with_openblas) rc = openblas_rows(&bt, o, rep, err);
+    if (rc == 0 && beside && o->with_onednn) onednn_rows(&bt, o, rep);
     decode_batch_free(&bt);
     if (rc != 0) return -1;
     const struct roofline *rf = o->roofs;

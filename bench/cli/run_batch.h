@@ -1,6 +1,7 @@
 /* The full run's batch sweep phase (forge-roofline --batch LIST): batched decode steps at one context for
  * each B on the run's weights and backend, and, beside them, on f32 weights with OpenBLAS sgemm (OpenBLAS
- * 0.3.21 exports no bf16 GEMM), filling the report's batch rows and ridges. */
+ * 0.3.21 exports no bf16 GEMM) and on the run's own weights (bf16 or f32) with oneDNN's matmul, filling the
+ * report's batch rows and ridges. */
 #ifndef FR_RUN_BATCH_H
 #define FR_RUN_BATCH_H
 
@@ -26,11 +27,13 @@ struct run_batch_opts {
     bool quick;
     bool with_openblas;           /* the f32 OpenBLAS rows beside (when the run's backend is forge) */
     const char *openblas_skipped; /* why they are not, when the caller decided so; NULL otherwise */
+    bool with_onednn;             /* the oneDNN rows beside (run's backend forge, weights bf16 or f32) */
+    const char *onednn_skipped;   /* why they are not, when the caller decided so; NULL otherwise */
     struct sampler_params sampler;
     const float *read_buf; /* each step is paired with an all-threads read of read_buf[read_n]; NULL: not */
     size_t read_n;
     struct sample_set *samples; /* every repetition of every row kept here (NULL: not kept) */
-    int threads; /* the run's (--threads): the forge rows' team, OpenBLAS's pool, the samples */
+    int threads; /* the run's (--threads): the forge rows' team, OpenBLAS's pool, oneDNN's, the samples */
 };
 
 /* Bytes the phase needs at its peak (the largest batch's caches and buffers, plus f32 weights for the

@@ -224,7 +224,7 @@ struct report_sampler {
  * bytes / L2 read, compute roof = FLOPs / peak FMA; the projections (GEMMs) alone likewise. */
 struct report_batch {
     long batch, context;
-    char backend[16]; /* "forge" (this run's ISA) or "openblas" */
+    char backend[16]; /* "forge" (this run's ISA), "openblas" or "onednn" */
     char dtype[16];   /* weights */
     double flops, bytes, dram_bytes;
     double predicted_s;           /* max(memory roof, compute roof) */
@@ -279,7 +279,8 @@ struct report_batch_ridge {
                                       * (B = 1) meets its compute line (largest B); NaN when unmeasured */
     double leaves_memory_roof_batch; /* smallest B whose measured tokens/s is below 80 % of the memory
                                       * roof's; NaN when none does */
-    char note[256];                  /* e.g. why the OpenBLAS rows are absent; "" when nothing to say */
+    char note[512];                  /* e.g. why the OpenBLAS rows are absent; "" when nothing to say */
+    char onednn[192]; /* what the oneDNN rows ran (kernels/gemm_onednn.h gemm_onednn_describe); "" without */
 };
 
 /* The quantised decode against the bf16 decode of the same weights (bench/quant_fidelity.h): figures of a

@@ -8,16 +8,25 @@
 #include "bench/report/report_csv.h"
 #include "kernels/dtype.h"
 
-static bool is_forge(const struct report_batch *b) {
-    return strcmp(b->backend, "openblas") != 0;
+/* The reference backends' rows stand beside forge's; every other row is the run's own. */
+static const char *const batch_refs[] = {"openblas", "onednn"};
+#define BATCH_REFS (int)(sizeof batch_refs / sizeof batch_refs[0])
+
+/* 0 for the run's own rows, 1 + its index in batch_refs for a reference's (plot_batch.dat's column 5). */
+static int batch_ref_index(const struct report_batch *b) {
+    for (int i = 0; i < BATCH_REFS; i++)
+        if (strcmp(b->backend, batch_refs[i]) == 0) return 1 + i;
+    return 0;
 }
 
-/* The row of batch B on the other backend, or NULL. */
-static const struct report_batch *batch_other(const struct run_report *r, const struct report_batch *b) {
-    for (int i = 0; i < r->n_batch; i++) {
-        const struct report_batch *o = &r->batch[i];
-        if (o->batch == b->batch && is_forge(o) != is_forge(b)) return o;
-    }
+static bool is_forge(const struct report_batch *b) {
+    return batch_ref_index(b) == 0;
+}
+
+/* The row of batch B on backend ref (1 + its index in batch_refs; 0: the run's own), or NULL. */
+static const struct report_batch *batch_on(const struct run_report *r, long batch, int ref) {
+    for (int i = 0; i < r->n_batch; i++)
+        if (r->batch[i].batch == batch && batch_ref_index(&r->batch[i]) == ref) return &r->batch[i];
     return NULL;
 }
 
@@ -142,26 +151,31 @@ void report_batch_write_md(FILE *f, const struct run_report *r) {
     if (r->n_batch == 0) return;
     const struct report_batch_ridge *rr = &r->batch_ridge;
     fprintf(f, "## Batch sweep (context %ld)\n\n", rr->context);
-    fputs("B sequences advance one token each per step; the projections and the LM head are one GEMM for all "
-          "B (weights read once), everything else runs per sequence. Memory roof = DRAM bytes / DRAM read + "
-          "cache-resident bytes / L2 read; compute roof = FLOPs / peak FMA (this run's ceilings); % = roof "
-          "time / measured time. GEMMs = the five projection blocks alone, timed inside the step. % paired "
-          "read "
-          "= DRAM bytes / the read's bytes / median over pairs of (step time / read time), each step "
-          "alternated "
-          "with the all-threads read the decode steps are paired with.\n\n",
-          f);
+    fputs(
+        "B sequences advance one token each per step; the projections and the LM head are one GEMM for all "
+        "B (weights read once), everything else runs per sequence. Memory roof = DRAM bytes / DRAM read + "
+        "cache-resident bytes / L2 read; compute roof = FLOPs / peak FMA (this run's ceilings); % = roof "
+        "time / measured time. GEMMs = the five projection blocks alone, timed inside the step. % paired "
+        "read "
+        "= DRAM bytes / the read's bytes / median over pairs of (step time / read time), each step "
+        "alternated "
+        "with the all-threads read the decode steps are paired with. The OpenBLAS columns: the same steps on "
+        "f32 weights with its sgemm; the oneDNN columns: on the run's weights with oneDNN's matmul, at the "
+        "same thread count.\n\n",
+        f);
     fputs("| B | backend | weights | measured ms | min ms | max ms | tokens/s | predicted tokens/s | % "
           "memory roof "
-          "| % compute roof | GEMM ms | GEMM GFLOP/s | GEMM % compute roof | other backend tokens/s | other "
-          "backend GEMM GFLOP/s | paired read GB/s | % paired read |\n"
-          "|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+          "| % compute roof | GEMM ms | GEMM GFLOP/s | GEMM % compute roof | OpenBLAS tokens/s | OpenBLAS "
+          "GEMM GFLOP/s | oneDNN tokens/s | oneDNN GEMM GFLOP/s | paired read GB/s | % paired read |\n"
+          "|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
           f);
     for (int i = 0; i < r->n_batch; i++) {
-        const struct report_batch *b = &r->batch[i], *o = batch_other(r, b);
-        if (!is_forge(b) && o)
-            continue; /* shown in its forge row's "other backend" columns; all: batch.csv */
-        char c[14][REPORT_FMT_LEN];
+        const struct report_batch *b = &r->batch[i];
+        if (!is_forge(b) && batch_on(r, b->batch, 0))
+            continue; /* shown in its forge row's columns of its backend; all: batch.csv */
+        const struct report_batch *ob = is_forge(b) ? batch_on(r, b->batch, 1) : NULL,
+                                  *od = is_forge(b) ? batch_on(r, b->batch, 2) : NULL;
+        char c[16][REPORT_FMT_LEN];
         report_fmt_md(b->measured.median_s, 1e3, 1, c[0]);
         report_fmt_md(b->measured.min_s, 1e3, 1, c[1]);
         report_fmt_md(b->measured.max_s, 1e3, 1, c[2]);
@@ -173,14 +187,18 @@ void report_batch_write_md(FILE *f, const struct run_report *r) {
         report_fmt_md(report_ratio(b->proj_flops, b->proj_s), 1e-9, 1, c[8]);
         double peak_s = report_ratio(b->compute_roof_s * b->proj_flops, b->flops); /* GEMM FLOPs / peak */
         report_fmt_md(report_ratio(peak_s, b->proj_s), 100, 0, c[9]);
-        report_fmt_md(o ? o->tokens_per_s : NAN, 1, 1, c[10]);
-        report_fmt_md(o ? report_ratio(o->proj_flops, o->proj_s) : NAN, 1e-9, 1, c[11]);
-        report_fmt_md(b->paired_read_gbs, 1, 1, c[12]);
-        report_fmt_md(b->paired_efficiency, 100, 0, c[13]);
-        fprintf(f,
-                "| %ld | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-                b->batch, b->backend, b->dtype, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9],
-                c[10], c[11], c[12], c[13]);
+        report_fmt_md(ob ? ob->tokens_per_s : NAN, 1, 1, c[10]);
+        report_fmt_md(ob ? report_ratio(ob->proj_flops, ob->proj_s) : NAN, 1e-9, 1, c[11]);
+        report_fmt_md(od ? od->tokens_per_s : NAN, 1, 1, c[12]);
+        report_fmt_md(od ? report_ratio(od->proj_flops, od->proj_s) : NAN, 1e-9, 1, c[13]);
+        report_fmt_md(b->paired_read_gbs, 1, 1, c[14]);
+        report_fmt_md(b->paired_efficiency, 100, 0, c[15]);
+        fprintf(
+            f,
+            "| %ld | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
+            "|\n",
+            b->batch, b->backend, b->dtype, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10],
+            c[11], c[12], c[13], c[14], c[15]);
     }
     /* every format's, so one run shows where each would leave the memory roof (the GEMM of a block format
      * dequantises to f32, so its compute roof is the f32 FMA's and its ridge falls at a smaller B) */
@@ -202,6 +220,12 @@ void report_batch_write_md(FILE *f, const struct run_report *r) {
     md_ridge_measured(f, r);
     fputs(".\n\n", f);
     md_one_vs_step(f, r);
+    if (rr->onednn[0])
+        fprintf(
+            f,
+            "oneDNN rows: %s; its matmul takes activations of the weights' type, so with bf16 weights each "
+            "call first rounds its f32 rows to bf16 (inside its time).\n\n",
+            rr->onednn);
     if (rr->note[0]) fprintf(f, "Note: %s.\n\n", rr->note);
 }
 
@@ -226,29 +250,33 @@ int report_batch_write_plot_inputs(const struct run_report *r, const char *dir, 
                                    struct fr_err *err) {
     FILE *f = report_file_open(dir, "plot_batch.dat", err);
     if (!f) return -1;
-    fputs("# B tokens_per_s lo hi openblas gemm_tokens_per_s flop_per_byte gflop_per_s\n", f);
+    fputs("# B tokens_per_s lo hi backend(0 forge, 1 openblas, 2 onednn) gemm_tokens_per_s flop_per_byte "
+          "gflop_per_s\n",
+          f);
     const struct report_batch *lo = NULL, *hi = NULL;
-    int n_forge = 0, n_ob = 0;
+    int n_rows[1 + BATCH_REFS] = {0};
     long b_max = 1;
     for (int i = 0; i < r->n_batch; i++) {
         const struct report_batch *b = &r->batch[i];
-        int ob = !is_forge(b);
+        int ref = batch_ref_index(b);
         fprintf(f, "%ld %.9g %.9g %.9g %d %.9g %.9g %.9g\n", b->batch, b->tokens_per_s,
                 report_ratio((double)b->batch, b->measured.max_s),
-                report_ratio((double)b->batch, b->measured.min_s), ob,
+                report_ratio((double)b->batch, b->measured.min_s), ref,
                 report_ratio((double)b->batch, b->proj_s), report_ratio(b->flops, b->bytes),
                 report_ratio(b->flops, b->measured.median_s) / 1e9);
-        ob ? n_ob++ : n_forge++;
+        n_rows[ref]++;
         if (b->batch > b_max) b_max = b->batch;
         /* the roof curves from the two smallest forge batch sizes that lie on the memory side */
-        if (!ob && (!lo || b->batch < lo->batch)) lo = b;
+        if (!ref && (!lo || b->batch < lo->batch)) lo = b;
     }
     for (int i = 0; i < r->n_batch; i++) {
         const struct report_batch *b = &r->batch[i];
         if (is_forge(b) && b != lo && lo && b->batch > lo->batch && (!hi || b->batch < hi->batch)) hi = b;
     }
-    fprintf(vars, "n_batch = %d\nn_batch_openblas = %d\nbatch_max = %ld\nbatch_context = %ld\n", n_forge,
-            n_ob, b_max, r->batch_ridge.context);
+    fprintf(
+        vars,
+        "n_batch = %d\nn_batch_openblas = %d\nn_batch_onednn = %d\nbatch_max = %ld\nbatch_context = %ld\n",
+        n_rows[0], n_rows[1], n_rows[2], b_max, r->batch_ridge.context);
     gp_roof_fit(vars, "step_roof", lo, hi, 0);
     gp_roof_fit(vars, "gemm_roof", lo, hi, 1);
     const struct report_batch_ridge *rr = &r->batch_ridge;

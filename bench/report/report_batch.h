@@ -10,7 +10,8 @@
 #include "bench/report/report.h"
 
 int report_batch_write_csv(const struct run_report *r, const char *dir, struct fr_err *err);
-/* The "## Batch sweep" section: the table (forge and OpenBLAS side by side), the ridges, the finding. */
+/* The "## Batch sweep" section: the table (forge with OpenBLAS and oneDNN beside it), the ridges, what the
+ * oneDNN rows ran, the notes. */
 void report_batch_write_md(FILE *f, const struct run_report *r);
 /* One finding line for "## Findings" (nothing when the run had no sweep). */
 void report_batch_finding(FILE *f, const struct run_report *r);

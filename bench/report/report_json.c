@@ -154,6 +154,7 @@ char *report_json_string(const struct run_report *r) {
         add_num(o, "proj_measured", rr->proj_measured);
         add_num(o, "leaves_memory_roof_batch", rr->leaves_memory_roof_batch);
         cJSON_AddStringToObject(o, "note", rr->note);
+        cJSON_AddStringToObject(o, "onednn", rr->onednn); /* what the oneDNN rows ran; "" without them */
     }
     if (r->n_prefill > 0) { /* prompt processing: only in runs that had it */
         cJSON *o = cJSON_AddObjectToObject(root, "prefill");
@@ -436,6 +437,8 @@ int report_json_parse(const char *json, size_t len, const char *name, struct run
             rr->proj_measured = rd_num(&rd, o, "proj_measured");
             rr->leaves_memory_roof_batch = rd_num(&rd, o, "leaves_memory_roof_batch");
             snprintf(rr->note, sizeof rr->note, "%s", rd_str(&rd, o, "note"));
+            if (cJSON_GetObjectItemCaseSensitive(o, "onednn")) /* runs before the oneDNN rows have none */
+                snprintf(rr->onednn, sizeof rr->onednn, "%s", rd_str(&rd, o, "onednn"));
         }
     }
     if (cJSON_GetObjectItemCaseSensitive(root, "prefill")) { /* runs without prompt processing have none */
