@@ -12,7 +12,8 @@
 #include "kernels/quant_k_ops.h"
 
 size_t quant_k_row_bytes(enum quant_k_type t, size_t n) {
-    return n / QUANT_QK_K * (t == QUANT_K_Q4_K ? sizeof(struct quant_block_q4_k) : sizeof(struct quant_block_q6_k));
+    return n / QUANT_QK_K *
+           (t == QUANT_K_Q4_K ? sizeof(struct quant_block_q4_k) : sizeof(struct quant_block_q6_k));
 }
 
 const char *quant_k_name(enum quant_k_type t) {
@@ -177,7 +178,8 @@ double quant_k_dot_ref(enum quant_k_type t, const void *row, const struct quant_
             long dots = 0;
             for (int g = 0; g < 16; g++) {
                 long dot = 0;
-                for (int l = 0; l < 16; l++) dot += (long)(q6_k_code(w, 16 * g + l) - 32) * xb->qs[16 * g + l];
+                for (int l = 0; l < 16; l++)
+                    dot += (long)(q6_k_code(w, 16 * g + l) - 32) * xb->qs[16 * g + l];
                 dots += w->scales[g] * dot;
             }
             total += (double)xb->d * (double)quant_f16_to_f32(w->d) * (double)dots;
@@ -201,7 +203,8 @@ static float dot_q4_k_scalar(const struct quant_block_q4_k *w, const struct quan
             dots += sc * dot;
             mins += m * (x[b].bsums[2 * j] + x[b].bsums[2 * j + 1]);
         }
-        total += x[b].d * (quant_f16_to_f32(w[b].d) * (float)dots - quant_f16_to_f32(w[b].dmin) * (float)mins);
+        total +=
+            x[b].d * (quant_f16_to_f32(w[b].d) * (float)dots - quant_f16_to_f32(w[b].dmin) * (float)mins);
     }
     return total;
 }
@@ -238,8 +241,8 @@ const char *quant_k_describe(void) {
     return ops_active()->name;
 }
 
-void quant_k_matvec_rows(float *y, const void *w, enum quant_k_type t, const struct quant_block_q8_k *x, int nb,
-                         int r0, int r1) {
+void quant_k_matvec_rows(float *y, const void *w, enum quant_k_type t, const struct quant_block_q8_k *x,
+                         int nb, int r0, int r1) {
     const struct quant_k_ops *ops = ops_active();
     for (int r = r0; r < r1; r++) {
         if (t == QUANT_K_Q4_K)

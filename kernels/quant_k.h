@@ -64,8 +64,8 @@ double quant_k_dot_ref(enum quant_k_type t, const void *row, const struct quant_
 
 /* y[r] = row r . x for r in [r0, r1) of a [rows][nb superblocks] matrix w, on the calling thread, with the
  * active ISA's dot product (scalar, AVX2 maddubs, AVX-512 VNNI dpbusd). */
-void quant_k_matvec_rows(float *y, const void *w, enum quant_k_type t, const struct quant_block_q8_k *x, int nb,
-                         int r0, int r1);
+void quant_k_matvec_rows(float *y, const void *w, enum quant_k_type t, const struct quant_block_q8_k *x,
+                         int nb, int r0, int r1);
 /* The whole matvec: x (cols floats, a multiple of 256) quantised once, rows split over `threads` OpenMP
  * threads (1: the calling thread). Returns -1 when cols is not a multiple of 256 or the buffer for x's
  * quantised copy cannot be had. */

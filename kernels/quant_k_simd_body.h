@@ -1,9 +1,10 @@
 /* The K-quant dot products of kernels/quant_k.h, one body for AVX2 and AVX-512 VNNI. The including file
  * supplies qk_scaled_dot(acc, u, s, sc): acc plus the products of 32 unsigned codes u and 32 signed
  * activation codes s, each 2 consecutive ones summed (vpmaddubsw: at most 2 x 63 x 127, no saturation),
- * times the int16 scale of their lane in sc, each two such pairs into an int32 lane, exact. A superblock's lanes add in int32 (at most 3.8e6 for Q4_K,
- * 3.3e7 for Q6_K: no overflow), then one FMA by d x d8; the mins (Q4_K) and the -32 (Q6_K) come from x's
- * bsums, outside the vectors. Then the same integers as quant_k_dot_ref; only the f32 sums differ. */
+ * times the int16 scale of their lane in sc, each two such pairs into an int32 lane, exact. A superblock's
+ * lanes add in int32 (at most 3.8e6 for Q4_K, 3.3e7 for Q6_K: no overflow), then one FMA by d x d8; the mins
+ * (Q4_K) and the -32 (Q6_K) come from x's bsums, outside the vectors. Then the same integers as
+ * quant_k_dot_ref; only the f32 sums differ. */
 #include <immintrin.h>
 #include <string.h>
 
@@ -51,7 +52,8 @@ static float qk_dot_q4_k(const struct quant_block_q4_k *w, const struct quant_bl
         __m256i isum = _mm256_setzero_si256();
         for (int c = 0; c < 4; c++) {
             const __m256i q = qk_load(w[b].qs + 32 * c);
-            const __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+            const __m256i lo = _mm256_and_si256(q, low4),
+                          hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
             isum = qk_scaled_dot(isum, lo, qk_load(x[b].qs + 64 * c), qk_broadcast16(sc16, 2 * c));
             isum = qk_scaled_dot(isum, hi, qk_load(x[b].qs + 64 * c + 32), qk_broadcast16(sc16, 2 * c + 1));
         }

@@ -60,7 +60,8 @@ static void matvec_case(enum kernel_isa isa, enum quant_k_type t, int rows, int 
     unsigned char *q = test_alloc(rb * (size_t)rows);
     test_fill(&rng, w, (size_t)rows * (size_t)cols, -1.0f, 1.0f);
     test_fill(&rng, x, (size_t)cols, -2.0f, 2.0f);
-    for (int r = 0; r < rows; r++) quant_k_quantize_row(q + rb * (size_t)r, t, w + (size_t)r * cols, (size_t)cols);
+    for (int r = 0; r < rows; r++)
+        quant_k_quantize_row(q + rb * (size_t)r, t, w + (size_t)r * cols, (size_t)cols);
     const int nb = cols / QUANT_QK_K;
     struct quant_block_q8_k *xq = test_alloc((size_t)nb * sizeof *xq);
     quant_k_quantize_act(xq, x, (size_t)cols);
