@@ -15,9 +15,9 @@
 
 /* OpenBLAS 0.3.21's x86 core names (driver/others/dynamic.c) whose kernels stop short of AVX2 */
 static const char *const pre_avx2_cores[] = {
-    "Katmai",  "Coppermine",   "Northwood", "Prescott", "Banias",      "Atom",   "Core2",
-    "Penryn",  "Dunnington",   "Nehalem",   "Athlon",   "Opteron",     "Opteron_SSE3",
-    "Barcelona", "Nano",       "Sandybridge", "Bobcat", "Bulldozer",   "Piledriver", "Steamroller",
+    "Katmai", "Coppermine",  "Northwood", "Prescott",  "Banias",     "Atom",         "Core2",
+    "Penryn", "Dunnington",  "Nehalem",   "Athlon",    "Opteron",    "Opteron_SSE3", "Barcelona",
+    "Nano",   "Sandybridge", "Bobcat",    "Bulldozer", "Piledriver", "Steamroller",
 };
 
 static char exec_failure[128];
@@ -32,7 +32,8 @@ struct blas_cpu_features blas_core_cpu_features(void) {
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
     bool ymm_os = (lo & 0x6u) == 0x6u, zmm_os = (lo & 0xe6u) == 0xe6u;
     f.avx2_fma = ymm_os && fma && (b & (1u << 5));
-    const unsigned avx512_need = (1u << 16) | (1u << 17) | (1u << 28) | (1u << 30) | (1u << 31); /* F DQ CD BW VL */
+    const unsigned avx512_need =
+        (1u << 16) | (1u << 17) | (1u << 28) | (1u << 30) | (1u << 31); /* F DQ CD BW VL */
     f.avx512 = f.avx2_fma && zmm_os && (b & avx512_need) == avx512_need;
     return f;
 }
@@ -53,7 +54,8 @@ void blas_core_restart_if_generic(char **argv) {
     if (getenv("OPENBLAS_CORETYPE") || !is_dynamic_arch()) return;
     const char *core = blas_core_override(openblas_get_corename(), blas_core_cpu_features());
     if (!core) return;
-    if (setenv(BLAS_FALLBACK_ENV, openblas_get_corename(), 1) != 0 || setenv("OPENBLAS_CORETYPE", core, 1) != 0)
+    if (setenv(BLAS_FALLBACK_ENV, openblas_get_corename(), 1) != 0 ||
+        setenv("OPENBLAS_CORETYPE", core, 1) != 0)
         return;
     fflush(NULL);
     execv("/proc/self/exe", argv);
@@ -81,7 +83,8 @@ void blas_core_describe(char *out, size_t len) {
         snprintf(out, len, "OpenBLAS core %s (OPENBLAS_CORETYPE=%s from the environment)", core, env);
     else if (blas_core_override(core, blas_core_cpu_features()))
         snprintf(out, len, "OpenBLAS core %s, a generic fallback without AVX2 (%s)", core,
-                 is_dynamic_arch() ? "no restart was tried" : "not a DYNAMIC_ARCH build: OPENBLAS_CORETYPE cannot choose");
+                 is_dynamic_arch() ? "no restart was tried"
+                                   : "not a DYNAMIC_ARCH build: OPENBLAS_CORETYPE cannot choose");
     else
         snprintf(out, len, "OpenBLAS core %s (its own choice)", core);
 }

@@ -5,7 +5,8 @@
  * figure of the run (the sgemm ceiling, the batch sweep's and --gemv openblas's rows) is that fallback's.
  * OPENBLAS_CORETYPE chooses the core, but it is read only when the library loads, so the fix is to set it
  * and exec the program again, once. Only a fallback without AVX2 on a CPU with AVX2 and FMA is overridden
- * (an unambiguous "unknown CPU"); any core OpenBLAS chose knowingly, and a user's OPENBLAS_CORETYPE, stand. */
+ * (an unambiguous "unknown CPU"); any core OpenBLAS chose knowingly, and a user's OPENBLAS_CORETYPE, stand.
+ */
 #ifndef FR_BLAS_CORE_H
 #define FR_BLAS_CORE_H
 

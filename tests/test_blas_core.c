@@ -19,8 +19,8 @@ Test(blas_core, overrides_only_a_pre_avx2_core_on_an_avx2_cpu) {
     cr_expect_str_eq(blas_core_override("Sandybridge", avx2), "Haswell");
     cr_expect_str_eq(blas_core_override("Steamroller", avx512), "SkylakeX");
     cr_expect_null(blas_core_override("Prescott", sse), "a CPU without AVX2 keeps OpenBLAS's pick");
-    static const char *const kept[] = {"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids",
-                                       "Excavator", "SomeFutureCore", ""};
+    static const char *const kept[] = {"Haswell",        "Zen",       "SkylakeX",       "Cooperlake",
+                                       "SapphireRapids", "Excavator", "SomeFutureCore", ""};
     for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
         cr_expect_null(blas_core_override(kept[i], avx512), "'%s' was overridden", kept[i]);
     cr_expect_null(blas_core_override(NULL, avx512));
