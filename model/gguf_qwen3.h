@@ -27,7 +27,8 @@ int gguf_qwen3_check_config(const struct qwen3_config *file_cfg, const struct qw
  * a layer matrix in a format no kernel runs yet (the k-quants, q4_1, q5_0, q5_1: llama-quantize's Q4_K_M and
  * kin, #67) may mix any read types: every matrix is converted at load to the run's one kernel format, Q8_0
  * unless --dtype says another. Q8_0 because its requantisation error (half of max|w| / 127 a block of 32)
- * is far below that of the 4-6-bit source (max|w| / 15 to / 63), so it keeps what the file holds. */
+ * is far below that of the 4-6-bit source (half its step: max|w| / 15 to / 64), so it keeps what the
+ * file holds. */
 struct gguf_qwen3_types {
     bool block;          /* the layer matrices are all q8_0 or all q4_0 */
     bool convert_all;    /* a layer matrix is in a format no kernel runs: every matrix converts at load */
