@@ -154,12 +154,15 @@ int quant_fidelity_run(const struct quant_fidelity_opts *o, struct quant_fidelit
     if (qwen3_weights_sizes(o->cfg, FR_DTYPE_BF16, &bf, err)) return -1;
     if (qwen3_weights_sizes(o->cfg, FR_DTYPE_Q8_0, &q8, err))
         return QUANT_FIDELITY_SKIPPED; /* not whole blocks */
-    if (o->weights_file) { /* a file of Q8_0/Q4_0 blocks holds no bf16 original to measure them against */
+    if (o->weights_file) { /* a file of blocks (Q8_0/Q4_0, k-quants) holds no bf16 original to measure against
+                            */
         enum fr_dtype held;
         if (weights_file_wtype(o->weights_file, o->cfg, FR_DTYPE_BF16, false, &held, NULL, 0, err)) return -1;
         if (held == FR_DTYPE_Q8_0 || held == FR_DTYPE_Q4_0) {
-            fr_err_set(err, "%s holds %s matrices: no bf16 original to compare the formats against",
-                       o->weights_file, fr_dtype_name(held));
+            fr_err_set(
+                err,
+                "%s holds quantised matrices (run in %s): no bf16 original to compare the formats against",
+                o->weights_file, fr_dtype_name(held));
             return QUANT_FIDELITY_SKIPPED;
         }
     }

@@ -127,26 +127,6 @@ void quant_dequantize_row(float *dst, enum fr_dtype t, const void *src, size_t n
     }
 }
 
-/* Weight e of a superblock: within each half of 128, ql's 64 bytes hold e's low 4 bits (weights 0-63 in the
- * low nibbles, 64-127 in the high ones) and qh's 32 bytes its high 2 bits (weights 0-31 in bits 0-1, 32-63
- * in bits 2-3, and so on). */
-void quant_dequantize_q6_k(float *dst, const void *src, size_t n) {
-    for (size_t b = 0; b < n / QUANT_Q6_K_BLOCK; b++) {
-        const uint8_t *blk = (const uint8_t *)src + b * QUANT_Q6_K_BYTES, *ql = blk, *qh = blk + 128;
-        const int8_t *scales = (const int8_t *)(const void *)(blk + 192);
-        uint16_t dh;
-        memcpy(&dh, blk + 208, sizeof dh);
-        const float d = quant_f16_to_f32(dh);
-        float *o = dst + b * QUANT_Q6_K_BLOCK;
-        for (int e = 0; e < QUANT_Q6_K_BLOCK; e++) {
-            int half = e / 128, j = e % 128;
-            int lo = ql[half * 64 + j % 64] >> (j < 64 ? 0 : 4) & 0xf;
-            int hi = qh[half * 32 + j % 32] >> (2 * (j / 32)) & 3;
-            o[e] = d * (float)scales[e / 16] * (float)((lo | hi << 4) - 32);
-        }
-    }
-}
-
 /* A row's columns from a matrix in memory order (kernels/quant.h): grouped rows a block at a time. */
 void quant_matrix_dequantize(float *dst, enum fr_dtype t, const void *m, int rows, int cols, int r, int c0,
                              int n) {

@@ -73,15 +73,6 @@ void quant_matrix_block(void *blk, enum fr_dtype t, const void *m, int rows, int
 void quant_matrix_dequantize(float *dst, enum fr_dtype t, const void *m, int rows, int cols, int r, int c0,
                              int n);
 
-/* llama.cpp's Q6_K (ggml-common.h's block_q6_K; our own code), read only, to convert a matrix outside the
- * layers (llama.cpp's Q4_0 files keep a tied embedding whose rows are a multiple of 256 in Q6_K): 256
- * weights a superblock in 210 bytes, ql[128] (each weight's low 4 bits), qh[64] (its high 2 bits), int8
- * scales[16] (one a 16 weights) and an f16 d; w = (d * scale) * (q - 32). n a multiple of 256. Checked
- * against gguf-py's dequantiser in tests/test_gguf_quant.c. */
-#define QUANT_Q6_K_BLOCK 256
-#define QUANT_Q6_K_BYTES 210
-void quant_dequantize_q6_k(float *dst, const void *src, size_t n);
-
 /* x quantised for a block matvec: per 32-block int8 codes qs, scale d (x ~ d * qs) and the integer
  * offset the SIMD Q4_0 dot products start from: c4 = -8 * sum(qs) (Q4_0's codes carry +8). */
 struct quant_act {

@@ -9,6 +9,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/quant.h"
+#include "kernels/quant_dequant.h"
 #include "kernels/quant_k_ops.h"
 
 size_t quant_k_row_bytes(enum quant_k_type t, size_t n) {
@@ -18,17 +19,6 @@ size_t quant_k_row_bytes(enum quant_k_type t, size_t n) {
 
 const char *quant_k_name(enum quant_k_type t) {
     return t == QUANT_K_Q4_K ? "q4_k" : "q6_k";
-}
-
-void quant_k_scale_min(const uint8_t scales[12], int j, int *sc, int *m) {
-    const int k = j & 3; /* bytes k, k + 4 and k + 8 hold sub-blocks k and k + 4 */
-    if (j < 4) {
-        *sc = scales[k] & 63;
-        *m = scales[k + 4] & 63;
-    } else {
-        *sc = (scales[k + 8] & 0xf) | (scales[k] >> 6) << 4;
-        *m = (scales[k + 8] >> 4) | (scales[k + 4] >> 6) << 4;
-    }
 }
 
 static void pack_scale_min(uint8_t scales[12], const int sc[8], const int m[8]) {
@@ -107,23 +97,7 @@ void quant_k_quantize_row(void *dst, enum quant_k_type t, const float *src, size
 }
 
 void quant_k_dequantize_row(float *dst, enum quant_k_type t, const void *src, size_t n) {
-    if (t == QUANT_K_Q6_K) {
-        quant_dequantize_q6_k(dst, src, n);
-        return;
-    }
-    for (size_t b = 0; b < n / QUANT_QK_K; b++) {
-        const struct quant_block_q4_k *blk = (const struct quant_block_q4_k *)src + b;
-        const float d = quant_f16_to_f32(blk->d), dmin = quant_f16_to_f32(blk->dmin);
-        for (int j = 0; j < 8; j++) {
-            int sc, m;
-            quant_k_scale_min(blk->scales, j, &sc, &m);
-            for (int l = 0; l < 32; l++) {
-                const uint8_t byte = blk->qs[32 * (j / 2) + l];
-                const int q = j % 2 ? byte >> 4 : byte & 0xf;
-                dst[b * QUANT_QK_K + 32 * (size_t)j + (size_t)l] = d * (float)sc * (float)q - dmin * (float)m;
-            }
-        }
-    }
+    quant_dequantize_file(dst, t == QUANT_K_Q4_K ? QUANT_FILE_Q4_K : QUANT_FILE_Q6_K, src, n);
 }
 
 void quant_k_quantize_act(struct quant_block_q8_k *dst, const float *x, size_t n) {
@@ -162,7 +136,7 @@ double quant_k_dot_ref(enum quant_k_type t, const void *row, const struct quant_
             long dots = 0, mins = 0;
             for (int j = 0; j < 8; j++) {
                 int sc, m;
-                quant_k_scale_min(w->scales, j, &sc, &m);
+                quant_q4_k_scale_min(w->scales, j, &sc, &m);
                 long dot = 0;
                 for (int l = 0; l < 32; l++) {
                     const uint8_t byte = w->qs[32 * (j / 2) + l];
@@ -195,7 +169,7 @@ static float dot_q4_k_scalar(const struct quant_block_q4_k *w, const struct quan
         int dots = 0, mins = 0;
         for (int j = 0; j < 8; j++) {
             int sc, m, dot = 0;
-            quant_k_scale_min(w[b].scales, j, &sc, &m);
+            quant_q4_k_scale_min(w[b].scales, j, &sc, &m);
             for (int l = 0; l < 32; l++) {
                 const uint8_t byte = w[b].qs[32 * (j / 2) + l];
                 dot += (j % 2 ? byte >> 4 : byte & 0xf) * x[b].qs[32 * j + l];

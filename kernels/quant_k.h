@@ -6,7 +6,7 @@
  *   32-weight sub-block), 128 bytes of 4-bit codes q: w = d * sc[j] * q - dmin * m[j]. Codes of sub-blocks
  *   2c and 2c + 1 share qs[32c .. 32c + 31], low and high nibbles.
  *   Q6_K, 210 bytes: ql[128] low 4 bits, qh[64] high 2 bits, int8 scales[16] (one a 16 weights), f16 d:
- *   w = d * scales[g] * (q - 32), q in [0, 63] (layout: kernels/quant.h's quant_dequantize_q6_k).
+ *   w = d * scales[g] * (q - 32), q in [0, 63] (layout: kernels/quant_dequant.c).
  *   Q8_K (activations): f32 d, int8 qs[256], and the sums of each 16 codes (bsums), which carry Q4_K's mins
  *   and Q6_K's -32 out of the integer dot products.
  * A superblock's product is then exact integer sums times the scales. Rows are whole superblocks: cols a
@@ -24,7 +24,7 @@ enum quant_k_type { QUANT_K_Q4_K, QUANT_K_Q6_K };
 
 struct quant_block_q4_k {
     uint16_t d, dmin;   /* f16 */
-    uint8_t scales[12]; /* sc[0..7] and m[0..7], 6 bits each (quant_k_scale_min) */
+    uint8_t scales[12]; /* sc[0..7] and m[0..7], 6 bits each (kernels/quant_dequant.h quant_q4_k_scale_min) */
     uint8_t qs[QUANT_QK_K / 2];
 };
 struct quant_block_q6_k {
@@ -44,10 +44,6 @@ _Static_assert(sizeof(struct quant_block_q6_k) == 210, "Q6_K superblock is 210 b
 /* Bytes of a row of n weights (n a multiple of 256). */
 size_t quant_k_row_bytes(enum quant_k_type t, size_t n);
 const char *quant_k_name(enum quant_k_type t); /* "q4_k", "q6_k" */
-
-/* Sub-block j's scale and min of a Q4_K superblock's packed 12 bytes: j < 4 in the low 6 bits of bytes j and
- * j + 4; j >= 4 in the nibbles of byte j + 4 with their top 2 bits in the top bits of bytes j - 4 and j. */
-void quant_k_scale_min(const uint8_t scales[12], int j, int *sc, int *m);
 
 /* dst = the n (a multiple of 256) values of src in format t, our own quantiser (not llama.cpp's search:
  * the same layout, other codes): each sub-block's range over 15 (Q4_K) or largest magnitude over 32 (Q6_K),

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernels/quant.h"
+#include "kernels/quant_dequant.h"
 #include "kernels/quant_k.h"
 #include "kernels/quant_k_ops.h"
 
@@ -30,7 +31,7 @@ static inline __m256i qk_broadcast16(__m256i v, int j) {
 }
 
 /* A superblock's eight 6-bit scales (bytes 0-7 of the result) and mins (bytes 8-15) from its 12 packed
- * bytes, four at a time in 32-bit words (the layout of quant_k_scale_min) */
+ * bytes, four at a time in 32-bit words (the layout of quant_q4_k_scale_min) */
 static inline __m128i qk_scales_mins(const uint8_t packed[12]) {
     uint32_t u[3];
     memcpy(u, packed, sizeof u);

@@ -44,6 +44,16 @@ const char *gguf_ggml_type_name(uint32_t type, char *buf, size_t len) {
     return buf;
 }
 
+const char *gguf_file_type_name(uint64_t ftype, char *buf, size_t len) {
+    static const char *const names[] = {
+        [0] = "f32",     [1] = "f16",     [2] = "q4_0",    [3] = "q4_1",    [7] = "q8_0",    [8] = "q5_0",
+        [9] = "q5_1",    [10] = "q2_k",   [11] = "q3_k_s", [12] = "q3_k_m", [13] = "q3_k_l", [14] = "q4_k_s",
+        [15] = "q4_k_m", [16] = "q5_k_s", [17] = "q5_k_m", [18] = "q6_k",   [32] = "bf16"};
+    if (ftype < sizeof names / sizeof names[0] && names[ftype]) return names[ftype];
+    snprintf(buf, len, "file_type %llu", (unsigned long long)ftype);
+    return buf;
+}
+
 /* Bytes of one scalar value; 0 for strings and arrays. */
 static size_t vtype_size(enum gguf_vtype t) {
     static const size_t sz[GGUF_VTYPE_COUNT] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
@@ -238,12 +248,21 @@ static int check_layout(const struct gguf_file *g, struct fr_err *err) {
         if (t->offset % g->alignment)
             return fr_err_set(err, "%s: tensor '%s': offset %llu is not a multiple of the alignment %llu",
                               g->path, name, (unsigned long long)t->offset, (unsigned long long)g->alignment);
-        if (t->offset > data_bytes || t->bytes > data_bytes - t->offset)
+        if (t->offset > data_bytes || t->bytes > data_bytes - t->offset) {
+            /* a block type's message names the first block the end cuts short */
+            const struct ggml_type_info *ti = type_info(t->type);
+            char cut[96] = "";
+            if (ti->block > 1 && t->offset <= data_bytes)
+                snprintf(cut, sizeof cut, ": its %s %llu of %llu is cut short",
+                         ti->block == 256 ? "super-block" : "block",
+                         (unsigned long long)((data_bytes - t->offset) / ti->block_bytes),
+                         (unsigned long long)(t->bytes / ti->block_bytes));
             return fr_err_set(err,
                               "%s: tensor '%s': %llu bytes at offset %llu run past the end of the data "
-                              "(%llu bytes)",
+                              "(%llu bytes)%s",
                               g->path, name, (unsigned long long)t->bytes, (unsigned long long)t->offset,
-                              (unsigned long long)data_bytes);
+                              (unsigned long long)data_bytes, cut);
+        }
     }
     if (g->n_tensors < 2) return 0;
     const struct gguf_tensor **by_off = malloc((size_t)g->n_tensors * sizeof *by_off);

@@ -34,7 +34,12 @@ enum gguf_ggml_type {
     GGUF_GGML_F32 = 0,
     GGUF_GGML_F16 = 1,
     GGUF_GGML_Q4_0 = 2,
+    GGUF_GGML_Q4_1 = 3,
+    GGUF_GGML_Q5_0 = 6,
+    GGUF_GGML_Q5_1 = 7,
     GGUF_GGML_Q8_0 = 8,
+    GGUF_GGML_Q4_K = 12,
+    GGUF_GGML_Q5_K = 13,
     GGUF_GGML_Q6_K = 14,
     GGUF_GGML_BF16 = 30
 };
@@ -106,5 +111,8 @@ int64_t gguf_array_int(const struct gguf_file *g, const struct gguf_kv *kv, uint
 
 /* ggml type name ("f32", "bf16", "q8_0", ...; "type N" for a type the parser does not know). */
 const char *gguf_ggml_type_name(uint32_t type, char *buf, size_t len);
+/* general.file_type's name as llama-quantize writes it (llama.h's llama_ftype: 15 is "q4_k_m"), or
+ * "file_type N" for one not listed here. */
+const char *gguf_file_type_name(uint64_t ftype, char *buf, size_t len);
 
 #endif

@@ -123,6 +123,33 @@ int gguf_qwen3_check_config(const struct qwen3_config *f, const struct qwen3_con
     return 0;
 }
 
+/* The ggml types read, and the slot type each is read as. */
+static const struct {
+    uint32_t ggml;
+    enum wslot_dtype slot;
+} read_types[] = {{GGUF_GGML_F32, WSLOT_F32},   {GGUF_GGML_F16, WSLOT_F16},   {GGUF_GGML_BF16, WSLOT_BF16},
+                  {GGUF_GGML_Q8_0, WSLOT_Q8_0}, {GGUF_GGML_Q4_0, WSLOT_Q4_0}, {GGUF_GGML_Q4_1, WSLOT_Q4_1},
+                  {GGUF_GGML_Q5_0, WSLOT_Q5_0}, {GGUF_GGML_Q5_1, WSLOT_Q5_1}, {GGUF_GGML_Q4_K, WSLOT_Q4_K},
+                  {GGUF_GGML_Q5_K, WSLOT_Q5_K}, {GGUF_GGML_Q6_K, WSLOT_Q6_K}};
+
+/* A format no kernel runs is converted through its f16 scales: a NaN or infinite one would turn a whole
+ * block into NaNs (or into codes of an infinite scale) without a word, so it is refused naming the block. */
+static int check_scales(const struct gguf_file *g, const struct gguf_tensor *gt, enum wslot_dtype d,
+                        const char *name, struct fr_err *err) {
+    enum quant_file_type ft;
+    if (!wslot_dtype_file_only(d, &ft)) return 0;
+    const struct quant_file_format *f = quant_file_format(ft);
+    size_t block;
+    int field;
+    uint16_t h;
+    if (quant_file_check_scales(ft, g->buf + g->data_off + gt->offset, gt->bytes / (size_t)f->bytes, &block,
+                                &field, &h) == 0)
+        return 0;
+    return fr_err_set(err, "%s: tensor '%s': %s %s %zu's scale '%s' is %s (f16 0x%04x)", g->path, name,
+                      f->name, f->block == 256 ? "super-block" : "block", block, f->scales[field].name,
+                      (h & 0x3ff) ? "NaN" : "infinite", h);
+}
+
 /* Checks one tensor of the index against its slot and records it. */
 static int check_tensor(struct wslot_table *t, const struct gguf_file *g, const struct gguf_tensor *gt,
                         struct fr_err *err) {
@@ -135,32 +162,18 @@ static int check_tensor(struct wslot_table *t, const struct gguf_file *g, const 
         return fr_err_set(err, "%s: unexpected tensor '%s' for model '%s'", g->path,
                           fr_err_printable(name, gt->name_len, shown, sizeof shown), t->cfg->name);
     if (s->seen) return fr_err_set(err, "%s: tensor '%s' appears twice", g->path, name);
-    switch (gt->type) {
-    case GGUF_GGML_F32:
-        s->dtype = WSLOT_F32;
-        break;
-    case GGUF_GGML_F16:
-        s->dtype = WSLOT_F16;
-        break;
-    case GGUF_GGML_BF16:
-        s->dtype = WSLOT_BF16;
-        break;
-    case GGUF_GGML_Q8_0:
-    case GGUF_GGML_Q4_0:
-    case GGUF_GGML_Q6_K: /* Q6_K: outside the layers only (table_types) */
-        if (s->ndim == 2) {
-            s->dtype = gt->type == GGUF_GGML_Q8_0   ? WSLOT_Q8_0
-                       : gt->type == GGUF_GGML_Q4_0 ? WSLOT_Q4_0
-                                                    : WSLOT_Q6_K;
-            break;
-        }
+    size_t k = 0, n_read = sizeof read_types / sizeof read_types[0];
+    while (k < n_read && read_types[k].ggml != gt->type) k++;
+    if (k == n_read)
+        return fr_err_set(
+            err,
+            "%s: tensor '%s': type %s is not read (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, "
+            "q4_k, q5_k, q6_k)",
+            g->path, name, gguf_ggml_type_name(gt->type, tbuf, sizeof tbuf));
+    s->dtype = read_types[k].slot;
+    if (s->ndim == 1 && s->dtype != WSLOT_F32 && s->dtype != WSLOT_F16 && s->dtype != WSLOT_BF16)
         return fr_err_set(err, "%s: tensor '%s': type %s is not read for a norm (f32, f16 or bf16)", g->path,
                           name, gguf_ggml_type_name(gt->type, tbuf, sizeof tbuf));
-    default:
-        return fr_err_set(
-            err, "%s: tensor '%s': type %s is not read (f32, f16, bf16, q8_0, q4_0; q6_k outside the layers)",
-            g->path, name, gguf_ggml_type_name(gt->type, tbuf, sizeof tbuf));
-    }
     /* GGUF lists dims fastest-first: a [rows][cols] matrix is {cols, rows} */
     uint64_t want[2] = {s->ndim == 2 ? s->dims[1] : s->dims[0], s->dims[0]};
     char ws[64], gs[96];
@@ -170,6 +183,7 @@ static int check_tensor(struct wslot_table *t, const struct gguf_file *g, const 
         return fr_err_set(err, "%s: tensor '%s': dims %s, expected %s (fastest first) for model '%s'",
                           g->path, name, gs, ws, t->cfg->name);
     }
+    if (check_scales(g, gt, s->dtype, name, err)) return -1;
     s->begin = gt->offset;
     s->end = gt->offset + gt->bytes;
     s->seen = 1;
@@ -185,22 +199,70 @@ static int fill_table(struct wslot_table *t, const struct gguf_file *g, const st
     return rc;
 }
 
-static const char *slot_type_name(enum wslot_dtype d) {
-    static const char *const names[] = {[WSLOT_BF16] = "bf16", [WSLOT_F16] = "f16",   [WSLOT_F32] = "f32",
-                                        [WSLOT_Q8_0] = "q8_0", [WSLOT_Q4_0] = "q4_0", [WSLOT_Q6_K] = "q6_k"};
-    return names[d];
-}
-
+/* A type the kernels run as it is (q8_0, q4_0), or one converted through f32 at load. */
 static bool slot_is_block(enum wslot_dtype d) {
-    return d == WSLOT_Q8_0 || d == WSLOT_Q4_0 || d == WSLOT_Q6_K;
+    return d == WSLOT_Q8_0 || d == WSLOT_Q4_0 || wslot_dtype_file_only(d, NULL);
 }
 
-/* The layer matrices' one type; the matrices outside the layers (embedding, LM head) of another type. */
-static int table_types(const struct wslot_table *t, const char *path, struct gguf_qwen3_types *out,
+/* The file's own mix, for a file whose layer matrices hold a format no kernel runs: general.file_type's
+ * name, the layer matrices counted per type (most first), then the matrices outside the layers. */
+static void describe_mix(const struct wslot_table *t, const struct gguf_file *g,
+                         struct gguf_qwen3_types *out) {
+    int count[WSLOT_DTYPE_COUNT] = {0};
+    for (int i = 0; i < t->n_slots; i++) {
+        const struct wslot *s = &t->slots[i];
+        if (s->seen && s->layer >= 0 && wslot_part_is_layer_matrix(s->part)) count[s->dtype]++;
+    }
+    char fbuf[32];
+    uint64_t ftype;
+    struct fr_err ignored;
+    const bool named =
+        gguf_find_kv(g, "general.file_type") && gguf_get_uint(g, "general.file_type", &ftype, &ignored) == 0;
+    size_t off = (size_t)snprintf(out->mix, sizeof out->mix,
+                                  "file %s%smix:", named ? gguf_file_type_name(ftype, fbuf, sizeof fbuf) : "",
+                                  named ? " " : "");
+    for (int listed = 0;; listed++) {
+        int best = -1;
+        for (int d = 0; d < WSLOT_DTYPE_COUNT; d++)
+            if (count[d] && (best < 0 || count[d] > count[best])) best = d;
+        if (best < 0) break;
+        if (listed == 0) snprintf(out->layer_type, sizeof out->layer_type, "%s", wslot_dtype_name(best));
+        if (off < sizeof out->mix)
+            off += (size_t)snprintf(out->mix + off, sizeof out->mix - off, "%s %d %s", listed ? "," : "",
+                                    count[best], wslot_dtype_name(best));
+        count[best] = 0;
+    }
+    for (int i = 0; i < t->n_slots; i++) {
+        const struct wslot *s = &t->slots[i];
+        if (!s->seen || s->layer >= 0 || s->ndim != 2) continue;
+        if (s->part == WSLOT_LM_HEAD && t->cfg->tied_embeddings) continue; /* checked, never loaded */
+        if (off < sizeof out->mix)
+            off += (size_t)snprintf(
+                out->mix + off, sizeof out->mix - off, "%s%s %s", s->part == WSLOT_EMBED ? " (+ " : ", ",
+                s->part == WSLOT_EMBED ? "embedding" : "output", wslot_dtype_name(s->dtype));
+    }
+    if (off < sizeof out->mix) snprintf(out->mix + off, sizeof out->mix - off, ")");
+}
+
+/* The layer matrices' one type; the matrices outside the layers (embedding, LM head) of another type. A file
+ * with a layer matrix in a format no kernel runs converts every matrix instead (convert_all). */
+static int table_types(const struct wslot_table *t, const struct gguf_file *g, struct gguf_qwen3_types *out,
                        struct fr_err *err) {
     memset(out, 0, sizeof *out);
+    const char *path = g->path;
     const struct wslot *first = NULL;
     char name[128], other[128];
+    for (int i = 0; i < t->n_slots; i++) {
+        const struct wslot *s = &t->slots[i];
+        if (s->seen && s->layer >= 0 && wslot_part_is_layer_matrix(s->part) &&
+            wslot_dtype_file_only(s->dtype, NULL))
+            out->convert_all = true;
+    }
+    if (out->convert_all) {
+        out->wtype = FR_DTYPE_Q8_0;
+        describe_mix(t, g, out);
+        return 0;
+    }
     size_t off = 0;
     for (int i = 0; i < t->n_slots; i++) {
         const struct wslot *s = &t->slots[i];
@@ -214,21 +276,13 @@ static int table_types(const struct wslot_table *t, const char *path, struct ggu
             wslot_name(t, first, other, sizeof other);
             return fr_err_set(err,
                               "%s: tensor '%s' is %s where '%s' is %s: a file whose layer matrices mix "
-                              "quantised and other types is not read",
-                              path, name, slot_type_name(s->dtype), other, slot_type_name(first->dtype));
+                              "q8_0 or q4_0 with another type is not read",
+                              path, name, wslot_dtype_name(s->dtype), other, wslot_dtype_name(first->dtype));
         }
-    }
-    if (first && first->dtype == WSLOT_Q6_K) {
-        wslot_name(t, first, name, sizeof name);
-        return fr_err_set(
-            err,
-            "%s: tensor '%s' is q6_k: layer matrices run in q8_0, q4_0, f32, f16 or bf16 (q6_k is "
-            "read only outside the layers, converted at load)",
-            path, name);
     }
     out->block = first && slot_is_block(first->dtype);
     out->wtype = first ? wslot_dtype_wtype(first->dtype) : FR_DTYPE_BF16;
-    snprintf(out->layer_type, sizeof out->layer_type, "%s", first ? slot_type_name(first->dtype) : "none");
+    snprintf(out->layer_type, sizeof out->layer_type, "%s", first ? wslot_dtype_name(first->dtype) : "none");
     for (int i = 0; i < t->n_slots; i++) {
         const struct wslot *s = &t->slots[i];
         if (!s->seen || s->layer >= 0 || s->ndim != 2 || (first && s->dtype == first->dtype)) continue;
@@ -237,7 +291,7 @@ static int table_types(const struct wslot_table *t, const char *path, struct ggu
         wslot_name(t, s, name, sizeof name);
         if (off < sizeof out->converted)
             off += (size_t)snprintf(out->converted + off, sizeof out->converted - off, "%s%s (%s)",
-                                    off ? ", " : "", name, slot_type_name(s->dtype));
+                                    off ? ", " : "", name, wslot_dtype_name(s->dtype));
     }
     return 0;
 }
@@ -246,7 +300,7 @@ int gguf_qwen3_types(const struct gguf_file *g, const struct qwen3_config *cfg, 
                      struct fr_err *err) {
     struct wslot_table t;
     int rc = fill_table(&t, g, cfg, err);
-    if (rc == 0) rc = table_types(&t, g->path, out, err);
+    if (rc == 0) rc = table_types(&t, g, out, err);
     wslot_table_free(&t);
     return rc;
 }
@@ -257,7 +311,7 @@ int gguf_qwen3_load(const struct gguf_file *g, const struct qwen3_config *cfg, s
     struct wslot_table t;
     struct gguf_qwen3_types types;
     int rc = fill_table(&t, g, cfg, err);
-    if (rc == 0) rc = table_types(&t, g->path, &types, err);
+    if (rc == 0) rc = table_types(&t, g, &types, err);
     if (rc == 0 && w && types.block && w->wtype != types.wtype)
         rc = fr_err_set(err, "%s: the file holds %s matrices; weights of type %s cannot take them", g->path,
                         types.layer_type, fr_dtype_name(w->wtype));

@@ -1,7 +1,7 @@
 /* A Qwen3 model from a parsed GGUF file: the config from its metadata (qwen3.* keys as llama.cpp's
  * converter writes them, the vocabulary from tokenizer.ggml.tokens, tied embeddings when output.weight is
  * absent) and the weights from its tensor index (llama.cpp's names, dims fastest-first, f32/f16/bf16 and the
- * matrices in q8_0/q4_0). */
+ * matrices in q8_0/q4_0, or in the k-quants, q4_1 and q5_x that the load converts). */
 #ifndef FR_GGUF_QWEN3_H
 #define FR_GGUF_QWEN3_H
 
@@ -23,15 +23,25 @@ int gguf_qwen3_check_config(const struct qwen3_config *file_cfg, const struct qw
                             struct fr_err *err);
 
 /* The types of a file's matrices. Its layer matrices (q, k, v, o, gate, up, down) share one type, or at least
- * hold no Q8_0 or Q4_0 beside another type; when that type is Q8_0 or Q4_0 the model runs in it. */
+ * hold no Q8_0 or Q4_0 beside another type; when that type is Q8_0 or Q4_0 the model runs in it. A file with
+ * a layer matrix in a format no kernel runs yet (the k-quants, q4_1, q5_0, q5_1: llama-quantize's Q4_K_M and
+ * kin, #67) may mix any read types: every matrix is converted at load to the run's one kernel format, Q8_0
+ * unless --dtype says another. Q8_0 because its requantisation error (half of max|w| / 127 a block of 32)
+ * is far below that of the 4-6-bit source (half its step: max|w| / 15 to / 64), so it keeps what the
+ * file holds. */
 struct gguf_qwen3_types {
     bool block;          /* the layer matrices are all q8_0 or all q4_0 */
-    enum fr_dtype wtype; /* that type when block */
-    char layer_type[8];  /* the layer matrices' ggml type name */
+    bool convert_all;    /* a layer matrix is in a format no kernel runs: every matrix converts at load */
+    enum fr_dtype wtype; /* the type the file runs in without --dtype: block's type, q8_0 for convert_all */
+    char layer_type[8];  /* the layer matrices' ggml type name (convert_all: the most common one) */
     /* The matrices outside the layers (token_embd, output) that the load converts out of the file's type:
-     * of another type than a block file's layers, or quantised in a file of element types; "" when none.
-     * Such a tensor is dequantised, and requantised to the layers' block type (model/weight_slots.h). */
+     * of another type than a block file's layers, or quantised in a file of element types; "" when none (and
+     * for convert_all). Such a tensor is dequantised, and requantised to the layers' block type
+     * (model/weight_slots.h). */
     char converted[160];
+    /* convert_all: the file's own mix, e.g. "file q4_k_m mix: 168 q4_k, 28 q6_k (+ embedding q6_k)" (layer
+     * matrices per type, most first; then the embedding and an untied output); else "". */
+    char mix[192];
 };
 
 /* Checks the tensors as gguf_qwen3_load does and says their types; a file whose layer matrices mix a

@@ -125,10 +125,34 @@ struct wslot *wslot_find(struct wslot_table *t, const char *name) {
     return NULL;
 }
 
+_Static_assert(WSLOT_Q6_K - WSLOT_Q4_1 == QUANT_FILE_Q6_K - QUANT_FILE_Q4_1 && QUANT_FILE_Q4_1 == 0 &&
+                   WSLOT_DTYPE_COUNT == WSLOT_Q4_1 + QUANT_FILE_COUNT,
+               "the file-only types follow kernels/quant_dequant.h's order");
+
+bool wslot_dtype_file_only(enum wslot_dtype d, enum quant_file_type *t) {
+    if (d < WSLOT_Q4_1) return false;
+    if (t) *t = (enum quant_file_type)(d - WSLOT_Q4_1);
+    return true;
+}
+
+const char *wslot_dtype_name(enum wslot_dtype d) {
+    static const char *const names[WSLOT_Q4_1] = {[WSLOT_BF16] = "bf16",
+                                                  [WSLOT_F16] = "f16",
+                                                  [WSLOT_F32] = "f32",
+                                                  [WSLOT_Q8_0] = "q8_0",
+                                                  [WSLOT_Q4_0] = "q4_0"};
+    enum quant_file_type t;
+    return wslot_dtype_file_only(d, &t) ? quant_file_format(t)->name : names[d];
+}
+
 size_t wslot_dtype_bytes(enum wslot_dtype d, size_t n) {
+    enum quant_file_type t;
+    if (wslot_dtype_file_only(d, &t)) {
+        const struct quant_file_format *f = quant_file_format(t);
+        return n / (size_t)f->block * (size_t)f->bytes;
+    }
     return d == WSLOT_Q8_0   ? fr_dtype_bytes(FR_DTYPE_Q8_0, n)
            : d == WSLOT_Q4_0 ? fr_dtype_bytes(FR_DTYPE_Q4_0, n)
-           : d == WSLOT_Q6_K ? n / QUANT_Q6_K_BLOCK * QUANT_Q6_K_BYTES
            : d == WSLOT_F32  ? 4 * n
                              : 2 * n;
 }
@@ -251,18 +275,25 @@ struct wslot_dest {
     int rows, cols, row0, pw;
 };
 
-/* Converts elements [first, first + n) of a Q6_K row (whole superblocks) into dst of type dt, a superblock
- * at a time through f32: a column panel may start inside a superblock. first and n are multiples of 32 where
- * dt is a block type (its panels are whole blocks). */
-static void convert_q6_k_run(unsigned char *dst, enum fr_dtype dt, const unsigned char *row, size_t first,
-                             size_t n, int round_bf16) {
-    float v[QUANT_Q6_K_BLOCK];
+/* Converts elements [first, first + n) of a row in a file-only format t (whole blocks) into dst of type dt,
+ * a block at a time through f32: a column panel may start inside a Q4_K/Q5_K/Q6_K superblock. first and n
+ * are multiples of 32 where dt is a block type (its panels are whole blocks). A block dt is quantised from
+ * the exact f32 values, not from them rounded to bf16 as a bf16 model's are: no bf16 model stands behind
+ * such a file, and the rounding would double Q8_0's requantisation error (2^-8 against 1/254 of max|w|). */
+static void convert_file_run(unsigned char *dst, enum fr_dtype dt, const unsigned char *row,
+                             enum quant_file_type t, size_t first, size_t n, int round_bf16) {
+    const struct quant_file_format *f = quant_file_format(t);
+    const size_t blk = (size_t)f->block;
+    float v[256];
     for (size_t done = 0; done < n;) {
-        size_t e = first + done, in = e % QUANT_Q6_K_BLOCK, take = QUANT_Q6_K_BLOCK - in;
+        size_t e = first + done, in = e % blk, take = blk - in;
         if (take > n - done) take = n - done;
-        quant_dequantize_q6_k(v, row + e / QUANT_Q6_K_BLOCK * QUANT_Q6_K_BYTES, QUANT_Q6_K_BLOCK);
-        convert_run(dst + fr_dtype_bytes(dt, done), dt, (const unsigned char *)(v + in), WSLOT_F32, take,
-                    round_bf16);
+        quant_dequantize_file(v, t, row + e / blk * (size_t)f->bytes, blk);
+        if (fr_dtype_is_block(dt))
+            quant_quantize_row(dst + fr_dtype_bytes(dt, done), dt, v + in, take);
+        else
+            convert_run(dst + fr_dtype_bytes(dt, done), dt, (const unsigned char *)(v + in), WSLOT_F32, take,
+                        round_bf16);
         done += take;
     }
 }
@@ -277,9 +308,10 @@ static void copy_tensor(const struct wslot_dest *d, const unsigned char *src, en
             int c0 = p * d->pw;
             size_t at = col_panel_index(d->rows, d->cols, d->pw, d->row0 + r, c0),
                    n = (size_t)col_panel_cols(d->cols, d->pw, p);
+            enum quant_file_type ft;
             unsigned char *to = (unsigned char *)d->base + fr_dtype_bytes(d->dt, at);
-            if (st == WSLOT_Q6_K)
-                convert_q6_k_run(to, d->dt, src + wslot_dtype_bytes(st, (size_t)r * (size_t)d->cols),
+            if (wslot_dtype_file_only(st, &ft))
+                convert_file_run(to, d->dt, src + wslot_dtype_bytes(st, (size_t)r * (size_t)d->cols), ft,
                                  (size_t)c0, n, round_bf16);
             else
                 convert_run(to, d->dt, src + wslot_dtype_bytes(st, (size_t)r * (size_t)d->cols + (size_t)c0),

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "kernels/fr_err.h"
+#include "kernels/quant_dequant.h"
 #include "model/weights.h"
 
 enum wslot_part {
@@ -34,10 +35,24 @@ enum wslot_part {
  * (blk.N.attn_q.weight), which its converter writes for Qwen3 without permuting any rows. */
 enum wslot_names { WSLOT_NAMES_HF, WSLOT_NAMES_GGUF };
 
-/* Types a file may store a tensor in: three element types and llama.cpp's blocks Q8_0 and Q4_0 (GGUF only;
- * the in-memory blocks of kernels/quant.h, byte for byte). */
-/* Q6_K only for a matrix outside the layers, converted at load (model/gguf_qwen3.c refuses it elsewhere) */
-enum wslot_dtype { WSLOT_BF16, WSLOT_F16, WSLOT_F32, WSLOT_Q8_0, WSLOT_Q4_0, WSLOT_Q6_K };
+/* Types a file may store a tensor in: three element types, llama.cpp's blocks Q8_0 and Q4_0 (GGUF only; the
+ * in-memory blocks of kernels/quant.h, byte for byte), and the block formats no kernel runs
+ * (kernels/quant_dequant.h, in its order from WSLOT_Q4_1 on), which the copy converts to the weights' type.
+ */
+enum wslot_dtype {
+    WSLOT_BF16,
+    WSLOT_F16,
+    WSLOT_F32,
+    WSLOT_Q8_0,
+    WSLOT_Q4_0,
+    WSLOT_Q4_1,
+    WSLOT_Q5_0,
+    WSLOT_Q5_1,
+    WSLOT_Q4_K,
+    WSLOT_Q5_K,
+    WSLOT_Q6_K,
+    WSLOT_DTYPE_COUNT
+};
 
 /* One tensor the config calls for, and what the file's index said about it. */
 struct wslot {
@@ -68,8 +83,13 @@ struct wslot *wslot_find(struct wslot_table *t, const char *name);
 /* The slot's tensor name in the table's naming. */
 void wslot_name(const struct wslot_table *t, const struct wslot *s, char *buf, size_t len);
 
-/* Bytes of n elements (n a multiple of 32 for a block type). */
+/* Bytes of n elements (n a multiple of the type's block). */
 size_t wslot_dtype_bytes(enum wslot_dtype d, size_t n);
+/* Whether d is a format no kernel runs (converted at load); *t (when non-NULL) its kernels/quant_dequant.h
+ * format. */
+bool wslot_dtype_file_only(enum wslot_dtype d, enum quant_file_type *t);
+/* The type's ggml name: "bf16", "q8_0", "q4_k". */
+const char *wslot_dtype_name(enum wslot_dtype d);
 /* The weight type a file type is read as when nothing converts it (f16: f32). */
 enum fr_dtype wslot_dtype_wtype(enum wslot_dtype d);
 /* Whether a layer's slot of this part is one of its projection matrices (not a norm). */
@@ -84,8 +104,9 @@ int wslot_check_complete(const struct wslot_table *t, const char *file, struct f
 
 /* Copies every seen slot from data (the start of the file's data) into w, converting to w's dtypes
  * (norms f32, rounded to bf16 values when w is bf16). A block tensor of w's block type is copied as it is;
- * one of another type is dequantised and, for a block w, requantised from its values rounded to bf16, as an
- * element tensor is. A tied config's LM head is checked, never copied. */
+ * a Q8_0/Q4_0 one of another type is dequantised and, for a block w, requantised from its values rounded to
+ * bf16, as an element tensor is; one in a file-only format is requantised from its exact values. A tied
+ * config's LM head is checked, never copied. */
 void wslot_copy_all(const struct wslot_table *t, const unsigned char *data, struct qwen3_weights *w);
 
 /* Bytes of slot s's tensor as wslot_export writes it: a matrix in w's weight type, a norm in f32. */

@@ -93,8 +93,14 @@ int weights_file_wtype(const char *path, const struct qwen3_config *cfg, enum fr
         return fr_err_set(err,
                           "%s holds %s matrices: --dtype %s does not match (give --dtype %s or leave it out)",
                           path, t.layer_type, fr_dtype_name(requested), t.layer_type);
-    if (t.block) *wtype = t.wtype;
-    if (note && note_len && t.converted[0])
+    if (t.block || (t.convert_all && !given)) *wtype = t.wtype;
+    if (note && note_len && t.convert_all) /* the kernels, and so the roofline's bytes, are the run's type */
+        snprintf(
+            note, note_len,
+            "%s; runs in %s: no K-quant, q4_1 or q5_x kernels yet (#67), every matrix converted at load; "
+            "the roofline counts %s's bytes",
+            t.mix, fr_dtype_name(*wtype), fr_dtype_name(*wtype));
+    else if (note && note_len && t.converted[0])
         snprintf(note, note_len, "%s converted to %s at load", t.converted, fr_dtype_name(*wtype));
     return 0;
 }

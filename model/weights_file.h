@@ -24,9 +24,11 @@ int weights_file_config(const char *path, const char *model, struct qwen3_config
 
 /* The matrix type to run `path` in. A GGUF file whose layer matrices are Q8_0 or Q4_0 runs in that type:
  * `requested` must then equal it unless `given` is false (the default --dtype), else a one-line error says
- * what the file holds. Any other file, or path NULL (synthetic weights), runs in `requested`. note (when
- * non-NULL, note_len bytes) receives what the load converts out of a block type, or "" when nothing: e.g.
- * "token_embd.weight (q8_0) converted to q4_0 at load". cfg is the config weights_file_config gave. */
+ * what the file holds. A GGUF file with layer matrices in a format no kernel runs (k-quants, q4_1, q5_x)
+ * runs in `requested` when `given`, else in Q8_0. Any other file, or path NULL (synthetic weights), runs in
+ * `requested`. note (when non-NULL, note_len bytes) receives what the load converts out of a block type, or
+ * "" when nothing: e.g. "token_embd.weight (q8_0) converted to q4_0 at load", or the file's mix, the type it
+ * runs in and why. cfg is the config weights_file_config gave. */
 int weights_file_wtype(const char *path, const struct qwen3_config *cfg, enum fr_dtype requested, bool given,
                        enum fr_dtype *wtype, char *note, size_t note_len, struct fr_err *err);
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "kernels/quant.h"
+#include "kernels/quant_dequant.h"
 #include "model/decode.h"
 #include "model/file_map.h"
 #include "model/gguf.h"
@@ -20,22 +21,7 @@
 #include "model/gguf_write.h"
 #include "model/weights_file.h"
 #include "tests/cli_run.h"
-
-#define FIX "tests/fixtures/gguf/"
-
-static struct qwen3_config config_of(const char *path) {
-    struct qwen3_config c;
-    struct fr_err err = {{0}};
-    cr_assert_eq(weights_file_config(path, NULL, &c, &err), 0, "%s", err.msg);
-    return c;
-}
-
-static void load_as(const char *path, enum fr_dtype t, struct qwen3_weights *w) {
-    struct qwen3_config c = config_of(path);
-    struct fr_err err = {{0}};
-    cr_assert_eq(qwen3_weights_alloc(w, &c, t, &err), 0, "%s", err.msg);
-    cr_assert_eq(weights_file_load(path, w, &err), 0, "%s", err.msg);
-}
+#include "tests/gguf_testutil.h"
 
 /* A row-major [rows][cols] matrix of w (the tiny model's matrices are all narrower than a column panel), read
  * row by row from its memory order (kernels/quant.h), against ref's f32 copy of it: exactly equal. */
@@ -55,17 +41,14 @@ static void expect_matrix_eq(const void *q, enum fr_dtype t, const float *ref, s
 }
 
 static void expect_reads_as_reference(const char *file, const char *ref_file, enum fr_dtype t) {
-    struct qwen3_config c = config_of(file);
-    struct fr_err err = {{0}};
-    enum fr_dtype got_t;
+    struct qwen3_config c = gt_config_of(file);
     char note[256];
-    cr_assert_eq(weights_file_wtype(file, &c, FR_DTYPE_BF16, false, &got_t, note, sizeof note, &err), 0, "%s",
-                 err.msg);
+    enum fr_dtype got_t = gt_wtype(file, FR_DTYPE_BF16, false, note, sizeof note);
     cr_expect_eq(got_t, t, "%s runs in %s", file, fr_dtype_name(got_t));
     cr_expect_str_eq(note, "");
     struct qwen3_weights w, r;
-    load_as(file, t, &w);
-    load_as(ref_file, FR_DTYPE_F32, &r);
+    gt_load_as(file, t, &w);
+    gt_load_as(ref_file, FR_DTYPE_F32, &r);
     size_t h = (size_t)c.hidden, inter = (size_t)c.intermediate;
     size_t q_dim = (size_t)(c.n_heads * c.head_dim), qkv = q_dim + 2 * (size_t)(c.n_kv_heads * c.head_dim);
     expect_matrix_eq(w.embed, t, r.embed, (size_t)c.vocab, h, "token_embd");
@@ -100,30 +83,8 @@ Test(gguf_quant, decode_close_to_the_dequantised_f32_decode, .timeout = 60) {
     static const enum fr_dtype types[] = {FR_DTYPE_Q8_0, FR_DTYPE_Q4_0};
     static const int prompt[] = {72, 101, 108, 260, 298};
     for (int f = 0; f < 2; f++) {
-        struct qwen3_weights w, r;
-        load_as(files[f][0], types[f], &w);
-        load_as(files[f][1], FR_DTYPE_F32, &r);
-        struct decode_state sq, sr;
-        struct fr_err err = {{0}};
-        cr_assert_eq(decode_state_init(&sq, &w, 8, FR_DTYPE_F32, MATVEC_BACKEND_FORGE, 1, &err), 0, "%s",
-                     err.msg);
-        cr_assert_eq(decode_state_init(&sr, &r, 8, FR_DTYPE_F32, MATVEC_BACKEND_FORGE, 1, &err), 0, "%s",
-                     err.msg);
-        for (int i = 0; i < 5; i++) {
-            cr_assert_eq(decode_step(&sq, prompt[i], i, NULL, &err), 0, "%s", err.msg);
-            cr_assert_eq(decode_step(&sr, prompt[i], i, NULL, &err), 0, "%s", err.msg);
-        }
-        float top = 0, worst = 0;
-        for (int v = 0; v < w.cfg.vocab; v++) {
-            top = fmaxf(top, fabsf(sr.logits[v]));
-            worst = fmaxf(worst, fabsf(sq.logits[v] - sr.logits[v]));
-        }
-        cr_expect(top > 0 && worst <= 0.03f * top, "%s: logits differ by %g, largest %g", files[f][0], worst,
-                  top);
-        decode_state_free(&sq);
-        decode_state_free(&sr);
-        qwen3_weights_free(&w);
-        qwen3_weights_free(&r);
+        float gap = gt_decode_gap(files[f][0], types[f], files[f][1], prompt, 5);
+        cr_expect(gap <= 0.03f, "%s: logits differ by %g of the largest", files[f][0], (double)gap);
     }
 }
 
@@ -151,7 +112,7 @@ static void expect_requantised_q4_0(const void *q, const float *want, int rows, 
 }
 
 Test(gguf_quant, mixed_file_converts_the_embedding_and_says_so) {
-    struct qwen3_config c = config_of(FIX "tiny-q4_0-mixed.gguf");
+    struct qwen3_config c = gt_config_of(FIX "tiny-q4_0-mixed.gguf");
     struct fr_err err = {{0}};
     enum fr_dtype t;
     char note[256];
@@ -161,9 +122,9 @@ Test(gguf_quant, mixed_file_converts_the_embedding_and_says_so) {
     cr_expect_eq(t, FR_DTYPE_Q4_0);
     cr_expect_str_eq(note, "token_embd.weight (q8_0) converted to q4_0 at load");
     struct qwen3_weights m, pure, ref8;
-    load_as(FIX "tiny-q4_0-mixed.gguf", FR_DTYPE_Q4_0, &m);
-    load_as(FIX "tiny-q4_0.gguf", FR_DTYPE_Q4_0, &pure);
-    load_as(FIX "tiny-q8_0-ref.gguf", FR_DTYPE_F32, &ref8);
+    gt_load_as(FIX "tiny-q4_0-mixed.gguf", FR_DTYPE_Q4_0, &m);
+    gt_load_as(FIX "tiny-q4_0.gguf", FR_DTYPE_Q4_0, &pure);
+    gt_load_as(FIX "tiny-q8_0-ref.gguf", FR_DTYPE_F32, &ref8);
     size_t h = (size_t)c.hidden;
     size_t qkv = (size_t)((c.n_heads + 2 * c.n_kv_heads) * c.head_dim) * h;
     for (int l = 0; l < c.n_layers; l++) {
@@ -181,7 +142,7 @@ Test(gguf_quant, mixed_file_converts_the_embedding_and_says_so) {
 
 /* --dtype must be the file's type or left out; weights of another type cannot take the file's blocks. */
 Test(gguf_quant, dtype_mismatch_refused) {
-    struct qwen3_config c = config_of(FIX "tiny-q8_0.gguf");
+    struct qwen3_config c = gt_config_of(FIX "tiny-q8_0.gguf");
     struct fr_err err = {{0}};
     enum fr_dtype t;
     cr_expect_neq(weights_file_wtype(FIX "tiny-q8_0.gguf", &c, FR_DTYPE_Q4_0, true, &t, NULL, 0, &err), 0);
@@ -204,19 +165,6 @@ Test(gguf_quant, dtype_mismatch_refused) {
 }
 
 /* --- malformed quantised tensors, made by editing tiny-q8_0.gguf --- */
-
-/* A writable copy of a file, through the loader's own mapping. */
-static unsigned char *copy_of(const char *path, size_t *len) {
-    struct file_map m;
-    struct fr_err err = {{0}};
-    cr_assert_eq(file_map_open(path, 1, &m, &err), 0, "%s (run from the repository root)", err.msg);
-    unsigned char *buf = malloc(m.len);
-    cr_assert_not_null(buf);
-    memcpy(buf, m.data, m.len);
-    *len = m.len;
-    file_map_close(&m);
-    return buf;
-}
 
 /* Parses, checks the config and the tensors of buf[0, len); expects a one-line failure naming want1 and
  * want2. */
@@ -259,7 +207,7 @@ static void put_u64(unsigned char *p, uint64_t v) {
 
 Test(gguf_quant, malformed_quantised_tensors) {
     size_t len;
-    unsigned char *buf = copy_of(FIX "tiny-q8_0.gguf", &len), *e = malloc(len);
+    unsigned char *buf = gt_copy_of(FIX "tiny-q8_0.gguf", &len), *e = malloc(len);
     /* truncated: the last tensor's blocks run past the end */
     for (size_t cut = 1; cut <= 34; cut += 33)
         expect_fail(buf, len - cut, "run past the end of the data", NULL);
@@ -277,10 +225,13 @@ Test(gguf_quant, malformed_quantised_tensors) {
     memcpy(e, buf, len);
     put_u32(e + q + 20, GGUF_GGML_Q4_0);
     expect_fail(e, len, "'blk.1.attn_q.weight' is q4_0 where 'blk.0.attn_q.weight' is q8_0", NULL);
-    /* a type the loader does not read, and a quantised norm */
+    /* a type the loader does not read (q8_1: 36 bytes a block, so its rows are halved to stay inside the
+     * tensor's bytes), and a quantised norm */
     memcpy(e, buf, len);
-    put_u32(e + q + 20, 3);
-    expect_fail(e, len, "type q4_1 is not read (f32, f16, bf16, q8_0, q4_0; q6_k outside the layers)",
+    put_u32(e + q + 20, 9);
+    put_u64(e + q + 12, 32);
+    expect_fail(e, len,
+                "type q8_1 is not read (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k)",
                 "blk.1.attn_q.weight");
     size_t nrm = info_off(buf, len, "blk.0.attn_norm.weight");
     memcpy(e, buf, len);
@@ -307,20 +258,20 @@ Test(gguf_quant, malformed_quantised_tensors) {
  * file's f32 embedding): exactly equal, as d * scale * (q - 32) is in f32 on both sides. */
 Test(gguf_quant, q6_k_dequantises_as_gguf_py) {
     size_t len;
-    unsigned char *buf = copy_of(FIX "tiny256-q4_0-q6_k.gguf", &len);
+    unsigned char *buf = gt_copy_of(FIX "tiny256-q4_0-q6_k.gguf", &len);
     struct gguf_file g;
     struct fr_err err = {{0}};
     cr_assert_eq(gguf_parse(buf, len, "t.gguf", &g, &err), 0, "%s", err.msg);
     const struct gguf_tensor *t = gguf_find_tensor(&g, "token_embd.weight");
     cr_assert_not_null(t);
     cr_assert_eq(t->type, GGUF_GGML_Q6_K);
-    struct qwen3_config c = config_of(FIX "tiny256-q4_0-q6_k.gguf");
+    struct qwen3_config c = gt_config_of(FIX "tiny256-q4_0-q6_k.gguf");
     struct qwen3_weights r;
-    load_as(FIX "tiny256-q4_0-q6_k-ref.gguf", FR_DTYPE_F32, &r);
+    gt_load_as(FIX "tiny256-q4_0-q6_k-ref.gguf", FR_DTYPE_F32, &r);
     size_t n = (size_t)c.vocab * (size_t)c.hidden, bad = 0;
     float *got = malloc(n * sizeof *got);
     cr_assert_not_null(got);
-    quant_dequantize_q6_k(got, g.buf + g.data_off + t->offset, n);
+    quant_dequantize_file(got, QUANT_FILE_Q6_K, g.buf + g.data_off + t->offset, n);
     const float *want = r.embed;
     for (size_t i = 0; i < n; i++) bad += got[i] != want[i];
     cr_expect_eq(bad, 0, "%zu of %zu values differ from gguf-py's", bad, n);
@@ -334,7 +285,7 @@ Test(gguf_quant, q6_k_dequantises_as_gguf_py) {
  * embedding is gguf-py's Q6_K values requantised (within Q4_0's step of them). */
 Test(gguf_quant, q6_k_embedding_converts_and_says_so) {
     const char *file = FIX "tiny256-q4_0-q6_k.gguf";
-    struct qwen3_config c = config_of(file);
+    struct qwen3_config c = gt_config_of(file);
     struct fr_err err = {{0}};
     enum fr_dtype t;
     char note[256];
@@ -343,8 +294,8 @@ Test(gguf_quant, q6_k_embedding_converts_and_says_so) {
     cr_expect_eq(t, FR_DTYPE_Q4_0);
     cr_expect_str_eq(note, "token_embd.weight (q6_k) converted to q4_0 at load");
     struct qwen3_weights m, r;
-    load_as(file, FR_DTYPE_Q4_0, &m);
-    load_as(FIX "tiny256-q4_0-q6_k-ref.gguf", FR_DTYPE_F32, &r);
+    gt_load_as(file, FR_DTYPE_Q4_0, &m);
+    gt_load_as(FIX "tiny256-q4_0-q6_k-ref.gguf", FR_DTYPE_F32, &r);
     size_t h = (size_t)c.hidden, q_dim = (size_t)(c.n_heads * c.head_dim);
     size_t qkv = q_dim + 2 * (size_t)(c.n_kv_heads * c.head_dim);
     expect_matrix_eq(m.layers[0].qkv, FR_DTYPE_Q4_0, r.layers[0].qkv, qkv, h, "attn_q/k/v");
@@ -359,7 +310,7 @@ Test(gguf_quant, q6_k_embedding_converts_and_says_so) {
  * bytes fit where its 1024 f32 bytes were). */
 Test(gguf_quant, q6_k_norm_refused) {
     size_t len;
-    unsigned char *buf = copy_of(FIX "tiny256-q4_0-q6_k.gguf", &len);
+    unsigned char *buf = gt_copy_of(FIX "tiny256-q4_0-q6_k.gguf", &len);
     size_t nrm = info_off(buf, len, "blk.0.attn_norm.weight");
     put_u32(buf + nrm + 4 + 8, GGUF_GGML_Q6_K);
     expect_fail(buf, len, "type q6_k is not read for a norm", "blk.0.attn_norm.weight");
@@ -367,11 +318,11 @@ Test(gguf_quant, q6_k_norm_refused) {
 }
 
 /* A file whose layer matrices are all Q6_K (the tiny256 fixture rewritten with our GGUF writer: its metadata
- * copied, every matrix but the embedding made Q6_K blocks of zeros) is refused in one line: Q6_K is read
- * outside the layers only. */
-Test(gguf_quant, q6_k_layers_refused) {
+ * copied, every matrix but the embedding made Q6_K blocks of zeros) runs in Q8_0, every matrix converted,
+ * and says its mix (llama-quantize's own Q6_K file: tests/test_gguf_kquant.c). */
+Test(gguf_quant, q6_k_layers_convert) {
     size_t len;
-    unsigned char *buf = copy_of(FIX "tiny256-q4_0-q6_k.gguf", &len);
+    unsigned char *buf = gt_copy_of(FIX "tiny256-q4_0-q6_k.gguf", &len);
     struct gguf_file g;
     struct fr_err err = {{0}};
     cr_assert_eq(gguf_parse(buf, len, "t.gguf", &g, &err), 0, "%s", err.msg);
@@ -390,7 +341,7 @@ Test(gguf_quant, q6_k_layers_refused) {
         memcpy(name, t->name, t->name_len);
         name[t->name_len] = '\0';
         const int layer_matrix = t->ndim == 2 && strncmp(name, "blk.", 4) == 0;
-        bytes[i] = layer_matrix ? t->dims[0] * t->dims[1] / QUANT_Q6_K_BLOCK * QUANT_Q6_K_BYTES : 0;
+        bytes[i] = layer_matrix ? t->dims[0] * t->dims[1] / 256 * 210 : 0;
         gguf_write_tensor_info(&w, name, t->ndim, t->dims, layer_matrix ? GGUF_GGML_Q6_K : t->type,
                                layer_matrix ? bytes[i] : t->bytes);
     }
@@ -405,9 +356,16 @@ Test(gguf_quant, q6_k_layers_refused) {
     }
     cr_assert_eq(gguf_write_close(&w, &err), 0, "%s", err.msg);
     size_t n;
-    unsigned char *out = copy_of(path, &n);
-    expect_fail(out, n, "'blk.0.attn_q.weight' is q6_k: layer matrices run in q8_0, q4_0, f32, f16 or bf16",
-                NULL);
+    unsigned char *out = gt_copy_of(path, &n);
+    struct gguf_file q;
+    struct qwen3_config c;
+    struct gguf_qwen3_types types;
+    cr_assert_eq(gguf_parse(out, n, "q6.gguf", &q, &err), 0, "%s", err.msg);
+    cr_assert_eq(gguf_qwen3_config(&q, &c, &err), 0, "%s", err.msg);
+    cr_assert_eq(gguf_qwen3_types(&q, &c, &types, &err), 0, "%s", err.msg);
+    cr_expect(types.convert_all && !types.block && types.wtype == FR_DTYPE_Q8_0);
+    cr_expect_str_eq(types.mix, "file q4_0 mix: 7 q6_k (+ embedding q6_k)");
+    gguf_free(&q);
     remove(path);
     free(out), free(zeros), free(bytes);
     gguf_free(&g);

@@ -128,7 +128,7 @@ Test(quant_fidelity, a_quantised_file_is_skipped_with_the_reason) {
                                     .want = {true, true}};
     struct quant_fidelity q;
     cr_expect_eq(quant_fidelity_run(&o, &q, &err), QUANT_FIDELITY_SKIPPED);
-    cr_expect(strstr(err.msg, "holds q8_0 matrices: no bf16 original"), "%s", err.msg);
+    cr_expect(strstr(err.msg, "holds quantised matrices (run in q8_0): no bf16 original"), "%s", err.msg);
 }
 
 Test(quant_fidelity, judge_fails_what_is_wrong) {

@@ -1,9 +1,10 @@
 /* Q4_K and Q6_K (kernels/quant_k.h): the quantisers' round trips, Q6_K's through the dequantiser already
- * checked against gguf-py (quant_dequantize_q6_k), the Q4_K scale packing, and every ISA's matvec against
+ * checked against gguf-py (kernels/quant_dequant.h), the Q4_K scale packing, and every ISA's matvec against
  * the exact reference and against the f32 product of the dequantised weights and activations. */
 #include "kernels/quant_k.h"
 
 #include "kernels/quant.h"
+#include "kernels/quant_dequant.h"
 #include "tests/kernels_test_util.h"
 
 static const enum quant_k_type types[] = {QUANT_K_Q4_K, QUANT_K_Q6_K};
@@ -17,7 +18,7 @@ Test(quant_k, scale_min_packing_round_trips_every_6_bit_pair) {
             for (int i = 0; i < QUANT_QK_K; i++) x[i] = i / 32 == j ? (float)(i % 2) * (float)v : 0.0f;
             quant_k_quantize_row(&b, QUANT_K_Q4_K, x, QUANT_QK_K);
             int sc, m;
-            quant_k_scale_min(b.scales, j, &sc, &m);
+            quant_q4_k_scale_min(b.scales, j, &sc, &m);
             cr_assert_eq(sc, v ? 63 : 0, "sub-block %d range %d: scale %d", j, v, sc);
             cr_assert_eq(m, 0);
         }

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "bench/report/report_counted.h"
+#include "bench/report/report_json.h"
 #include "bench/report/report_write.h"
 #include "roofline/rep_counts.h"
 #include "tests/report_fixture.h"
@@ -573,6 +574,35 @@ Test(report_write, overhead_bound_names_calls_forks_and_barriers) {
                          "step cost at least 2.00 µs; one call per layer instead of 16 would save up to 1.87 "
                          "µs per step.") != NULL,
               "%s", md);
+    free(md);
+    tu_rm_flat(dir);
+    free(r);
+}
+
+/* A file whose load converted its matrices says so on report.md's weights line and in run.json. */
+Test(report_write, weights_line_carries_the_conversion) {
+    struct run_report *r = fixture();
+    struct report_provenance *p = &r->prov;
+    snprintf(p->weights_source, sizeof p->weights_source, "file");
+    snprintf(p->weights_file, sizeof p->weights_file, "m-q4_k_m.gguf");
+    snprintf(p->weights_format, sizeof p->weights_format, "gguf");
+    snprintf(p->weights_sha256, sizeof p->weights_sha256, "%064d", 0);
+    static const char note[] =
+        "file q4_k_m mix: 168 q4_k, 28 q6_k (+ embedding q6_k); runs in q8_0: no K-quant, "
+        "q4_1 or q5_x kernels yet (#67), every matrix converted at load; the roofline "
+        "counts q8_0's bytes";
+    snprintf(p->weights_conversion, sizeof p->weights_conversion, "%s", note);
+    char dir[256];
+    char *md = write_report_md(r, dir, sizeof dir);
+    char want[600];
+    snprintf(want, sizeof want, "- Weights: m-q4_k_m.gguf (gguf, sha256 %064d; %s).\n", 0, note);
+    cr_expect(strstr(md, want) != NULL, "report.md lacks '%s'", want);
+    char path[300];
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    static struct run_report back;
+    struct fr_err err = {{0}};
+    cr_assert_eq(report_json_read(path, &back, &err), 0, "%s", err.msg);
+    cr_expect_str_eq(back.prov.weights_conversion, note);
     free(md);
     tu_rm_flat(dir);
     free(r);

@@ -219,7 +219,7 @@ static int write_row(FILE *f, const float *logits, int vocab) {
 
 static int run_decode(struct decode_args *a, struct run *r) {
     struct fr_err err = {{0}};
-    char note[256];
+    char note[384];
     if (weights_file_config(a->weights, a->model, &r->cfg, &err) ||
         weights_file_wtype(a->weights, &r->cfg, a->wtype, a->wtype_given, &a->wtype, note, sizeof note, &err))
         return cli_usage_error("decode: %s", err.msg);

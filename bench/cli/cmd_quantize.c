@@ -59,7 +59,7 @@ static int run_quantize(const struct quantize_args *a, struct qwen3_weights *w) 
     struct fr_err err = {{0}};
     struct qwen3_config cfg;
     enum fr_dtype wtype;
-    char note[256];
+    char note[384];
     if (weights_file_config(a->weights, a->model, &cfg, &err) ||
         weights_file_wtype(a->weights, &cfg, a->wtype, true, &wtype, note, sizeof note, &err))
         return cli_usage_error("quantize: %s", err.msg);

@@ -928,10 +928,10 @@ static int run_main(struct run *r, int argc, char **argv) {
     struct fr_err err = {{0}};
     int rc;
     if (a->weights) {
-        char note[256];
+        char *note = r->rw.note;
         if (weights_file_config(a->weights, a->model, &r->cfg, &err) != 0 ||
-            weights_file_wtype(a->weights, &r->cfg, a->wtype, a->wtype_given, &a->wtype, note, sizeof note,
-                               &err) != 0)
+            weights_file_wtype(a->weights, &r->cfg, a->wtype, a->wtype_given, &a->wtype, note,
+                               sizeof r->rw.note, &err) != 0)
             return cli_usage_error("%s", err.msg);
         if (note[0]) fprintf(stderr, "forge-roofline: %s\n", note);
     } else if ((rc = model_opts_load(a->model, &r->cfg)) != 0) {

@@ -32,6 +32,7 @@ int run_weights_load(struct run_weights *rw, struct qwen3_weights *w, struct run
     snprintf(p->weights_file, sizeof p->weights_file, "%s", rw->file);
     snprintf(p->weights_format, sizeof p->weights_format, "%s", weights_format_name(fmt));
     snprintf(p->weights_sha256, sizeof p->weights_sha256, "%s", hex);
+    snprintf(p->weights_conversion, sizeof p->weights_conversion, "%s", rw->note);
     return 0;
 }
 

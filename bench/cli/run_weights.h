@@ -19,10 +19,12 @@ struct run_weights {
     const char *file;     /* --weights; NULL: synthetic */
     float *prompt_logits; /* [vocab] the model's logits after the prompt (file weights only), else NULL */
     double load_s;        /* seconds to load (or synthesize) */
+    char note[384];       /* what the load converts and what the file holds (weights_file_wtype); "" */
 };
 
 /* Fills w (allocated for its config) from rw->file or synthetically, and records what ran in rep's
- * provenance (source, file, format, sha256). Fails with a one-line message (bad input). */
+ * provenance (source, file, format, sha256, and rw->note as weights_conversion). Fails with a one-line
+ * message (bad input). */
 int run_weights_load(struct run_weights *rw, struct qwen3_weights *w, struct run_report *rep,
                      struct fr_err *err);
 

@@ -56,12 +56,14 @@ struct report_provenance {
     char mm_state[384];     /* transparent huge pages and DAMON (roofline/mm_state.h); "" when not recorded */
     bool damon_on;        /* a DAMON kdamond was on as the run started: the page walks it adds move figures */
     char core_speed[640]; /* each core's speed at the start, between phases, at the end (core_speed.h); "" */
-    double core_speed_low;    /* the slowest probe over the fastest (core_speed_low); NaN when not probed */
-    char kernel[160];         /* uname: "Linux 6.1.0-18-amd64"; "" in a run.json written before it existed */
-    char weights_source[16];  /* "synthetic" or "file" (--weights); "" in runs written before it existed */
-    char weights_file[512];   /* the --weights path; "" when synthetic */
-    char weights_format[16];  /* "gguf" or "safetensors"; "" when synthetic */
-    char weights_sha256[72];  /* the file's SHA-256, 64 hex digits; "" when synthetic */
+    double core_speed_low;   /* the slowest probe over the fastest (core_speed_low); NaN when not probed */
+    char kernel[160];        /* uname: "Linux 6.1.0-18-amd64"; "" in a run.json written before it existed */
+    char weights_source[16]; /* "synthetic" or "file" (--weights); "" in runs written before it existed */
+    char weights_file[512];  /* the --weights path; "" when synthetic */
+    char weights_format[16]; /* "gguf" or "safetensors"; "" when synthetic */
+    char weights_sha256[72]; /* the file's SHA-256, 64 hex digits; "" when synthetic */
+    char weights_conversion[384]; /* what the load converted, e.g. a k-quant file's mix and the type it runs
+                                     in (model/weights_file.h); "" when nothing */
     char sampler_logits[384]; /* the logits the step's sampler rows sample, in words; "" when not recorded */
     char lockstep[320];       /* the partner of a run in lockstep (roofline/lockstep.h), in words; "" alone */
 };

@@ -151,7 +151,8 @@ static void md_setup(FILE *f, const struct run_report *r) {
         fprintf(f, "- Core speed: %s%s.\n", p->core_speed, low);
     }
     if (p->weights_source[0] && p->weights_file[0])
-        fprintf(f, "- Weights: %s (%s, sha256 %s).\n", p->weights_file, p->weights_format, p->weights_sha256);
+        fprintf(f, "- Weights: %s (%s, sha256 %s%s%s).\n", p->weights_file, p->weights_format,
+                p->weights_sha256, p->weights_conversion[0] ? "; " : "", p->weights_conversion);
     else if (p->weights_source[0])
         fprintf(f, "- Weights: %s.\n", p->weights_source);
     if (p->sampler_logits[0]) fprintf(f, "- Sampler rows of the steps sample %s.\n", p->sampler_logits);

@@ -3,7 +3,8 @@
  * a tokenizer (or refused) that then encodes a fixed text, and its config and tensors are
  * checked against its own metadata and against a fixed tiny Qwen3 config, and loaded into it when they fit
  * (checking and loading must agree). Seed corpus: tests/fuzz/corpus/fuzz_gguf, written by llama.cpp's gguf-py
- * (scripts/fixtures/make_gguf_fixtures.py) for this config. */
+ * (scripts/fixtures/make_gguf_fixtures.py) for this config, and llama-quantize's k-quant files
+ * (scripts/fixtures/make_kquant_fixtures.sh), checked against their own config. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -64,11 +65,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         one_line(&err);
     }
     struct qwen3_config c;
-    if (gguf_qwen3_config(&g, &c, &err) != 0) one_line(&err);
+    int rc_cfg = gguf_qwen3_config(&g, &c, &err);
+    if (rc_cfg) one_line(&err);
     int rc_check = gguf_qwen3_load(&g, &w.cfg, NULL, &err);
     if (rc_check) one_line(&err);
     int rc_load = gguf_qwen3_load(&g, NULL, &w, &err);
     if ((rc_check == 0) != (rc_load == 0)) __builtin_trap();
+    /* against the file's own config too, and loaded in q8_0 where it is small: the k-quant seeds (hidden
+     * 256) reach their types' checks, the mix and the conversion through the dequantisers */
+    if (rc_cfg == 0) {
+        struct gguf_qwen3_types types;
+        int rc_own = gguf_qwen3_types(&g, &c, &types, &err);
+        if (rc_own) one_line(&err);
+        struct qwen3_weights own;
+        if (rc_own == 0 && qwen3_param_count(&c) <= (1u << 20) &&
+            qwen3_weights_alloc(&own, &c, FR_DTYPE_Q8_0, &err) == 0) {
+            if (gguf_qwen3_load(&g, NULL, &own, &err) != 0 && !types.block) __builtin_trap();
+            qwen3_weights_free(&own);
+        }
+    }
     gguf_free(&g);
     return 0;
 }
