@@ -158,14 +158,21 @@ static int kernel_prefetch_cpu = -1;
 static int kernel_prefetch_forced = -1;
 
 /* The CPU's family as CPUID leaf 1 gives it (base + extended family), and whether its vendor is AMD. */
-static unsigned cpu_family(bool *amd) {
+/* CPUID's display family and, in *model, its display model (extended bits for families 6 and 0Fh+) */
+static unsigned cpu_family_model(bool *amd, unsigned *model) {
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    *amd = false;
+    *amd = false, *model = 0;
     if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return 0;
     *amd = ebx == 0x68747541u && edx == 0x69746e65u && ecx == 0x444d4163u; /* "AuthenticAMD" */
     if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return 0;
     unsigned base = (eax >> 8) & 0xfu;
+    *model = ((eax >> 4) & 0xfu) | (base == 0x6u || base == 0xfu ? ((eax >> 16) & 0xfu) << 4 : 0u);
     return base == 0xfu ? base + ((eax >> 20) & 0xffu) : base;
+}
+
+static unsigned cpu_family(bool *amd) {
+    unsigned model;
+    return cpu_family_model(amd, &model);
 }
 
 /* Zen 5 (AMD family 1Ah) and later stream faster through L2; every other CPU keeps the L1 profile measured
@@ -191,19 +198,21 @@ void kernel_prefetch_force(enum kernel_prefetch p) {
 
 /* The families measured (docs/machines.md): AMD 19h (Zen 3 and 4; the L1 profile was tuned on Zen 4) and
  * 1Ah (Zen 5, the L2 profile). */
-bool kernel_prefetch_measured_on(bool amd, unsigned family) {
-    return amd && (family == 0x19u || family == 0x1Au);
+bool kernel_prefetch_measured_on(bool amd, unsigned family, unsigned model) {
+    return amd ? family == 0x19u || family == 0x1Au : family == 0x6u && model == 207u;
 }
 
 const char *kernel_prefetch_describe(void) {
     bool amd;
-    unsigned family = cpu_family(&amd);
+    unsigned model, family = cpu_family_model(&amd, &model);
     const bool forced = __atomic_load_n(&kernel_prefetch_forced, __ATOMIC_RELAXED) >= 0;
-    static _Thread_local char buf[160];
-    snprintf(buf, sizeof buf, "the %s prefetch profile (%s family %Xh%s)",
-             kernel_prefetch_active() == KERNEL_PREFETCH_L2 ? "L2" : "L1", amd ? "AMD" : "CPU", family,
+    static _Thread_local char buf[192];
+    char which[48] = "";
+    if (!amd) snprintf(which, sizeof which, " model %u", model); /* Intel's profile: measured on one model */
+    snprintf(buf, sizeof buf, "the %s prefetch profile (%s family %Xh%s%s)",
+             kernel_prefetch_active() == KERNEL_PREFETCH_L2 ? "L2" : "L1", amd ? "AMD" : "CPU", family, which,
              forced ? ", forced"
-             : kernel_prefetch_measured_on(amd, family)
+             : kernel_prefetch_measured_on(amd, family, model)
                  ? ""
                  : ", a default not measured on this family: forge-tune "
                    "--profile l1|l2 measures both");

@@ -41,10 +41,11 @@ void kernel_prefetch_force(enum kernel_prefetch p);
 /* What kernel_prefetch_active() chose and why, for the run's provenance: "the L2 prefetch profile (AMD
  * family 1Ah)". */
 const char *kernel_prefetch_describe(void);
-/* Whether the profile choice was measured on CPUs of this vendor (AMD or not) and CPUID family. Any other
- * CPU, every Intel one included, runs the L1 profile as a default nobody measured there, and
- * kernel_prefetch_describe says so. */
-bool kernel_prefetch_measured_on(bool amd, unsigned family);
+/* Whether the profile choice was measured on CPUs of this vendor (AMD or not), CPUID family and model: AMD
+ * families 19h (Zen 4) and 1Ah (Zen 5), and Intel's family 6 model 207 (Emerald Rapids: L1 1.3-1.4x L2's
+ * matvec GB/s, docs/tuning/matvec.md). Any other CPU runs the L1 profile as a default nobody measured there,
+ * and kernel_prefetch_describe says so. */
+bool kernel_prefetch_measured_on(bool amd, unsigned family, unsigned model);
 /* What the bf16 matvec's loop does beyond the ISA and the profile, to append to kernel_prefetch_describe
  * where the forge matvec runs: on the L2 profile above scalar "; the bf16 matvec reads two rows at a time"
  * (and, with AVX-512 active, that it runs AVX2's loop); "" otherwise. */

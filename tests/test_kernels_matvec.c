@@ -282,13 +282,16 @@ Test(kernels_isa, force_and_names) {
     cr_expect_str_eq(kernel_isa_name(KERNEL_ISA_AVX512), "avx512");
 }
 
-/* Only the families a profile was measured on pass for measured: an Intel Xeon (family 6h) runs the L1
- * profile as an unmeasured default, and the run's description says so unless a profile is forced. */
+/* Only the CPUs a profile was measured on pass for measured: an Intel Xeon other than Emerald Rapids
+ * (family 6h model 207) runs the L1 profile as an unmeasured default, and the run's description says so
+ * unless a profile is forced. */
 Test(kernels_matvec, prefetch_profile_says_where_it_was_measured) {
-    cr_expect(kernel_prefetch_measured_on(true, 0x19u), "Zen 3/4");
-    cr_expect(kernel_prefetch_measured_on(true, 0x1Au), "Zen 5");
-    cr_expect(!kernel_prefetch_measured_on(false, 0x6u), "Intel family 6h: not measured");
-    cr_expect(!kernel_prefetch_measured_on(true, 0x17u), "Zen 2: not measured");
+    cr_expect(kernel_prefetch_measured_on(true, 0x19u, 17u), "Zen 3/4");
+    cr_expect(kernel_prefetch_measured_on(true, 0x1Au, 2u), "Zen 5");
+    cr_expect(kernel_prefetch_measured_on(false, 0x6u, 207u), "Emerald Rapids");
+    cr_expect(!kernel_prefetch_measured_on(false, 0x6u, 173u), "Granite Rapids: not measured");
+    cr_expect(!kernel_prefetch_measured_on(false, 0x6u, 143u), "Sapphire Rapids: not measured");
+    cr_expect(!kernel_prefetch_measured_on(true, 0x17u, 49u), "Zen 2: not measured");
     kernel_prefetch_force(KERNEL_PREFETCH_L1);
     cr_expect(strstr(kernel_prefetch_describe(), ", forced)") != NULL, "%s", kernel_prefetch_describe());
     kernel_prefetch_force(KERNEL_PREFETCH_COUNT);
