@@ -24,10 +24,9 @@ static inline __m256i qk_load(const void *p) {
     return _mm256_loadu_si256((const __m256i *)p);
 }
 
-/* int16 lane j of v (j < 8) in every lane */
+/* int16 lane j (j < 8) of each 128-bit half of v in every lane of it: one vpshufb */
 static inline __m256i qk_broadcast16(__m256i v, int j) {
-    const __m128i idx = _mm_set1_epi16((short)(0x0100 + 0x0202 * j));
-    return _mm256_broadcastsi128_si256(_mm_shuffle_epi8(_mm256_castsi256_si128(v), idx));
+    return _mm256_shuffle_epi8(v, _mm256_set1_epi16((short)(0x0100 + 0x0202 * j)));
 }
 
 /* A superblock's eight 6-bit scales (bytes 0-7 of the result) and mins (bytes 8-15) from its 12 packed
@@ -49,15 +48,18 @@ static float qk_dot_q4_k(const struct quant_block_q4_k *w, const struct quant_bl
         /* mins: m[j] x (bsums[2j] + bsums[2j + 1]), eight int32 lanes */
         const __m256i pairs = _mm256_madd_epi16(qk_load(x[b].bsums), _mm256_set1_epi16(1));
         const __m256i msum = _mm256_mullo_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8)), pairs);
-        const __m256i sc16 = _mm256_cvtepu8_epi16(sm); /* scales in int16 lanes 0-7 */
-        __m256i isum = _mm256_setzero_si256();
+        /* the eight scales as int16 in both 128-bit halves, once a superblock */
+        const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+        /* two sums, even and odd sub-blocks, so that each waits on half the chain of dependent adds */
+        __m256i even = _mm256_setzero_si256(), odd = _mm256_setzero_si256();
         for (int c = 0; c < 4; c++) {
             const __m256i q = qk_load(w[b].qs + 32 * c);
             const __m256i lo = _mm256_and_si256(q, low4),
                           hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
-            isum = qk_scaled_dot(isum, lo, qk_load(x[b].qs + 64 * c), qk_broadcast16(sc16, 2 * c));
-            isum = qk_scaled_dot(isum, hi, qk_load(x[b].qs + 64 * c + 32), qk_broadcast16(sc16, 2 * c + 1));
+            even = qk_scaled_dot(even, lo, qk_load(x[b].qs + 64 * c), qk_broadcast16(sc16, 2 * c));
+            odd = qk_scaled_dot(odd, hi, qk_load(x[b].qs + 64 * c + 32), qk_broadcast16(sc16, 2 * c + 1));
         }
+        const __m256i isum = _mm256_add_epi32(even, odd);
         const float d8 = x[b].d;
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(d8 * _cvtsh_ss(w[b].d)), acc);
         mins = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(d8 * _cvtsh_ss(w[b].dmin)), mins);
@@ -80,7 +82,7 @@ static float qk_dot_q6_k(const struct quant_block_q6_k *w, const struct quant_bl
         const int8_t *sc = w[b].scales;
         int osum = 0;
         for (int g = 0; g < 16; g++) osum += sc[g] * x[b].bsums[g];
-        __m256i isum = _mm256_setzero_si256();
+        __m256i sums[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()}; /* two chains, as Q4_K's */
         for (int h = 0; h < 2; h++) {
             /* the half's eight scales as int16 in both 128-bit halves, for vpshufb to pick a pair from */
             const __m256i sc8 = _mm256_broadcastsi128_si256(
@@ -94,10 +96,11 @@ static float qk_dot_q6_k(const struct quant_block_q6_k *w, const struct quant_bl
                 const __m256i highs =
                     _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), low2), 4);
                 const __m256i codes = _mm256_or_si256(lows[k], highs);
-                isum = qk_scaled_dot(isum, codes, qk_load(x[b].qs + 128 * h + 32 * k),
-                                     _mm256_shuffle_epi8(sc8, pick[k]));
+                sums[k & 1] = qk_scaled_dot(sums[k & 1], codes, qk_load(x[b].qs + 128 * h + 32 * k),
+                                            _mm256_shuffle_epi8(sc8, pick[k]));
             }
         }
+        const __m256i isum = _mm256_add_epi32(sums[0], sums[1]);
         const float dd = x[b].d * _cvtsh_ss(w[b].d);
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(dd), acc);
         offsets += dd * 32.0f * (float)osum;
