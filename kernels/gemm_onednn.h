@@ -1,19 +1,13 @@
 /* Layer: kernels/ (bottom of the include graph).
- * The oneDNN backend of gemm and matvec (MATVEC_BACKEND_ONEDNN): Intel's own matmul primitive as a second
- * vendor yardstick beside OpenBLAS, Y[batch][rows] = X[batch][cols] W^T with W [rows][cols] given to oneDNN
- * as its B operand in the transposed ('ba') layout, so the weights are read where they lie, never copied by
- * us. f32 weights take f32 X; bf16 weights take bf16 X, because oneDNN 2.6's matmul wants src and weights of
- * one type: X's rows are rounded (to nearest even) into a bf16 scratch buffer inside the call, and that
- * conversion is part of its time and of its error (at most bf16's unit roundoff, 2^-8, relative to each
- * activation). Column panels
- * (kernels/col_panels.h) are one primitive execution per panel, a sum post-op adding every panel after the
- * first into Y. Block formats (Q8_0, Q4_0) are refused: oneDNN has no such weights.
- * Unlike the forge kernels this backend allocates: the library's engine and stream, one primitive per
- * (shape, type, threads) created on first use and kept (creating one costs far more than running it), and
- * the bf16 scratch, all in one lazily made state that gemm_onednn_cleanup frees. oneDNN runs on the OpenMP
- * runtime this program uses, and sizes its team from OpenMP's thread count, which each call sets to the
- * `threads` it is told for the call and restores after. Checked against gemm_ref and OpenBLAS in
- * tests/test_gemm_onednn.c. */
+ * The oneDNN backend of gemm and matvec (MATVEC_BACKEND_ONEDNN): Intel's matmul as a second vendor yardstick
+ * beside OpenBLAS, Y = X W^T with W [rows][cols] handed over as its transposed ('ba') B operand, so the
+ * weights are read where they lie. oneDNN 2.6 wants src and weights of one type: with bf16 weights X is
+ * rounded to bf16 inside the call (its time, and an error of at most 2^-8 an activation). Column panels
+ * are one execution each, a sum post-op adding the later ones; block formats are refused. Creating a
+ * primitive costs far more than running one, so the engine, stream, primitives (per shape, type, threads)
+ * and scratch live in one lazy state that gemm_onednn_cleanup frees. oneDNN sizes its team from OpenMP's
+ * thread count, which each call sets to `threads` and restores. Checked against gemm_ref and OpenBLAS in
+ * tests/test_gemm_onednn.c; docs/batch.md says more. */
 #ifndef FR_GEMM_ONEDNN_H
 #define FR_GEMM_ONEDNN_H
 

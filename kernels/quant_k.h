@@ -1,17 +1,10 @@
 /* Layer: kernels/ (bottom of the include graph).
- * llama.cpp's K-quant formats Q4_K and Q6_K (ggml-common.h's block_q4_K and block_q6_K; our own code) and
- * their matvec against activations quantised to Q8_K, as llama.cpp's CPU backend multiplies them: 256
- * weights a superblock (QK_K).
- *   Q4_K, 144 bytes: f16 d and dmin, 12 bytes holding eight 6-bit scales sc[j] and mins m[j] (one pair a
- *   32-weight sub-block), 128 bytes of 4-bit codes q: w = d * sc[j] * q - dmin * m[j]. Codes of sub-blocks
- *   2c and 2c + 1 share qs[32c .. 32c + 31], low and high nibbles.
- *   Q6_K, 210 bytes: ql[128] low 4 bits, qh[64] high 2 bits, int8 scales[16] (one a 16 weights), f16 d:
- *   w = d * scales[g] * (q - 32), q in [0, 63] (layout: kernels/quant_dequant.c).
- *   Q8_K (activations): f32 d, int8 qs[256], and the sums of each 16 codes (bsums), which carry Q4_K's mins
- *   and Q6_K's -32 out of the integer dot products.
- * A superblock's product is then exact integer sums times the scales. Rows are whole superblocks: cols a
- * multiple of 256. The rows lie in file order (no packing). Checked in tests/test_quant_k.c: round trips,
- * every ISA's dot product against the exact reference and against the dequantised values' f32 product. */
+ * llama.cpp's K-quants Q4_K and Q6_K (ggml-common.h's block_q4_K, block_q6_K; our own code), 256 weights a
+ * superblock, and their matvec against activations quantised to Q8_K, as llama.cpp's CPU backend does: a
+ * superblock's product is exact integer sums times its scales, and Q8_K's per-16 sums (bsums) carry Q4_K's
+ * mins and Q6_K's -32 out of the integer products. Layouts: the structs below and kernels/quant_dequant.c.
+ * Rows are whole superblocks (cols a multiple of 256) in file order, unpacked. Checked in
+ * tests/test_quant_k.c against the exact reference and the dequantised values' product on every ISA. */
 #ifndef FR_QUANT_K_H
 #define FR_QUANT_K_H
 
@@ -22,11 +15,14 @@
 
 enum quant_k_type { QUANT_K_Q4_K, QUANT_K_Q6_K };
 
+/* w = d * sc[j] * q - dmin * m[j] for sub-block j of 32; codes of sub-blocks 2c and 2c + 1 share
+ * qs[32c .. 32c + 31] as low and high nibbles */
 struct quant_block_q4_k {
     uint16_t d, dmin;   /* f16 */
     uint8_t scales[12]; /* sc[0..7] and m[0..7], 6 bits each (kernels/quant_dequant.h quant_q4_k_scale_min) */
     uint8_t qs[QUANT_QK_K / 2];
 };
+/* w = d * scales[g] * (q - 32), q in [0, 63]: low 4 bits in ql, high 2 in qh, one scale a 16 weights */
 struct quant_block_q6_k {
     uint8_t ql[QUANT_QK_K / 2];
     uint8_t qh[QUANT_QK_K / 4];
