@@ -17,6 +17,7 @@ int col_panel_max_cols(enum fr_dtype t) {
 }
 
 int col_panel_width(enum fr_dtype t, int cols) {
+    if (fr_dtype_is_kquant(t)) return cols; /* row-major: a superblock's scales cover 256 columns */
     const int most = col_panel_max_cols(t);
     if (cols <= most) return cols;
     int n = (cols + most - 1) / most;

@@ -9,6 +9,7 @@
 #include "kernels/gemm.h"
 #include "kernels/gemm_onednn.h"
 #include "kernels/gemm_ops.h"
+#include "kernels/matvec_kquant.h"
 #include "kernels/quant.h"
 #include "kernels/team.h"
 
@@ -193,6 +194,10 @@ static void gemm_openblas_chunks(const struct gemm_args *a) {
 bool gemm_backend_available(enum matvec_backend backend, enum fr_dtype wtype, int batch, const char **why) {
     if (batch <= 1 || backend == MATVEC_BACKEND_ONEDNN) return matvec_backend_available(backend, wtype, why);
     if (backend == MATVEC_BACKEND_FORGE || wtype == FR_DTYPE_F32) return true;
+    if (why && fr_dtype_is_kquant(wtype)) {
+        *why = "OpenBLAS has no K-quant GEMM";
+        return false;
+    }
     if (why && fr_dtype_is_block(wtype)) {
         *why = "OpenBLAS has no Q8_0 or Q4_0 GEMM";
         return false;
@@ -223,6 +228,11 @@ int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, 
     if (batch <= 0 || rows <= 0) return 0;
     if (cols <= 0) {
         for (int b = 0; b < batch; b++) memset(y + (size_t)b * (size_t)ldy, 0, (size_t)rows * sizeof *y);
+        return 0;
+    }
+    if (fr_dtype_is_kquant(wtype)) { /* the matvec's dot product for every column (matvec_kquant.h) */
+        if (matvec_kquant_check_cols(wtype, cols, why)) return -1;
+        matvec_kquant(y, ldy, w, wtype, x, ldx, batch, rows, cols, threads);
         return 0;
     }
     if (backend == MATVEC_BACKEND_OPENBLAS) {
@@ -295,6 +305,10 @@ static void gemm_ref_block(float *y, int ldy, const void *w, enum fr_dtype t, co
 
 void gemm_ref(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, int ldx, int batch,
               int rows, int cols, int panel_cols) {
+    if (fr_dtype_is_kquant(wtype)) {
+        matvec_kquant_ref(y, ldy, w, wtype, x, ldx, batch, rows, cols);
+        return;
+    }
     if (fr_dtype_is_block(wtype)) {
         gemm_ref_block(y, ldy, w, wtype, x, ldx, batch, rows, cols, panel_cols);
         return;

@@ -2,9 +2,11 @@
  * They define what the optimized kernels compute; tests/test_kernels_*.c check them in turn against
  * double-precision formulas written in the tests (RoPE, attention) and hand-computed values. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "kernels/col_panels.h"
 #include "kernels/kernels.h"
+#include "kernels/matvec_kquant.h"
 #include "kernels/quant.h"
 
 static double ref_load(const void *base, enum fr_dtype t, size_t i) {
@@ -14,6 +16,18 @@ static double ref_load(const void *base, enum fr_dtype t, size_t i) {
 
 void matvec_ref_panels(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
                        int panel_cols) {
+    if (fr_dtype_is_kquant(wtype)) { /* row-major; x quantised to Q8_K as the kernel's is */
+        const enum quant_k_type kt = matvec_kquant_type(wtype);
+        const int nb = cols / QUANT_QK_K;
+        struct quant_block_q8_k *xq = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *xq);
+        if (!xq) abort(); /* a reference for tests: no caller can carry on without it */
+        quant_k_quantize_act(xq, x, (size_t)cols);
+        const size_t row_bytes = quant_k_row_bytes(kt, (size_t)cols);
+        for (int r = 0; r < rows; r++)
+            y[r] = (float)quant_k_dot_ref(kt, (const unsigned char *)w + (size_t)r * row_bytes, xq, nb);
+        free(xq);
+        return;
+    }
     if (fr_dtype_is_block(wtype)) { /* panel by panel, each a row-major block matrix */
         for (int p = 0; p < col_panel_count(cols, panel_cols); p++)
             quant_matvec_ref(

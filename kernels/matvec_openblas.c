@@ -45,6 +45,10 @@ bool matvec_backend_available(enum matvec_backend backend, enum fr_dtype wtype, 
     if (backend == MATVEC_BACKEND_FORGE) return true;
     if (backend == MATVEC_BACKEND_ONEDNN) return gemm_onednn_available(wtype, why);
     if (wtype == FR_DTYPE_F32) return true;
+    if (fr_dtype_is_kquant(wtype)) {
+        if (why) *why = "OpenBLAS has no K-quant matvec";
+        return false;
+    }
     if (fr_dtype_is_block(wtype)) {
         if (why) *why = "OpenBLAS has no Q8_0 or Q4_0 matvec";
         return false;

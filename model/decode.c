@@ -52,9 +52,10 @@ static int slow_extra(struct decode_state *st, enum block_id b, int layer, int p
     const char *why = NULL;
     if (decode_projection_of(st, b, other, &p) != 0) return 0;
     /* the first rows of each column panel, addressed as a matrix of `rows` rows: inside w, rows x cols */
-    const int rows = (int)(((long long)p.rows * (FR_SLOW_PCT) + 50) / 100);
+    const struct qwen3_run *run = &p.runs[0];
+    const int rows = (int)(((long long)run->rows * (FR_SLOW_PCT) + 50) / 100);
     if (rows < 1) return 0;
-    if (gemm(slow_out, rows, p.w, st->w->wtype, p.in, p.cols, 1, rows, p.cols, p.panel_cols, &st->blocking,
+    if (gemm(slow_out, rows, run->w, run->type, p.in, p.cols, 1, rows, p.cols, run->pw, &st->blocking,
              st->backend, st->threads, &why) != 0)
         return fr_err_set(&st->err, "%s: the injected slowdown's matvec failed: %s", block_name(b),
                           why ? why : "?");
@@ -91,10 +92,9 @@ int decode_state_init_rows(struct decode_state *st, const struct qwen3_weights *
     if (max_pos < 1 || (c->max_context > 0 && max_pos > c->max_context))
         return fr_err_set(err, "model '%s': %d positions requested, the model allows 1 to %d", c->name,
                           max_pos, c->max_context);
-    const char *why = NULL;
-    if (!matvec_backend_available(backend, w->wtype, &why))
-        return fr_err_set(err, "matvec backend %s cannot run %s weights: %s", matvec_backend_name(backend),
-                          fr_dtype_name(w->wtype), why ? why : "unavailable");
+    char why[256];
+    if (!decode_backend_runs(backend, w, 1, why, sizeof why))
+        return fr_err_set(err, "matvec backend %s cannot run %s", matvec_backend_name(backend), why);
     if (kv_cache_alloc(&st->kv, c, max_pos, kvtype, err)) return -1;
 
     st->cfg = *c;
@@ -157,29 +157,49 @@ int decode_state_init_rows(struct decode_state *st, const struct qwen3_weights *
 int decode_projection_of(const struct decode_state *st, enum block_id b, int layer,
                          struct decode_projection *p) {
     const struct qwen3_weights *w = st->w;
-    const struct qwen3_layer_weights *L = &w->layers[layer >= 0 && layer < st->cfg.n_layers ? layer : 0];
     int hidden = st->cfg.hidden, inter = st->cfg.intermediate;
+    const int l = layer >= 0 && layer < st->cfg.n_layers ? layer : 0;
+    enum qwen3_matrix m;
     switch (b) {
     case BLOCK_QKV_PROJ:
-        *p = (struct decode_projection){L->qkv, st->xb, st->qkv, st->q_dim + 2 * st->kv_dim, hidden, 0, 0};
+        *p = (struct decode_projection){st->xb, st->qkv, st->q_dim + 2 * st->kv_dim, hidden, 0, 0, {{0}}};
+        m = QWEN3_MAT_QKV;
         break;
     case BLOCK_O_PROJ: /* back into the residual stream */
-        *p = (struct decode_projection){L->o, st->att, st->proj, hidden, st->q_dim, 0, 1};
+        *p = (struct decode_projection){st->att, st->proj, hidden, st->q_dim, 1, 0, {{0}}};
+        m = QWEN3_MAT_O;
         break;
     case BLOCK_GATE_UP_PROJ:
-        *p = (struct decode_projection){L->gate_up, st->xb, st->gate_up, 2 * inter, hidden, 0, 0};
+        *p = (struct decode_projection){st->xb, st->gate_up, 2 * inter, hidden, 0, 0, {{0}}};
+        m = QWEN3_MAT_GATE_UP;
         break;
     case BLOCK_DOWN_PROJ: /* back into the residual stream */
-        *p = (struct decode_projection){L->down, st->hb, st->proj, hidden, inter, 0, 1};
+        *p = (struct decode_projection){st->hb, st->proj, hidden, inter, 1, 0, {{0}}};
+        m = QWEN3_MAT_DOWN;
         break;
-    case BLOCK_LM_HEAD:
-        *p = (struct decode_projection){w->lm_head, st->xb, st->logits, st->cfg.vocab, hidden, hidden, 0};
+    case BLOCK_LM_HEAD: /* row-major in every type */
+        *p = (struct decode_projection){st->xb, st->logits, st->cfg.vocab, hidden, 0, 1, {{0}}};
+        p->runs[0] =
+            (struct qwen3_run){(void *)w->lm_head, w->formats.lm_head, 0, st->cfg.vocab, hidden, hidden};
         return 0;
     default:
         return -1;
     }
-    p->panel_cols = col_panel_width(w->wtype, p->cols); /* the layers' matrices: see model/weights.h */
+    p->n_runs = qwen3_matrix_runs(w, l, m, p->runs);
     return 0;
+}
+
+bool decode_backend_runs(enum matvec_backend backend, const struct qwen3_weights *w, int batch, char *why,
+                         size_t len) {
+    for (int t = 0; t < FR_DTYPE_COUNT; t++) {
+        const char *no = NULL;
+        if (weight_formats_count(&w->formats, (enum fr_dtype)t) == 0 ||
+            gemm_backend_available(backend, (enum fr_dtype)t, batch, &no))
+            continue;
+        snprintf(why, len, "%s weights: %s", fr_dtype_name((enum fr_dtype)t), no ? no : "unavailable");
+        return false;
+    }
+    return true;
 }
 
 /* Batch rows are consecutive: the input rows are `cols` apart, the output rows `rows` apart (the buffers'
@@ -189,9 +209,13 @@ int decode_projection_run(struct decode_state *st, enum block_id b, int layer, i
     const char *why = NULL;
     if (decode_projection_of(st, b, layer, &p) != 0)
         return fr_err_set(&st->err, "%s is not a projection block", block_name(b));
-    if (gemm(p.out, p.rows, p.w, st->w->wtype, p.in, p.cols, batch, p.rows, p.cols, p.panel_cols,
-             &st->blocking, st->backend, st->threads, &why) != 0)
-        return fr_err_set(&st->err, "%s: the matvec backend failed: %s", block_name(b), why ? why : "?");
+    for (int i = 0; i < p.n_runs; i++) {
+        const struct qwen3_run *run = &p.runs[i];
+        if (gemm(p.out + run->row0, p.rows, run->w, run->type, p.in, p.cols, batch, run->rows, p.cols,
+                 run->pw, &st->blocking, st->backend, st->threads, &why) != 0)
+            return fr_err_set(&st->err, "%s: the matvec backend failed on its %s rows: %s", block_name(b),
+                              fr_dtype_name(run->type), why ? why : "?");
+    }
     /* the residual add is the caller's thread's alone (thread 0 of a kernel team, see decode_step) */
     if (p.residual && (!kernel_team_active() || kernel_team_thread() == 0))
         for (int s = 0; s < batch; s++)
@@ -232,7 +256,7 @@ static int block_run_once(struct decode_state *st, enum block_id b, int layer, i
     case BLOCK_EMBED:
         if (st->token < 0 || st->token >= c->vocab)
             return fr_err_set(&st->err, "token %d outside the vocabulary [0, %d)", st->token, c->vocab);
-        embed_gather(st->x, w->embed, w->wtype, st->cfg.vocab, st->token, hidden);
+        embed_gather(st->x, w->embed, w->formats.embed, st->cfg.vocab, st->token, hidden);
         return 0;
     case BLOCK_ATTN_NORM:
         rmsnorm(st->xb, st->x, L->attn_norm, hidden, st->eps);
@@ -302,23 +326,27 @@ static void span_add(struct mem_span *out, int max, int *n, const void *p, size_
 int decode_block_spans(const struct decode_state *st, enum block_id b, int pos, struct mem_span *out,
                        int max) {
     const struct qwen3_weights *w = st->w;
-    struct qwen3_weight_sizes sz;
-    struct fr_err err;
+    const enum qwen3_matrix m = b == BLOCK_QKV_PROJ       ? QWEN3_MAT_QKV
+                                : b == BLOCK_O_PROJ       ? QWEN3_MAT_O
+                                : b == BLOCK_GATE_UP_PROJ ? QWEN3_MAT_GATE_UP
+                                : b == BLOCK_DOWN_PROJ    ? QWEN3_MAT_DOWN
+                                                          : QWEN3_MAT_COUNT;
     int n = 0;
-    if (qwen3_weights_sizes(&w->cfg, w->wtype, &sz, &err) != 0) return 0; /* allocated, so never */
     for (int l = 0; l < st->cfg.n_layers; l++) {
-        const struct qwen3_layer_weights *L = &w->layers[l];
-        if (b == BLOCK_QKV_PROJ) span_add(out, max, &n, L->qkv, sz.qkv_bytes);
-        if (b == BLOCK_O_PROJ) span_add(out, max, &n, L->o, sz.o_bytes);
-        if (b == BLOCK_GATE_UP_PROJ) span_add(out, max, &n, L->gate_up, sz.gate_up_bytes);
-        if (b == BLOCK_DOWN_PROJ) span_add(out, max, &n, L->down, sz.down_bytes);
+        struct qwen3_run runs[QWEN3_MAX_RUNS];
+        const int nr = m < QWEN3_MAT_COUNT ? qwen3_matrix_runs(w, l, m, runs) : 0;
+        for (int i = 0; i < nr; i++)
+            span_add(out, max, &n, runs[i].w,
+                     fr_dtype_bytes(runs[i].type, (size_t)runs[i].rows * (size_t)runs[i].cols));
         for (int h = 0; b == BLOCK_ATTENTION && h < st->kv.n_kv_heads; h++) {
             size_t rows = (size_t)(pos + 1) * st->kv.row_bytes;
             span_add(out, max, &n, kv_cache_k(&st->kv, l, h, 0), rows);
             span_add(out, max, &n, kv_cache_v(&st->kv, l, h, 0), rows);
         }
     }
-    if (b == BLOCK_LM_HEAD) span_add(out, max, &n, w->lm_head, sz.lm_head_bytes);
+    if (b == BLOCK_LM_HEAD)
+        span_add(out, max, &n, w->lm_head,
+                 fr_dtype_bytes(w->formats.lm_head, (size_t)st->cfg.vocab * (size_t)st->cfg.hidden));
     return n;
 }
 

@@ -88,12 +88,12 @@ int decode_state_init_rows(struct decode_state *st, const struct qwen3_weights *
 /* A projection block (qkv_proj, o_proj, gate_up_proj, down_proj, lm_head) on a state's buffers: its weight
  * matrix [rows][cols], input [cols] and output [rows]; residual: the output is then added into x. */
 struct decode_projection {
-    const void *w;
     const float *in;
     float *out;
     int rows, cols;
-    int panel_cols; /* w's column panels (kernels/col_panels.h): cols for the row-major LM head */
     int residual;
+    int n_runs; /* the matrix's runs of rows of one type (model/weights.h), each a matvec of its own */
+    struct qwen3_run runs[QWEN3_MAX_RUNS];
 };
 /* Fills p for block b at `layer`; returns -1 when b is not a projection block. */
 int decode_projection_of(const struct decode_state *st, enum block_id b, int layer,
@@ -101,6 +101,9 @@ int decode_projection_of(const struct decode_state *st, enum block_id b, int lay
 /* Runs projection block b for `batch` states whose buffers are consecutive rows of [batch][dim] arrays
  * starting at st's (batch 1: st alone, the matvec of today's step). Returns 0, or -1 with st->err set. */
 int decode_projection_run(struct decode_state *st, enum block_id b, int layer, int batch);
+/* Whether backend runs every matrix type of w; else *why (naming the type) and false. */
+bool decode_backend_runs(enum matvec_backend backend, const struct qwen3_weights *w, int batch, char *why,
+                         size_t len);
 
 /* Runs ONE block on the state's buffers: layer in [0, n_layers) for per-layer blocks (ignored for the
  * others), pos in [0, max_pos) for rope, kv_append and attention (attention reads positions [0, pos]).

@@ -87,10 +87,9 @@ int decode_batch_init(struct decode_batch *bt, const struct qwen3_weights *w, in
     memset(bt, 0, sizeof *bt);
     const struct qwen3_config *c = &w->cfg;
     if (batch < 1) return fr_err_set(err, "batch %d: at least one sequence", batch);
-    const char *why = NULL;
-    if (!gemm_backend_available(backend, w->wtype, batch, &why))
-        return fr_err_set(err, "batch %d on %s: %s", batch, matvec_backend_name(backend),
-                          why ? why : "unavailable");
+    char why[256];
+    if (!decode_backend_runs(backend, w, batch, why, sizeof why))
+        return fr_err_set(err, "batch %d on %s: %s", batch, matvec_backend_name(backend), why);
     size_t need = decode_batch_bytes(c, batch, max_pos, kvtype);
     char what[128];
     snprintf(what, sizeof what, "batch %d of %s with %d-position %s KV caches", batch, c->name, max_pos,
@@ -188,10 +187,9 @@ int decode_batch_set_weights(struct decode_batch *bt, const struct qwen3_weights
         a->n_heads != b->n_heads || a->n_kv_heads != b->n_kv_heads || a->head_dim != b->head_dim ||
         a->vocab != b->vocab)
         return fr_err_set(err, "weights of '%s' do not have the batch's shape", b->name);
-    const char *why = NULL;
-    if (!gemm_backend_available(backend, w->wtype, bt->capacity, &why))
-        return fr_err_set(err, "%s weights on %s: %s", fr_dtype_name(w->wtype), matvec_backend_name(backend),
-                          why ? why : "unavailable");
+    char why[256];
+    if (!decode_backend_runs(backend, w, bt->capacity, why, sizeof why))
+        return fr_err_set(err, "%s on %s", why, matvec_backend_name(backend));
     for (int s = 0; s < bt->n_init; s++) bt->seq[s].w = w, bt->seq[s].backend = backend;
     return 0;
 }

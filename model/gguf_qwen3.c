@@ -244,55 +244,82 @@ static void describe_mix(const struct wslot_table *t, const struct gguf_file *g,
     if (off < sizeof out->mix) snprintf(out->mix + off, sizeof out->mix - off, ")");
 }
 
-/* The layer matrices' one type; the matrices outside the layers (embedding, LM head) of another type. A file
- * with a layer matrix in a format no kernel runs converts every matrix instead (convert_all). */
-static int table_types(const struct wslot_table *t, const struct gguf_file *g, struct gguf_qwen3_types *out,
-                       struct fr_err *err) {
-    memset(out, 0, sizeof *out);
-    const char *path = g->path;
-    const struct wslot *first = NULL;
-    char name[128], other[128];
+/* The type a matrix runs in when nothing asks for another: a quantised type a kernel runs stays; a format no
+ * kernel runs becomes q8_0; an element type in a quantised file takes the layers' commonest run type. */
+static enum fr_dtype native_type(enum wslot_dtype d, enum fr_dtype layers) {
+    if (wslot_dtype_runs(d) && d != WSLOT_BF16 && d != WSLOT_F16 && d != WSLOT_F32)
+        return wslot_dtype_wtype(d);
+    return wslot_dtype_file_only(d, NULL) ? FR_DTYPE_Q8_0 : layers;
+}
+
+/* Each matrix's run type in a quantised file (native_type), and the note of what the load converts. */
+static void native_formats(const struct wslot_table *t, struct gguf_qwen3_types *out) {
+    const struct qwen3_config *c = t->cfg;
+    int count[FR_DTYPE_COUNT] = {0};
     for (int i = 0; i < t->n_slots; i++) {
         const struct wslot *s = &t->slots[i];
         if (s->seen && s->layer >= 0 && wslot_part_is_layer_matrix(s->part) &&
-            wslot_dtype_file_only(s->dtype, NULL))
-            out->convert_all = true;
+            fr_dtype_is_quant(native_type(s->dtype, FR_DTYPE_Q8_0)))
+            count[native_type(s->dtype, FR_DTYPE_Q8_0)]++;
     }
-    if (out->convert_all) {
-        out->wtype = FR_DTYPE_Q8_0;
-        describe_mix(t, g, out);
-        return 0;
+    enum fr_dtype common = FR_DTYPE_Q8_0;
+    for (int d = 0; d < FR_DTYPE_COUNT; d++)
+        if (count[d] > count[common]) common = (enum fr_dtype)d;
+    weight_formats_uniform(&out->formats, c->n_layers, common);
+    int moved[WSLOT_DTYPE_COUNT][FR_DTYPE_COUNT] = {{0}};
+    for (int i = 0; i < t->n_slots; i++) {
+        const struct wslot *s = &t->slots[i];
+        if (!s->seen || s->ndim != 2 || (s->layer >= 0 && !wslot_part_is_layer_matrix(s->part))) continue;
+        if (s->part == WSLOT_LM_HEAD && c->tied_embeddings) continue; /* checked, never loaded */
+        const enum fr_dtype run = native_type(s->dtype, common);
+        if (s->part == WSLOT_EMBED)
+            out->formats.embed = run;
+        else if (s->part == WSLOT_LM_HEAD)
+            out->formats.lm_head = run;
+        else
+            out->formats.layer[s->layer][wslot_wpart(s->part)] = run;
+        if (!(wslot_dtype_runs(s->dtype) && (fr_dtype_is_quant(run) || wslot_dtype_wtype(s->dtype) == run)))
+            moved[s->dtype][run]++;
     }
     size_t off = 0;
+    for (int d = 0; d < WSLOT_DTYPE_COUNT; d++)
+        for (int r = 0; r < FR_DTYPE_COUNT; r++)
+            if (moved[d][r] && off < sizeof out->converted)
+                off +=
+                    (size_t)snprintf(out->converted + off, sizeof out->converted - off,
+                                     "%s%d %s converted to %s", off ? ", " : "", moved[d][r],
+                                     wslot_dtype_name((enum wslot_dtype)d), fr_dtype_name((enum fr_dtype)r));
+    if (off && off < sizeof out->converted)
+        snprintf(out->converted + off, sizeof out->converted - off, " at load (no kernel runs them as held)");
+    if (c->tied_embeddings) out->formats.lm_head = out->formats.embed;
+    out->wtype = common;
+}
+
+/* Whether any layer matrix is quantised; if so the file runs in its own types (native_formats), else the
+ * element types convert to the run's one type as always. block: every layer matrix q8_0, or every one q4_0
+ * (such a file loads only into weights of that type, or per tensor). */
+static int table_types(const struct wslot_table *t, const struct gguf_file *g, struct gguf_qwen3_types *out,
+                       struct fr_err *err) {
+    (void)err;
+    memset(out, 0, sizeof *out);
+    const struct wslot *first = NULL;
+    bool same = true;
     for (int i = 0; i < t->n_slots; i++) {
         const struct wslot *s = &t->slots[i];
         if (!s->seen || s->layer < 0 || !wslot_part_is_layer_matrix(s->part)) continue;
-        if (!first) {
-            first = s;
-            continue;
-        }
-        if (s->dtype != first->dtype && (slot_is_block(s->dtype) || slot_is_block(first->dtype))) {
-            wslot_name(t, s, name, sizeof name);
-            wslot_name(t, first, other, sizeof other);
-            return fr_err_set(err,
-                              "%s: tensor '%s' is %s where '%s' is %s: a file whose layer matrices mix "
-                              "q8_0 or q4_0 with another type is not read",
-                              path, name, wslot_dtype_name(s->dtype), other, wslot_dtype_name(first->dtype));
-        }
+        if (wslot_dtype_file_only(s->dtype, NULL) && !wslot_dtype_runs(s->dtype)) out->convert_all = true;
+        if (slot_is_block(s->dtype) || wslot_dtype_file_only(s->dtype, NULL)) out->quantised = true;
+        if (!first) first = s;
+        same = same && s->dtype == first->dtype;
     }
-    out->block = first && slot_is_block(first->dtype);
-    out->wtype = first ? wslot_dtype_wtype(first->dtype) : FR_DTYPE_BF16;
+    out->block = first && same && (first->dtype == WSLOT_Q8_0 || first->dtype == WSLOT_Q4_0);
     snprintf(out->layer_type, sizeof out->layer_type, "%s", first ? wslot_dtype_name(first->dtype) : "none");
-    for (int i = 0; i < t->n_slots; i++) {
-        const struct wslot *s = &t->slots[i];
-        if (!s->seen || s->layer >= 0 || s->ndim != 2 || (first && s->dtype == first->dtype)) continue;
-        if (s->part == WSLOT_LM_HEAD && t->cfg->tied_embeddings) continue; /* checked, never loaded */
-        if (!out->block && !slot_is_block(s->dtype)) continue; /* element types convert as always */
-        wslot_name(t, s, name, sizeof name);
-        if (off < sizeof out->converted)
-            off += (size_t)snprintf(out->converted + off, sizeof out->converted - off, "%s%s (%s)",
-                                    off ? ", " : "", name, wslot_dtype_name(s->dtype));
+    if (out->quantised) {
+        describe_mix(t, g, out);
+        native_formats(t, out);
+        return 0;
     }
+    out->wtype = first ? wslot_dtype_wtype(first->dtype) : FR_DTYPE_BF16;
     return 0;
 }
 

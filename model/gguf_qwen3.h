@@ -10,6 +10,7 @@
 #include "kernels/dtype.h"
 #include "kernels/fr_err.h"
 #include "model/config.h"
+#include "model/weight_formats.h"
 #include "model/gguf.h"
 #include "model/weights.h"
 
@@ -22,24 +23,24 @@ int gguf_qwen3_config(const struct gguf_file *g, struct qwen3_config *cfg, struc
 int gguf_qwen3_check_config(const struct qwen3_config *file_cfg, const struct qwen3_config *model_cfg,
                             struct fr_err *err);
 
-/* The types of a file's matrices. Its layer matrices (q, k, v, o, gate, up, down) share one type, or at least
- * hold no Q8_0 or Q4_0 beside another type; when that type is Q8_0 or Q4_0 the model runs in it. A file with
- * a layer matrix in a format no kernel runs yet (the k-quants, q4_1, q5_0, q5_1: llama-quantize's Q4_K_M and
- * kin, #67) may mix any read types: every matrix is converted at load to the run's one kernel format, Q8_0
- * unless --dtype says another. Q8_0 because its requantisation error (half of max|w| / 127 a block of 32)
- * is far below that of the 4-6-bit source (half its step: max|w| / 15 to / 64), so it keeps what the
- * file holds. */
+/* The types of a file's matrices. A file whose layer matrices hold a quantised type (quantised) runs without
+ * --dtype in its own type per tensor (formats): a type a kernel runs (q8_0, q4_0, q4_k, q6_k) as the file
+ * holds it; one no kernel runs yet (q4_1, q5_0, q5_1, q5_k) converted to Q8_0 at load, whose requantisation
+ * error (half of max|w| / 127 a block of 32) is far below that of the 4-6-bit source (half its step:
+ * max|w| / 15 to / 64), so it keeps what the file holds; an element-type matrix (an f16 embedding, say) in
+ * the layers' commonest type. A file of element types converts to the run's one type, as always. */
 struct gguf_qwen3_types {
-    bool block;          /* the layer matrices are all q8_0 or all q4_0 */
-    bool convert_all;    /* a layer matrix is in a format no kernel runs: every matrix converts at load */
-    enum fr_dtype wtype; /* the type the file runs in without --dtype: block's type, q8_0 for convert_all */
-    char layer_type[8];  /* the layer matrices' ggml type name (convert_all: the most common one) */
-    /* The matrices outside the layers (token_embd, output) that the load converts out of the file's type:
-     * of another type than a block file's layers, or quantised in a file of element types; "" when none (and
-     * for convert_all). Such a tensor is dequantised, and requantised to the layers' block type
-     * (model/weight_slots.h). */
+    bool block;       /* the layer matrices are all q8_0 or all q4_0 */
+    bool quantised;   /* a layer matrix is quantised: the file runs per tensor (formats) */
+    bool convert_all; /* a layer matrix is in a format no kernel runs (converted at load) */
+    enum fr_dtype
+        wtype; /* the run's type without --dtype: the quantised layers' commonest, else the first's */
+    char layer_type[8]; /* the layer matrices' first ggml type name (quantised: the most common one) */
+    struct weight_formats formats; /* quantised: each matrix's run type */
+    /* quantised: the matrices the load converts out of the file's type, "token_embd.weight (f16)"; "" when
+     * none. */
     char converted[160];
-    /* convert_all: the file's own mix, e.g. "file q4_k_m mix: 168 q4_k, 28 q6_k (+ embedding q6_k)" (layer
+    /* quantised: the file's own mix, e.g. "file q4_k_m mix: 168 q4_k, 28 q6_k (+ embedding q6_k)" (layer
      * matrices per type, most first; then the embedding and an untied output); else "". */
     char mix[192];
 };

@@ -11,16 +11,45 @@
 #include "model/gguf_write.h"
 #include "model/weight_slots.h"
 
-/* llama.cpp's llama_ftype of a model whose matrices are all of one type (general.file_type). */
-static uint32_t file_type(enum fr_dtype t) {
-    return t == FR_DTYPE_Q8_0 ? 7 : t == FR_DTYPE_Q4_0 ? 2 : t == FR_DTYPE_BF16 ? 32 : 0;
+/* llama.cpp's llama_ftype (general.file_type) by the layers' commonest type, as llama.cpp names a file
+ * (MOSTLY_Q4_0 keeps a Q6_K embedding; a K-quant whose file mixes in Q6_K is its _M type). */
+static uint32_t file_type(const struct qwen3_weights *w) {
+    const bool mixed = !weight_formats_is_uniform(&w->formats, NULL);
+    switch (w->wtype) {
+    case FR_DTYPE_Q8_0:
+        return 7;
+    case FR_DTYPE_Q4_0:
+        return 2;
+    case FR_DTYPE_BF16:
+        return 32;
+    case FR_DTYPE_Q4_K:
+        return mixed ? 15 : 14; /* Q4_K_M, Q4_K_S */
+    case FR_DTYPE_Q5_K:
+        return mixed ? 17 : 16; /* Q5_K_M, Q5_K_S */
+    case FR_DTYPE_Q6_K:
+        return 18;
+    default:
+        return 0;
+    }
 }
 
 static uint32_t ggml_type(enum fr_dtype t) {
-    return t == FR_DTYPE_Q8_0   ? GGUF_GGML_Q8_0
-           : t == FR_DTYPE_Q4_0 ? GGUF_GGML_Q4_0
-           : t == FR_DTYPE_BF16 ? GGUF_GGML_BF16
-                                : GGUF_GGML_F32;
+    switch (t) {
+    case FR_DTYPE_Q8_0:
+        return GGUF_GGML_Q8_0;
+    case FR_DTYPE_Q4_0:
+        return GGUF_GGML_Q4_0;
+    case FR_DTYPE_BF16:
+        return GGUF_GGML_BF16;
+    case FR_DTYPE_Q4_K:
+        return GGUF_GGML_Q4_K;
+    case FR_DTYPE_Q5_K:
+        return GGUF_GGML_Q5_K;
+    case FR_DTYPE_Q6_K:
+        return GGUF_GGML_Q6_K;
+    default:
+        return GGUF_GGML_F32;
+    }
 }
 
 /* Keys this writer sets itself, never copied from the source (the alignment is the default). */
@@ -56,7 +85,7 @@ static int slot_written(const struct wslot *s, const struct qwen3_weights *w) {
 
 static int write_file(const char *path, const struct qwen3_weights *w, const struct gguf_file *meta,
                       const struct wslot_table *t, struct fr_err *err) {
-    int block = fr_dtype_is_block(w->wtype);
+    int block = fr_dtype_is_quant(w->wtype);
     uint64_t n_kv = 1 + (uint64_t)block, n_tensors = 0;
     size_t most = 0;
     for (uint64_t i = 0; meta && i < meta->n_kv; i++) n_kv += !key_replaced(&meta->kv[i]);
@@ -77,7 +106,7 @@ static int write_file(const char *path, const struct qwen3_weights *w, const str
     for (uint64_t i = 0; meta && i < meta->n_kv; i++)
         if (!key_replaced(&meta->kv[i])) gguf_write_kv_copy(&gw, meta, &meta->kv[i]);
     if (!meta) write_config_kv(&gw, &w->cfg);
-    gguf_write_kv_u32(&gw, "general.file_type", file_type(w->wtype));
+    gguf_write_kv_u32(&gw, "general.file_type", file_type(w));
     if (block) gguf_write_kv_u32(&gw, "general.quantization_version", 2); /* ggml's GGML_QNT_VERSION */
     char name[128];
     for (int i = 0; i < t->n_slots; i++) {
@@ -85,8 +114,8 @@ static int write_file(const char *path, const struct qwen3_weights *w, const str
         if (!slot_written(s, w)) continue;
         uint64_t dims[2] = {s->ndim == 2 ? s->dims[1] : s->dims[0], s->dims[0]}; /* fastest first */
         wslot_name(t, s, name, sizeof name);
-        gguf_write_tensor_info(&gw, name, (uint32_t)s->ndim, dims,
-                               s->ndim == 2 ? ggml_type(w->wtype) : GGUF_GGML_F32, wslot_export_bytes(s, w));
+        gguf_write_tensor_info(&gw, name, (uint32_t)s->ndim, dims, ggml_type(wslot_export_type(s, w)),
+                               wslot_export_bytes(s, w));
     }
     for (int i = 0; i < t->n_slots; i++) {
         const struct wslot *s = &t->slots[i];

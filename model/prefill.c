@@ -30,10 +30,9 @@ int prefill_init(struct prefill_state *p, const struct qwen3_weights *w, int max
     memset(p, 0, sizeof *p);
     const struct qwen3_config *c = &w->cfg;
     if (capacity < 1) return fr_err_set(err, "prompt of %d tokens: at least one", capacity);
-    const char *why = NULL;
-    if (!gemm_backend_available(backend, w->wtype, capacity, &why))
-        return fr_err_set(err, "prompt of %d tokens on %s: %s", capacity, matvec_backend_name(backend),
-                          why ? why : "unavailable");
+    char why[256];
+    if (!decode_backend_runs(backend, w, capacity, why, sizeof why))
+        return fr_err_set(err, "prompt of %d tokens on %s: %s", capacity, matvec_backend_name(backend), why);
     char what[128];
     snprintf(what, sizeof what, "prefill of %d tokens of %s with a %d-position %s KV cache", capacity,
              c->name, max_pos, fr_dtype_name(kvtype));

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kernels/col_panels.h"
+#include "kernels/matvec_kquant.h"
 #include "kernels/quant.h"
 
 static const char *const hf_suffix[WSLOT_LAYER_COUNT] = {
@@ -158,10 +159,27 @@ size_t wslot_dtype_bytes(enum wslot_dtype d, size_t n) {
 }
 
 enum fr_dtype wslot_dtype_wtype(enum wslot_dtype d) {
-    return d == WSLOT_Q8_0   ? FR_DTYPE_Q8_0
-           : d == WSLOT_Q4_0 ? FR_DTYPE_Q4_0
-           : d == WSLOT_BF16 ? FR_DTYPE_BF16
-                             : FR_DTYPE_F32;
+    switch (d) {
+    case WSLOT_Q8_0:
+        return FR_DTYPE_Q8_0;
+    case WSLOT_Q4_0:
+        return FR_DTYPE_Q4_0;
+    case WSLOT_BF16:
+        return FR_DTYPE_BF16;
+    case WSLOT_Q4_K:
+        return FR_DTYPE_Q4_K;
+    case WSLOT_Q6_K:
+        return FR_DTYPE_Q6_K;
+    case WSLOT_F16:
+    case WSLOT_F32:
+        return FR_DTYPE_F32;
+    default: /* Q4_1, Q5_0, Q5_1, Q5_K: no kernel runs them, converted at load */
+        return FR_DTYPE_Q8_0;
+    }
+}
+
+bool wslot_dtype_runs(enum wslot_dtype d) {
+    return !wslot_dtype_file_only(d, NULL) || d == WSLOT_Q4_K || d == WSLOT_Q6_K;
 }
 
 bool wslot_part_is_layer_matrix(enum wslot_part p) {
@@ -221,7 +239,9 @@ static float read_src(const unsigned char *src, enum wslot_dtype t, size_t i) {
 
 static bool same_layout(enum wslot_dtype st, enum fr_dtype dt) {
     return (st == WSLOT_BF16 && dt == FR_DTYPE_BF16) || (st == WSLOT_F32 && dt == FR_DTYPE_F32) ||
-           (st == WSLOT_Q8_0 && dt == FR_DTYPE_Q8_0) || (st == WSLOT_Q4_0 && dt == FR_DTYPE_Q4_0);
+           (st == WSLOT_Q8_0 && dt == FR_DTYPE_Q8_0) || (st == WSLOT_Q4_0 && dt == FR_DTYPE_Q4_0) ||
+           (st == WSLOT_Q4_K && dt == FR_DTYPE_Q4_K) || (st == WSLOT_Q5_K && dt == FR_DTYPE_Q5_K) ||
+           (st == WSLOT_Q6_K && dt == FR_DTYPE_Q6_K);
 }
 
 /* A run with a block type on either side (n whole blocks), one block at a time through f32: dequantised
@@ -298,10 +318,38 @@ static void convert_file_run(unsigned char *dst, enum fr_dtype dt, const unsigne
     }
 }
 
+/* One row of cols weights into a K-quant row dst of type dt: its blocks copied where the file holds dt,
+ * else through f32 (a file-only format's exact values, any other type's rounded to bf16 values, as a block
+ * format is quantised from them) and quantised by our K-quant quantiser. */
+static void convert_kquant_row(unsigned char *dst, enum fr_dtype dt, const unsigned char *row,
+                               enum wslot_dtype st, size_t cols) {
+    if (same_layout(st, dt)) {
+        memcpy(dst, row, fr_dtype_bytes(dt, cols));
+        return;
+    }
+    float *v = malloc(cols * sizeof *v);
+    if (!v) abort(); /* the load has no error path once the table is checked; a row of floats */
+    enum quant_file_type ft;
+    if (wslot_dtype_file_only(st, &ft))
+        convert_file_run((unsigned char *)v, FR_DTYPE_F32, row, ft, 0, cols, 0);
+    else
+        convert_run(v, FR_DTYPE_F32, row, st, cols, 1);
+    quant_k_quantize_row(dst, matvec_kquant_type(dt), v, cols);
+    free(v);
+}
+
 /* Copies the tensor's n_rows rows from the file into its destination, converting. */
 static void copy_tensor(const struct wslot_dest *d, const unsigned char *src, enum wslot_dtype st, int n_rows,
                         int round_bf16) {
     int panels = col_panel_count(d->cols, d->pw);
+    if (fr_dtype_is_kquant(d->dt)) { /* row-major (kernels/col_panels.h) */
+#pragma omp parallel for schedule(static)
+        for (int r = 0; r < n_rows; r++)
+            convert_kquant_row(
+                (unsigned char *)d->base + fr_dtype_bytes(d->dt, (size_t)(d->row0 + r) * (size_t)d->cols),
+                d->dt, src + wslot_dtype_bytes(st, (size_t)r * (size_t)d->cols), st, (size_t)d->cols);
+        return;
+    }
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < n_rows; r++)
         for (int p = 0; p < panels; p++) {
@@ -323,35 +371,17 @@ static void copy_tensor(const struct wslot_dest *d, const unsigned char *src, en
  * for a tied model's LM head. */
 static bool slot_dest(const struct wslot *s, const struct qwen3_weights *w, struct wslot_dest *d) {
     const struct qwen3_config *cfg = &w->cfg;
-    int inter = cfg->intermediate;
-    int q_dim = cfg->n_heads * cfg->head_dim, kv_dim = cfg->n_kv_heads * cfg->head_dim;
     int n = (int)s->dims[0], cols = s->ndim == 2 ? (int)s->dims[1] : n;
-    *d = (struct wslot_dest){.dt = w->wtype, .rows = s->ndim == 2 ? n : 1, .cols = cols, .pw = cols};
+    *d = (struct wslot_dest){.dt = w->formats.embed, .rows = s->ndim == 2 ? n : 1, .cols = cols, .pw = cols};
     if (s->part == WSLOT_EMBED) return (d->base = w->embed) != NULL;
+    d->dt = w->formats.lm_head;
     if (s->part == WSLOT_LM_HEAD) return (d->base = w->lm_head_own) != NULL;
     if (s->part == WSLOT_FINAL_NORM) {
         d->dt = FR_DTYPE_F32;
         return (d->base = w->final_norm) != NULL;
     }
     struct qwen3_layer_weights *L = &w->layers[s->layer];
-    switch (s->part) {
-    case WSLOT_Q:
-    case WSLOT_K:
-    case WSLOT_V:
-        d->base = L->qkv, d->rows = q_dim + 2 * kv_dim;
-        d->row0 = s->part == WSLOT_Q ? 0 : s->part == WSLOT_K ? q_dim : q_dim + kv_dim;
-        break;
-    case WSLOT_O:
-        d->base = L->o;
-        break;
-    case WSLOT_GATE:
-    case WSLOT_UP:
-        d->base = L->gate_up, d->rows = 2 * inter, d->row0 = s->part == WSLOT_GATE ? 0 : inter;
-        break;
-    case WSLOT_DOWN:
-        d->base = L->down;
-        break;
-    default:
+    if (!wslot_part_is_layer_matrix(s->part)) {
         d->dt = FR_DTYPE_F32;
         d->base = s->part == WSLOT_Q_NORM      ? L->q_norm
                   : s->part == WSLOT_K_NORM    ? L->k_norm
@@ -359,8 +389,32 @@ static bool slot_dest(const struct wslot *s, const struct qwen3_weights *w, stru
                                                : L->mlp_norm;
         return true;
     }
-    d->pw = col_panel_width(d->dt, cols);
+    /* its rows within the run of its type (model/weights.h) */
+    const enum wpart p = wslot_wpart(s->part);
+    struct qwen3_run run;
+    qwen3_part_run(w, s->layer, p, &run);
+    d->base = run.w, d->dt = run.type, d->rows = run.rows, d->pw = run.pw;
+    d->row0 = qwen3_part_row0(cfg, p) - run.row0;
     return true;
+}
+
+enum wpart wslot_wpart(enum wslot_part p) {
+    switch (p) {
+    case WSLOT_K:
+        return WPART_K;
+    case WSLOT_V:
+        return WPART_V;
+    case WSLOT_O:
+        return WPART_O;
+    case WSLOT_GATE:
+        return WPART_GATE;
+    case WSLOT_UP:
+        return WPART_UP;
+    case WSLOT_DOWN:
+        return WPART_DOWN;
+    default:
+        return WPART_Q;
+    }
 }
 
 void wslot_copy_all(const struct wslot_table *t, const unsigned char *data, struct qwen3_weights *w) {
@@ -374,9 +428,15 @@ void wslot_copy_all(const struct wslot_table *t, const unsigned char *data, stru
     qwen3_weights_pack(w);
 }
 
+enum fr_dtype wslot_export_type(const struct wslot *s, const struct qwen3_weights *w) {
+    struct wslot_dest d;
+    if (s->ndim != 2) return FR_DTYPE_F32;
+    return slot_dest(s, w, &d) ? d.dt : w->formats.lm_head;
+}
+
 size_t wslot_export_bytes(const struct wslot *s, const struct qwen3_weights *w) {
     size_t n = (size_t)s->dims[0] * (size_t)(s->ndim == 2 ? s->dims[1] : 1);
-    return s->ndim == 2 ? fr_dtype_bytes(w->wtype, n) : 4 * n;
+    return fr_dtype_bytes(wslot_export_type(s, w), n);
 }
 
 int wslot_export(const struct wslot *s, const struct qwen3_weights *w, unsigned char *out) {

@@ -90,8 +90,11 @@ size_t wslot_dtype_bytes(enum wslot_dtype d, size_t n);
 bool wslot_dtype_file_only(enum wslot_dtype d, enum quant_file_type *t);
 /* The type's ggml name: "bf16", "q8_0", "q4_k". */
 const char *wslot_dtype_name(enum wslot_dtype d);
-/* The weight type a file type is read as when nothing converts it (f16: f32). */
+/* The weight type a file type is read as when nothing converts it (f16: f32; a format no kernel runs:
+ * q8_0). */
 enum fr_dtype wslot_dtype_wtype(enum wslot_dtype d);
+/* Whether a kernel runs d as the file holds it (bf16, f32, q8_0, q4_0, q4_k, q6_k; f16 read as f32). */
+bool wslot_dtype_runs(enum wslot_dtype d);
 /* Whether a layer's slot of this part is one of its projection matrices (not a norm). */
 bool wslot_part_is_layer_matrix(enum wslot_part p);
 
@@ -109,7 +112,11 @@ int wslot_check_complete(const struct wslot_table *t, const char *file, struct f
  * config's LM head is checked, never copied. */
 void wslot_copy_all(const struct wslot_table *t, const unsigned char *data, struct qwen3_weights *w);
 
-/* Bytes of slot s's tensor as wslot_export writes it: a matrix in w's weight type, a norm in f32. */
+/* The layer matrix part a slot is (WPART_Q for anything else). */
+enum wpart wslot_wpart(enum wslot_part p);
+/* The type wslot_export writes slot s's tensor in: a matrix in its own format in w, a norm in f32. */
+enum fr_dtype wslot_export_type(const struct wslot *s, const struct qwen3_weights *w);
+/* Bytes of slot s's tensor as wslot_export writes it. */
 size_t wslot_export_bytes(const struct wslot *s, const struct qwen3_weights *w);
 /* Writes slot s's tensor from w into out (wslot_export_bytes bytes) in a file's layout: rows row-major,
  * column panels undone; the inverse of wslot_copy_all for a file of w's types. Returns 0, or -1 for a tied

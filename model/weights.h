@@ -15,6 +15,7 @@
 #include "kernels/dtype.h"
 #include "kernels/fr_err.h"
 #include "model/config.h"
+#include "model/weight_formats.h"
 
 struct qwen3_layer_weights {
     float *attn_norm; /* [hidden] input_layernorm */
@@ -29,7 +30,8 @@ struct qwen3_layer_weights {
 
 struct qwen3_weights {
     struct qwen3_config cfg;            /* the shape these tensors were carved for */
-    enum fr_dtype wtype;                /* dtype of every matrix and of the embedding */
+    enum fr_dtype wtype;                /* every matrix's type; in a mixed model the layers' commonest */
+    struct weight_formats formats;      /* each matrix's own type */
     void *embed;                        /* [vocab][hidden] model.embed_tokens */
     const void *lm_head;                /* [vocab][hidden]: aliases embed when tied, else lm_head_own */
     void *lm_head_own;                  /* [vocab][hidden] lm_head.weight when untied; NULL when tied */
@@ -39,7 +41,8 @@ struct qwen3_weights {
     size_t total_bytes;                 /* its size */
 };
 
-/* Bytes per tensor group, for one layer where marked, so the cost model can be cross-checked. */
+/* Bytes per tensor group, for one layer where marked (layer 0's in a model whose layers differ in their
+ * formats; qwen3_matrix_runs gives each layer's), so the cost model can be cross-checked. */
 struct qwen3_weight_sizes {
     size_t embed_bytes;       /* [vocab][hidden] in the weight dtype */
     size_t lm_head_bytes;     /* bytes the LM head reads per step (= embed_bytes when tied) */
@@ -60,10 +63,54 @@ struct qwen3_weight_sizes {
 int qwen3_weights_sizes(const struct qwen3_config *cfg, enum fr_dtype wtype, struct qwen3_weight_sizes *sz,
                         struct fr_err *err);
 
+/* The same for a model whose matrices each have their own format. */
+int qwen3_weights_sizes_formats(const struct qwen3_config *cfg, const struct weight_formats *f,
+                                struct qwen3_weight_sizes *sz, struct fr_err *err);
+
 /* Allocates (uninitialized) weights for cfg. Refuses up front, naming the bytes it would need, when they
  * exceed MemAvailable. On failure *w is left empty (safe to free). */
 int qwen3_weights_alloc(struct qwen3_weights *w, const struct qwen3_config *cfg, enum fr_dtype wtype,
                         struct fr_err *err);
+
+/* The same with a format per matrix (model/weight_formats.h). */
+int qwen3_weights_alloc_formats(struct qwen3_weights *w, const struct qwen3_config *cfg,
+                                const struct weight_formats *f, struct fr_err *err);
+
+/* A layer's four projections, q, k, v fused into one and gate, up into another. */
+enum qwen3_matrix { QWEN3_MAT_QKV, QWEN3_MAT_O, QWEN3_MAT_GATE_UP, QWEN3_MAT_DOWN, QWEN3_MAT_COUNT };
+
+/* Rows [row0, row0 + rows) of a projection, stored in one type as a [rows][cols] matrix of their own in
+ * that type's column panels of pw columns. A projection whose parts (q, k, v; gate, up) share a type is one
+ * run, the fused matrix; one whose parts differ is a run for each stretch of parts of one type, one after
+ * another from the layer's pointer, each 64-byte aligned. */
+struct qwen3_run {
+    void *w;
+    enum fr_dtype type;
+    int row0, rows, cols, pw;
+};
+#define QWEN3_MAX_RUNS 3
+/* The runs of layer `layer`'s projection m; returns their number. */
+int qwen3_matrix_runs(const struct qwen3_weights *w, int layer, enum qwen3_matrix m,
+                      struct qwen3_run runs[QWEN3_MAX_RUNS]);
+/* The projection and its rows that part p of a layer is, and the run holding its first row. */
+enum qwen3_matrix qwen3_part_matrix(enum wpart p);
+int qwen3_part_row0(const struct qwen3_config *cfg, enum wpart p);
+void qwen3_part_run(const struct qwen3_weights *w, int layer, enum wpart p, struct qwen3_run *run);
+/* The weights' formats in words: "bf16", or "q4_k 168, q6_k 29" for a mixed model. */
+void qwen3_weights_formats_name(const struct qwen3_weights *w, char *buf, size_t len);
+
+/* Where a matrix's values come from, by their place in the bf16 model's layout (a layer matrix in bf16's
+ * column panels of pw columns, an embedding row-major, pw its columns): a bf16 matrix, or (bf16 NULL) the
+ * synthetic stream `key` scaled by `scale`. */
+struct qwen3_values {
+    const uint16_t *bf16;
+    uint64_t key;
+    float scale;
+    int rows, pw;
+};
+/* Stores run's rows from v, rounded to bf16 values first unless the run is f32 and v synthetic (an f32
+ * model's values are not rounded), then quantised into the run's type where it is one. */
+void qwen3_run_store(const struct qwen3_run *run, const struct qwen3_values *v);
 
 /* Deterministic synthetic weights from a seed: matrices uniform in +-1/sqrt(cols), norms uniform in
  * [0.9, 1.1] (rounded to bf16 values in a bf16 model). Same seed, config and dtype give bit-identical

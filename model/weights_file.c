@@ -72,9 +72,10 @@ int weights_file_config(const char *path, const char *model, struct qwen3_config
     return rc ? -1 : 0;
 }
 
-int weights_file_wtype(const char *path, const struct qwen3_config *cfg, enum fr_dtype requested, bool given,
-                       enum fr_dtype *wtype, char *note, size_t note_len, struct fr_err *err) {
-    *wtype = requested;
+int weights_file_formats(const char *path, const struct qwen3_config *cfg, enum fr_dtype requested,
+                         bool given, struct weight_formats *formats, char *note, size_t note_len,
+                         struct fr_err *err) {
+    weight_formats_uniform(formats, cfg->n_layers, requested);
     if (note && note_len) note[0] = '\0';
     if (!path) return 0;
     enum weights_format fmt;
@@ -93,15 +94,26 @@ int weights_file_wtype(const char *path, const struct qwen3_config *cfg, enum fr
         return fr_err_set(err,
                           "%s holds %s matrices: --dtype %s does not match (give --dtype %s or leave it out)",
                           path, t.layer_type, fr_dtype_name(requested), t.layer_type);
-    if (t.block || (t.convert_all && !given)) *wtype = t.wtype;
-    if (note && note_len && t.convert_all) /* the kernels, and so the roofline's bytes, are the run's type */
-        snprintf(
-            note, note_len,
-            "%s; runs in %s: no K-quant, q4_1 or q5_x kernels yet (#67), every matrix converted at load; "
-            "the roofline counts %s's bytes",
-            t.mix, fr_dtype_name(*wtype), fr_dtype_name(*wtype));
-    else if (note && note_len && t.converted[0])
-        snprintf(note, note_len, "%s converted to %s at load", t.converted, fr_dtype_name(*wtype));
+    if (t.quantised && !given) *formats = t.formats;
+    if (!note || !note_len || !t.quantised) return 0;
+    char runs[96];
+    weight_formats_describe(formats, runs, sizeof runs);
+    if (given) /* the kernels, and so the roofline's bytes, are the run's type */
+        snprintf(note, note_len,
+                 "%s; runs in %s (--dtype): every matrix converted at load; the roofline counts %s's bytes",
+                 t.mix, fr_dtype_name(requested), fr_dtype_name(requested));
+    else if (t.converted[0])
+        snprintf(note, note_len, "%s; runs per tensor (%s): %s", t.mix, runs, t.converted);
+    else if (!weight_formats_is_uniform(formats, NULL))
+        snprintf(note, note_len, "%s; runs per tensor as the file holds it (%s)", t.mix, runs);
+    return 0;
+}
+
+int weights_file_wtype(const char *path, const struct qwen3_config *cfg, enum fr_dtype requested, bool given,
+                       enum fr_dtype *wtype, char *note, size_t note_len, struct fr_err *err) {
+    struct weight_formats f;
+    if (weights_file_formats(path, cfg, requested, given, &f, note, note_len, err)) return -1;
+    (void)weight_formats_is_uniform(&f, wtype);
     return 0;
 }
 

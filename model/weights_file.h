@@ -22,13 +22,17 @@ const char *weights_format_name(enum weights_format fmt);
  * naming the file and the field. */
 int weights_file_config(const char *path, const char *model, struct qwen3_config *cfg, struct fr_err *err);
 
-/* The matrix type to run `path` in. A GGUF file whose layer matrices are Q8_0 or Q4_0 runs in that type:
- * `requested` must then equal it unless `given` is false (the default --dtype), else a one-line error says
- * what the file holds. A GGUF file with layer matrices in a format no kernel runs (k-quants, q4_1, q5_x)
- * runs in `requested` when `given`, else in Q8_0. Any other file, or path NULL (synthetic weights), runs in
- * `requested`. note (when non-NULL, note_len bytes) receives what the load converts out of a block type, or
- * "" when nothing: e.g. "token_embd.weight (q8_0) converted to q4_0 at load", or the file's mix, the type it
- * runs in and why. cfg is the config weights_file_config gave. */
+/* The formats to run `path` in, a type per matrix (model/weight_formats.h). A GGUF file whose layer matrices
+ * are quantised runs without --dtype (`given` false) in its own types, a format no kernel runs converted to
+ * Q8_0 (model/gguf_qwen3.h); with --dtype every matrix in `requested`, except that a file of Q8_0 or Q4_0
+ * layers runs only in that type (a one-line error says what the file holds). Any other file, or path NULL
+ * (synthetic weights), runs every matrix in `requested`. note (when non-NULL, note_len bytes) receives what
+ * the load converts, or "" when nothing: e.g. "token_embd.weight (f16) converted to q8_0 at load", or the
+ * file's mix and the type it runs in. cfg is the config weights_file_config gave. */
+int weights_file_formats(const char *path, const struct qwen3_config *cfg, enum fr_dtype requested,
+                         bool given, struct weight_formats *formats, char *note, size_t note_len,
+                         struct fr_err *err);
+/* The same reduced to one type: every matrix's, or a mixed file's commonest layer type. */
 int weights_file_wtype(const char *path, const struct qwen3_config *cfg, enum fr_dtype requested, bool given,
                        enum fr_dtype *wtype, char *note, size_t note_len, struct fr_err *err);
 

@@ -34,11 +34,17 @@ static inline enum fr_dtype gt_wtype(const char *path, enum fr_dtype requested, 
     return t;
 }
 
-/* w allocated for the file's config in type t and loaded from it (the caller frees). */
+/* w allocated for the file's config in type t (FR_DTYPE_COUNT: the file's own formats, as the commands
+ * run it without --dtype) and loaded from it (the caller frees). */
 static inline void gt_load_as(const char *path, enum fr_dtype t, struct qwen3_weights *w) {
     struct qwen3_config c = gt_config_of(path);
     struct fr_err err = {{0}};
-    cr_assert_eq(qwen3_weights_alloc(w, &c, t, &err), 0, "%s", err.msg);
+    struct weight_formats f;
+    weight_formats_uniform(&f, c.n_layers, t);
+    if (t == FR_DTYPE_COUNT)
+        cr_assert_eq(weights_file_formats(path, &c, FR_DTYPE_BF16, false, &f, NULL, 0, &err), 0, "%s",
+                     err.msg);
+    cr_assert_eq(qwen3_weights_alloc_formats(w, &c, &f, &err), 0, "%s", err.msg);
     cr_assert_eq(weights_file_load(path, w, &err), 0, "%s", err.msg);
 }
 

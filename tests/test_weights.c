@@ -54,9 +54,12 @@ Test(weights, sizes_refuse_bad_shapes) {
     cr_expect_neq(qwen3_weights_sizes(&c, FR_DTYPE_BF16, &sz, &err), 0);
     cr_expect(strstr(err.msg, "positive") != NULL, "%s", err.msg);
     c = fixture_tiny_config();
-    c.hidden = c.vocab = c.intermediate = c.n_layers = c.n_heads = 0x7fffffff;
+    c.hidden = c.vocab = c.intermediate = c.n_heads = 0x7fffffff;
     cr_expect_neq(qwen3_weights_sizes(&c, FR_DTYPE_F32, &sz, &err), 0);
     cr_expect(strstr(err.msg, "overflow") != NULL, "%s", err.msg);
+    c.n_layers = 0x7fffffff; /* more than a per-tensor formats table holds */
+    cr_expect_neq(qwen3_weights_sizes(&c, FR_DTYPE_F32, &sz, &err), 0);
+    cr_expect(strstr(err.msg, "layers, at most 128") != NULL, "%s", err.msg);
 }
 
 Test(weights, carving_tied_and_untied) {

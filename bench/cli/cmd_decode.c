@@ -220,8 +220,10 @@ static int write_row(FILE *f, const float *logits, int vocab) {
 static int run_decode(struct decode_args *a, struct run *r) {
     struct fr_err err = {{0}};
     char note[384];
+    struct weight_formats formats;
     if (weights_file_config(a->weights, a->model, &r->cfg, &err) ||
-        weights_file_wtype(a->weights, &r->cfg, a->wtype, a->wtype_given, &a->wtype, note, sizeof note, &err))
+        weights_file_formats(a->weights, &r->cfg, a->wtype, a->wtype_given, &formats, note, sizeof note,
+                             &err))
         return cli_usage_error("decode: %s", err.msg);
     if (note[0]) fprintf(stderr, "decode: %s\n", note);
     if (sampler_check_params(&a->sampler, &err)) return cli_usage_error("decode: %s", err.msg);
@@ -251,7 +253,11 @@ static int run_decode(struct decode_args *a, struct run *r) {
     if (a->backend == MATVEC_BACKEND_OPENBLAS && blas_pool_bind_threads(&m, pool, sizeof pool, &err))
         return cli_fail("decode: %s", err.msg);
 
-    if (qwen3_weights_alloc(&r->w, &r->cfg, a->wtype, &err)) return cli_usage_error("decode: %s", err.msg);
+    if (qwen3_weights_alloc_formats(&r->w, &r->cfg, &formats, &err))
+        return cli_usage_error("decode: %s", err.msg);
+    a->wtype = r->w.wtype;
+    char wnames[96];
+    qwen3_weights_formats_name(&r->w, wnames, sizeof wnames);
     double t0 = timing_now_s();
     if (a->weights) {
         if (weights_file_load(a->weights, &r->w, &err)) return cli_usage_error("decode: %s", err.msg);
@@ -272,7 +278,7 @@ static int run_decode(struct decode_args *a, struct run *r) {
     fprintf(stderr,
             "decode: model %s (%s), weights %s %s (%.2f GB, ready in %.2f s), kv %s, gemv %s, isa %s, "
             "threads %d\n",
-            r->cfg.name, r->cfg.path, fr_dtype_name(a->wtype), a->weights ? a->weights : "synthetic",
+            r->cfg.name, r->cfg.path, wnames, a->weights ? a->weights : "synthetic",
             (double)r->w.total_bytes / 1e9, load_s, fr_dtype_name(a->kvtype), matvec_backend_name(a->backend),
             kernel_isa_name(kernel_isa_active()), m.threads);
     if (pool[0]) fprintf(stderr, "decode: matvec threads: %s\n", pool);

@@ -17,11 +17,12 @@ struct quantize_args {
 };
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: forge-roofline quantize --model M [--weights IN] --dtype q8_0|q4_0 --out OUT.gguf\n"
-               "  --model M        model name, directory or config.json (optional with a GGUF --weights)\n"
-               "  --weights IN     GGUF or safetensors checkpoint (default: decode's synthetic weights)\n"
-               "  --dtype T        q8_0 or q4_0: every matrix, quantised as --dtype T does at load\n"
-               "  --out OUT.gguf   the GGUF file to write (norms f32, a GGUF input's metadata kept)\n");
+    fprintf(f,
+            "usage: forge-roofline quantize --model M [--weights IN] --dtype T --out OUT.gguf\n"
+            "  --model M        model name, directory or config.json (optional with a GGUF --weights)\n"
+            "  --weights IN     GGUF or safetensors checkpoint (default: decode's synthetic weights)\n"
+            "  --dtype T        q8_0, q4_0, q4_k or q6_k: every matrix, quantised as --dtype T does at load\n"
+            "  --out OUT.gguf   the GGUF file to write (norms f32, a GGUF input's metadata kept)\n");
 }
 
 static int parse_args(int argc, char **argv, struct quantize_args *a, int *help) {
@@ -42,15 +43,15 @@ static int parse_args(int argc, char **argv, struct quantize_args *a, int *help)
         else if (strcmp(o, "--out") == 0)
             a->out = v;
         else if (strcmp(o, "--dtype") == 0) {
-            if (fr_wtype_parse(v, &a->wtype) || !fr_dtype_is_block(a->wtype))
-                return cli_usage_error("quantize: --dtype '%s': q8_0 or q4_0", v);
+            if (fr_wtype_parse(v, &a->wtype) || !fr_dtype_is_quant(a->wtype))
+                return cli_usage_error("quantize: --dtype '%s': q8_0, q4_0, q4_k or q6_k", v);
             a->wtype_given = true;
         } else
             return cli_usage_error("quantize: unknown option '%s' (try --help)", o);
     }
     if (!a->model && !a->weights)
         return cli_usage_error("quantize: --model is required (or a GGUF --weights)");
-    if (!a->wtype_given) return cli_usage_error("quantize: --dtype q8_0 or q4_0 is required");
+    if (!a->wtype_given) return cli_usage_error("quantize: --dtype q8_0, q4_0, q4_k or q6_k is required");
     if (!a->out) return cli_usage_error("quantize: --out FILE.gguf is required");
     return CLI_EXIT_OK;
 }
@@ -58,15 +59,17 @@ static int parse_args(int argc, char **argv, struct quantize_args *a, int *help)
 static int run_quantize(const struct quantize_args *a, struct qwen3_weights *w) {
     struct fr_err err = {{0}};
     struct qwen3_config cfg;
-    enum fr_dtype wtype;
+    struct weight_formats formats;
     char note[384];
     if (weights_file_config(a->weights, a->model, &cfg, &err) ||
-        weights_file_wtype(a->weights, &cfg, a->wtype, true, &wtype, note, sizeof note, &err))
+        weights_file_formats(a->weights, &cfg, a->wtype, true, &formats, note, sizeof note, &err))
         return cli_usage_error("quantize: %s", err.msg);
     if (cli_same_file(a->out, a->weights) || cli_same_file(a->out, cfg.path))
         return cli_usage_error("quantize: --out '%s' is an input file", a->out);
     if (note[0]) fprintf(stderr, "quantize: %s\n", note);
-    if (qwen3_weights_alloc(w, &cfg, wtype, &err)) return cli_usage_error("quantize: %s", err.msg);
+    if (qwen3_weights_alloc_formats(w, &cfg, &formats, &err)) return cli_usage_error("quantize: %s", err.msg);
+    char names[96];
+    qwen3_weights_formats_name(w, names, sizeof names);
     if (a->weights) {
         if (weights_file_load(a->weights, w, &err)) return cli_usage_error("quantize: %s", err.msg);
     } else {
@@ -74,7 +77,7 @@ static int run_quantize(const struct quantize_args *a, struct qwen3_weights *w) 
     }
     if (weights_file_write_gguf(a->out, w, a->weights, &err)) return cli_fail("quantize: %s", err.msg);
     fprintf(stderr, "quantize: wrote %s: model %s, matrices %s, norms f32, %.1f MB of weights, from %s\n",
-            a->out, cfg.name, fr_dtype_name(wtype), (double)w->total_bytes / 1e6,
+            a->out, cfg.name, names, (double)w->total_bytes / 1e6,
             a->weights ? a->weights : "synthetic weights (decode's seed)");
     return CLI_EXIT_OK;
 }

@@ -445,6 +445,7 @@ struct run {
     const char *best_read_where;
     struct block_cost block_costs[BLOCK_COUNT]; /* at blocks_context */
     struct qwen3_weights weights;
+    struct weight_formats formats; /* each matrix's type, the file's own or every one --dtype's */
     int have_weights;
     struct run_weights rw; /* where the weights came from, and the prompt's logits */
     struct decode_state st;
@@ -930,13 +931,16 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (a->weights) {
         char *note = r->rw.note;
         if (weights_file_config(a->weights, a->model, &r->cfg, &err) != 0 ||
-            weights_file_wtype(a->weights, &r->cfg, a->wtype, a->wtype_given, &a->wtype, note,
-                               sizeof r->rw.note, &err) != 0)
+            weights_file_formats(a->weights, &r->cfg, a->wtype, a->wtype_given, &r->formats, note,
+                                 sizeof r->rw.note, &err) != 0)
             return cli_usage_error("%s", err.msg);
         if (note[0]) fprintf(stderr, "forge-roofline: %s\n", note);
     } else if ((rc = model_opts_load(a->model, &r->cfg)) != 0) {
         return rc;
+    } else {
+        weight_formats_uniform(&r->formats, r->cfg.n_layers, a->wtype);
     }
+    (void)weight_formats_is_uniform(&r->formats, &a->wtype); /* a mixed file: its layers' commonest type */
     long max_ctx = 0;
     for (int i = 0; i < a->n_contexts; i++) max_ctx = a->contexts[i] > max_ctx ? a->contexts[i] : max_ctx;
     if (a->block_context < 0) a->block_context = max_ctx < 1024 ? max_ctx : 1024;
@@ -945,10 +949,13 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (max_ctx >= r->cfg.max_context)
         return cli_usage_error("%s %ld: %s holds at most %d positions (max_position_embeddings)", ctx_flag,
                                max_ctx, r->cfg.name, r->cfg.max_context);
-    const char *why = NULL;
-    if (!matvec_backend_available(a->gemv, a->wtype, &why))
-        return cli_usage_error("--gemv openblas with %s weights: %s", fr_dtype_name(a->wtype),
-                               why ? why : "unavailable");
+    for (int t = 0; t < FR_DTYPE_COUNT; t++) {
+        const char *why = NULL;
+        if (weight_formats_count(&r->formats, (enum fr_dtype)t) > 0 &&
+            !matvec_backend_available(a->gemv, (enum fr_dtype)t, &why))
+            return cli_usage_error("--gemv %s with %s weights: %s", matvec_backend_name(a->gemv),
+                                   fr_dtype_name((enum fr_dtype)t), why ? why : "unavailable");
+    }
     /* a model this machine cannot hold fails now, not after the ceilings and verify (checked again when
      * the weights are allocated): its weights, its KV cache and the paired read's array together, so a
      * run that would be killed for memory halfway is refused instead */
@@ -957,7 +964,7 @@ static int run_main(struct run *r, int argc, char **argv) {
     size_t kv_bytes = kv_cache_bytes(&r->cfg, (int)max_ctx + 1, a->kvtype);
     snprintf(what, sizeof what, "model '%s' with %s weights, its %s KV cache and the %zu MiB read array",
              r->cfg.name, fr_dtype_name(a->wtype), fr_dtype_name(a->kvtype), CEILINGS_DRAM_MIN_BYTES >> 20);
-    if (qwen3_weights_sizes(&r->cfg, a->wtype, &wsz, &err) != 0 ||
+    if (qwen3_weights_sizes_formats(&r->cfg, &r->formats, &wsz, &err) != 0 ||
         qwen3_mem_check(wsz.total_bytes + kv_bytes + CEILINGS_DRAM_MIN_BYTES, what, &err) != 0)
         return cli_usage_error("%s", err.msg);
     /* the batch sweep: its context and memory are checked now too */
@@ -1117,7 +1124,8 @@ static int run_main(struct run *r, int argc, char **argv) {
             counts[VERIFY_FAILED]);
 
     progress_phase(&pr, a->weights ? "weights (file)" : "weights (synthetic)");
-    if (qwen3_weights_alloc(&r->weights, &r->cfg, a->wtype, &err) != 0) return cli_usage_error("%s", err.msg);
+    if (qwen3_weights_alloc_formats(&r->weights, &r->cfg, &r->formats, &err) != 0)
+        return cli_usage_error("%s", err.msg);
     r->have_weights = 1;
     r->rw.file = a->weights;
     if (run_weights_load(&r->rw, &r->weights, r->report, &err) != 0) return cli_usage_error("%s", err.msg);
