@@ -69,9 +69,10 @@ static void norm_cost(struct block_cost *b, double n) {
     b->act_bytes = 4 * (n + n);
 }
 
-/* Bytes per weight: 34 / 32 for Q8_0 and 18 / 32 for Q4_0 (the f16 scale a block counted), exact. */
+/* Bytes per weight: 34 / 32 for Q8_0, 18 / 32 for Q4_0, 144 / 256 for Q4_K (scales and mins counted),
+ * exact. */
 static double weight_size(enum fr_dtype t) {
-    return (double)fr_dtype_bytes(t, 32) / 32.0;
+    return fr_dtype_weight_bytes(t);
 }
 
 /* y[rows] = W x: 2 FLOPs per weight, rows*cols weights, read x once, write y once. A block format (Q8_0,
@@ -84,9 +85,40 @@ static void matvec_cost(struct block_cost *b, double rows, double cols, enum fr_
     if (fr_dtype_is_block(t)) {
         b->flops += 2 * cols + 2 * cols / 32 + 3 * rows * cols / 32;
         b->quant_weights = rows * cols, b->quant_flops = b->flops;
+    } else if (fr_dtype_is_kquant(t)) {
+        /* x to Q8_K (as a 32-block's, per 256: d, 1/d) and its sums per 16; per weight sub-block (32 for
+         * Q4_K and Q5_K, 16 for Q6_K) its scale's multiply into the integer sum and the add, and Q4_K's and
+         * Q5_K's min through the sums (3 a sub-block in all); per superblock the two f16 scales (2) */
+        const double sub = t == FR_DTYPE_Q6_K ? 16 : 32;
+        b->flops += 2 * cols + 2 * cols / 256 + cols / 16 + 3 * rows * cols / sub + 2 * rows * cols / 256;
+        b->quant_weights = rows * cols, b->quant_flops = b->flops;
     }
     b->weight_bytes = rows * cols * weight_size(t);
     b->act_bytes = 4 * (cols + rows);
+}
+
+/* A layer projection over its parts (q, k, v; gate, up; o; down), each a matvec in its own type, averaged
+ * over the layers so that the caller's count of calls makes the sum; without formats one matvec in t. */
+static void layer_matvec_cost(struct block_cost *b, const struct qwen3_config *c, const struct cost_opts *o,
+                              const enum wpart *parts, const double *rows, int n, double cols) {
+    double all_rows = 0;
+    for (int i = 0; i < n; i++) all_rows += rows[i];
+    if (!o->formats) {
+        matvec_cost(b, all_rows, cols, o->weights);
+        return;
+    }
+    struct block_cost sum = {0};
+    for (int l = 0; l < c->n_layers && l < o->formats->n_layers; l++)
+        for (int i = 0; i < n; i++) {
+            struct block_cost p = {0};
+            matvec_cost(&p, rows[i], cols, o->formats->layer[l][parts[i]]);
+            sum.flops += p.flops, sum.weight_bytes += p.weight_bytes;
+            sum.quant_weights += p.quant_weights, sum.quant_flops += p.quant_flops;
+        }
+    const double layers = c->n_layers > 0 ? c->n_layers : 1;
+    b->flops = sum.flops / layers, b->weight_bytes = sum.weight_bytes / layers;
+    b->quant_weights = sum.quant_weights / layers, b->quant_flops = sum.quant_flops / layers;
+    b->act_bytes = 4 * (cols + all_rows);
 }
 
 /* Passes over the vocabulary row, as kernels/sampler.c's sampler_pick makes them:
@@ -140,7 +172,7 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     const struct block_desc *d = &block_table()[id];
     const double h = c->hidden, hd = c->head_dim, I = c->intermediate, V = c->vocab;
     const double q = (double)c->n_heads * hd, kv = (double)c->n_kv_heads * hd;
-    const double ws = weight_size(o->weights), ks = (double)fr_dtype_size(o->kv);
+    const double ks = (double)fr_dtype_size(o->kv);
     const enum fr_dtype wt = o->weights;
     const double n_pos = (double)context + 1;
     struct block_cost b = {0};
@@ -149,8 +181,8 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     int parallel = 0, exps_parallel = 0;
     switch (id) {
     case BLOCK_EMBED: /* one row, widened to f32 (a block format's dequantised: d * q, a multiply a weight) */
-        b.weight_bytes = h * ws;
-        b.flops = fr_dtype_is_block(wt) ? h : 0;
+        b.weight_bytes = h * weight_size(o->formats ? o->formats->embed : wt);
+        b.flops = fr_dtype_is_quant(o->formats ? o->formats->embed : wt) ? h : 0;
         b.act_bytes = 4 * h;
         act_ws = 4 * h, kcalls = 1;
         break;
@@ -160,11 +192,14 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
         norm_cost(&b, h);
         act_ws = 8 * h, kcalls = 1; /* reads x, writes xb */
         break;
-    case BLOCK_QKV_PROJ:
-        matvec_cost(&b, q + 2 * kv, h, wt);
+    case BLOCK_QKV_PROJ: {
+        const enum wpart parts[] = {WPART_Q, WPART_K, WPART_V};
+        const double rows[] = {q, kv, kv};
+        layer_matvec_cost(&b, c, o, parts, rows, 3, h);
         act_ws = 4 * (h + q + 2 * kv);
         parallel = matvec_opens_team((int)(q + 2 * kv), (int)h);
         break;
+    }
     case BLOCK_QK_NORM: /* every q and k head normed over head_dim, two f32 weight vectors */
         b.flops = 4 * (q + kv) + (c->n_heads + c->n_kv_heads);
         b.weight_bytes = 2 * 4 * hd;
@@ -191,25 +226,29 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     case BLOCK_O_PROJ: /* matvec (writes h) plus the residual add: read both h vectors, add h, write h */
     case BLOCK_DOWN_PROJ: {
         const double cols = id == BLOCK_O_PROJ ? q : I;
-        matvec_cost(&b, h, cols, wt);
+        const enum wpart part = id == BLOCK_O_PROJ ? WPART_O : WPART_DOWN;
+        layer_matvec_cost(&b, c, o, &part, &h, 1, cols);
         b.flops += h;
         b.act_bytes += 4 * 3 * h;
         act_ws = 4 * (cols + 2 * h), kcalls = 1; /* the residual add is a call of its own */
         parallel = matvec_opens_team((int)h, (int)cols);
         break;
     }
-    case BLOCK_GATE_UP_PROJ:
-        matvec_cost(&b, 2 * I, h, wt);
+    case BLOCK_GATE_UP_PROJ: {
+        const enum wpart parts[] = {WPART_GATE, WPART_UP};
+        const double rows[] = {I, I};
+        layer_matvec_cost(&b, c, o, parts, rows, 2, h);
         act_ws = 4 * (h + 2 * I);
         parallel = matvec_opens_team((int)(2 * I), (int)h);
         break;
+    }
     case BLOCK_SWIGLU: /* silu(g) * u = g / (1 + exp(-g)) * u: neg-exp, add, divide, multiply */
         b.flops = 4 * I;
         b.act_bytes = 4 * 3 * I;
         act_ws = 4 * 3 * I, kcalls = 1, exps = I;
         break;
     case BLOCK_LM_HEAD: /* tied: streams the embedding matrix; untied: lm_head.weight, same shape */
-        matvec_cost(&b, V, h, wt);
+        matvec_cost(&b, V, h, o->formats ? o->formats->lm_head : wt);
         act_ws = 4 * (h + V);
         parallel = matvec_opens_team((int)V, (int)h);
         break;
@@ -336,7 +375,8 @@ void cost_step_batch_on(const struct qwen3_config *c, const struct cost_opts *o,
         for (int l = 0; l < COST_LEVEL_COUNT; l++) b->level_bytes[l] *= nb;
         b->level_bytes[COST_LEVEL_DRAM] -= w * (nb - 1);
         b->exps *= nb;
-        if (nb > 1) b->quant_weights = b->quant_flops = 0; /* the batch's GEMM dequantises into f32 */
+        /* the batch's GEMM dequantises a block format into f32; a K-quant's runs its dot product */
+        if (nb > 1 && !fr_dtype_is_kquant(o->weights)) b->quant_weights = b->quant_flops = 0;
         if (!shared) b->kernel_calls *= nb, b->forks *= nb, b->barriers *= nb; /* one GEMM call a batch */
         /* a GEMM (B > 1) walks the panels inside each row chunk: no work-share a panel */
         if (shared && nb > 1)
@@ -381,7 +421,7 @@ double cost_batch_ridge(const struct qwen3_config *c, const struct cost_opts *o,
 uint64_t cost_params_from_blocks(const struct qwen3_config *c) {
     /* With f32 weights everywhere, weight bytes / 4 are weight elements read per step. The embed block reads
      * one row of the embedding; the embedding itself is a parameter whether or not the LM head reads it. */
-    const struct cost_opts f32 = {FR_DTYPE_F32, FR_DTYPE_F32};
+    const struct cost_opts f32 = {FR_DTYPE_F32, FR_DTYPE_F32, NULL};
     uint64_t elements = 0;
     for (int i = 0; i < BLOCK_COUNT; i++) {
         struct block_cost b;

@@ -11,6 +11,7 @@
 
 #include "model/blocks.h"
 #include "model/config.h"
+#include "model/weight_formats.h"
 
 /* Memory levels a block's bytes are charged to, in the order of roofline/roofline.h's terms. */
 enum cost_level { COST_LEVEL_DRAM, COST_LEVEL_L1, COST_LEVEL_L2, COST_LEVEL_L3, COST_LEVEL_COUNT };
@@ -19,6 +20,10 @@ const char *cost_level_name(enum cost_level l); /* "DRAM", "L1", "L2", "L3" */
 struct cost_opts {
     enum fr_dtype weights; /* matrices and the embedding; norm weights are f32 (widened at load) */
     enum fr_dtype kv;      /* KV cache element type */
+    /* each matrix's own type (model/weight_formats.h), NULL: every one `weights`. A block's bytes and FLOPs
+     * are then summed over its layers' own types, and its quantised FLOPs all charged to `weights`' roof
+     * (one roof per run: a mixed model's second type is priced on the first's) */
+    const struct weight_formats *formats;
 };
 
 /* The machine the per-level split is for. */

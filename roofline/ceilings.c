@@ -63,7 +63,18 @@ const char *ceilings_unit(enum ceiling_kind kind) {
 }
 
 int ceilings_quant_kind(int t) {
-    return t == FR_DTYPE_Q8_0 ? CEILING_Q8_0_DOT : t == FR_DTYPE_Q4_0 ? CEILING_Q4_0_DOT : -1;
+    switch (t) {
+    case FR_DTYPE_Q8_0:
+        return CEILING_Q8_0_DOT;
+    case FR_DTYPE_Q4_0:
+        return CEILING_Q4_0_DOT;
+    case FR_DTYPE_Q4_K:
+        return CEILING_Q4_K_DOT;
+    case FR_DTYPE_Q6_K:
+        return CEILING_Q6_K_DOT;
+    default:
+        return -1;
+    }
 }
 
 typedef double (*read_fn)(const float *a, size_t n, long passes);

@@ -32,7 +32,7 @@ Test(cost, weight_bytes_per_step) {
     const double matrices = 15728640.0 * 28, norms_f32 = (1024 + 1024 + 128 + 128) * 4.0 * 28 + 1024 * 4.0;
     const double lm_head = 151936.0 * 1024, embed_row = 1024;
     struct step_cost s;
-    struct cost_opts bf16 = {FR_DTYPE_BF16, FR_DTYPE_BF16}, f32 = {FR_DTYPE_F32, FR_DTYPE_F32};
+    struct cost_opts bf16 = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL}, f32 = {FR_DTYPE_F32, FR_DTYPE_F32, NULL};
     cost_step(&c, &bf16, 0, SAMPLER_VARIANT_GREEDY, &s);
     cr_expect_eq(s.total.weight_bytes, 2 * (matrices + lm_head + embed_row) + norms_f32);
     cr_expect_eq(s.total.weight_bytes, 1192232960.0);
@@ -47,7 +47,7 @@ Test(cost, kv_bytes) {
     struct qwen3_config c = load();
     cr_expect_eq(cost_kv_bytes_per_position(&c, FR_DTYPE_BF16), 114688.0); /* 2 x 28 x 8 x 128 x 2 */
     cr_expect_eq(cost_kv_bytes_per_position(&c, FR_DTYPE_F32), 229376.0);
-    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL};
     struct step_cost s1, s2;
     cost_step(&c, &o, 1, SAMPLER_VARIANT_GREEDY, &s1);
     cost_step(&c, &o, 4096, SAMPLER_VARIANT_GREEDY, &s2);
@@ -59,7 +59,7 @@ Test(cost, kv_bytes) {
 
 Test(cost, flops_per_step) {
     struct qwen3_config c = load();
-    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL};
     struct step_cost s;
     cost_step(&c, &o, 4096, SAMPLER_VARIANT_GREEDY, &s);
     double matvec = 0;
@@ -79,7 +79,7 @@ Test(cost, flops_per_step) {
 
 Test(cost, sampler_passes) {
     struct qwen3_config c = load();
-    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL};
     struct block_cost g, ch;
     cost_block(&c, &o, BLOCK_SAMPLER, 0, SAMPLER_VARIANT_GREEDY, &g);
     cost_block(&c, &o, BLOCK_SAMPLER, 0, SAMPLER_VARIANT_CHAIN, &ch);
@@ -92,7 +92,7 @@ Test(cost, untied_lm_head_is_its_own_matrix) {
     struct qwen3_config c;
     struct fr_err err;
     cr_assert_eq(qwen3_config_load("model/qwen3-8b/config.json", &c, &err), 0);
-    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL};
     struct block_cost b;
     cost_block(&c, &o, BLOCK_LM_HEAD, 0, SAMPLER_VARIANT_GREEDY, &b);
     cr_expect_eq(b.weight_bytes, 151936.0 * 4096 * 2);
@@ -100,7 +100,7 @@ Test(cost, untied_lm_head_is_its_own_matrix) {
 
 Test(cost, dram_and_cache_split) {
     struct qwen3_config c = load();
-    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL};
     struct step_cost s;
     cost_step(&c, &o, 1, SAMPLER_VARIANT_CHAIN, &s);
     /* DRAM: every matrix weight (layers + LM head) in bf16 and the KV of 2 positions */
@@ -115,7 +115,7 @@ Test(cost, dram_and_cache_split) {
  * attention scores are written, read for the max, read and rewritten by exp, and read for the sum of V. */
 Test(cost, activation_bytes_follow_the_kernels) {
     struct qwen3_config c = load();
-    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL};
     struct step_cost s;
     cost_step(&c, &o, 4096, SAMPLER_VARIANT_GREEDY, &s);
     cr_expect_eq(s.blocks[BLOCK_O_PROJ].act_bytes, 28 * 4.0 * (2048 + 1024 + 3 * 1024));    /* 688,128 */
@@ -136,7 +136,7 @@ Test(cost, activation_bytes_follow_the_kernels) {
  * 65,536-weight team threshold, so it is a plain call; attention forks. */
 Test(cost, per_level_bytes_tiny_by_hand) {
     struct qwen3_config c = fixture_tiny_config();
-    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL};
     struct cost_caches m = {.bytes = {1024, 8192, 65536}, .threads = 2};
     struct step_cost s;
     cost_step_on(&c, &o, &m, 3, SAMPLER_VARIANT_CHAIN, &s);
@@ -183,7 +183,7 @@ Test(cost, per_level_bytes_tiny_by_hand) {
  * working set above the L3 (none here at 32 MiB) would go to DRAM. */
 Test(cost, forks_and_calls_06b) {
     struct qwen3_config c = fixture_qwen3_06b_config();
-    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL};
     struct cost_caches m = {.bytes = {32768, 1 << 20, 32 << 20}, .threads = 2};
     struct block_cost b;
     cost_block_on(&c, &o, &m, BLOCK_QKV_PROJ, 0, SAMPLER_VARIANT_CHAIN, &b);
@@ -214,7 +214,7 @@ Test(cost, forks_and_calls_06b) {
  * greedy, one thread and a small vocabulary stay one plain call. */
 Test(cost, sampler_softmax_on_the_team) {
     struct qwen3_config c = fixture_qwen3_06b_config();
-    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL};
     struct cost_caches two = {.bytes = {32768, 1 << 20, 32 << 20}, .threads = 2, .step_team = true};
     struct cost_caches one = {.bytes = {32768, 1 << 20, 32 << 20}, .threads = 1};
     struct block_cost b;
@@ -235,7 +235,7 @@ Test(cost, sampler_softmax_on_the_team) {
  * (one cached position: too few to share); on one thread each panel after the first is one more call. */
 Test(cost, team_step_and_one_thread_fork_nothing) {
     struct qwen3_config c = fixture_qwen3_06b_config();
-    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct cost_opts o = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL};
     const struct cost_caches machines[] = {
         {.bytes = {32768, 1 << 20, 32 << 20}, .threads = 2, .step_team = true},
         {.bytes = {32768, 1 << 20, 32 << 20}, .threads = 1},
@@ -275,7 +275,7 @@ Test(cost, team_step_and_one_thread_fork_nothing) {
  * embedding row) counted B times; FLOPs and KV reads scale with B. */
 Test(cost, batch_scales_per_token_not_matrices) {
     struct qwen3_config c = load();
-    struct cost_opts bf16 = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct cost_opts bf16 = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL};
     struct step_cost one, b8, s;
     cost_step(&c, &bf16, 1024, SAMPLER_VARIANT_CHAIN, &s);
     cost_step_batch(&c, &bf16, 1024, 1, SAMPLER_VARIANT_CHAIN, &one);
@@ -295,7 +295,7 @@ Test(cost, batch_scales_per_token_not_matrices) {
  * are B times its B = 1 levels, and only a matrix's DRAM stream stays one (the split of cost_step_on). */
 Test(cost, batch_levels_on_a_machine) {
     struct qwen3_config c = load();
-    struct cost_opts bf16 = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct cost_opts bf16 = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL};
     struct cost_caches m = {.bytes = {32768, 1 << 20, 32 << 20}, .threads = 2};
     struct step_cost one, b8, on;
     cost_step_on(&c, &bf16, &m, 1024, SAMPLER_VARIANT_CHAIN, &on);
@@ -322,7 +322,7 @@ Test(cost, batch_levels_on_a_machine) {
  * mem(B) = (W + B p) / bw, compute(B) = B f / peak, so B* = W / (f bw / peak - p). */
 Test(cost, batch_ridge_by_hand) {
     struct qwen3_config c = load();
-    struct cost_opts bf16 = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct cost_opts bf16 = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL};
     struct step_cost one, two;
     cost_step_batch(&c, &bf16, 0, 1, SAMPLER_VARIANT_GREEDY, &one);
     cost_step_batch(&c, &bf16, 0, 2, SAMPLER_VARIANT_GREEDY, &two);
@@ -331,7 +331,7 @@ Test(cost, batch_ridge_by_hand) {
     double got = cost_batch_ridge(&c, &bf16, 0, SAMPLER_VARIANT_GREEDY, 0, 200.0, 20.0, 20.0);
     cr_expect(fabs(got - want) <= 1e-9 * want, "ridge %.6f, by hand %.6f", got, want);
     cr_expect(got > 5 && got < 15, "bf16 ridge near peak / bw = 10: %.3f", got);
-    struct cost_opts f32 = {FR_DTYPE_F32, FR_DTYPE_BF16};
+    struct cost_opts f32 = {FR_DTYPE_F32, FR_DTYPE_BF16, NULL};
     double r32 = cost_batch_ridge(&c, &f32, 0, SAMPLER_VARIANT_GREEDY, 0, 200.0, 20.0, 20.0);
     cr_expect(r32 > 1.8 * got && r32 < 2.2 * got, "f32 weights double the ridge: %.3f vs %.3f", r32, got);
     /* KV reads of a long context outgrow the FLOPs per sequence: memory-bound at any batch */
@@ -343,7 +343,7 @@ Test(cost, batch_ridge_by_hand) {
  * peak / bw = 10 for bf16 weights (1 FLOP per byte per token), whatever the context. */
 Test(cost, batch_ridge_projections_only) {
     struct qwen3_config c = load();
-    struct cost_opts bf16 = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct cost_opts bf16 = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL};
     struct block_cost p1, p2;
     cost_batch_projections(&c, &bf16, 1024, 1, &p1);
     cost_batch_projections(&c, &bf16, 1024, 2, &p2);

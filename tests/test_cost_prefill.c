@@ -11,7 +11,7 @@
 #include "tests/cli_run.h"
 #include "tests/model_fixtures.h"
 
-static const struct cost_opts bf16 = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+static const struct cost_opts bf16 = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL};
 
 static const enum block_id matrices[] = {BLOCK_QKV_PROJ, BLOCK_O_PROJ, BLOCK_GATE_UP_PROJ, BLOCK_DOWN_PROJ};
 
@@ -90,7 +90,7 @@ Test(cost_prefill, one_token_is_cost_step) {
     for (int k = 0; k < 2; k++)
         for (int t = 0; t < 4; t++)
             for (int d = 0; d < 5; d++) {
-                const struct cost_opts o = {types[t], FR_DTYPE_BF16};
+                const struct cost_opts o = {types[t], FR_DTYPE_BF16, NULL};
                 struct prefill_cost p;
                 struct step_cost s;
                 cost_prefill(&cfgs[k], &o, 1, depths[d], SAMPLER_VARIANT_CHAIN, &p);
@@ -107,7 +107,7 @@ Test(cost_prefill, one_token_is_cost_step) {
  * works in f32 (no int8 work) once n > 1. */
 Test(cost_prefill, matrix_weights_once) {
     struct qwen3_config c = fixture_qwen3_06b_config();
-    const struct cost_opts q8 = {FR_DTYPE_Q8_0, FR_DTYPE_BF16};
+    const struct cost_opts q8 = {FR_DTYPE_Q8_0, FR_DTYPE_BF16, NULL};
     struct step_cost s;
     cost_step(&c, &q8, 0, SAMPLER_VARIANT_GREEDY, &s);
     const long ns[] = {2, 7, 512};

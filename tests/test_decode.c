@@ -497,7 +497,7 @@ Test(decode, block_spans_are_the_cost_models_dram_bytes) {
     struct qwen3_weights w;
     struct decode_state st;
     setup(&w, &st, &c, FR_DTYPE_BF16, FR_DTYPE_BF16, MATVEC_BACKEND_FORGE);
-    const struct cost_opts co = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    const struct cost_opts co = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL};
     const char *wlo = w.base, *whi = wlo + w.total_bytes;
     const char *klo = st.kv.k, *khi = klo + (size_t)c.n_layers * st.kv.layer_bytes;
     const char *vlo = st.kv.v, *vhi = vlo + (size_t)c.n_layers * st.kv.layer_bytes;

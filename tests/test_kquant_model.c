@@ -13,6 +13,7 @@
 #include "kernels/matvec_kquant.h"
 #include "kernels/quant.h"
 #include "kernels/team.h"
+#include "model/cost.h"
 #include "model/decode.h"
 #include "tests/model_fixtures.h"
 
@@ -199,4 +200,36 @@ Test(kquant_model, decode_matches_dequantised_f32) {
     check_formats(&f, "q6_k");
     mixed_formats(&f, &c);
     check_formats(&f, "mixed");
+}
+
+/* The cost model's DRAM bytes per block, priced per tensor, against the step's own spans (the runs' bytes
+ * as the weights hold them): two counts of one thing by different paths. */
+Test(kquant_model, cost_bytes_are_the_spans) {
+    struct qwen3_config c = tiny256();
+    struct weight_formats f;
+    mixed_formats(&f, &c);
+    struct qwen3_weights w;
+    struct decode_state st;
+    struct fr_err err = {{0}};
+    cr_assert_eq(qwen3_weights_alloc_formats(&w, &c, &f, &err), 0, "%s", err.msg);
+    qwen3_weights_init_synthetic(&w, 3);
+    cr_assert_eq(decode_state_init(&st, &w, 8, FR_DTYPE_F32, MATVEC_BACKEND_FORGE, 1, &err), 0, "%s",
+                 err.msg);
+    const struct cost_opts co = {w.wtype, FR_DTYPE_F32, &w.formats};
+    for (int b = 0; b < BLOCK_COUNT; b++) {
+        struct block_cost bc;
+        cost_block(&c, &co, (enum block_id)b, 3, SAMPLER_VARIANT_GREEDY, &bc);
+        struct mem_span spans[64];
+        const int n = decode_block_spans(&st, (enum block_id)b, 3, spans, 64);
+        double bytes = 0;
+        for (int i = 0; i < n && i < 64; i++) bytes += (double)spans[i].bytes;
+        cr_expect(fabs(bytes - bc.dram_bytes) <= 1e-6 * bytes, "%s: spans %.0f, cost %.0f",
+                  block_name((enum block_id)b), bytes, bc.dram_bytes);
+    }
+    /* the embedding row in Q6_K: 210 bytes a superblock */
+    struct block_cost e;
+    cost_block(&c, &co, BLOCK_EMBED, 0, SAMPLER_VARIANT_GREEDY, &e);
+    cr_expect_eq(e.weight_bytes, 210.0);
+    decode_state_free(&st);
+    qwen3_weights_free(&w);
 }

@@ -21,7 +21,7 @@
  * weights. */
 Test(quant_model, cost_bytes_by_hand) {
     struct qwen3_config c = fixture_tiny_config();
-    struct cost_opts q8 = {FR_DTYPE_Q8_0, FR_DTYPE_BF16}, q4 = {FR_DTYPE_Q4_0, FR_DTYPE_BF16};
+    struct cost_opts q8 = {FR_DTYPE_Q8_0, FR_DTYPE_BF16, NULL}, q4 = {FR_DTYPE_Q4_0, FR_DTYPE_BF16, NULL};
     struct step_cost s;
     cost_step(&c, &q8, 0, SAMPLER_VARIANT_GREEDY, &s);
     cr_expect_eq(s.blocks[BLOCK_QKV_PROJ].weight_bytes, 2 * 17408.0); /* 512 blocks x 34, 2 layers */
@@ -45,7 +45,7 @@ Test(quant_model, cost_bytes_by_hand) {
     /* the embedding row dequantised: a multiply a weight */
     cr_expect_eq(s.blocks[BLOCK_EMBED].flops, 64.0);
     /* bf16 keeps its figures: 2 a weight */
-    struct cost_opts bf = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    struct cost_opts bf = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL};
     cost_step(&c, &bf, 0, SAMPLER_VARIANT_GREEDY, &s);
     cr_expect_eq(s.blocks[BLOCK_QKV_PROJ].flops, 2 * 32768.0);
     cr_expect_eq(s.blocks[BLOCK_QKV_PROJ].weight_bytes, 2 * 32768.0);
@@ -85,7 +85,7 @@ Test(quant_model, spans_are_the_cost_models_dram_bytes) {
         struct qwen3_weights w;
         struct decode_state st;
         setup(&w, &st, &c, (enum fr_dtype)t);
-        const struct cost_opts co = {(enum fr_dtype)t, FR_DTYPE_F32};
+        const struct cost_opts co = {(enum fr_dtype)t, FR_DTYPE_F32, NULL};
         for (int b = 0; b < BLOCK_COUNT; b++) {
             struct block_cost bc;
             cost_block(&c, &co, (enum block_id)b, 3, SAMPLER_VARIANT_GREEDY, &bc);

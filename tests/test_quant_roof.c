@@ -22,8 +22,9 @@
 Test(quant_roof, ridge_by_hand) {
     cr_expect_float_eq(roofline_ridge_ai(&(struct roofline){.peak_gflops = 90, .bw_gbs = 30}), 3.0, 1e-12);
     struct qwen3_config c = fixture_tiny_config();
-    const struct cost_opts q4 = {FR_DTYPE_Q4_0, FR_DTYPE_BF16}, q8 = {FR_DTYPE_Q8_0, FR_DTYPE_BF16},
-                           bf = {FR_DTYPE_BF16, FR_DTYPE_BF16};
+    const struct cost_opts q4 = {FR_DTYPE_Q4_0, FR_DTYPE_BF16, NULL},
+                           q8 = {FR_DTYPE_Q8_0, FR_DTYPE_BF16, NULL},
+                           bf = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL};
     struct block_cost b;
     cost_block(&c, &q4, BLOCK_QKV_PROJ, 0, SAMPLER_VARIANT_GREEDY, &b);
     cr_expect_eq(b.quant_weights, 2 * 256.0 * 64); /* (128 + 64 + 64) x 64, two layers */

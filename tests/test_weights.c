@@ -178,7 +178,7 @@ Test(weights, sizes_agree_with_the_cost_model) {
         enum fr_dtype t = k % 2 ? FR_DTYPE_F32 : FR_DTYPE_BF16;
         struct qwen3_weight_sizes sz;
         cr_assert_eq(qwen3_weights_sizes(&c, t, &sz, NULL), 0);
-        struct cost_opts o = {t, FR_DTYPE_BF16};
+        struct cost_opts o = {t, FR_DTYPE_BF16, NULL};
         const struct {
             enum block_id b;
             double bytes;

@@ -328,7 +328,7 @@ static int run_decode(struct decode_args *a, struct run *r) {
 
     /* Every step streams all the weights once, whatever the context; the cost model says how many bytes. */
     struct step_cost cost;
-    struct cost_opts copts = {a->wtype, a->kvtype};
+    struct cost_opts copts = {a->wtype, a->kvtype, &r->w.formats};
     cost_step(&r->cfg, &copts, 0, SAMPLER_VARIANT_GREEDY, &cost);
     long gen_steps = a->max_new > 0 ? a->max_new - 1 : 0;
     fprintf(stderr, "decode: prompt %d tokens in %.3f s (%.2f tokens/s%s)", n_prompt, prompt_s,

@@ -407,7 +407,7 @@ static void batch_row(const struct qwen3_config *cfg, const struct predict_args 
 /* The ridge batch for weights of type wt (the KV type as asked). */
 static double batch_ridge(const struct qwen3_config *cfg, const struct predict_args *a, long context,
                           enum fr_dtype wt, int projections_only) {
-    struct cost_opts o = {wt, a->cost.kv};
+    struct cost_opts o = {wt, a->cost.kv, NULL};
     return cost_batch_ridge(cfg, &o, context, a->sampler, projections_only, a->peak_gflops, a->bw_gbs,
                             a->cache_gbs);
 }

@@ -410,7 +410,7 @@ static void fill_model(struct run_report *rep, const struct qwen3_config *cfg, e
     m->n_heads = cfg->n_heads, m->n_kv_heads = cfg->n_kv_heads, m->head_dim = cfg->head_dim,
     m->vocab = cfg->vocab;
     m->tied_embeddings = cfg->tied_embeddings;
-    struct cost_opts o = {wtype, FR_DTYPE_BF16};
+    struct cost_opts o = {wtype, FR_DTYPE_BF16, NULL};
     struct step_cost s;
     cost_step(cfg, &o, 0, SAMPLER_VARIANT_CHAIN, &s);
     m->weight_bytes = s.total.weight_bytes;
@@ -551,7 +551,7 @@ static void fill_counted(const struct run *r, const struct rep_counts_summary *s
 
 static int measure_blocks(struct run *r, const struct timing_opts *t) {
     struct run_report *rep = r->report;
-    struct cost_opts co = {r->args.wtype, r->args.kvtype};
+    struct cost_opts co = {r->args.wtype, r->args.kvtype, &r->formats};
     long T = rep->blocks_context;
     struct fr_err err = {{0}};
     kv_cache_fill_random(&r->st.kv, (int)T, 0xb10cULL);
@@ -597,7 +597,7 @@ static int measure_blocks(struct run *r, const struct timing_opts *t) {
 
 static int measure_steps(struct run *r, const struct decode_bench_opts *o) {
     struct run_report *rep = r->report;
-    struct cost_opts co = {r->args.wtype, r->args.kvtype};
+    struct cost_opts co = {r->args.wtype, r->args.kvtype, &r->formats};
     struct fr_err err = {{0}};
     for (int i = 0; i < r->args.n_contexts && rep->n_steps < REPORT_MAX_STEPS; i++) {
         struct report_step *s = &rep->steps[rep->n_steps++];
@@ -728,7 +728,7 @@ static int predict_all(struct run *r) {
         o->efficiency = o->predicted_s / o->measured.median_s;
         o->above_roof = report_is_above_roof(false, o->efficiency);
     }
-    struct cost_opts co = {r->args.wtype, r->args.kvtype};
+    struct cost_opts co = {r->args.wtype, r->args.kvtype, &r->formats};
     for (int i = 0; i < rep->n_steps; i++) {
         struct report_step *s = &rep->steps[i];
         struct step_cost sc;

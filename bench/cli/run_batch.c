@@ -33,7 +33,7 @@ size_t run_batch_bytes(const struct run_batch_opts *o, size_t *openblas_extra) {
 /* The report rows of one sweep. */
 static void fill_rows(const struct run_batch_opts *o, enum fr_dtype wt, const char *backend,
                       const struct batch_bench_result *res, int n, struct run_report *rep) {
-    struct cost_opts co = {wt, o->kvtype};
+    struct cost_opts co = {wt, o->kvtype, wt == o->weights->wtype ? &o->weights->formats : NULL};
     const struct roofline *rf = o->roofs;
     for (int i = 0; i < n && rep->n_batch < REPORT_MAX_BATCH; i++) {
         struct report_batch *b = &rep->batch[rep->n_batch++];
@@ -153,7 +153,7 @@ int run_batch_phase(const struct run_batch_opts *o, struct run_report *rep, stru
     if (rc != 0) return -1;
     const struct roofline *rf = o->roofs;
     for (int t = 0; t < REPORT_RIDGE_TYPES; t++) { /* every weight format's, the run's own among them */
-        const struct cost_opts co = {(enum fr_dtype)t, o->kvtype};
+        const struct cost_opts co = {(enum fr_dtype)t, o->kvtype, NULL};
         rr->step[t] = cost_batch_ridge(o->cfg, &co, o->context, SAMPLER_VARIANT_CHAIN, 0, rf->peak_gflops,
                                        rf->bw_gbs, rf->cache_gbs);
         rr->proj[t] = cost_batch_ridge(o->cfg, &co, o->context, SAMPLER_VARIANT_CHAIN, 1, rf->peak_gflops,

@@ -45,7 +45,7 @@ static struct report_prefill *next_row(struct run_report *rep, const struct run_
 
 static void fill_rows(const struct run_prefill_opts *o, const struct prefill_bench_result *res,
                       struct run_report *rep) {
-    const struct cost_opts co = {o->weights->wtype, o->kvtype};
+    const struct cost_opts co = {o->weights->wtype, o->kvtype, &o->weights->formats};
     struct prefill_cost pc;
     cost_prefill(o->cfg, &co, res->prompt_len, res->depth, SAMPLER_VARIANT_CHAIN, &pc);
     /* the sampler is not part of the prefill: it is the draw after it (sample_s) */
