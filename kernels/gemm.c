@@ -211,6 +211,12 @@ bool gemm_backend_available(enum matvec_backend backend, enum fr_dtype wtype, in
 int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, int ldx, int batch, int rows,
          int cols, int panel_cols, const struct gemm_blocking *blk, enum matvec_backend backend, int threads,
          const char **why) {
+    if (fr_dtype_is_kquant(wtype)) { /* the matvec's dot product for every column (matvec_kquant.h) */
+        if (!gemm_backend_available(backend, wtype, batch, why) || matvec_kquant_check_cols(wtype, cols, why))
+            return -1;
+        if (batch > 0 && rows > 0) matvec_kquant(y, ldy, w, wtype, x, ldx, batch, rows, cols, threads);
+        return 0;
+    }
     if (batch == 1) return matvec_panels(y, w, wtype, x, rows, cols, panel_cols, backend, threads, why);
     if (backend == MATVEC_BACKEND_ONEDNN)
         return gemm_onednn(y, ldy, w, wtype, x, ldx, batch, rows, cols, panel_cols, threads, why);
@@ -228,11 +234,6 @@ int gemm(float *y, int ldy, const void *w, enum fr_dtype wtype, const float *x, 
     if (batch <= 0 || rows <= 0) return 0;
     if (cols <= 0) {
         for (int b = 0; b < batch; b++) memset(y + (size_t)b * (size_t)ldy, 0, (size_t)rows * sizeof *y);
-        return 0;
-    }
-    if (fr_dtype_is_kquant(wtype)) { /* the matvec's dot product for every column (matvec_kquant.h) */
-        if (matvec_kquant_check_cols(wtype, cols, why)) return -1;
-        matvec_kquant(y, ldy, w, wtype, x, ldx, batch, rows, cols, threads);
         return 0;
     }
     if (backend == MATVEC_BACKEND_OPENBLAS) {

@@ -17,7 +17,6 @@
 #include "kernels/kernels.h"
 #include "kernels/col_panels.h"
 #include "kernels/gemm_onednn.h"
-#include "kernels/matvec_kquant.h"
 #include "kernels/quant.h"
 #include "kernels/quant_ops.h"
 #include "kernels/team.h"
@@ -346,10 +345,10 @@ int matvec_panels(float *y, const void *w, enum fr_dtype wtype, const float *x, 
             *why = "column panels of a Q8_0 or Q4_0 matrix must be whole blocks of 32 columns";
         return -1;
     }
-    if (fr_dtype_is_kquant(wtype) && matvec_kquant_check_cols(wtype, cols, why)) return -1;
-    if (fr_dtype_is_kquant(wtype) && backend != MATVEC_BACKEND_FORGE &&
-        !matvec_backend_available(backend, wtype, why))
+    if (fr_dtype_is_kquant(wtype)) { /* kernels/matvec_kquant.h, above this module */
+        if (why) *why = "a K-quant matrix runs through gemm (kernels/gemm.h), not matvec";
         return -1;
+    }
     if (backend == MATVEC_BACKEND_OPENBLAS)
         return matvec_openblas(y, w, wtype, x, rows, cols, panel_cols, why);
     if (backend == MATVEC_BACKEND_ONEDNN) /* one row of its matmul: x is [1][cols], y [1][rows] */
@@ -357,10 +356,6 @@ int matvec_panels(float *y, const void *w, enum fr_dtype wtype, const float *x, 
     if (rows <= 0) return 0;
     if (cols <= 0) {
         memset(y, 0, (size_t)rows * sizeof *y);
-        return 0;
-    }
-    if (fr_dtype_is_kquant(wtype)) { /* row-major, one panel (kernels/col_panels.h) */
-        matvec_kquant(y, rows, w, wtype, x, cols, 1, rows, cols, threads);
         return 0;
     }
     const struct kernel_ops *ops = kernel_ops_active();
@@ -425,10 +420,7 @@ void swiglu(float *out, const float *gate, const float *up, int n) {
 void embed_gather(float *out, const void *table, enum fr_dtype ttype, int rows, int token, int hidden) {
     if (hidden <= 0) return;
     size_t off = (size_t)token * (size_t)hidden;
-    if (fr_dtype_is_kquant(ttype)) /* rows row-major in file order */
-        quant_k_dequantize_row(out, matvec_kquant_type(ttype),
-                               (const unsigned char *)table + fr_dtype_bytes(ttype, off), (size_t)hidden);
-    else if (fr_dtype_is_block(ttype)) /* one row dequantised, from the table's memory order */
+    if (fr_dtype_is_block(ttype)) /* one row dequantised, from the table's memory order */
         quant_matrix_dequantize(out, ttype, table, rows, hidden, token, 0, hidden);
     else if (ttype == FR_DTYPE_BF16)
         kernel_ops_active()->bf16_to_f32(out, (const uint16_t *)table + off, hidden);

@@ -130,7 +130,8 @@ void swiglu_ref(float *out, const float *gate, const float *up, int n);
  * its accuracy stated there); tests bound its error and roofline/ceilings.c times it as the exp ceiling. */
 void kernel_vexp(float *y, const float *x, int n);
 
-/* ---- embedding: out[hidden] = f32(table[token][:]), table [rows][hidden] in memory order (quant.h) ---- */
+/* ---- embedding: out[hidden] = f32(table[token][:]), table [rows][hidden] in memory order (quant.h); an
+ * element type or Q8_0 / Q4_0 (a K-quant row is quant_k_dequantize_row's, a module above) ---- */
 void embed_gather(float *out, const void *table, enum fr_dtype ttype, int rows, int token, int hidden);
 
 /* ---- RoPE, Qwen3/NeoX half rotation: pairs (i, i + head_dim/2), angle pos * theta^(-2i/head_dim) ---- */

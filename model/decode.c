@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kernels/col_panels.h"
+#include "kernels/matvec_kquant.h"
 #include "kernels/team.h"
 
 /* Zeroed, 64-byte aligned so SIMD loads of activation rows never split a cache line. */
@@ -256,7 +257,13 @@ static int block_run_once(struct decode_state *st, enum block_id b, int layer, i
     case BLOCK_EMBED:
         if (st->token < 0 || st->token >= c->vocab)
             return fr_err_set(&st->err, "token %d outside the vocabulary [0, %d)", st->token, c->vocab);
-        embed_gather(st->x, w->embed, w->formats.embed, st->cfg.vocab, st->token, hidden);
+        if (fr_dtype_is_kquant(w->formats.embed)) /* rows row-major in file order */
+            quant_k_dequantize_row(st->x, matvec_kquant_type(w->formats.embed),
+                                   (const unsigned char *)w->embed +
+                                       fr_dtype_bytes(w->formats.embed, (size_t)st->token * (size_t)hidden),
+                                   (size_t)hidden);
+        else
+            embed_gather(st->x, w->embed, w->formats.embed, st->cfg.vocab, st->token, hidden);
         return 0;
     case BLOCK_ATTN_NORM:
         rmsnorm(st->xb, st->x, L->attn_norm, hidden, st->eps);

@@ -52,7 +52,9 @@ Test(kquant_model, matvec_and_gemm_match_references) {
             kernel_isa_force((enum kernel_isa)isa);
             const char *why = NULL;
             matvec_ref(ref, q, t, x, rows, cols);
-            cr_assert_eq(matvec(y, q, t, x, rows, cols, MATVEC_BACKEND_FORGE, 2, &why), 0, "%s", why);
+            cr_assert_eq(
+                gemm(y, rows, q, t, x, cols, 1, rows, cols, cols, NULL, MATVEC_BACKEND_FORGE, 2, &why), 0,
+                "%s", why);
             for (int r = 0; r < rows; r++)
                 cr_expect_leq(fabsf(y[r] - ref[r]), 1e-4f * (1 + fabsf(ref[r])), "%s %s row %d: %g vs %g",
                               fr_dtype_name(t), kernel_isa_name((enum kernel_isa)isa), r, y[r], ref[r]);
@@ -68,7 +70,8 @@ Test(kquant_model, matvec_and_gemm_match_references) {
         free(q);
     }
     const char *why = NULL;
-    cr_expect_neq(matvec(y, w, FR_DTYPE_Q4_K, x, rows, 96, MATVEC_BACKEND_FORGE, 1, &why), 0);
+    cr_expect_neq(
+        gemm(y, rows, w, FR_DTYPE_Q4_K, x, 96, 1, rows, 96, 96, NULL, MATVEC_BACKEND_FORGE, 1, &why), 0);
     cr_expect(why && strstr(why, "256"), "%s", why ? why : "");
     cr_expect_eq(matvec_backend_available(MATVEC_BACKEND_OPENBLAS, FR_DTYPE_Q6_K, &why), false);
     free(w), free(x), free(y), free(ref);
@@ -117,7 +120,9 @@ static void dequantise_into(struct qwen3_weights *f, const struct qwen3_weights 
     const struct qwen3_config *c = &q->cfg;
     const int h = c->hidden;
     for (int r = 0; r < c->vocab; r++)
-        embed_gather((float *)f->embed + (size_t)r * h, q->embed, q->formats.embed, c->vocab, r, h);
+        quant_k_dequantize_row(
+            (float *)f->embed + (size_t)r * h, matvec_kquant_type(q->formats.embed),
+            (const unsigned char *)q->embed + fr_dtype_bytes(q->formats.embed, (size_t)r * h), (size_t)h);
     memcpy(f->final_norm, q->final_norm, (size_t)h * sizeof(float));
     for (int l = 0; l < c->n_layers; l++) {
         const struct qwen3_layer_weights *a = &q->layers[l];
