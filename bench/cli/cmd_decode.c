@@ -52,8 +52,8 @@ static void usage(FILE *f) {
         "  --chat               the --prompt is one user turn of Qwen3's chat template\n"
         "  --tokenizer FILE     tokenizer.json or GGUF for --prompt (default: a GGUF --weights)\n"
         "  --max-new N          tokens to generate (>= 0)\n"
-        "  --dtype T            weight type: bf16 (default), f32, q8_0, q4_0; a Q8_0 or Q4_0 GGUF file\n"
-        "                       runs in its own type (a different --dtype is refused)\n"
+        "  --dtype T            weight type: bf16 (default), f32, q8_0, q4_0, q4_k, q6_k; a quantised\n"
+        "                       GGUF file runs per tensor in its own types without --dtype\n"
         "  --kv bf16|f32        KV cache type (default bf16)\n"
         "  --gemv B             matvec backend: forge (default), openblas or onednn\n"
         "  --threads N          OpenMP (and OpenBLAS) threads\n"
@@ -108,7 +108,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
                 return cli_usage_error("decode: --max-new '%s' is not an integer >= 0", v);
         } else if (strcmp(o, "--dtype") == 0) {
             if (fr_wtype_parse(v, &a->wtype))
-                return cli_usage_error("decode: --dtype '%s': bf16, f32, q8_0 or q4_0", v);
+                return cli_usage_error("decode: --dtype '%s': bf16, f32, q8_0, q4_0, q4_k or q6_k", v);
             a->wtype_given = true;
         } else if (strcmp(o, "--kv") == 0) {
             if (fr_dtype_parse(v, &a->kvtype)) return cli_usage_error("decode: --kv '%s': bf16 or f32", v);

@@ -81,7 +81,8 @@ struct run_args {
 static void usage(FILE *f) {
     fprintf(
         f,
-        "usage: forge-roofline --model M [--dtype bf16|f32|q8_0|q4_0] [--kv bf16|f32] [--threads N] "
+        "usage: forge-roofline --model M [--dtype bf16|f32|q8_0|q4_0|q4_k|q6_k] [--kv bf16|f32] [--threads "
+        "N] "
         "[--context LIST]\n"
         "                      [--block-context T] [--gemv forge|openblas] [--events LIST] [--quick]\n"
         "                      [--out DIR] [--no-plots] [--isa scalar|avx2|avx512]\n"
@@ -402,7 +403,8 @@ static void fill_provenance(struct run_report *rep, const struct run_args *a, in
     if (uname(&u) == 0) snprintf(p->kernel, sizeof p->kernel, "%s %s", u.sysname, u.release);
 }
 
-static void fill_model(struct run_report *rep, const struct qwen3_config *cfg, enum fr_dtype wtype) {
+static void fill_model(struct run_report *rep, const struct qwen3_config *cfg, enum fr_dtype wtype,
+                       const struct weight_formats *formats) {
     struct report_model *m = &rep->model;
     snprintf(m->name, sizeof m->name, "%s", cfg->name);
     m->params = (double)qwen3_param_count(cfg);
@@ -410,7 +412,7 @@ static void fill_model(struct run_report *rep, const struct qwen3_config *cfg, e
     m->n_heads = cfg->n_heads, m->n_kv_heads = cfg->n_kv_heads, m->head_dim = cfg->head_dim,
     m->vocab = cfg->vocab;
     m->tied_embeddings = cfg->tied_embeddings;
-    struct cost_opts o = {wtype, FR_DTYPE_BF16, NULL};
+    struct cost_opts o = {wtype, FR_DTYPE_BF16, formats};
     struct step_cost s;
     cost_step(cfg, &o, 0, SAMPLER_VARIANT_CHAIN, &s);
     m->weight_bytes = s.total.weight_bytes;
@@ -1133,7 +1135,7 @@ static int run_main(struct run *r, int argc, char **argv) {
                           &err) != 0)
         return cli_usage_error("%s", err.msg);
     r->have_state = 1;
-    fill_model(r->report, &r->cfg, a->wtype);
+    fill_model(r->report, &r->cfg, a->wtype, &r->formats);
     struct decode_bench_opts bo = {
         .block_timing = a->quick ? (struct timing_opts){1, 3, 50, 0.02, NULL, NULL}
                                  : (struct timing_opts){2, 10, 200, 0.3, NULL, NULL},
