@@ -12,7 +12,8 @@
 #include "model/weights_quant.h"
 #include "roofline/timing.h"
 
-static const enum fr_dtype formats[QUANT_FIDELITY_FORMATS] = {FR_DTYPE_Q8_0, FR_DTYPE_Q4_0};
+static const enum fr_dtype formats[QUANT_FIDELITY_FORMATS] = {FR_DTYPE_Q8_0, FR_DTYPE_Q4_0, FR_DTYPE_Q4_K,
+                                                              FR_DTYPE_Q6_K};
 
 /* log(sum(exp(z))) in double, from the row's max (its own term is exactly 1); NaN when a logit is not
  * finite or the row is empty. */
@@ -153,7 +154,13 @@ int quant_fidelity_run(const struct quant_fidelity_opts *o, struct quant_fidelit
     struct qwen3_weight_sizes bf, q8;
     if (qwen3_weights_sizes(o->cfg, FR_DTYPE_BF16, &bf, err)) return -1;
     if (qwen3_weights_sizes(o->cfg, FR_DTYPE_Q8_0, &q8, err))
-        return QUANT_FIDELITY_SKIPPED; /* not whole blocks */
+        return QUANT_FIDELITY_SKIPPED;                 /* not whole blocks */
+    for (int k = 0; k < QUANT_FIDELITY_FORMATS; k++) { /* a K-quant's rows are whole superblocks */
+        struct qwen3_weight_sizes sz;
+        struct fr_err why = {{0}};
+        out->f[k].unfit = qwen3_weights_sizes(o->cfg, formats[k], &sz, &why) != 0;
+        snprintf(out->f[k].why, sizeof out->f[k].why, "%.159s", why.msg);
+    }
     if (o->weights_file) { /* a file of blocks (Q8_0/Q4_0, k-quants) holds no bf16 original to measure against
                             */
         enum fr_dtype held;
@@ -187,7 +194,7 @@ int quant_fidelity_run(const struct quant_fidelity_opts *o, struct quant_fidelit
     if (!rc) rc = run_reference(o, &w, out, ref, err);
     out->bf16_seconds = timing_now_s() - t0;
     for (int k = 0; k < QUANT_FIDELITY_FORMATS && !rc; k++)
-        if (o->want[k]) rc = run_format(o, &w, ref, out, &out->f[k], err);
+        if (o->want[k] && !out->f[k].unfit) rc = run_format(o, &w, ref, out, &out->f[k], err);
     qwen3_weights_free(&w);
     free(ref);
     return rc ? -1 : 0;

@@ -42,8 +42,9 @@ static enum verify_status kernel_check_every_isa(const struct kernels_check *kc,
     return failed ? VERIFY_FAILED : VERIFY_PASSED;
 }
 
-static const char *const decode_names[QUANT_FIDELITY_FORMATS] = {"decode.q8_0_vs_bf16",
-                                                                 "decode.q4_0_vs_bf16"};
+static const char *const decode_names[QUANT_FIDELITY_FORMATS] = {
+    "decode.q8_0_vs_bf16", "decode.q4_0_vs_bf16", "decode.q4_k_vs_bf16", "decode.q6_k_vs_bf16"};
+static const char *const decode_types[QUANT_FIDELITY_FORMATS] = {"q8_0", "q4_0", "q4_k", "q6_k"};
 
 bool verify_wants_model(const char *only) {
     for (int k = 0; k < QUANT_FIDELITY_FORMATS; k++)
@@ -93,12 +94,15 @@ static int run_decode_checks(FILE *out, const char *only, int threads, const str
         char detail[640];
         enum verify_status s;
         double secs = 0;
-        if (rc == 0) {
+        if (rc == 0 && q.f[k].unfit) {
+            s = VERIFY_SKIPPED;
+            snprintf(detail, sizeof detail, "%s vs bf16 decode: %s", decode_types[k], q.f[k].why);
+        } else if (rc == 0) {
             s = describe_format(&q, &q.f[k], detail, sizeof detail);
             secs = q.f[k].seconds + q.bf16_seconds * (k == 0 || !o.want[0]);
         } else {
             s = rc == QUANT_FIDELITY_SKIPPED ? VERIFY_SKIPPED : VERIFY_FAILED;
-            snprintf(detail, sizeof detail, "%s vs bf16 decode: %s", k ? "q4_0" : "q8_0", err.msg);
+            snprintf(detail, sizeof detail, "%s vs bf16 decode: %s", decode_types[k], err.msg);
             secs = first_s, first_s = 0;
         }
         counts[s]++;

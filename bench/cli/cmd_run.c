@@ -1095,18 +1095,17 @@ static int run_main(struct run *r, int argc, char **argv) {
     /* the quantised decodes against bf16, on the run's model and weights: in a q8_0 or q4_0 run only (their
      * figures go to the report), a bf16 or f32 run skips them and says where they are measured */
     struct quant_fidelity fidelity = {0};
-    const struct verify_model vm = {.cfg = &r->cfg,
-                                    .weights_file = a->weights,
-                                    .seed = RUN_SYNTHETIC_SEED,
-                                    .prompt = run_prompt_ids,
-                                    .prompt_len = RUN_PROMPT_LEN,
-                                    .kv = a->kvtype,
-                                    .skip_why =
-                                        fr_dtype_is_block(a->wtype)
-                                            ? NULL
-                                            : "the run's weights are not quantised (a --dtype q8_0 or q4_0 "
-                                              "run measures it, and forge-roofline verify)",
-                                    .result = &fidelity};
+    const struct verify_model vm = {
+        .cfg = &r->cfg,
+        .weights_file = a->weights,
+        .seed = RUN_SYNTHETIC_SEED,
+        .prompt = run_prompt_ids,
+        .prompt_len = RUN_PROMPT_LEN,
+        .kv = a->kvtype,
+        .skip_why = fr_dtype_is_quant(a->wtype) ? NULL
+                                                : "the run's weights are not quantised (a quantised --dtype "
+                                                  "run measures it, and forge-roofline verify)",
+        .result = &fidelity};
     int counts[VERIFY_STATUS_COUNT];
     verify_run(stderr, NULL, r->machine.threads, &vm, counts);
     r->verify_passed = counts[VERIFY_PASSED], r->verify_skipped = counts[VERIFY_SKIPPED];
