@@ -7,13 +7,33 @@
 #include <string.h>
 
 #include "model/decode.h"
+#include "model/weight_mix.h"
 #include "model/weights.h"
 #include "model/weights_file.h"
 #include "model/weights_quant.h"
 #include "roofline/timing.h"
 
-static const enum fr_dtype formats[QUANT_FIDELITY_FORMATS] = {FR_DTYPE_Q8_0, FR_DTYPE_Q4_0, FR_DTYPE_Q4_K,
-                                                              FR_DTYPE_Q6_K};
+/* Each format: one type for every matrix, or (mix >= 0) llama.cpp's mix (model/weight_mix.h). */
+static const struct {
+    enum fr_dtype dtype;
+    int mix;
+    const char *name;
+} formats[QUANT_FIDELITY_FORMATS] = {{FR_DTYPE_Q8_0, -1, "q8_0"},
+                                     {FR_DTYPE_Q4_0, -1, "q4_0"},
+                                     {FR_DTYPE_Q4_K, -1, "q4_k"},
+                                     {FR_DTYPE_Q6_K, -1, "q6_k"},
+                                     {FR_DTYPE_Q4_K, WEIGHT_MIX_Q4_K_M, "q4_k_m"}};
+
+/* Format k's matrices for cfg; fails with the reason where the config's rows do not take them. */
+static int format_table(int k, const struct qwen3_config *cfg, struct weight_formats *f, struct fr_err *err) {
+    struct qwen3_weight_sizes sz;
+    if (formats[k].mix >= 0) {
+        if (weight_mix_formats((enum weight_mix)formats[k].mix, cfg, f, err)) return -1;
+    } else {
+        weight_formats_uniform(f, cfg->n_layers, formats[k].dtype);
+    }
+    return qwen3_weights_sizes_formats(cfg, f, &sz, err);
+}
 
 /* log(sum(exp(z))) in double, from the row's max (its own term is exactly 1); NaN when a logit is not
  * finite or the row is empty. */
@@ -103,7 +123,10 @@ static int run_format(const struct quant_fidelity_opts *o, const struct qwen3_we
     double t0 = timing_now_s();
     struct qwen3_weights w;
     struct decode_state st;
-    if (qwen3_weights_alloc(&w, o->cfg, f->dtype, err)) return -1;
+    struct weight_formats table;
+    if (format_table((int)(f - out->f), o->cfg, &table, err) ||
+        qwen3_weights_alloc_formats(&w, o->cfg, &table, err))
+        return -1;
     int rc = qwen3_weights_quantize(&w, bf16, err);
     if (!rc) rc = decode_state_init(&st, &w, o->steps, o->kv, MATVEC_BACKEND_FORGE, o->threads, err);
     if (rc) {
@@ -140,7 +163,8 @@ static int run_format(const struct quant_fidelity_opts *o, const struct qwen3_we
 
 int quant_fidelity_run(const struct quant_fidelity_opts *o, struct quant_fidelity *out, struct fr_err *err) {
     memset(out, 0, sizeof *out);
-    for (int k = 0; k < QUANT_FIDELITY_FORMATS; k++) out->f[k].dtype = formats[k];
+    for (int k = 0; k < QUANT_FIDELITY_FORMATS; k++)
+        out->f[k].dtype = formats[k].dtype, out->f[k].name = formats[k].name;
     if (o->steps < 1 || o->steps > QUANT_FIDELITY_MAX_STEPS || o->prompt_len < 1)
         return fr_err_set(err, "quant fidelity: %d steps (1..%d) and a prompt of %d ids (at least 1)",
                           o->steps, QUANT_FIDELITY_MAX_STEPS, o->prompt_len);
@@ -156,9 +180,9 @@ int quant_fidelity_run(const struct quant_fidelity_opts *o, struct quant_fidelit
     if (qwen3_weights_sizes(o->cfg, FR_DTYPE_Q8_0, &q8, err))
         return QUANT_FIDELITY_SKIPPED;                 /* not whole blocks */
     for (int k = 0; k < QUANT_FIDELITY_FORMATS; k++) { /* a K-quant's rows are whole superblocks */
-        struct qwen3_weight_sizes sz;
+        struct weight_formats table;
         struct fr_err why = {{0}};
-        out->f[k].unfit = qwen3_weights_sizes(o->cfg, formats[k], &sz, &why) != 0;
+        out->f[k].unfit = format_table(k, o->cfg, &table, &why) != 0;
         snprintf(out->f[k].why, sizeof out->f[k].why, "%.159s", why.msg);
     }
     if (o->weights_file) { /* a file of blocks (Q8_0/Q4_0, k-quants) holds no bf16 original to measure against

@@ -19,7 +19,7 @@
 
 #define QUANT_FIDELITY_STEPS     16 /* the positions compared by default (verify, the full run) */
 #define QUANT_FIDELITY_MAX_STEPS 64
-#define QUANT_FIDELITY_FORMATS   4 /* [0] q8_0, [1] q4_0, [2] q4_k, [3] q6_k */
+#define QUANT_FIDELITY_FORMATS   5 /* [0] q8_0, [1] q4_0, [2] q4_k, [3] q6_k, [4] llama.cpp's q4_k_m mix */
 #define QUANT_FIDELITY_SKIPPED   1 /* quant_fidelity_run: not run, err says why (memory) */
 
 struct quant_fidelity_opts {
@@ -35,7 +35,8 @@ struct quant_fidelity_opts {
 };
 
 struct quant_fidelity_format {
-    enum fr_dtype dtype;
+    enum fr_dtype dtype; /* every matrix's, or the mix's commonest */
+    const char *name;    /* "q8_0", "q4_k_m" */
     bool measured;
     bool unfit;    /* the config's rows do not take the format (a K-quant's 256-weight superblocks) */
     char why[160]; /* unfit: the reason */

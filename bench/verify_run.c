@@ -42,9 +42,10 @@ static enum verify_status kernel_check_every_isa(const struct kernels_check *kc,
     return failed ? VERIFY_FAILED : VERIFY_PASSED;
 }
 
-static const char *const decode_names[QUANT_FIDELITY_FORMATS] = {
-    "decode.q8_0_vs_bf16", "decode.q4_0_vs_bf16", "decode.q4_k_vs_bf16", "decode.q6_k_vs_bf16"};
-static const char *const decode_types[QUANT_FIDELITY_FORMATS] = {"q8_0", "q4_0", "q4_k", "q6_k"};
+static const char *const decode_names[QUANT_FIDELITY_FORMATS] = {"decode.q8_0_vs_bf16", "decode.q4_0_vs_bf16",
+                                                                 "decode.q4_k_vs_bf16", "decode.q6_k_vs_bf16",
+                                                                 "decode.q4_k_m_vs_bf16"};
+static const char *const decode_types[QUANT_FIDELITY_FORMATS] = {"q8_0", "q4_0", "q4_k", "q6_k", "q4_k_m"};
 
 bool verify_wants_model(const char *only) {
     for (int k = 0; k < QUANT_FIDELITY_FORMATS; k++)
@@ -57,7 +58,7 @@ static enum verify_status describe_format(const struct quant_fidelity *q,
                                           const struct quant_fidelity_format *f, char *detail, size_t cap) {
     char why[160];
     bool ok = quant_fidelity_judge(f, why, sizeof why);
-    const char *t = fr_dtype_name(f->dtype);
+    const char *t = f->name;
     snprintf(detail, cap,
              "%s vs bf16 decode of the same %s, %d steps (%d prompt ids, then bf16's greedy tokens): top-1 "
              "agrees %d/%d, KL(bf16 || %s) mean %.3g, max %.3g nats (step %d); measured, no tolerance (fails "

@@ -72,10 +72,13 @@ int weights_file_config(const char *path, const char *model, struct qwen3_config
     return rc ? -1 : 0;
 }
 
-int weights_file_formats(const char *path, const struct qwen3_config *cfg, enum fr_dtype requested,
-                         bool given, struct weight_formats *formats, char *note, size_t note_len,
-                         struct fr_err *err) {
-    weight_formats_uniform(formats, cfg->n_layers, requested);
+/* want: the formats asked for (given), named `name`; requested its one type where it has one. */
+static int file_formats(const char *path, const struct qwen3_config *cfg, const struct weight_formats *want,
+                        const char *name, bool given, struct weight_formats *formats, char *note,
+                        size_t note_len, struct fr_err *err) {
+    enum fr_dtype requested;
+    const bool uniform = weight_formats_is_uniform(want, &requested);
+    *formats = *want;
     if (note && note_len) note[0] = '\0';
     if (!path) return 0;
     enum weights_format fmt;
@@ -90,10 +93,10 @@ int weights_file_formats(const char *path, const struct qwen3_config *cfg, enum 
     gguf_free(&g);
     file_map_close(&m);
     if (rc) return -1;
-    if (t.block && given && requested != t.wtype)
+    if (t.block && given && (!uniform || requested != t.wtype))
         return fr_err_set(err,
                           "%s holds %s matrices: --dtype %s does not match (give --dtype %s or leave it out)",
-                          path, t.layer_type, fr_dtype_name(requested), t.layer_type);
+                          path, t.layer_type, name, t.layer_type);
     if (t.quantised && !given) *formats = t.formats;
     if (!note || !note_len || !t.quantised) return 0;
     char runs[96];
@@ -101,12 +104,26 @@ int weights_file_formats(const char *path, const struct qwen3_config *cfg, enum 
     if (given) /* the kernels, and so the roofline's bytes, are the run's type */
         snprintf(note, note_len,
                  "%s; runs in %s (--dtype): every matrix converted at load; the roofline counts %s's bytes",
-                 t.mix, fr_dtype_name(requested), fr_dtype_name(requested));
+                 t.mix, name, name);
     else if (t.converted[0])
         snprintf(note, note_len, "%s; runs per tensor (%s): %s", t.mix, runs, t.converted);
     else if (!weight_formats_is_uniform(formats, NULL))
         snprintf(note, note_len, "%s; runs per tensor as the file holds it (%s)", t.mix, runs);
     return 0;
+}
+
+int weights_file_formats(const char *path, const struct qwen3_config *cfg, enum fr_dtype requested,
+                         bool given, struct weight_formats *formats, char *note, size_t note_len,
+                         struct fr_err *err) {
+    struct weight_formats want;
+    weight_formats_uniform(&want, cfg->n_layers, requested);
+    return file_formats(path, cfg, &want, fr_dtype_name(requested), given, formats, note, note_len, err);
+}
+
+int weights_file_formats_as(const char *path, const struct qwen3_config *cfg,
+                            const struct weight_formats *want, const char *name,
+                            struct weight_formats *formats, char *note, size_t note_len, struct fr_err *err) {
+    return file_formats(path, cfg, want, name, true, formats, note, note_len, err);
 }
 
 int weights_file_wtype(const char *path, const struct qwen3_config *cfg, enum fr_dtype requested, bool given,

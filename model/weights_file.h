@@ -32,6 +32,10 @@ int weights_file_config(const char *path, const char *model, struct qwen3_config
 int weights_file_formats(const char *path, const struct qwen3_config *cfg, enum fr_dtype requested,
                          bool given, struct weight_formats *formats, char *note, size_t note_len,
                          struct fr_err *err);
+/* The same for a --dtype that names a formats table (a llama.cpp mix, `name`), always given. */
+int weights_file_formats_as(const char *path, const struct qwen3_config *cfg,
+                            const struct weight_formats *want, const char *name,
+                            struct weight_formats *formats, char *note, size_t note_len, struct fr_err *err);
 /* The same reduced to one type: every matrix's, or a mixed file's commonest layer type. */
 int weights_file_wtype(const char *path, const struct qwen3_config *cfg, enum fr_dtype requested, bool given,
                        enum fr_dtype *wtype, char *note, size_t note_len, struct fr_err *err);

@@ -160,15 +160,15 @@ Test(quant_fidelity, verify_prints_measured_lines, .timeout = 120) {
     cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
     cr_expect(strstr(r.out, "decode.q8_0_vs_bf16") && strstr(r.out, "decode.q4_0_vs_bf16"), "%s", r.out);
     cr_expect(strstr(r.out, "top-1 agrees") && strstr(r.out, "KL(bf16 || q4_0) mean"), "%s", r.out);
-    /* the tiny model's rows (64) take no K-quant superblock: those two are skipped, saying why */
-    cr_expect(strstr(r.out, "verify: 0 passed, 0 failed, 2 skipped, 2 measured"), "%s", r.out);
+    /* the tiny model's rows (64) take no K-quant superblock: those three are skipped, saying why */
+    cr_expect(strstr(r.out, "verify: 0 passed, 0 failed, 3 skipped, 2 measured"), "%s", r.out);
     cr_expect(strstr(r.out, "q4_k vs bf16 decode: ") && strstr(r.out, "256"), "%s", r.out);
     cli_run(&r, 0, "verify --only decode.q4_0 --model tests/fixtures/tiny-qwen3");
     cr_expect_eq(r.status, 0, "%s%s", r.out, r.err);
     cr_expect(!strstr(r.out, "decode.q8_0_vs_bf16") && strstr(r.out, "1 measured"), "%s", r.out);
     cli_run(&r, 0, "verify --list");
     cr_expect(strstr(r.out, "decode.q8_0_vs_bf16\ndecode.q4_0_vs_bf16\ndecode.q4_k_vs_bf16\n"
-                            "decode.q6_k_vs_bf16\n"),
+                            "decode.q6_k_vs_bf16\ndecode.q4_k_m_vs_bf16\n"),
               "%s", r.out);
     cli_expect_usage_errors(0,
                             (const char *const[]){"verify --only sampler.philox --model qwen3-0.6b",

@@ -4,6 +4,7 @@
  * and --logits-out keeps every generated token's logits row (little-endian f32) for comparison with another
  * implementation. Checked end to end in tests/test_cmd_decode.c. */
 #include "bench/cli/cli.h"
+#include "bench/cli/model_opts.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -30,6 +31,7 @@ struct decode_args {
     bool chat;                    /* --chat: the text is one user turn of Qwen3's chat template */
     bool prefill;                 /* --prefill: the prompt in one pass (model/prefill.h), not a step per id */
     bool wtype_given;             /* --dtype given: a Q8_0 or Q4_0 GGUF file must then hold that type */
+    int mix;                      /* --dtype named a llama.cpp mix (model/weight_mix.h), else -1 */
     long max_new;
     enum fr_dtype wtype, kvtype;
     enum matvec_backend backend;
@@ -52,8 +54,8 @@ static void usage(FILE *f) {
         "  --chat               the --prompt is one user turn of Qwen3's chat template\n"
         "  --tokenizer FILE     tokenizer.json or GGUF for --prompt (default: a GGUF --weights)\n"
         "  --max-new N          tokens to generate (>= 0)\n"
-        "  --dtype T            weight type: bf16 (default), f32, q8_0, q4_0, q4_k, q6_k; a quantised\n"
-        "                       GGUF file runs per tensor in its own types without --dtype\n"
+        "  --dtype T            weight type: bf16 (default), f32, q8_0, q4_0, q4_k, q6_k, or llama.cpp's\n"
+        "                       mix q4_k_m; a quantised GGUF file runs per tensor in its own types\n"
         "  --kv bf16|f32        KV cache type (default bf16)\n"
         "  --gemv B             matvec backend: forge (default), openblas or onednn\n"
         "  --threads N          OpenMP (and OpenBLAS) threads\n"
@@ -69,6 +71,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
     memset(a, 0, sizeof *a);
     a->max_new = -1;
     a->wtype = a->kvtype = FR_DTYPE_BF16;
+    a->mix = -1;
     a->backend = MATVEC_BACKEND_FORGE;
     a->sampler = (struct sampler_params){.temperature = 0.0f, .top_p = 1.0f, .seed = 0};
     for (int i = 1; i < argc; i++) {
@@ -107,8 +110,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a, int *help) {
             if (cli_parse_long(v, 0, INT_MAX, &a->max_new))
                 return cli_usage_error("decode: --max-new '%s' is not an integer >= 0", v);
         } else if (strcmp(o, "--dtype") == 0) {
-            if (fr_wtype_parse(v, &a->wtype))
-                return cli_usage_error("decode: --dtype '%s': bf16, f32, q8_0, q4_0, q4_k or q6_k", v);
+            if (model_opts_weights("decode: ", v, &a->wtype, &a->mix)) return CLI_EXIT_USAGE;
             a->wtype_given = true;
         } else if (strcmp(o, "--kv") == 0) {
             if (fr_dtype_parse(v, &a->kvtype)) return cli_usage_error("decode: --kv '%s': bf16 or f32", v);
@@ -222,8 +224,8 @@ static int run_decode(struct decode_args *a, struct run *r) {
     char note[384];
     struct weight_formats formats;
     if (weights_file_config(a->weights, a->model, &r->cfg, &err) ||
-        weights_file_formats(a->weights, &r->cfg, a->wtype, a->wtype_given, &formats, note, sizeof note,
-                             &err))
+        model_opts_formats(a->weights, &r->cfg, a->wtype, a->mix, a->wtype_given, &formats, note, sizeof note,
+                           &err))
         return cli_usage_error("decode: %s", err.msg);
     if (note[0]) fprintf(stderr, "decode: %s\n", note);
     if (sampler_check_params(&a->sampler, &err)) return cli_usage_error("decode: %s", err.msg);

@@ -4,6 +4,7 @@
  * in tests/test_quantize.c: the written file decodes to the same logits, bit for bit, as load-time
  * quantisation of its source. */
 #include "bench/cli/cli.h"
+#include "bench/cli/model_opts.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +15,7 @@ struct quantize_args {
     const char *model, *weights, *out;
     enum fr_dtype wtype;
     bool wtype_given;
+    int mix; /* --dtype named a llama.cpp mix (model/weight_mix.h), else -1 */
 };
 
 static void usage(FILE *f) {
@@ -27,6 +29,7 @@ static void usage(FILE *f) {
 
 static int parse_args(int argc, char **argv, struct quantize_args *a, int *help) {
     memset(a, 0, sizeof *a);
+    a->mix = -1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
@@ -43,8 +46,9 @@ static int parse_args(int argc, char **argv, struct quantize_args *a, int *help)
         else if (strcmp(o, "--out") == 0)
             a->out = v;
         else if (strcmp(o, "--dtype") == 0) {
-            if (fr_wtype_parse(v, &a->wtype) || !fr_dtype_is_quant(a->wtype))
-                return cli_usage_error("quantize: --dtype '%s': q8_0, q4_0, q4_k or q6_k", v);
+            if (model_opts_weights("quantize: ", v, &a->wtype, &a->mix)) return CLI_EXIT_USAGE;
+            if (!fr_dtype_is_quant(a->wtype))
+                return cli_usage_error("quantize: --dtype '%s': q8_0, q4_0, q4_k, q6_k or q4_k_m", v);
             a->wtype_given = true;
         } else
             return cli_usage_error("quantize: unknown option '%s' (try --help)", o);
@@ -62,7 +66,7 @@ static int run_quantize(const struct quantize_args *a, struct qwen3_weights *w) 
     struct weight_formats formats;
     char note[384];
     if (weights_file_config(a->weights, a->model, &cfg, &err) ||
-        weights_file_formats(a->weights, &cfg, a->wtype, true, &formats, note, sizeof note, &err))
+        model_opts_formats(a->weights, &cfg, a->wtype, a->mix, true, &formats, note, sizeof note, &err))
         return cli_usage_error("quantize: %s", err.msg);
     if (cli_same_file(a->out, a->weights) || cli_same_file(a->out, cfg.path))
         return cli_usage_error("quantize: --out '%s' is an input file", a->out);

@@ -52,6 +52,7 @@ struct run_args {
     const char *weights; /* --weights FILE (GGUF or safetensors); NULL: synthetic */
     enum fr_dtype wtype, kvtype;
     int wtype_given; /* --dtype given: a Q8_0 or Q4_0 GGUF file must then hold that type */
+    int mix;         /* --dtype named a llama.cpp mix (model/weight_mix.h), else -1 */
     enum matvec_backend gemv;
     int threads;
     long contexts[RUN_MAX_CONTEXTS];
@@ -146,6 +147,7 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     *a = (struct run_args){.wtype = FR_DTYPE_BF16,
+                           .mix = -1,
                            .kvtype = FR_DTYPE_BF16,
                            .out = "results",
                            .block_context = -1,
@@ -166,7 +168,7 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
             a->weights = optarg;
             break;
         case 'd':
-            if (model_opts_wtype(optarg, &a->wtype)) return CLI_EXIT_USAGE;
+            if (model_opts_weights("", optarg, &a->wtype, &a->mix)) return CLI_EXIT_USAGE;
             a->wtype_given = 1;
             break;
         case 'k':
@@ -933,14 +935,14 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (a->weights) {
         char *note = r->rw.note;
         if (weights_file_config(a->weights, a->model, &r->cfg, &err) != 0 ||
-            weights_file_formats(a->weights, &r->cfg, a->wtype, a->wtype_given, &r->formats, note,
-                                 sizeof r->rw.note, &err) != 0)
+            model_opts_formats(a->weights, &r->cfg, a->wtype, a->mix, a->wtype_given, &r->formats, note,
+                               sizeof r->rw.note, &err) != 0)
             return cli_usage_error("%s", err.msg);
         if (note[0]) fprintf(stderr, "forge-roofline: %s\n", note);
     } else if ((rc = model_opts_load(a->model, &r->cfg)) != 0) {
         return rc;
-    } else {
-        weight_formats_uniform(&r->formats, r->cfg.n_layers, a->wtype);
+    } else if (model_opts_formats(NULL, &r->cfg, a->wtype, a->mix, true, &r->formats, NULL, 0, &err) != 0) {
+        return cli_usage_error("%s", err.msg);
     }
     (void)weight_formats_is_uniform(&r->formats, &a->wtype); /* a mixed file: its layers' commonest type */
     long max_ctx = 0;
@@ -1113,7 +1115,7 @@ static int run_main(struct run *r, int argc, char **argv) {
         const struct quant_fidelity_format *f = &fidelity.f[k];
         if (!f->measured) continue;
         struct report_fidelity *q = &r->report->fidelity[r->report->n_fidelity++];
-        snprintf(q->dtype, sizeof q->dtype, "%s", fr_dtype_name(f->dtype));
+        snprintf(q->dtype, sizeof q->dtype, "%s", f->name);
         q->steps = f->steps, q->top1_agree = f->top1_agree, q->kl_mean = f->kl_mean, q->kl_max = f->kl_max;
         snprintf(r->report->fidelity_source, sizeof r->report->fidelity_source,
                  "the same %.80s, %d steps: %d prompt ids, then bf16's greedy tokens", fidelity.source,

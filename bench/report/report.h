@@ -287,7 +287,7 @@ struct report_batch_ridge {
 
 /* The quantised decode against the bf16 decode of the same weights (bench/quant_fidelity.h): figures of a
  * q8_0 or q4_0 run's verify phase, one per format. */
-#define REPORT_MAX_FIDELITY 4
+#define REPORT_MAX_FIDELITY 5
 struct report_fidelity {
     char dtype[16];         /* "q8_0", "q4_0" */
     int steps, top1_agree;  /* the argmaxes agree at top1_agree of steps positions */
