@@ -83,7 +83,8 @@ static inline int fr_dtype_parse(const char *s, enum fr_dtype *out) {
 /* Parses a weight type a kernel runs: an element type or a quantised one ("q8_0", "q4_k"); returns 0 on
  * success. */
 static inline int fr_wtype_parse(const char *s, enum fr_dtype *out) {
-    static const enum fr_dtype quant[] = {FR_DTYPE_Q8_0, FR_DTYPE_Q4_0, FR_DTYPE_Q4_K, FR_DTYPE_Q6_K};
+    static const enum fr_dtype quant[] = {FR_DTYPE_Q8_0, FR_DTYPE_Q4_0, FR_DTYPE_Q4_K, FR_DTYPE_Q5_K,
+                                          FR_DTYPE_Q6_K};
     for (size_t i = 0; i < sizeof quant / sizeof quant[0]; i++)
         if (strcmp(s, fr_dtype_name(quant[i])) == 0) {
             *out = quant[i];

@@ -145,6 +145,9 @@ static int chk_matvec_q4_k(double *e, int threads) {
 static int chk_matvec_q6_k(double *e, int threads) {
     return chk_matvec_k(e, threads, QUANT_K_Q6_K);
 }
+static int chk_matvec_q5_k(double *e, int threads) {
+    return chk_matvec_k(e, threads, QUANT_K_Q5_K);
+}
 
 /* gemm: the matvec shape for GM_BATCH rows of X, against gemm_ref; error per output / sum|w x| of it */
 #define GM_BATCH 7
@@ -308,6 +311,8 @@ static const struct kernels_check checks[] = {
      chk_matvec_q4_k, TOL_MATVEC},
     {"matvec_q6_k", "203x768 Q6_K weights, x quantised to Q8_K, vs quant_k_dot_ref; error / sum|w x|",
      chk_matvec_q6_k, TOL_MATVEC},
+    {"matvec_q5_k", "203x768 Q5_K weights, x quantised to Q8_K, vs quant_k_dot_ref; error / sum|w x|",
+     chk_matvec_q5_k, TOL_MATVEC},
     {"matvec_bf16_panels",
      "203x1000 bf16 weights in column panels of 384 vs matvec_ref_panels; error / sum|w x|",
      chk_matvec_bf16_panels, TOL_MATVEC},

@@ -14,12 +14,12 @@
 #define KQUANT_GEMM_ROWS 16
 
 enum quant_k_type matvec_kquant_type(enum fr_dtype t) {
-    return t == FR_DTYPE_Q6_K ? QUANT_K_Q6_K : QUANT_K_Q4_K;
+    return t == FR_DTYPE_Q6_K ? QUANT_K_Q6_K : t == FR_DTYPE_Q5_K ? QUANT_K_Q5_K : QUANT_K_Q4_K;
 }
 
 int matvec_kquant_check_cols(enum fr_dtype t, int cols, const char **why) {
-    if (t != FR_DTYPE_Q4_K && t != FR_DTYPE_Q6_K) {
-        if (why) *why = "no matvec kernel for this K-quant yet";
+    if (!fr_dtype_is_kquant(t)) {
+        if (why) *why = "not a K-quant type";
         return -1;
     }
     if (cols % QUANT_QK_K != 0 || cols > QUANT_ACT_MAX_COLS) {

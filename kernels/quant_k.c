@@ -1,5 +1,5 @@
-/* Q4_K and Q6_K: layouts, our quantisers, the Q8_K activations, the reference and scalar dot products and
- * the matvec driver (see quant_k.h); the SIMD dot products are in quant_k_avx2.c and quant_k_avx512.c. */
+/* Q4_K, Q5_K and Q6_K: layouts, our quantisers, the Q8_K activations, the reference and scalar dot products
+ * and the matvec driver (see quant_k.h); the SIMD dot products are in quant_k_avx2.c and quant_k_avx512.c. */
 #include "kernels/quant_k.h"
 
 #include <math.h>
@@ -12,13 +12,24 @@
 #include "kernels/quant_dequant.h"
 #include "kernels/quant_k_ops.h"
 
+/* Each format's superblock bytes, name, and the file format whose (gguf-py-equal) dequantiser it uses */
+static const struct {
+    size_t bytes;
+    const char *name;
+    enum quant_file_type file;
+} formats[] = {
+    [QUANT_K_Q4_K] = {sizeof(struct quant_block_q4_k), "q4_k", QUANT_FILE_Q4_K},
+    [QUANT_K_Q6_K] = {sizeof(struct quant_block_q6_k), "q6_k", QUANT_FILE_Q6_K},
+    [QUANT_K_Q5_K] = {sizeof(struct quant_block_q5_k), "q5_k", QUANT_FILE_Q5_K},
+};
+_Static_assert(sizeof formats / sizeof formats[0] == QUANT_K_COUNT, "one entry per K-quant format");
+
 size_t quant_k_row_bytes(enum quant_k_type t, size_t n) {
-    return n / QUANT_QK_K *
-           (t == QUANT_K_Q4_K ? sizeof(struct quant_block_q4_k) : sizeof(struct quant_block_q6_k));
+    return n / QUANT_QK_K * formats[t].bytes;
 }
 
 const char *quant_k_name(enum quant_k_type t) {
-    return t == QUANT_K_Q4_K ? "q4_k" : "q6_k";
+    return (unsigned)t < QUANT_K_COUNT ? formats[t].name : "unknown";
 }
 
 static void pack_scale_min(uint8_t scales[12], const int sc[8], const int m[8]) {
@@ -33,32 +44,55 @@ static int clamp_int(long v, int lo, int hi) {
     return v < lo ? lo : v > hi ? hi : (int)v;
 }
 
-/* Sub-block j's range: x ~ s * q + lo with q in [0, 15], lo <= 0 (Q4_K stores -lo as the min) */
-static void q4_k_block(struct quant_block_q4_k *b, const float *x) {
+/* Q4_K's and Q5_K's superblock, codes in [0, nmax] (15 or 31), one a byte in q for the caller to pack:
+ * sub-block j's range, x ~ s * q + lo with lo <= 0 (stored as the min -lo) */
+static void k45_block(uint16_t *d16, uint16_t *dmin16, uint8_t scales[12], uint8_t q[QUANT_QK_K],
+                      const float *x, int nmax) {
     float s[8], mn[8], smax = 0, mmax = 0;
     for (int j = 0; j < 8; j++) {
         float lo = 0, hi = 0;
         for (int l = 0; l < 32; l++) lo = fminf(lo, x[32 * j + l]), hi = fmaxf(hi, x[32 * j + l]);
-        s[j] = (hi - lo) / 15.0f, mn[j] = -lo;
+        s[j] = (hi - lo) / (float)nmax, mn[j] = -lo;
         smax = fmaxf(smax, s[j]), mmax = fmaxf(mmax, mn[j]);
     }
-    const float d = smax / 63.0f, dmin = mmax / 63.0f;
-    b->d = quant_f16_from_f32(d), b->dmin = quant_f16_from_f32(dmin);
-    const float dq = quant_f16_to_f32(b->d), dminq = quant_f16_to_f32(b->dmin);
+    *d16 = quant_f16_from_f32(smax / 63.0f), *dmin16 = quant_f16_from_f32(mmax / 63.0f);
+    const float dq = quant_f16_to_f32(*d16), dminq = quant_f16_to_f32(*dmin16);
     int sc[8], m[8];
     for (int j = 0; j < 8; j++) {
         sc[j] = dq > 0 ? clamp_int(lrintf(s[j] / dq), 0, 63) : 0;
         m[j] = dminq > 0 ? clamp_int(lrintf(mn[j] / dminq), 0, 63) : 0;
     }
-    pack_scale_min(b->scales, sc, m);
+    pack_scale_min(scales, sc, m);
     for (int j = 0; j < 8; j++) {
         const float step = dq * (float)sc[j], off = dminq * (float)m[j];
-        for (int l = 0; l < 32; l++) {
-            int q = step > 0 ? clamp_int(lrintf((x[32 * j + l] + off) / step), 0, 15) : 0;
-            uint8_t *byte = &b->qs[32 * (j / 2) + l];
-            *byte = (uint8_t)(j % 2 ? (*byte & 0x0f) | q << 4 : (*byte & 0xf0) | q);
-        }
+        for (int l = 0; l < 32; l++)
+            q[32 * j + l] =
+                (uint8_t)(step > 0 ? clamp_int(lrintf((x[32 * j + l] + off) / step), 0, nmax) : 0);
     }
+}
+
+/* Codes of sub-blocks 2c and 2c + 1 share qs[32c .. 32c + 31] as low and high nibbles; Q5_K's fifth bit of
+ * sub-block j goes to bit j of qh[l] */
+static void k45_pack(uint8_t qs[QUANT_QK_K / 2], uint8_t *qh, const uint8_t q[QUANT_QK_K]) {
+    for (int c = 0; c < 4; c++)
+        for (int l = 0; l < 32; l++)
+            qs[32 * c + l] = (uint8_t)((q[64 * c + l] & 0xf) | (q[64 * c + 32 + l] & 0xf) << 4);
+    if (!qh) return;
+    memset(qh, 0, QUANT_QK_K / 8);
+    for (int j = 0; j < 8; j++)
+        for (int l = 0; l < 32; l++) qh[l] |= (uint8_t)((q[32 * j + l] >> 4) << j);
+}
+
+static void q4_k_block(struct quant_block_q4_k *b, const float *x) {
+    uint8_t q[QUANT_QK_K];
+    k45_block(&b->d, &b->dmin, b->scales, q, x, 15);
+    k45_pack(b->qs, NULL, q);
+}
+
+static void q5_k_block(struct quant_block_q5_k *b, const float *x) {
+    uint8_t q[QUANT_QK_K];
+    k45_block(&b->d, &b->dmin, b->scales, q, x, 31);
+    k45_pack(b->qs, b->qh, q);
 }
 
 /* Group g's largest magnitude over -32 as its scale (codes in [-32, 31]), the scales as int8 of d */
@@ -91,13 +125,15 @@ void quant_k_quantize_row(void *dst, enum quant_k_type t, const float *src, size
     for (size_t b = 0; b < n / QUANT_QK_K; b++) {
         if (t == QUANT_K_Q4_K)
             q4_k_block((struct quant_block_q4_k *)dst + b, src + b * QUANT_QK_K);
+        else if (t == QUANT_K_Q5_K)
+            q5_k_block((struct quant_block_q5_k *)dst + b, src + b * QUANT_QK_K);
         else
             q6_k_block((struct quant_block_q6_k *)dst + b, src + b * QUANT_QK_K);
     }
 }
 
 void quant_k_dequantize_row(float *dst, enum quant_k_type t, const void *src, size_t n) {
-    quant_dequantize_file(dst, t == QUANT_K_Q4_K ? QUANT_FILE_Q4_K : QUANT_FILE_Q6_K, src, n);
+    quant_dequantize_file(dst, formats[t].file, src, n);
 }
 
 void quant_k_quantize_act(struct quant_block_q8_k *dst, const float *x, size_t n) {
@@ -127,26 +163,35 @@ static int q6_k_code(const struct quant_block_q6_k *b, int e) {
     return lo | hi << 4;
 }
 
+/* A Q4_K or Q5_K superblock's exact integer sums: sum_j sc[j] (codes . x's codes) over sub-blocks j of 32,
+ * and sum_j m[j] (x's codes summed over sub-block j, from its bsums) */
+static void k45_sums(const struct quant_k45_view *w, const struct quant_block_q8_k *xb, long *dots,
+                     long *mins) {
+    *dots = 0, *mins = 0;
+    for (int j = 0; j < 8; j++) {
+        int sc, m;
+        quant_q4_k_scale_min(w->scales, j, &sc, &m);
+        long dot = 0;
+        for (int l = 0; l < 32; l++) {
+            int q = w->qs[32 * (j / 2) + l] >> (4 * (j % 2)) & 0xf;
+            if (w->qh) q |= (w->qh[l] >> j & 1) << 4;
+            dot += (long)q * xb->qs[32 * j + l];
+        }
+        *dots += sc * dot;
+        *mins += (long)m * (xb->bsums[2 * j] + xb->bsums[2 * j + 1]);
+    }
+}
+
 double quant_k_dot_ref(enum quant_k_type t, const void *row, const struct quant_block_q8_k *x, int nb) {
     double total = 0;
     for (int b = 0; b < nb; b++) {
         const struct quant_block_q8_k *xb = x + b;
-        if (t == QUANT_K_Q4_K) {
-            const struct quant_block_q4_k *w = (const struct quant_block_q4_k *)row + b;
-            long dots = 0, mins = 0;
-            for (int j = 0; j < 8; j++) {
-                int sc, m;
-                quant_q4_k_scale_min(w->scales, j, &sc, &m);
-                long dot = 0;
-                for (int l = 0; l < 32; l++) {
-                    const uint8_t byte = w->qs[32 * (j / 2) + l];
-                    dot += (long)(j % 2 ? byte >> 4 : byte & 0xf) * xb->qs[32 * j + l];
-                }
-                dots += sc * dot;
-                mins += (long)m * (xb->bsums[2 * j] + xb->bsums[2 * j + 1]);
-            }
-            total += (double)xb->d * ((double)quant_f16_to_f32(w->d) * (double)dots -
-                                      (double)quant_f16_to_f32(w->dmin) * (double)mins);
+        if (t != QUANT_K_Q6_K) {
+            const struct quant_k45_view w = quant_k45_at(t, row, (size_t)b);
+            long dots, mins;
+            k45_sums(&w, xb, &dots, &mins);
+            total += (double)xb->d * ((double)quant_f16_to_f32(w.d) * (double)dots -
+                                      (double)quant_f16_to_f32(w.dmin) * (double)mins);
         } else {
             const struct quant_block_q6_k *w = (const struct quant_block_q6_k *)row + b;
             long dots = 0;
@@ -163,24 +208,23 @@ double quant_k_dot_ref(enum quant_k_type t, const void *row, const struct quant_
 }
 
 /* The scalar loops: the reference's integer sums, combined in f32 as the SIMD loops do */
-static float dot_q4_k_scalar(const struct quant_block_q4_k *w, const struct quant_block_q8_k *x, int nb) {
+static float dot_k45_scalar(enum quant_k_type t, const void *row, const struct quant_block_q8_k *x, int nb) {
     float total = 0;
     for (int b = 0; b < nb; b++) {
-        int dots = 0, mins = 0;
-        for (int j = 0; j < 8; j++) {
-            int sc, m, dot = 0;
-            quant_q4_k_scale_min(w[b].scales, j, &sc, &m);
-            for (int l = 0; l < 32; l++) {
-                const uint8_t byte = w[b].qs[32 * (j / 2) + l];
-                dot += (j % 2 ? byte >> 4 : byte & 0xf) * x[b].qs[32 * j + l];
-            }
-            dots += sc * dot;
-            mins += m * (x[b].bsums[2 * j] + x[b].bsums[2 * j + 1]);
-        }
-        total +=
-            x[b].d * (quant_f16_to_f32(w[b].d) * (float)dots - quant_f16_to_f32(w[b].dmin) * (float)mins);
+        const struct quant_k45_view w = quant_k45_at(t, row, (size_t)b);
+        long dots, mins;
+        k45_sums(&w, &x[b], &dots, &mins);
+        total += x[b].d * (quant_f16_to_f32(w.d) * (float)dots - quant_f16_to_f32(w.dmin) * (float)mins);
     }
     return total;
+}
+
+static float dot_q4_k_scalar(const struct quant_block_q4_k *w, const struct quant_block_q8_k *x, int nb) {
+    return dot_k45_scalar(QUANT_K_Q4_K, w, x, nb);
+}
+
+static float dot_q5_k_scalar(const struct quant_block_q5_k *w, const struct quant_block_q8_k *x, int nb) {
+    return dot_k45_scalar(QUANT_K_Q5_K, w, x, nb);
 }
 
 static float dot_q6_k_scalar(const struct quant_block_q6_k *w, const struct quant_block_q8_k *x, int nb) {
@@ -197,7 +241,7 @@ static float dot_q6_k_scalar(const struct quant_block_q6_k *w, const struct quan
     return total;
 }
 
-const struct quant_k_ops quant_k_ops_scalar = {dot_q4_k_scalar, dot_q6_k_scalar, "scalar"};
+const struct quant_k_ops quant_k_ops_scalar = {dot_q4_k_scalar, dot_q6_k_scalar, dot_q5_k_scalar, "scalar"};
 
 /* AVX-512 takes VNNI's loop where the CPU has it, else AVX2's, as the Q8_0/Q4_0 matvec does */
 static const struct quant_k_ops *ops_active(void) {
@@ -218,11 +262,12 @@ const char *quant_k_describe(void) {
 void quant_k_matvec_rows(float *y, const void *w, enum quant_k_type t, const struct quant_block_q8_k *x,
                          int nb, int r0, int r1) {
     const struct quant_k_ops *ops = ops_active();
+    const size_t rb = quant_k_row_bytes(t, (size_t)nb * QUANT_QK_K);
     for (int r = r0; r < r1; r++) {
-        if (t == QUANT_K_Q4_K)
-            y[r] = ops->dot_q4_k((const struct quant_block_q4_k *)w + (size_t)r * (size_t)nb, x, nb);
-        else
-            y[r] = ops->dot_q6_k((const struct quant_block_q6_k *)w + (size_t)r * (size_t)nb, x, nb);
+        const void *row = (const unsigned char *)w + (size_t)r * rb;
+        y[r] = t == QUANT_K_Q4_K   ? ops->dot_q4_k(row, x, nb)
+               : t == QUANT_K_Q5_K ? ops->dot_q5_k(row, x, nb)
+                                   : ops->dot_q6_k(row, x, nb);
     }
 }
 

@@ -1,49 +1,27 @@
 /* Layer: kernels/ (bottom of the include graph).
- * llama.cpp's K-quants Q4_K and Q6_K (ggml-common.h's block_q4_K, block_q6_K; our own code), 256 weights a
- * superblock, and their matvec against activations quantised to Q8_K, as llama.cpp's CPU backend does: a
- * superblock's product is exact integer sums times its scales, and Q8_K's per-16 sums (bsums) carry Q4_K's
- * mins and Q6_K's -32 out of the integer products. Layouts: the structs below and kernels/quant_dequant.c.
- * Rows are whole superblocks (cols a multiple of 256) in file order, unpacked. Checked in
- * tests/test_quant_k.c against the exact reference and the dequantised values' product on every ISA. */
+ * llama.cpp's K-quants Q4_K, Q5_K and Q6_K (ggml-common.h's block_q4_K, block_q5_K, block_q6_K; our own
+ * code), 256 weights a superblock, and their matvec against activations quantised to Q8_K, as llama.cpp's
+ * CPU backend does: a superblock's product is exact integer sums times its scales, and Q8_K's per-16 sums
+ * (bsums) carry Q4_K's and Q5_K's mins and Q6_K's -32 out of the integer products. Layouts:
+ * kernels/quant_k_blocks.h and kernels/quant_dequant.c. Rows are whole superblocks (cols a multiple of 256)
+ * in file order, unpacked. Checked in tests/test_quant_k.c against the exact reference and the dequantised
+ * values' product on every ISA. */
 #ifndef FR_QUANT_K_H
 #define FR_QUANT_K_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define QUANT_QK_K 256
-
-enum quant_k_type { QUANT_K_Q4_K, QUANT_K_Q6_K };
-
-/* w = d * sc[j] * q - dmin * m[j] for sub-block j of 32; codes of sub-blocks 2c and 2c + 1 share
- * qs[32c .. 32c + 31] as low and high nibbles */
-struct quant_block_q4_k {
-    uint16_t d, dmin;   /* f16 */
-    uint8_t scales[12]; /* sc[0..7] and m[0..7], 6 bits each (kernels/quant_dequant.h quant_q4_k_scale_min) */
-    uint8_t qs[QUANT_QK_K / 2];
-};
-/* w = d * scales[g] * (q - 32), q in [0, 63]: low 4 bits in ql, high 2 in qh, one scale a 16 weights */
-struct quant_block_q6_k {
-    uint8_t ql[QUANT_QK_K / 2];
-    uint8_t qh[QUANT_QK_K / 4];
-    int8_t scales[QUANT_QK_K / 16];
-    uint16_t d; /* f16 */
-};
-struct quant_block_q8_k {
-    float d;
-    int8_t qs[QUANT_QK_K];
-    int16_t bsums[QUANT_QK_K / 16];
-};
-_Static_assert(sizeof(struct quant_block_q4_k) == 144, "Q4_K superblock is 144 bytes");
-_Static_assert(sizeof(struct quant_block_q6_k) == 210, "Q6_K superblock is 210 bytes");
+#include "kernels/quant_k_blocks.h"
 
 /* Bytes of a row of n weights (n a multiple of 256). */
 size_t quant_k_row_bytes(enum quant_k_type t, size_t n);
-const char *quant_k_name(enum quant_k_type t); /* "q4_k", "q6_k" */
+const char *quant_k_name(enum quant_k_type t); /* "q4_k", "q6_k", "q5_k" */
 
 /* dst = the n (a multiple of 256) values of src in format t, our own quantiser (not llama.cpp's search:
- * the same layout, other codes): each sub-block's range over 15 (Q4_K) or largest magnitude over 32 (Q6_K),
- * the scales quantised to the superblock's, then the codes against the quantised scales. And back. */
+ * the same layout, other codes): each sub-block's range over 15 (Q4_K) or 31 (Q5_K), or each group's
+ * largest magnitude over 32 (Q6_K), the scales quantised to the superblock's, then the codes against the
+ * quantised scales. And back (Q5_K's and the others' dequantisers are kernels/quant_dequant.c's). */
 void quant_k_quantize_row(void *dst, enum quant_k_type t, const float *src, size_t n);
 void quant_k_dequantize_row(float *dst, enum quant_k_type t, const void *src, size_t n);
 

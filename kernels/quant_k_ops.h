@@ -3,19 +3,18 @@
 #ifndef FR_QUANT_K_OPS_H
 #define FR_QUANT_K_OPS_H
 
-struct quant_block_q4_k; /* kernels/quant_k.h */
-struct quant_block_q6_k;
-struct quant_block_q8_k;
+#include "kernels/quant_k_blocks.h"
 
 struct quant_k_ops {
     /* row . x over nb superblocks */
     float (*dot_q4_k)(const struct quant_block_q4_k *w, const struct quant_block_q8_k *x, int nb);
     float (*dot_q6_k)(const struct quant_block_q6_k *w, const struct quant_block_q8_k *x, int nb);
+    float (*dot_q5_k)(const struct quant_block_q5_k *w, const struct quant_block_q8_k *x, int nb);
     const char *name;
 };
 
 extern const struct quant_k_ops quant_k_ops_scalar;
 extern const struct quant_k_ops quant_k_ops_avx2;
-extern const struct quant_k_ops quant_k_ops_avx512; /* AVX-512 VNNI's vpdpbusd on 256-bit vectors */
+extern const struct quant_k_ops quant_k_ops_avx512; /* AVX-512 VNNI's vpdpwssd on 256-bit vectors */
 
 #endif

@@ -2,9 +2,9 @@
  * supplies qk_scaled_dot(acc, u, s, sc): acc plus the products of 32 unsigned codes u and 32 signed
  * activation codes s, each 2 consecutive ones summed (vpmaddubsw: at most 2 x 63 x 127, no saturation),
  * times the int16 scale of their lane in sc, each two such pairs into an int32 lane, exact. A superblock's
- * lanes add in int32 (at most 3.8e6 for Q4_K, 3.3e7 for Q6_K: no overflow), then one FMA by d x d8; the mins
- * (Q4_K) and the -32 (Q6_K) come from x's bsums, outside the vectors. Then the same integers as
- * quant_k_dot_ref; only the f32 sums differ. */
+ * lanes add in int32 (at most 3.8e6 for Q4_K, 6.4e7 for Q5_K, 3.3e7 for Q6_K: no overflow), then one FMA by
+ * d x d8; the mins (Q4_K, Q5_K) and the -32 (Q6_K) come from x's bsums, outside the vectors. Then the same
+ * integers as quant_k_dot_ref; only the f32 sums differ. */
 #include <immintrin.h>
 #include <string.h>
 
@@ -40,31 +40,49 @@ static inline __m128i qk_scales_mins(const uint8_t packed[12]) {
     return _mm_setr_epi32((int)sc_lo, (int)sc_hi, (int)m_lo, (int)m_hi);
 }
 
-static float qk_dot_q4_k(const struct quant_block_q4_k *w, const struct quant_block_q8_k *x, int nb) {
-    const __m256i low4 = _mm256_set1_epi8(0x0f);
+/* Q4_K and Q5_K (kernels/quant_k_ops.h quant_k45_view; t a constant at each caller). Q5_K's fifth bits:
+ * sub-block j's at bit j of qh[l], so chunk c's two sub-blocks take bits 0 and 1 of qh >> 2c to bit 4 (a
+ * 16-bit shift brings the next byte's bits in only above bit 1, which the masks drop) */
+static inline __attribute__((always_inline)) float qk_dot_k45(enum quant_k_type t, const void *row,
+                                                              const struct quant_block_q8_k *x, int nb) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f), bit4 = _mm256_set1_epi8(0x10);
     __m256 acc = _mm256_setzero_ps(), mins = _mm256_setzero_ps();
     for (int b = 0; b < nb; b++) {
-        const __m128i sm = qk_scales_mins(w[b].scales);
+        const struct quant_k45_view w = quant_k45_at(t, row, (size_t)b);
+        const __m128i sm = qk_scales_mins(w.scales);
         /* mins: m[j] x (bsums[2j] + bsums[2j + 1]), eight int32 lanes */
         const __m256i pairs = _mm256_madd_epi16(qk_load(x[b].bsums), _mm256_set1_epi16(1));
         const __m256i msum = _mm256_mullo_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8)), pairs);
         /* the eight scales as int16 in both 128-bit halves, once a superblock */
         const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+        __m256i fifth = w.qh ? qk_load(w.qh) : _mm256_setzero_si256();
         /* two sums, even and odd sub-blocks, so that each waits on half the chain of dependent adds */
         __m256i even = _mm256_setzero_si256(), odd = _mm256_setzero_si256();
         for (int c = 0; c < 4; c++) {
-            const __m256i q = qk_load(w[b].qs + 32 * c);
-            const __m256i lo = _mm256_and_si256(q, low4),
-                          hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+            const __m256i q = qk_load(w.qs + 32 * c);
+            __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+            if (w.qh) {
+                lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(fifth, 4), bit4));
+                hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(fifth, 3), bit4));
+                fifth = _mm256_srli_epi16(fifth, 2);
+            }
             even = qk_scaled_dot(even, lo, qk_load(x[b].qs + 64 * c), qk_broadcast16(sc16, 2 * c));
             odd = qk_scaled_dot(odd, hi, qk_load(x[b].qs + 64 * c + 32), qk_broadcast16(sc16, 2 * c + 1));
         }
         const __m256i isum = _mm256_add_epi32(even, odd);
         const float d8 = x[b].d;
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(d8 * _cvtsh_ss(w[b].d)), acc);
-        mins = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(d8 * _cvtsh_ss(w[b].dmin)), mins);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(d8 * _cvtsh_ss(w.d)), acc);
+        mins = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(d8 * _cvtsh_ss(w.dmin)), mins);
     }
     return qk_hsum(_mm256_sub_ps(acc, mins));
+}
+
+static float qk_dot_q4_k(const struct quant_block_q4_k *w, const struct quant_block_q8_k *x, int nb) {
+    return qk_dot_k45(QUANT_K_Q4_K, w, x, nb);
+}
+
+static float qk_dot_q5_k(const struct quant_block_q5_k *w, const struct quant_block_q8_k *x, int nb) {
+    return qk_dot_k45(QUANT_K_Q5_K, w, x, nb);
 }
 
 /* The four 32-code runs of one half (128 weights): ql's low or high nibbles with qh's bit pair 0-1, 2-3,

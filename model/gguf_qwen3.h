@@ -24,8 +24,8 @@ int gguf_qwen3_check_config(const struct qwen3_config *file_cfg, const struct qw
                             struct fr_err *err);
 
 /* The types of a file's matrices. A file whose layer matrices hold a quantised type (quantised) runs without
- * --dtype in its own type per tensor (formats): a type a kernel runs (q8_0, q4_0, q4_k, q6_k) as the file
- * holds it; one no kernel runs yet (q4_1, q5_0, q5_1, q5_k) converted to Q8_0 at load, whose requantisation
+ * --dtype in its own type per tensor (formats): a type a kernel runs (q8_0, q4_0, q4_k, q5_k, q6_k) as the
+ * file holds it; one no kernel runs yet (q4_1, q5_0, q5_1) converted to Q8_0 at load, whose requantisation
  * error (half of max|w| / 127 a block of 32) is far below that of the 4-6-bit source (half its step:
  * max|w| / 15 to / 64), so it keeps what the file holds; an element-type matrix (an f16 embedding, say) in
  * the layers' commonest type. A file of element types converts to the run's one type, as always. */

@@ -168,18 +168,20 @@ enum fr_dtype wslot_dtype_wtype(enum wslot_dtype d) {
         return FR_DTYPE_BF16;
     case WSLOT_Q4_K:
         return FR_DTYPE_Q4_K;
+    case WSLOT_Q5_K:
+        return FR_DTYPE_Q5_K;
     case WSLOT_Q6_K:
         return FR_DTYPE_Q6_K;
     case WSLOT_F16:
     case WSLOT_F32:
         return FR_DTYPE_F32;
-    default: /* Q4_1, Q5_0, Q5_1, Q5_K: no kernel runs them, converted at load */
+    default: /* Q4_1, Q5_0, Q5_1: no kernel runs them, converted at load */
         return FR_DTYPE_Q8_0;
     }
 }
 
 bool wslot_dtype_runs(enum wslot_dtype d) {
-    return !wslot_dtype_file_only(d, NULL) || d == WSLOT_Q4_K || d == WSLOT_Q6_K;
+    return !wslot_dtype_file_only(d, NULL) || d == WSLOT_Q4_K || d == WSLOT_Q5_K || d == WSLOT_Q6_K;
 }
 
 bool wslot_part_is_layer_matrix(enum wslot_part p) {

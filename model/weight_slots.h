@@ -93,7 +93,8 @@ const char *wslot_dtype_name(enum wslot_dtype d);
 /* The weight type a file type is read as when nothing converts it (f16: f32; a format no kernel runs:
  * q8_0). */
 enum fr_dtype wslot_dtype_wtype(enum wslot_dtype d);
-/* Whether a kernel runs d as the file holds it (bf16, f32, q8_0, q4_0, q4_k, q6_k; f16 read as f32). */
+/* Whether a kernel runs d as the file holds it (bf16, f32, q8_0, q4_0, q4_k, q5_k, q6_k; f16 read as
+ * f32). */
 bool wslot_dtype_runs(enum wslot_dtype d);
 /* Whether a layer's slot of this part is one of its projection matrices (not a norm). */
 bool wslot_part_is_layer_matrix(enum wslot_part p);

@@ -47,6 +47,7 @@ static const struct {
     [CEILING_Q4_0_DOT] = {"q4_0_gflops", "q4_0_1core_gflops", "GFLOP/s"},
     [CEILING_Q4_K_DOT] = {"q4_k_gflops", "q4_k_1core_gflops", "GFLOP/s"},
     [CEILING_Q6_K_DOT] = {"q6_k_gflops", "q6_k_1core_gflops", "GFLOP/s"},
+    [CEILING_Q5_K_DOT] = {"q5_k_gflops", "q5_k_1core_gflops", "GFLOP/s"},
     [CEILING_BARRIER] = {"barrier_mcalls", "barrier_1core_mcalls", "Mcall/s"},
     [CEILING_AMX_BF16] = {"amx_bf16_gflops", "amx_bf16_1core_gflops", "GFLOP/s"},
     [CEILING_AMX_INT8] = {"amx_int8_gops", "amx_int8_1core_gops", "GOP/s"},
@@ -70,6 +71,8 @@ int ceilings_quant_kind(int t) {
         return CEILING_Q4_0_DOT;
     case FR_DTYPE_Q4_K:
         return CEILING_Q4_K_DOT;
+    case FR_DTYPE_Q5_K:
+        return CEILING_Q5_K_DOT;
     case FR_DTYPE_Q6_K:
         return CEILING_Q6_K_DOT;
     default:
@@ -1073,7 +1076,7 @@ static int measure_matrix_engine(struct run_ctx *x, const struct plan *p, int th
     return 0;
 }
 
-/* The K-quant formats' compute roofs (CEILING_Q4_K_DOT, CEILING_Q6_K_DOT), as measure_quant's: each
+/* The K-quant formats' compute roofs (CEILING_Q4_K_DOT, _Q6_K_, _Q5_K_), as measure_quant's: each
  * thread's own copy of a matrix of at most half its L2 share, 2 FLOPs a weight. Validated: every run's y
  * bit for bit against the first call's, and that y against quant_k_dot_ref within 4e-6 of sum|w x|
  * (the integer sums are exact, only the f32 sums of the superblocks differ). */
@@ -1090,9 +1093,12 @@ static int measure_quant_k(struct run_ctx *x, const struct plan *p, int threads,
     int rc = 0;
     for (int i = 0; i < cols; i++) xv[i] = quant_seeded((uint32_t)i + 7777u);
     quant_k_quantize_act(kx, xv, (size_t)cols);
-    for (int k = 0; k < 2 && !rc; k++) {
-        const enum quant_k_type t = k ? QUANT_K_Q6_K : QUANT_K_Q4_K;
-        const enum ceiling_kind kind = k ? CEILING_Q6_K_DOT : CEILING_Q4_K_DOT;
+    static const enum ceiling_kind kinds[QUANT_K_COUNT] = {[QUANT_K_Q4_K] = CEILING_Q4_K_DOT,
+                                                           [QUANT_K_Q6_K] = CEILING_Q6_K_DOT,
+                                                           [QUANT_K_Q5_K] = CEILING_Q5_K_DOT};
+    for (int k = 0; k < QUANT_K_COUNT && !rc; k++) {
+        const enum quant_k_type t = (enum quant_k_type)k;
+        const enum ceiling_kind kind = kinds[k];
         const size_t rb = quant_k_row_bytes(t, (size_t)cols);
         struct roof_mats m;
         const int got = roof_mats_alloc(&m, c, kind, rb, threads, 1);

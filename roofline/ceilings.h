@@ -17,6 +17,7 @@
 
 #include "kernels/fr_err.h"
 #include "kernels/mem_span.h"
+#include "kernels/quant_k.h"
 #include "roofline/topology.h"
 
 struct cJSON;
@@ -59,10 +60,11 @@ enum ceiling_kind {
      * products) inside the measured time; on the active ISA's loop (ceilings.quant_loop) */
     CEILING_Q8_0_DOT,
     CEILING_Q4_0_DOT,
-    /* GFLOP/s of the Q4_K / Q6_K matvec (kernels/quant_k.h) on matrices in L2, by the same rules: x's Q8_K
-     * quantisation out of it, the scales' and mins' work in it */
+    /* GFLOP/s of the Q4_K / Q6_K / Q5_K matvec (kernels/quant_k.h) on matrices in L2, by the same rules:
+     * x's Q8_K quantisation out of it, the scales' and mins' work in it */
     CEILING_Q4_K_DOT,
     CEILING_Q6_K_DOT,
+    CEILING_Q5_K_DOT,
     /* Mcall/s of the kernel team's spin barrier (kernels/team.h), every thread arriving together: 1 / the
      * floor of each barrier a kernel call meets on the step's team (a matvec panel's work-share, attention's
      * syncs), where a call opens no region of its own */
@@ -118,7 +120,7 @@ struct ceilings {
      * most half the L2 share), and the loop that ran it (kernel_quant_describe) */
     int quant_rows[2], quant_cols;
     const char *quant_loop;
-    int quant_k_rows[2]; /* the same for Q4_K and Q6_K (quant_cols columns), and their loop */
+    int quant_k_rows[QUANT_K_COUNT]; /* the same for each K-quant (quant_cols columns), and their loop */
     const char *quant_k_loop;
 };
 

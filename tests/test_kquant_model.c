@@ -15,6 +15,7 @@
 #include "kernels/team.h"
 #include "model/cost.h"
 #include "model/decode.h"
+#include "model/weight_mix.h"
 #include "tests/model_fixtures.h"
 
 /* hidden 256, intermediate 512, 3 layers, 4 heads of 64 (q_dim 256), 2 KV heads, vocab 300, tied */
@@ -34,7 +35,7 @@ static float uniform(unsigned *s) {
  * sqrt(512 / 3 / 12) / 127 = 0.03 over a row of 512 weights uniform in [-1, 1]; 0.15 is five of them). */
 Test(kquant_model, matvec_and_gemm_match_references) {
     const int rows = 70, cols = 512, batch = 5;
-    const enum fr_dtype types[] = {FR_DTYPE_Q4_K, FR_DTYPE_Q6_K};
+    const enum fr_dtype types[] = {FR_DTYPE_Q4_K, FR_DTYPE_Q5_K, FR_DTYPE_Q6_K};
     float *w = malloc((size_t)rows * cols * sizeof *w), *x = malloc((size_t)batch * cols * sizeof *x);
     float *y = malloc((size_t)batch * rows * sizeof *y), *ref = malloc((size_t)batch * rows * sizeof *ref);
     cr_assert(w && x && y && ref);
@@ -203,6 +204,10 @@ Test(kquant_model, decode_matches_dequantised_f32) {
     check_formats(&f, "q4_k");
     weight_formats_uniform(&f, c.n_layers, FR_DTYPE_Q6_K);
     check_formats(&f, "q6_k");
+    struct fr_err err = {{0}};
+    cr_assert_eq(weight_mix_formats(WEIGHT_MIX_Q5_K_M, &c, &f, &err), 0, "%s", err.msg);
+    cr_expect_gt(weight_formats_count(&f, FR_DTYPE_Q5_K), 0);
+    check_formats(&f, "q5_k_m");
     mixed_formats(&f, &c);
     check_formats(&f, "mixed");
 }

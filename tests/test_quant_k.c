@@ -1,13 +1,18 @@
-/* Q4_K and Q6_K (kernels/quant_k.h): the quantisers' round trips, Q6_K's through the dequantiser already
- * checked against gguf-py (kernels/quant_dequant.h), the Q4_K scale packing, and every ISA's matvec against
- * the exact reference and against the f32 product of the dequantised weights and activations. */
+/* Q4_K, Q5_K and Q6_K (kernels/quant_k.h): the quantisers' round trips through the dequantisers already
+ * checked against gguf-py (kernels/quant_dequant.h), the Q4_K scale packing, every ISA's matvec against the
+ * exact reference and against the f32 product of the dequantised weights and activations, and the same on
+ * the Q5_K rows llama.cpp's llama-quantize wrote (tests/fixtures/gguf/tiny-k-q5_k_m.gguf), whose
+ * dequantised values must be gguf-py's bit for bit. */
 #include "kernels/quant_k.h"
 
 #include "kernels/quant.h"
 #include "kernels/quant_dequant.h"
+#include "model/file_map.h"
+#include "model/gguf.h"
 #include "tests/kernels_test_util.h"
 
-static const enum quant_k_type types[] = {QUANT_K_Q4_K, QUANT_K_Q6_K};
+static const enum quant_k_type types[] = {QUANT_K_Q4_K, QUANT_K_Q6_K, QUANT_K_Q5_K};
+#define N_TYPES (sizeof types / sizeof types[0])
 
 Test(quant_k, scale_min_packing_round_trips_every_6_bit_pair) {
     for (int j = 0; j < 8; j++)
@@ -29,9 +34,9 @@ Test(quant_k, round_trips_stay_within_the_format_steps) {
     struct test_rng rng = {11};
     const size_t n = 4 * QUANT_QK_K;
     float *x = test_alloc(n * sizeof *x), *back = test_alloc(n * sizeof *back);
-    unsigned char *q = test_alloc(quant_k_row_bytes(QUANT_K_Q4_K, n) + quant_k_row_bytes(QUANT_K_Q6_K, n));
+    unsigned char *q = test_alloc(quant_k_row_bytes(QUANT_K_Q6_K, n)); /* the largest superblock */
     test_fill(&rng, x, n, -1.0f, 1.0f);
-    for (size_t t = 0; t < 2; t++) {
+    for (size_t t = 0; t < N_TYPES; t++) {
         quant_k_quantize_row(q, types[t], x, n);
         quant_k_dequantize_row(back, types[t], q, n);
         double rms = 0, worst = 0;
@@ -41,10 +46,13 @@ Test(quant_k, round_trips_stay_within_the_format_steps) {
         }
         rms = sqrt(rms / (double)n);
         /* Q4_K: a step of about 2/15 (range 2 over 15 codes), half of it at worst plus the scales'
-         * rounding; Q6_K: 1/32, and up to a whole step where a group's extreme of the other sign meets
-         * code 31 (its scale maps the largest magnitude to -32) */
-        double step = types[t] == QUANT_K_Q4_K ? 2.0 / 15 : 1.0 / 32;
-        double bound = types[t] == QUANT_K_Q4_K ? 0.75 : 1.05;
+         * rounding; Q5_K: 2/31, the same; Q6_K: 1/32, and up to a whole step where a group's extreme of the
+         * other sign meets code 31 (its scale maps the largest magnitude to -32) */
+        const double step = types[t] == QUANT_K_Q4_K   ? 2.0 / 15
+                            : types[t] == QUANT_K_Q5_K ? 2.0 / 31
+                                                       : 1.0 / 32;
+        const double bound = types[t] == QUANT_K_Q6_K ? 1.05 : 0.75;
+        cr_log_info("%s: worst %.3f, rms %.3f of a step", quant_k_name(types[t]), worst / step, rms / step);
         cr_expect_leq(worst, bound * step, "%s: worst %g, step %g", quant_k_name(types[t]), worst, step);
         cr_expect_leq(rms, 0.35 * step, "%s: rms %g", quant_k_name(types[t]), rms);
         cr_expect_gt(rms, 0.1 * step, "%s: rms %g is too good to be %s", quant_k_name(types[t]), rms,
@@ -53,16 +61,11 @@ Test(quant_k, round_trips_stay_within_the_format_steps) {
     free(x), free(back), free(q);
 }
 
-static void matvec_case(enum kernel_isa isa, enum quant_k_type t, int rows, int cols, uint64_t seed) {
-    struct test_rng rng = {seed};
-    float *w = test_alloc((size_t)rows * (size_t)cols * sizeof *w), *x = test_alloc((size_t)cols * sizeof *x);
+/* y = q x on isa against quant_k_dot_ref, and the reference against the dequantised product in double */
+static void check_matvec(enum kernel_isa isa, enum quant_k_type t, const unsigned char *q, int rows, int cols,
+                         const float *x) {
     float *wd = test_alloc((size_t)cols * sizeof *wd), *y = test_alloc((size_t)rows * sizeof *y);
     const size_t rb = quant_k_row_bytes(t, (size_t)cols);
-    unsigned char *q = test_alloc(rb * (size_t)rows);
-    test_fill(&rng, w, (size_t)rows * (size_t)cols, -1.0f, 1.0f);
-    test_fill(&rng, x, (size_t)cols, -2.0f, 2.0f);
-    for (int r = 0; r < rows; r++)
-        quant_k_quantize_row(q + rb * (size_t)r, t, w + (size_t)r * cols, (size_t)cols);
     const int nb = cols / QUANT_QK_K;
     struct quant_block_q8_k *xq = test_alloc((size_t)nb * sizeof *xq);
     quant_k_quantize_act(xq, x, (size_t)cols);
@@ -83,15 +86,29 @@ static void matvec_case(enum kernel_isa isa, enum quant_k_type t, int rows, int 
                       kernel_isa_name(isa), quant_k_name(t), r, (double)y[r], ref);
     }
     kernel_isa_force(KERNEL_ISA_COUNT);
-    free(w), free(x), free(wd), free(y), free(q), free(xq);
+    free(wd), free(y), free(xq);
 }
 
+static void matvec_case(enum kernel_isa isa, enum quant_k_type t, int rows, int cols, uint64_t seed) {
+    struct test_rng rng = {seed};
+    float *w = test_alloc((size_t)rows * (size_t)cols * sizeof *w), *x = test_alloc((size_t)cols * sizeof *x);
+    const size_t rb = quant_k_row_bytes(t, (size_t)cols);
+    unsigned char *q = test_alloc(rb * (size_t)rows);
+    test_fill(&rng, w, (size_t)rows * (size_t)cols, -1.0f, 1.0f);
+    test_fill(&rng, x, (size_t)cols, -2.0f, 2.0f);
+    for (int r = 0; r < rows; r++)
+        quant_k_quantize_row(q + rb * (size_t)r, t, w + (size_t)r * cols, (size_t)cols);
+    check_matvec(isa, t, q, rows, cols, x);
+    free(w), free(x), free(q);
+}
+
+static const enum kernel_isa isas[] = {KERNEL_ISA_SCALAR, KERNEL_ISA_AVX2, KERNEL_ISA_AVX512};
+
 Test(quant_k, every_isa_matches_the_reference_and_the_dequantised_product) {
-    const enum kernel_isa isas[] = {KERNEL_ISA_SCALAR, KERNEL_ISA_AVX2, KERNEL_ISA_AVX512};
     int ran = 0;
     for (size_t i = 0; i < 3; i++) {
         if (isas[i] > kernel_isa_best()) continue;
-        for (size_t t = 0; t < 2; t++) {
+        for (size_t t = 0; t < N_TYPES; t++) {
             matvec_case(isas[i], types[t], 37, 1024, 5 + i);
             matvec_case(isas[i], types[t], 3, 3072, 9 + i);
             matvec_case(isas[i], types[t], 1, 256, 13 + i);
@@ -106,4 +123,45 @@ Test(quant_k, refuses_columns_off_a_superblock) {
     unsigned char w[210 * 2] = {0};
     cr_expect_eq(quant_k_matvec(y, w, QUANT_K_Q6_K, x, 1, 300, 1), -1);
     cr_expect_eq(quant_k_matvec(y, w, QUANT_K_Q6_K, x, 1, 0, 1), -1);
+}
+
+static void map_gguf(const char *path, struct file_map *m, struct gguf_file *g) {
+    struct fr_err err = {{0}};
+    cr_assert_eq(file_map_open(path, 4, m, &err), 0, "%s (run from the repository root)", err.msg);
+    cr_assert_eq(gguf_parse(m->data, m->len, path, g, &err), 0, "%s", err.msg);
+}
+
+/* llama-quantize's Q5_K matrices: dequantised to gguf-py's f32 values bit for bit, and every ISA's matvec
+ * on them against the reference and the dequantised product (our quantiser's codes are not llama.cpp's) */
+Test(quant_k, llama_quantize_q5_k_rows_match_gguf_py_on_every_isa) {
+    struct file_map qm, rm;
+    struct gguf_file qg, rg;
+    map_gguf("tests/fixtures/gguf/tiny-k-q5_k_m.gguf", &qm, &qg);
+    map_gguf("tests/fixtures/gguf/tiny-k-q5_k_m-ref.gguf", &rm, &rg);
+    int seen = 0;
+    for (uint64_t i = 0; i < qg.n_tensors; i++) {
+        const struct gguf_tensor *t = &qg.tensors[i];
+        if (t->type != GGUF_GGML_Q5_K) continue;
+        char name[72];
+        cr_assert_lt(t->name_len, sizeof name);
+        memcpy(name, t->name, t->name_len), name[t->name_len] = '\0';
+        const struct gguf_tensor *rt = gguf_find_tensor(&rg, name);
+        cr_assert(rt && rt->type == GGUF_GGML_F32 && t->ndim == 2, "%s: no f32 reference", name);
+        const int cols = (int)t->dims[0], rows = (int)t->dims[1];
+        const size_t n = (size_t)rows * (size_t)cols;
+        const unsigned char *src = qg.buf + qg.data_off + t->offset;
+        float *got = test_alloc(n * sizeof *got), *x = test_alloc((size_t)cols * sizeof *x);
+        quant_k_dequantize_row(got, QUANT_K_Q5_K, src, n);
+        cr_expect_eq(memcmp(got, rg.buf + rg.data_off + rt->offset, n * sizeof *got), 0,
+                     "%s: not gguf-py's values", name);
+        struct test_rng rng = {seen + 1u};
+        test_fill(&rng, x, (size_t)cols, -2.0f, 2.0f);
+        for (size_t k = 0; k < 3; k++)
+            if (isas[k] <= kernel_isa_best()) check_matvec(isas[k], QUANT_K_Q5_K, src, rows, cols, x);
+        free(got), free(x);
+        seen++;
+    }
+    cr_expect_gt(seen, 0, "the Q5_K_M fixture holds no Q5_K matrix");
+    gguf_free(&qg), gguf_free(&rg);
+    file_map_close(&qm), file_map_close(&rm);
 }
