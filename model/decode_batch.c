@@ -189,7 +189,7 @@ int decode_batch_set_weights(struct decode_batch *bt, const struct qwen3_weights
         return fr_err_set(err, "weights of '%s' do not have the batch's shape", b->name);
     char why[256];
     if (!decode_backend_runs(backend, w, bt->capacity, why, sizeof why))
-        return fr_err_set(err, "%s on %s", why, matvec_backend_name(backend));
+        return fr_err_set(err, "matvec backend %s cannot run %s", matvec_backend_name(backend), why);
     for (int s = 0; s < bt->n_init; s++) bt->seq[s].w = w, bt->seq[s].backend = backend;
     return 0;
 }
