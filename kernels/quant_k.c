@@ -136,7 +136,7 @@ void quant_k_dequantize_row(float *dst, enum quant_k_type t, const void *src, si
     quant_dequantize_file(dst, formats[t].file, src, n);
 }
 
-void quant_k_quantize_act(struct quant_block_q8_k *dst, const float *x, size_t n) {
+static void quantize_act_scalar(struct quant_block_q8_k *dst, const float *x, size_t n) {
     for (size_t b = 0; b < n / QUANT_QK_K; b++) {
         const float *xb = x + b * QUANT_QK_K;
         float amax = 0;
@@ -241,7 +241,8 @@ static float dot_q6_k_scalar(const struct quant_block_q6_k *w, const struct quan
     return total;
 }
 
-const struct quant_k_ops quant_k_ops_scalar = {dot_q4_k_scalar, dot_q6_k_scalar, dot_q5_k_scalar, "scalar"};
+const struct quant_k_ops quant_k_ops_scalar = {dot_q4_k_scalar, dot_q6_k_scalar, dot_q5_k_scalar,
+                                               quantize_act_scalar, "scalar"};
 
 /* AVX-512 takes VNNI's loop where the CPU has it, else AVX2's, as the Q8_0/Q4_0 matvec does */
 static const struct quant_k_ops *ops_active(void) {
@@ -253,6 +254,10 @@ static const struct quant_k_ops *ops_active(void) {
     default:
         return &quant_k_ops_scalar;
     }
+}
+
+void quant_k_quantize_act(struct quant_block_q8_k *dst, const float *x, size_t n) {
+    ops_active()->quantize_act(dst, x, n);
 }
 
 const char *quant_k_describe(void) {

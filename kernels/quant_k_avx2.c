@@ -10,5 +10,5 @@ static inline __m256i qk_scaled_dot(__m256i acc, __m256i u, __m256i s, __m256i s
     return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), sc));
 }
 
-const struct quant_k_ops quant_k_ops_avx2 = {qk_dot_q4_k, qk_dot_q6_k, qk_dot_q5_k,
+const struct quant_k_ops quant_k_ops_avx2 = {qk_dot_q4_k, qk_dot_q6_k, qk_dot_q5_k, qk_quantize_act,
                                              "avx2 vpmaddubsw+vpmaddwd"};

@@ -10,6 +10,8 @@ struct quant_k_ops {
     float (*dot_q4_k)(const struct quant_block_q4_k *w, const struct quant_block_q8_k *x, int nb);
     float (*dot_q6_k)(const struct quant_block_q6_k *w, const struct quant_block_q8_k *x, int nb);
     float (*dot_q5_k)(const struct quant_block_q5_k *w, const struct quant_block_q8_k *x, int nb);
+    /* x[n] (n a multiple of 256) as Q8_K, bit for bit the scalar quant_k_quantize_act's */
+    void (*quantize_act)(struct quant_block_q8_k *dst, const float *x, size_t n);
     const char *name;
 };
 

@@ -118,6 +118,60 @@ Test(quant_k, every_isa_matches_the_reference_and_the_dequantised_product) {
     cr_expect_geq(ran, 1);
 }
 
+/* Q8_K as written out here, apart from the kernels: d = max|x| / 127, codes rounded half to even, sums */
+static void act_expected(struct quant_block_q8_k *q, const float *x) {
+    float amax = 0;
+    for (int i = 0; i < QUANT_QK_K; i++) amax = fmaxf(amax, fabsf(x[i]));
+    const float inv = amax > 0 ? 127.0f / amax : 0.0f;
+    q->d = amax / 127.0f;
+    for (int g = 0; g < QUANT_QK_K / 16; g++) {
+        int sum = 0;
+        for (int l = 0; l < 16; l++) {
+            const float v = x[16 * g + l] * inv, r = nearbyintf(v);
+            q->qs[16 * g + l] = (int8_t)r;
+            sum += (int)r;
+        }
+        q->bsums[g] = (int16_t)sum;
+    }
+}
+
+/* Every ISA's activation quantiser gives the same bytes: random rows, an all-zero superblock, a lone value,
+ * ties at k + 0.5 (max|x| 127: the scale is 1, so halves must round to even), tiny and huge magnitudes */
+Test(quant_k, every_isa_quantises_activations_alike) {
+    enum { NB = 7 };
+    struct test_rng rng = {77};
+    float *x = test_alloc(NB * QUANT_QK_K * sizeof *x);
+    test_fill(&rng, x, NB * QUANT_QK_K, -2.0f, 2.0f);
+    memset(x + QUANT_QK_K, 0, QUANT_QK_K * sizeof *x);
+    memset(x + 2 * QUANT_QK_K, 0, QUANT_QK_K * sizeof *x);
+    x[2 * QUANT_QK_K + 100] = -3.5f;
+    for (int i = 0; i < QUANT_QK_K; i++)
+        x[3 * QUANT_QK_K + i] = (float)(i % 254 - 127) + (i % 3 ? 0.5f : 0.0f);
+    x[3 * QUANT_QK_K + 7] = 127.0f;
+    for (int i = 0; i < QUANT_QK_K; i++) x[4 * QUANT_QK_K + i] *= 1e-30f, x[5 * QUANT_QK_K + i] *= 1e30f;
+    struct quant_block_q8_k want[NB], got[NB];
+    for (int b = 0; b < NB; b++) act_expected(&want[b], x + b * QUANT_QK_K);
+    int ran = 0;
+    for (size_t i = 0; i < 3; i++) {
+        if (isas[i] > kernel_isa_best()) continue;
+        cr_assert_eq(kernel_isa_force(isas[i]), 0);
+        memset(got, 0x5a, sizeof got);
+        quant_k_quantize_act(got, x, NB * QUANT_QK_K);
+        kernel_isa_force(KERNEL_ISA_COUNT);
+        for (int b = 0; b < NB; b++) {
+            cr_expect_eq(got[b].d, want[b].d, "%s superblock %d: d %g, want %g", kernel_isa_name(isas[i]), b,
+                         (double)got[b].d, (double)want[b].d);
+            cr_expect_arr_eq(got[b].qs, want[b].qs, sizeof want[b].qs, "%s superblock %d: codes differ",
+                             kernel_isa_name(isas[i]), b);
+            cr_expect_arr_eq(got[b].bsums, want[b].bsums, sizeof want[b].bsums,
+                             "%s superblock %d: sums differ", kernel_isa_name(isas[i]), b);
+        }
+        ran++;
+    }
+    cr_expect_geq(ran, 1);
+    free(x);
+}
+
 Test(quant_k, refuses_columns_off_a_superblock) {
     float x[300] = {0}, y[1];
     unsigned char w[210 * 2] = {0};
