@@ -1,7 +1,9 @@
 /* forge-roofline predict: the analytic cost of one decode step, per block and in total, for each context
  * length asked for (and of batched steps and of prompt processing when asked), as markdown, CSV or JSON.
  * Every figure comes from model/cost.c and model/cost_prefill.c; nothing is measured unless
- * --measure-roofs asks for the roofs. */
+ * --measure-roofs asks for the roofs. The weights are priced in the formats decode would run them in: one
+ * type, a llama.cpp mix (--dtype q4_k_m) or a file's own per-tensor types (--weights, its index alone
+ * read). Checked end to end in tests/test_cli_predict.c and tests/test_cli_predict_formats.c. */
 #include <cJSON.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -15,6 +17,8 @@
 #include "kernels/attention_prefill.h" /* PREFILL_ATT_TILE_Q, said in the prompt tables' note */
 #include "model/cost.h"
 #include "model/decode.h"
+#include "model/weight_mix.h"
+#include "model/weights_file.h"
 #include "roofline/ceilings.h"
 #include "roofline/roofline.h"
 #include "roofline/roofs.h"
@@ -26,8 +30,19 @@
 
 enum predict_format { PREDICT_MD, PREDICT_CSV, PREDICT_JSON };
 
+/* The weights priced (weights_resolve): each matrix's type as decode would run it, and how it is said. */
+struct predict_weights {
+    struct weight_formats formats;
+    const char *name; /* in the tables: a type, a mix ("q4_k_m"), or "mixed" (a file's own types) */
+    char desc[96];    /* "q4_k 168, q6_k 29" (weight_formats_describe) */
+    char note[384];   /* --weights: what the load would convert, or the file's mix ("" if nothing) */
+};
+
 struct predict_args {
     const char *model;
+    const char *weights; /* --weights: a GGUF or safetensors file whose tensor types are priced */
+    /* the weights priced; cost.formats is &w->formats for a model whose matrices differ in type, else NULL */
+    const struct predict_weights *w;
     struct cost_opts cost;
     enum sampler_variant sampler;
     enum predict_format format;
@@ -52,12 +67,14 @@ struct predict_args {
     struct cost_caches caches;
     bool caches_ok;
     char levels_note[384]; /* where the caches and the roofs come from, in words */
+    int mix;               /* --dtype named a llama.cpp mix (model/weight_mix.h), else -1 */
+    bool dtype_given;      /* --dtype given: the run's type, as decode's (a file converted at load) */
 };
 
 static void usage(FILE *f) {
     fprintf(
         f,
-        "usage: forge-roofline predict --model M [--context 1,1024,4096] [--dtype bf16|f32|q8_0|q4_0] [--kv "
+        "usage: forge-roofline predict --model M [--weights FILE] [--context 1,1024,4096] [--dtype T] [--kv "
         "bf16|f32]\n"
         "                              [--sampler chain|greedy] [--format md|csv|json]\n"
         "                              [--batch LIST [--peak-gflops P --bw-gbs B [--cache-gbs C] | "
@@ -77,6 +94,13 @@ static void usage(FILE *f) {
         "written, activations, FLOP/B, and with the roofs (as for --batch) each block's predicted time and\n"
         "binding roof, the prefill time and pp tokens/s (N / time).\n"
         "With --format csv and --batch, the CSV is the batch table; with --prompt-len, the prompt table.\n"
+        "--dtype T: the weights' type, bf16 (default), f32, q8_0, q4_0, q4_k, q6_k, or llama.cpp's mix\n"
+        "q4_k_m or q5_k_m (each matrix in the type llama-quantize gives it; the mix and a block table of\n"
+        "the formats each block reads are printed).\n"
+        "--weights FILE: a GGUF or safetensors file (as decode takes it; --model optional for GGUF, checked\n"
+        "when given): its header and tensor index are read, nothing loaded, and the step is priced in the\n"
+        "formats decode runs the file in: a quantised GGUF file's own per-tensor types; with --dtype, as in\n"
+        "decode, every matrix in that type or mix (converted at load; a Q8_0 or Q4_0 file only in its own).\n"
         "--dtype q8_0|q4_0: also the format's compute roof and the ridge point (FLOP/B where the DRAM read\n"
         "meets it) with each projection's binding roof: from --quant-gflops G (forge-roofline machine's\n"
         "q8_0_gflops / q4_0_gflops) with --bw-gbs B, or --measure-roofs (every ISA this CPU runs).\n");
@@ -95,6 +119,7 @@ static int parse_args(int argc, char **argv, struct predict_args *a) {
     static const struct option opts[] = {{"model", required_argument, 0, 'm'},
                                          {"context", required_argument, 0, 'c'},
                                          {"dtype", required_argument, 0, 'd'},
+                                         {"weights", required_argument, 0, 'w'},
                                          {"kv", required_argument, 0, 'k'},
                                          {"format", required_argument, 0, 'f'},
                                          {"sampler", required_argument, 0, 's'},
@@ -108,7 +133,8 @@ static int parse_args(int argc, char **argv, struct predict_args *a) {
                                          {"prompt-depth", required_argument, 0, 'D'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    *a = (struct predict_args){.cost = {FR_DTYPE_BF16, FR_DTYPE_BF16}, .sampler = SAMPLER_VARIANT_CHAIN};
+    *a = (struct predict_args){
+        .cost = {FR_DTYPE_BF16, FR_DTYPE_BF16, NULL}, .mix = -1, .sampler = SAMPLER_VARIANT_CHAIN};
     a->contexts[0] = 1, a->contexts[1] = 1024, a->contexts[2] = 4096, a->n_contexts = 3;
     optind = 1;
     opterr = 0;
@@ -127,7 +153,11 @@ static int parse_args(int argc, char **argv, struct predict_args *a) {
             a->contexts_given = true;
             break;
         case 'd':
-            if (model_opts_wtype(optarg, &a->cost.weights)) return CLI_EXIT_USAGE;
+            if (model_opts_weights("predict: ", optarg, &a->cost.weights, &a->mix)) return CLI_EXIT_USAGE;
+            a->dtype_given = true;
+            break;
+        case 'w':
+            a->weights = optarg;
             break;
         case 'k':
             if (model_opts_dtype("--kv", optarg, &a->cost.kv)) return CLI_EXIT_USAGE;
@@ -196,15 +226,21 @@ static int parse_args(int argc, char **argv, struct predict_args *a) {
         }
     }
     if (optind < argc) return cli_usage_error("predict: unexpected argument '%s'", argv[optind]);
-    if (!a->model) return cli_usage_error("predict: --model is required (try predict --help)");
+    if (!a->model && !a->weights)
+        return cli_usage_error("predict: --model is required (or a GGUF --weights; try predict --help)");
+    return check_prompt_args(a);
+}
+
+/* The roofs' options, checked once the weights' type is known (a --weights file's own without --dtype). */
+static int check_roof_args(struct predict_args *a) {
     const bool quant = fr_dtype_is_block(a->cost.weights);
-    int rc;
     if (a->n_quant && !quant)
-        return cli_usage_error("predict: --quant-gflops applies to --dtype q8_0 or q4_0");
+        return cli_usage_error("predict: --quant-gflops applies to q8_0 or q4_0 weights (--dtype, or a "
+                               "--weights file's), not %s",
+                               a->w->name);
     if (a->n_quant && !(a->bw_gbs > 0)) return cli_usage_error("predict: --quant-gflops needs --bw-gbs");
     if (a->n_quant && a->measure_roofs)
         return cli_usage_error("predict: --measure-roofs or --quant-gflops/--bw-gbs, not both");
-    if ((rc = check_prompt_args(a))) return rc;
     if (a->n_quant && !(a->peak_gflops > 0)) {
         if (a->cache_gbs > 0)
             return cli_usage_error("predict: --cache-gbs applies to --batch or --prompt-len only");
@@ -223,6 +259,109 @@ static int parse_args(int argc, char **argv, struct predict_args *a) {
     return CLI_EXIT_OK;
 }
 
+/* ---- the weights' formats: --dtype (a type or a llama.cpp mix) or a --weights file's own ---- */
+
+/* The config (--model's, or a GGUF --weights file's own, checked against --model's when both are given) and
+ * the formats decode would run the weights in (model_opts_formats: without --dtype a quantised GGUF file's
+ * own per-tensor types, a type no kernel runs converted; with --dtype that type or mix). Only the file's
+ * header and tensor index are read, nothing is copied. */
+static int weights_resolve(struct predict_args *a, struct qwen3_config *cfg, struct predict_weights *w) {
+    struct fr_err err = {{0}};
+    int rc;
+    if (!a->weights && (rc = model_opts_load(a->model, cfg))) return rc;
+    if (a->weights && weights_file_config(a->weights, a->model, cfg, &err))
+        return cli_usage_error("predict: %s", err.msg);
+    if (model_opts_formats(a->weights, cfg, a->cost.weights, a->mix, a->dtype_given, &w->formats, w->note,
+                           sizeof w->note, &err))
+        return cli_usage_error("predict: %s", err.msg);
+    /* cost.weights: the one type, or the commonest (its roof prices every quantised FLOP, model/cost.h) */
+    const bool uniform = weight_formats_is_uniform(&w->formats, &a->cost.weights);
+    a->w = w;
+    a->cost.formats = uniform ? NULL : &w->formats;
+    weight_formats_describe(&w->formats, w->desc, sizeof w->desc);
+    w->name = a->mix >= 0 ? weight_mix_name((enum weight_mix)a->mix)
+              : uniform   ? fr_dtype_name(a->cost.weights)
+                          : "mixed";
+    return CLI_EXIT_OK;
+}
+
+/* The layer matrices each projection block reads, in the fused matrices' row order. */
+static const struct {
+    enum block_id id;
+    int n;
+    enum wpart parts[3];
+} block_parts[] = {{BLOCK_QKV_PROJ, 3, {WPART_Q, WPART_K, WPART_V}},
+                   {BLOCK_O_PROJ, 1, {WPART_O}},
+                   {BLOCK_GATE_UP_PROJ, 2, {WPART_GATE, WPART_UP}},
+                   {BLOCK_DOWN_PROJ, 1, {WPART_DOWN}}};
+
+/* Counts the types of block id's matrices over one step into count[FR_DTYPE_COUNT]; returns how many
+ * matrices the block reads (0: none). embed gathers one row of token_embd, lm_head reads the whole of
+ * output.weight (token_embd again when tied). */
+static int block_formats(const struct weight_formats *f, enum block_id id, int *count) {
+    if (id == BLOCK_EMBED || id == BLOCK_LM_HEAD) {
+        count[id == BLOCK_EMBED ? f->embed : f->lm_head]++;
+        return 1;
+    }
+    for (size_t k = 0; k < sizeof block_parts / sizeof block_parts[0]; k++) {
+        if (block_parts[k].id != id) continue;
+        for (int l = 0; l < f->n_layers; l++)
+            for (int i = 0; i < block_parts[k].n; i++) count[f->layer[l][block_parts[k].parts[i]]]++;
+        return block_parts[k].n * f->n_layers;
+    }
+    return 0;
+}
+
+/* "q4_k 70, q6_k 14": each type counted, in enum order (as weight_formats_describe). */
+static void formats_counts_describe(const int *count, char *buf, size_t len) {
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < FR_DTYPE_COUNT; d++)
+        if (count[d] && off < len)
+            off += (size_t)snprintf(buf + off, len - off, "%s%s %d", off ? ", " : "",
+                                    fr_dtype_name((enum fr_dtype)d), count[d]);
+}
+
+/* A model whose matrices differ in type: the types each weight-reading block reads, beside its weight
+ * bytes (context-free), so that a row can be checked by hand: the sum over its matrices of rows x columns
+ * x the type's bytes a weight (kernels/dtype.h fr_dtype_weight_bytes, scales included). */
+static void formats_md(const struct qwen3_config *cfg, const struct predict_args *a) {
+    struct step_cost st;
+    cost_step(cfg, &a->cost, 0, a->sampler, &st);
+    printf("\n## weight formats per block (%s: %s)\n\n", a->w->name, a->w->desc);
+    printf("| block | matrices | formats | weight bytes |\n|---|--:|---|--:|\n");
+    for (int i = 0; i < BLOCK_COUNT; i++) {
+        int count[FR_DTYPE_COUNT] = {0};
+        char desc[96];
+        const int n = block_formats(&a->w->formats, (enum block_id)i, count);
+        if (n == 0) continue;
+        formats_counts_describe(count, desc, sizeof desc);
+        printf("| %s | %d | %s | %.0f |\n", block_name((enum block_id)i), n, desc, st.blocks[i].weight_bytes);
+    }
+    if (cfg->tied_embeddings)
+        printf("\nembed gathers one row of token_embd and lm_head reads all of it (tied embeddings: one "
+               "matrix, counted once in the heading's counts).\n");
+    else
+        printf("\nembed gathers one row of token_embd; lm_head reads all of output.weight.\n");
+}
+
+static cJSON *formats_json(const struct predict_args *a) {
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; i < BLOCK_COUNT; i++) {
+        int count[FR_DTYPE_COUNT] = {0};
+        const int n = block_formats(&a->w->formats, (enum block_id)i, count);
+        if (n == 0) continue;
+        cJSON *o = cJSON_CreateObject(), *types = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", block_name((enum block_id)i));
+        cJSON_AddNumberToObject(o, "matrices", n);
+        for (int d = 0; d < FR_DTYPE_COUNT; d++)
+            if (count[d]) cJSON_AddNumberToObject(types, fr_dtype_name((enum fr_dtype)d), count[d]);
+        cJSON_AddItemToObject(o, "formats", types);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
 static void md_row(const char *name, const char *calls, const struct block_cost *b) {
     printf("| %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f |\n", name, calls, b->flops,
            b->weight_bytes, b->kv_read_bytes, b->kv_write_bytes, b->act_bytes, b->bytes, b->dram_bytes,
@@ -232,9 +371,13 @@ static void md_row(const char *name, const char *calls, const struct block_cost 
 static void print_md(const struct qwen3_config *cfg, const struct predict_args *a,
                      const struct step_cost *steps) {
     printf("# forge-roofline predict: %s\n\n", cfg->name);
-    printf("config %s · params %" PRIu64 " · weights %s · KV %s · batch 1 · sampler %s\n", cfg->path,
-           qwen3_param_count(cfg), fr_dtype_name(a->cost.weights), fr_dtype_name(a->cost.kv),
+    printf("config %s · params %" PRIu64 " · weights %s", cfg->path, qwen3_param_count(cfg), a->w->name);
+    if (a->cost.formats) printf(" (matrices %s)", a->w->desc);
+    printf(" · KV %s · batch 1 · sampler %s\n", fr_dtype_name(a->cost.kv),
            cost_sampler_variant_name(a->sampler));
+    if (a->weights)
+        printf("weights file %s (its tensor index read, nothing loaded), priced as decode runs it%s%s\n",
+               a->weights, a->w->note[0] ? ": " : "", a->w->note);
     printf("hidden %d · intermediate %d · layers %d · heads %d · KV heads %d · head_dim %d · vocab %d · tied "
            "%s\n",
            cfg->hidden, cfg->intermediate, cfg->n_layers, cfg->n_heads, cfg->n_kv_heads, cfg->head_dim,
@@ -256,6 +399,7 @@ static void print_md(const struct qwen3_config *cfg, const struct predict_args *
         }
         md_row("**step**", "", &st->total);
     }
+    if (a->cost.formats) formats_md(cfg, a);
     printf("\n## steps\n\n| context | FLOPs | bytes | GB | DRAM bytes | weight bytes | KV read bytes | "
            "FLOP/B |\n");
     printf("|--:|--:|--:|--:|--:|--:|--:|--:|\n");
@@ -269,10 +413,9 @@ static void print_md(const struct qwen3_config *cfg, const struct predict_args *
 
 static void csv_row(const struct qwen3_config *cfg, const struct predict_args *a, long context,
                     const char *name, int calls, const struct block_cost *b) {
-    printf("%s,%s,%s,%ld,%s,%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f\n", cfg->name,
-           fr_dtype_name(a->cost.weights), fr_dtype_name(a->cost.kv), context, name, calls, b->flops,
-           b->weight_bytes, b->kv_read_bytes, b->kv_write_bytes, b->act_bytes, b->bytes, b->dram_bytes,
-           cost_intensity(b->flops, b->bytes));
+    printf("%s,%s,%s,%ld,%s,%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f\n", cfg->name, a->w->name,
+           fr_dtype_name(a->cost.kv), context, name, calls, b->flops, b->weight_bytes, b->kv_read_bytes,
+           b->kv_write_bytes, b->act_bytes, b->bytes, b->dram_bytes, cost_intensity(b->flops, b->bytes));
 }
 
 static void print_csv(const struct qwen3_config *cfg, const struct predict_args *a,
@@ -404,10 +547,10 @@ static void batch_row(const struct qwen3_config *cfg, const struct predict_args 
     }
 }
 
-/* The ridge batch for weights of type wt (the KV type as asked). */
+/* The ridge batch for weights of type wt (the KV type as asked); wt FR_DTYPE_COUNT: the weights priced. */
 static double batch_ridge(const struct qwen3_config *cfg, const struct predict_args *a, long context,
                           enum fr_dtype wt, int projections_only) {
-    struct cost_opts o = {wt, a->cost.kv, NULL};
+    struct cost_opts o = wt == FR_DTYPE_COUNT ? a->cost : (struct cost_opts){wt, a->cost.kv, NULL};
     return cost_batch_ridge(cfg, &o, context, a->sampler, projections_only, a->peak_gflops, a->bw_gbs,
                             a->cache_gbs);
 }
@@ -465,16 +608,16 @@ static void batch_csv(const struct qwen3_config *cfg, const struct predict_args 
            "l3_bytes,ridge_batch_bf16,ridge_batch_f32,proj_ridge_batch_bf16,proj_ridge_batch_f32\n");
     for (int s = 0; s < a->n_contexts; s++) {
         long T = a->contexts[s];
-        double ridge = a->peak_gflops > 0 ? batch_ridge(cfg, a, T, a->cost.weights, 0) : NAN;
+        double ridge = a->peak_gflops > 0 ? batch_ridge(cfg, a, T, FR_DTYPE_COUNT, 0) : NAN;
         double ridges[4] = {NAN, NAN, NAN, NAN}; /* step bf16, f32; projections bf16, f32 */
         for (int k = 0; k < 4 && a->peak_gflops > 0; k++)
             ridges[k] = batch_ridge(cfg, a, T, k % 2 ? FR_DTYPE_F32 : FR_DTYPE_BF16, k / 2);
         for (int i = 0; i < a->n_batches; i++) {
             struct batch_row r;
             batch_row(cfg, a, a->contexts[s], a->batches[i], &r);
-            printf("%s,%s,%s,%ld,%ld,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f,", cfg->name,
-                   fr_dtype_name(a->cost.weights), fr_dtype_name(a->cost.kv), r.context, r.batch, r.t.flops,
-                   r.t.bytes, r.t.dram_bytes, r.t.cache_bytes, r.t.weight_bytes, r.t.kv_read_bytes,
+            printf("%s,%s,%s,%ld,%ld,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f,", cfg->name, a->w->name,
+                   fr_dtype_name(a->cost.kv), r.context, r.batch, r.t.flops, r.t.bytes, r.t.dram_bytes,
+                   r.t.cache_bytes, r.t.weight_bytes, r.t.kv_read_bytes,
                    cost_intensity(r.t.flops, r.t.dram_bytes));
             if (isnan(r.predicted_s))
                 printf(",,,");
@@ -619,10 +762,10 @@ static void prompt_md(const struct qwen3_config *cfg, const struct predict_args 
 static void prompt_csv_row(const struct qwen3_config *cfg, const struct predict_args *a,
                            const struct prefill_cost *pc, const char *name, int calls,
                            const struct block_cost *b, double s, const char *bound) {
-    printf("%s,%s,%s,%ld,%ld,%s,%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f,", cfg->name,
-           fr_dtype_name(a->cost.weights), fr_dtype_name(a->cost.kv), pc->prompt_len, pc->depth, name, calls,
-           b->flops, b->weight_bytes, b->kv_read_bytes, b->kv_write_bytes, b->act_bytes, b->bytes,
-           b->dram_bytes, b->cache_bytes, cost_intensity(b->flops, b->bytes));
+    printf("%s,%s,%s,%ld,%ld,%s,%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f,", cfg->name, a->w->name,
+           fr_dtype_name(a->cost.kv), pc->prompt_len, pc->depth, name, calls, b->flops, b->weight_bytes,
+           b->kv_read_bytes, b->kv_write_bytes, b->act_bytes, b->bytes, b->dram_bytes, b->cache_bytes,
+           cost_intensity(b->flops, b->bytes));
     if (isnan(s))
         printf(",,\n");
     else if (!bound)
@@ -708,7 +851,11 @@ static int print_json(const struct qwen3_config *cfg, const struct predict_args 
     cJSON_AddNumberToObject(m, "vocab", cfg->vocab);
     cJSON_AddBoolToObject(m, "tied_embeddings", cfg->tied_embeddings);
     cJSON_AddNumberToObject(m, "kv_bytes_per_position", cost_kv_bytes_per_position(cfg, a->cost.kv));
-    cJSON_AddStringToObject(root, "dtype", fr_dtype_name(a->cost.weights));
+    cJSON_AddStringToObject(root, "dtype", a->w->name);
+    cJSON_AddStringToObject(root, "formats", a->w->desc); /* matrices per type */
+    if (a->weights) cJSON_AddStringToObject(root, "weights_file", a->weights);
+    if (a->weights) cJSON_AddStringToObject(root, "weights_note", a->w->note);
+    cJSON_AddItemToObject(root, "block_formats", formats_json(a));
     cJSON_AddStringToObject(root, "kv", fr_dtype_name(a->cost.kv));
     cJSON_AddStringToObject(root, "sampler", cost_sampler_variant_name(a->sampler));
     cJSON *blocks = cJSON_AddArrayToObject(root, "blocks");
@@ -793,7 +940,8 @@ int cmd_predict(int argc, char **argv) {
     if (rc < 0) return CLI_EXIT_OK; /* --help */
     if (rc) return rc;
     struct qwen3_config cfg;
-    if ((rc = model_opts_load(a.model, &cfg))) return rc;
+    struct predict_weights w;
+    if ((rc = weights_resolve(&a, &cfg, &w)) || (rc = check_roof_args(&a))) return rc;
     /* context T attends over T + 1 positions, as in the full run */
     int kept = 0;
     for (int s = 0; s < a.n_contexts; s++) {

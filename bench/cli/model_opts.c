@@ -19,12 +19,6 @@ int model_opts_dtype(const char *flag, const char *value, enum fr_dtype *out) {
     return CLI_EXIT_OK;
 }
 
-int model_opts_wtype(const char *value, enum fr_dtype *out) {
-    if (fr_wtype_parse(value, out) != 0)
-        return cli_usage_error("--dtype: expected bf16, f32, q8_0, q4_0, q4_k or q6_k, got '%s'", value);
-    return CLI_EXIT_OK;
-}
-
 int model_opts_weights(const char *cmd, const char *value, enum fr_dtype *out, int *mix) {
     enum weight_mix m;
     *mix = -1;

@@ -10,9 +10,6 @@
 int model_opts_load(const char *model, struct qwen3_config *cfg);
 /* Parses a --dtype / --kv value; prints the usage error and returns CLI_EXIT_USAGE on failure. */
 int model_opts_dtype(const char *flag, const char *value, enum fr_dtype *out);
-/* Parses a --dtype value for the weights: bf16, f32, q8_0, q4_0, q4_k or q6_k (matrices quantised at load,
- * kernels/quant.h, kernels/quant_k.h). */
-int model_opts_wtype(const char *value, enum fr_dtype *out);
 /* Parses a weights --dtype that may also name a llama.cpp mix (q4_k_m, q5_k_m: model/weight_mix.h; q4_0 and
  * q6_k stay plain types): *mix the mix, or -1 for a plain type; *out the type (a mix's commonest). Prints the
  * usage error (prefixed by `cmd`) and returns CLI_EXIT_USAGE on failure. */
