@@ -84,17 +84,58 @@ static void matvec_cost(struct block_cost *b, double rows, double cols, enum fr_
     b->flops = 2 * rows * cols;
     if (fr_dtype_is_block(t)) {
         b->flops += 2 * cols + 2 * cols / 32 + 3 * rows * cols / 32;
-        b->quant_weights = rows * cols, b->quant_flops = b->flops;
     } else if (fr_dtype_is_kquant(t)) {
         /* x to Q8_K (as a 32-block's, per 256: d, 1/d) and its sums per 16; per weight sub-block (32 for
          * Q4_K and Q5_K, 16 for Q6_K) its scale's multiply into the integer sum and the add, and Q4_K's and
          * Q5_K's min through the sums (3 a sub-block in all); per superblock the two f16 scales (2) */
         const double sub = t == FR_DTYPE_Q6_K ? 16 : 32;
         b->flops += 2 * cols + 2 * cols / 256 + cols / 16 + 3 * rows * cols / sub + 2 * rows * cols / 256;
-        b->quant_weights = rows * cols, b->quant_flops = b->flops;
     }
+    if (fr_dtype_is_quant(t)) {
+        b->quant_weights = b->quant_type_weights[t] = rows * cols;
+        b->quant_flops = b->quant_type_flops[t] = b->flops;
+    }
+    b->wtypes = 1u << t;
     b->weight_bytes = rows * cols * weight_size(t);
     b->act_bytes = 4 * (cols + rows);
+}
+
+/* t's quantised work += b's (totals and per type) and its types. */
+static void quant_add(struct block_cost *t, const struct block_cost *b) {
+    t->quant_weights += b->quant_weights;
+    t->quant_flops += b->quant_flops;
+    for (int k = 0; k < FR_DTYPE_COUNT; k++) {
+        t->quant_type_weights[k] += b->quant_type_weights[k];
+        t->quant_type_flops[k] += b->quant_type_flops[k];
+    }
+    t->wtypes |= b->wtypes;
+}
+
+/* b's quantised work times mul / div (totals and per type; mul or div 1 leaves the other's rounding alone).
+ */
+static void quant_scale(struct block_cost *b, double mul, double div) {
+    b->quant_weights = b->quant_weights * mul / div;
+    b->quant_flops = b->quant_flops * mul / div;
+    for (int k = 0; k < FR_DTYPE_COUNT; k++) {
+        b->quant_type_weights[k] = b->quant_type_weights[k] * mul / div;
+        b->quant_type_flops[k] = b->quant_type_flops[k] * mul / div;
+    }
+}
+
+void cost_block_format(const struct block_cost *b, enum fr_dtype kv, char *buf, size_t len) {
+    if (!len) return;
+    buf[0] = '\0';
+    size_t used = 0;
+    for (int t = 0; t < FR_DTYPE_COUNT; t++)
+        if (b->wtypes & (1u << t)) {
+            int n =
+                snprintf(buf + used, len - used, "%s%s", used ? "+" : "", fr_dtype_name((enum fr_dtype)t));
+            if (n < 0 || (size_t)n >= len - used) return; /* truncated: buf holds what fit */
+            used += (size_t)n;
+        }
+    if (!used)
+        snprintf(buf, len, "%s",
+                 fr_dtype_name(b->kv_read_bytes > 0 || b->kv_write_bytes > 0 ? kv : FR_DTYPE_F32));
 }
 
 /* A layer projection over its parts (q, k, v; gate, up; o; down), each a matvec in its own type, averaged
@@ -113,11 +154,12 @@ static void layer_matvec_cost(struct block_cost *b, const struct qwen3_config *c
             struct block_cost p = {0};
             matvec_cost(&p, rows[i], cols, o->formats->layer[l][parts[i]]);
             sum.flops += p.flops, sum.weight_bytes += p.weight_bytes;
-            sum.quant_weights += p.quant_weights, sum.quant_flops += p.quant_flops;
+            quant_add(&sum, &p);
         }
     const double layers = c->n_layers > 0 ? c->n_layers : 1;
     b->flops = sum.flops / layers, b->weight_bytes = sum.weight_bytes / layers;
-    b->quant_weights = sum.quant_weights / layers, b->quant_flops = sum.quant_flops / layers;
+    quant_scale(&sum, 1, layers);
+    quant_add(b, &sum);
     b->act_bytes = 4 * (cols + all_rows);
 }
 
@@ -180,12 +222,16 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     double act_ws = 0, kcalls = 0, forks = 0, barriers = 0, exps = 0;
     int parallel = 0, exps_parallel = 0;
     switch (id) {
-    case BLOCK_EMBED: /* one row, widened to f32 (a block format's dequantised: d * q, a multiply a weight) */
-        b.weight_bytes = h * weight_size(o->formats ? o->formats->embed : wt);
-        b.flops = fr_dtype_is_quant(o->formats ? o->formats->embed : wt) ? h : 0;
+    case BLOCK_EMBED: { /* one row, widened to f32 (a block format's dequantised: d * q, a multiply a weight)
+                         */
+        const enum fr_dtype et = o->formats ? o->formats->embed : wt;
+        b.weight_bytes = h * weight_size(et);
+        b.flops = fr_dtype_is_quant(et) ? h : 0;
+        b.wtypes = 1u << et;
         b.act_bytes = 4 * h;
         act_ws = 4 * h, kcalls = 1;
         break;
+    }
     case BLOCK_ATTN_NORM:
     case BLOCK_MLP_NORM:
     case BLOCK_FINAL_NORM:
@@ -294,8 +340,8 @@ void cost_block_on(const struct qwen3_config *c, const struct cost_opts *o, cons
     out->dram_bytes = (d->reads_weights ? out->weight_bytes : 0) + out->kv_read_bytes;
     out->cache_bytes = out->bytes - out->dram_bytes;
     out->exps = exps * calls;
-    out->quant_weights = b.quant_weights * calls;
-    out->quant_flops = b.quant_flops * calls;
+    quant_scale(&b, calls, 1);
+    quant_add(out, &b);
     out->kernel_calls = kcalls * calls;
     out->forks = forks * calls;
     out->barriers = barriers * calls;
@@ -321,8 +367,7 @@ void cost_block_add(struct block_cost *t, const struct block_cost *b) {
     t->cache_bytes += b->cache_bytes;
     for (int l = 0; l < COST_LEVEL_COUNT; l++) t->level_bytes[l] += b->level_bytes[l];
     t->exps += b->exps;
-    t->quant_weights += b->quant_weights;
-    t->quant_flops += b->quant_flops;
+    quant_add(t, b);
     t->kernel_calls += b->kernel_calls;
     t->forks += b->forks;
     t->barriers += b->barriers;
@@ -376,7 +421,7 @@ void cost_step_batch_on(const struct qwen3_config *c, const struct cost_opts *o,
         b->level_bytes[COST_LEVEL_DRAM] -= w * (nb - 1);
         b->exps *= nb;
         /* the batch's GEMM dequantises a block format into f32; a K-quant's runs its dot product */
-        if (nb > 1 && !fr_dtype_is_kquant(o->weights)) b->quant_weights = b->quant_flops = 0;
+        if (nb > 1 && !fr_dtype_is_kquant(o->weights)) quant_scale(b, 0, 1);
         if (!shared) b->kernel_calls *= nb, b->forks *= nb, b->barriers *= nb; /* one GEMM call a batch */
         /* a GEMM (B > 1) walks the panels inside each row chunk: no work-share a panel */
         if (shared && nb > 1)

@@ -4,11 +4,11 @@
 #ifndef FR_COST_H
 #define FR_COST_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kernels/dtype.h"
-#include <stdbool.h>
-
 #include "model/blocks.h"
 #include "model/config.h"
 #include "model/weight_formats.h"
@@ -21,8 +21,8 @@ struct cost_opts {
     enum fr_dtype weights; /* matrices and the embedding; norm weights are f32 (widened at load) */
     enum fr_dtype kv;      /* KV cache element type */
     /* each matrix's own type (model/weight_formats.h), NULL: every one `weights`. A block's bytes and FLOPs
-     * are then summed over its layers' own types, and its quantised FLOPs all charged to `weights`' roof
-     * (one roof per run: a mixed model's second type is priced on the first's) */
+     * are then summed over its layers' own types, and its quantised work kept per type (block_cost
+     * quant_type_weights), each type priced on its own measured roof */
     const struct weight_formats *formats;
 };
 
@@ -64,11 +64,24 @@ struct block_cost {
     int parallel;        /* runs on the whole team (matvec, attention): all-threads ceilings apply */
     int sampler_exp;     /* its exps are the sampler's own exp (sampler_exp_row), not the kernels' vexp */
     int exps_parallel;   /* its exps run on the whole team (the sampler's softmax): all-threads exp ceiling */
-    /* A block-format matrix (Q8_0, Q4_0) at batch 1: its weights, and the part of flops its matvec does (2 a
-     * weight plus the dequantisation), which runs on the format's own measured roof (roofline.h
-     * ROOFLINE_TERM_INT8), not the f32 FMA's. 0 otherwise, and in a batch (the GEMM works in f32). */
+    /* A quantised matrix (Q8_0, Q4_0, a K-quant) at batch 1: its weights, and the part of flops its matvec
+     * does (2 a weight plus the dequantisation), which runs on the format's own measured roof (roofline.h
+     * ROOFLINE_TERM_INT8), not the f32 FMA's. 0 otherwise, and in a batch of a block format (its GEMM works
+     * in f32). The totals, then the same per type (indexed by enum fr_dtype, summing to the totals): a
+     * mixed model's Q6_K layers run on Q6_K's roof, its Q4_K layers on Q4_K's. */
     double quant_weights, quant_flops;
+    double quant_type_weights[FR_DTYPE_COUNT], quant_type_flops[FR_DTYPE_COUNT];
+    /* The types of the matrices (the embedding row) the block reads, bit 1u << t for enum fr_dtype t; 0 for
+     * a block that reads none. cost_block_format names them. */
+    unsigned wtypes;
 };
+
+/* The format a block ran in, as report.md, blocks.csv and run.json name it: its matrices' types in enum
+ * order joined by '+' ("bf16", "q4_k", "q4_k+q6_k" for a mixed block); for a block that reads no matrix the
+ * type of what it streams: the KV cache's (kv) for one that reads or writes the cache (attention,
+ * kv_append), "f32" for the rest (activations, norm weights). Writes at most len bytes, NUL included. */
+#define COST_FORMAT_LEN 32 /* the longest name, every quantised type: "q8_0+q4_0+q4_k+q5_k+q6_k" (25) */
+void cost_block_format(const struct block_cost *b, enum fr_dtype kv, char *buf, size_t len);
 
 /* Sampler variants: what the sampler block costs in passes over the logits row. */
 enum sampler_variant {

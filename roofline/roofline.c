@@ -4,6 +4,7 @@
 #include "roofline/roofline.h"
 
 #include <math.h>
+#include <stdio.h>
 
 static bool positive_finite(double v) {
     return isfinite(v) && v > 0;
@@ -107,6 +108,13 @@ int roofline_predict(const struct roofline_rates *all, const struct roofline_rat
         term(w->quant_weights, r->quant_gweights, 1e9, "block-format matvec (int8 dot)",
              &out->term_s[ROOFLINE_TERM_INT8], err))
         return -1;
+    for (int t = 0; t < FR_DTYPE_COUNT; t++) {
+        char what[48];
+        snprintf(what, sizeof what, "%s matvec (int8 dot)", fr_dtype_name((enum fr_dtype)t));
+        if (term(w->quant_type_weights[t], r->quant_type_gweights[t], 1e9, what, &out->quant_type_s[t], err))
+            return -1;
+        out->term_s[ROOFLINE_TERM_INT8] += out->quant_type_s[t];
+    }
     double call_s = 0, fork_s = 0, barrier_s = 0;
     if (w->calls > 0 && !(nonneg_finite(r->call_s) && r->call_s > 0))
         return fr_err_set(err, "roof: no measured call floor (%g s)", r->call_s);

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 
+#include "kernels/dtype.h"
 #include "kernels/fr_err.h"
 
 struct roofline {
@@ -69,7 +70,7 @@ enum roofline_term {
     ROOFLINE_TERM_FMA,
     ROOFLINE_TERM_EXP,
     ROOFLINE_TERM_OVERHEAD,
-    ROOFLINE_TERM_INT8, /* a block format's matvec (Q8_0, Q4_0) on its own measured roof */
+    ROOFLINE_TERM_INT8, /* a quantised matvec (Q8_0, Q4_0, the K-quants) on its format's measured roof */
     ROOFLINE_TERM_COUNT
 };
 #define ROOFLINE_LEVELS 4 /* the memory terms come first: DRAM, L1, L2, L3 */
@@ -81,9 +82,12 @@ struct roofline_rates {
     double sampler_exp_gexps; /* the sampler's bit-exact exp (its softmax) */
     double call_s, fork_s;    /* fixed cost of a kernel call without / with a parallel region */
     double barrier_s;         /* fixed cost of one barrier of the step's kernel team (kernels/team.h) */
-    /* G weights/s of the run's block format's matvec (ceilings.h CEILING_Q8_0_DOT / Q4_0_DOT: GFLOP/s at 2
-     * a weight, halved), its dequantisation included; NaN where the format's roof was not measured */
+    /* G weights/s of a quantised format's matvec (ceilings.h CEILING_Q8_0_DOT, ..., CEILING_Q6_K_DOT:
+     * GFLOP/s at 2 a weight, halved), its dequantisation included; NaN where the format's roof was not
+     * measured. quant_gweights: one format's (roofs_set_quant), for work that names no format;
+     * quant_type_gweights[t]: format t's (roofs_set_quant_types; NaN for a type that is not quantised). */
     double quant_gweights;
+    double quant_type_gweights[FR_DTYPE_COUNT];
 };
 
 struct roofline_work {
@@ -94,7 +98,11 @@ struct roofline_work {
     bool parallel;       /* runs on the whole team: the all-threads rates apply */
     bool sampler_exp;    /* its exps are the sampler's: sampler_exp_gexps applies instead of exp_gexps */
     bool exps_parallel;  /* its exps (only) run on the whole team: the all-threads exp rate applies to them */
-    double quant_weights; /* weights of a block-format matvec, on quant_gweights (their FLOPs not in flops) */
+    /* Weights of quantised matvecs (their FLOPs not in flops): quant_weights on quant_gweights, and
+     * quant_type_weights[t] on quant_type_gweights[t], each format on its own roof. The int8 dot term is
+     * the sum of the formats' times (a mixed block's matvecs run one after the other). */
+    double quant_weights;
+    double quant_type_weights[FR_DTYPE_COUNT];
 };
 
 struct roofline_prediction {
@@ -106,9 +114,13 @@ struct roofline_prediction {
      * resource must overlap with for the prediction to hold. */
     enum roofline_term second;
     double second_s;
+    /* The int8 dot term per format (indexed by enum fr_dtype; quant_weights' share not in it). */
+    double quant_type_s[FR_DTYPE_COUNT];
 };
 
-/* Names as the bound column prints them: "DRAM", "L1", "L2", "L3", "FMA", "exp", "overhead", "int8 dot". */
+/* Names as the bound column prints them: "DRAM", "L1", "L2", "L3", "FMA", "exp", "overhead", "int8 dot".
+ * "int8 dot" whichever quantised formats the block runs: the format column (report.md, blocks.csv,
+ * run.json `format`) names them, and the term is priced on each one's own roof. */
 const char *roofline_term_name(enum roofline_term t);
 /* Checks the rates a piece of work needs (positive and finite where its amount is > 0); err names the rate.
  */

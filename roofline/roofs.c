@@ -4,6 +4,7 @@
 #include "roofline/roofs.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,7 +34,8 @@ static int fill(const struct ceiling_figure *f, const char *who, struct roofline
                      roofline_term_name((enum roofline_term)slower));
     }
     r->peak_gflops = best_or_nan(&f[CEILING_PEAK_FLOPS]);
-    r->quant_gweights = NAN; /* the run's format's: roofs_set_quant */
+    r->quant_gweights = NAN; /* the quantised formats': roofs_set_quant, roofs_set_quant_types */
+    for (int t = 0; t < FR_DTYPE_COUNT; t++) r->quant_type_gweights[t] = NAN;
     r->exp_gexps = best_or_nan(&f[CEILING_EXP]);
     r->sampler_exp_gexps = best_or_nan(&f[CEILING_SAMPLER_EXP]);
     double call = best_or_nan(&f[CEILING_CALL]), fork = best_or_nan(&f[CEILING_FORK]),
@@ -87,20 +89,41 @@ int roofs_raise_dram(struct roofline_rates *all, double gbs) {
     return 1;
 }
 
-int roofs_set_quant(const struct ceilings *c, int dtype, struct roofline_rates *all,
-                    struct roofline_rates *one, char *notes, size_t notes_len) {
-    all->quant_gweights = one->quant_gweights = NAN;
+/* Format dtype's rates from its measured roof into *all and *one (NaN when unmeasured or no quantised
+ * type), the all-threads one raised to one core's. The notes (the raise, an unmeasured roof) go to notes
+ * only when `say`. Returns the number of notes. */
+static int set_quant_rate(const struct ceilings *c, int dtype, double *all, double *one, bool say,
+                          char *notes, size_t notes_len) {
+    *all = *one = NAN;
     int k = ceilings_quant_kind(dtype);
     if (k < 0) return 0;
-    all->quant_gweights = best_or_nan(&c->all[k]) / 2;
-    one->quant_gweights = best_or_nan(&c->one[k]) / 2;
+    *all = best_or_nan(&c->all[k]) / 2;
+    *one = best_or_nan(&c->one[k]) / 2;
     const char *key = ceilings_key((enum ceiling_kind)k, false);
-    int n = at_least(&all->quant_gweights, one->quant_gweights, key, notes, notes_len);
-    if (isfinite(all->quant_gweights)) return n;
+    char scratch[1];
+    if (!say) notes = scratch, notes_len = sizeof scratch, scratch[0] = '\0';
+    int n = at_least(all, *one, key, notes, notes_len);
+    if (isfinite(*all)) return say ? n : 0;
     size_t used = strlen(notes);
     if (used + 1 < notes_len)
         snprintf(notes + used, notes_len - used,
-                 "%s%s not measured (%s): the block-format matvecs' FLOPs charged to the f32 FMA roof.",
-                 used ? " " : "", key, c->all[k].why[0] ? c->all[k].why : "no reason given");
-    return n + 1;
+                 "%s%s not measured (%s): the %s matvecs' FLOPs charged to the f32 FMA roof.",
+                 used ? " " : "", key, c->all[k].why[0] ? c->all[k].why : "no reason given",
+                 fr_dtype_is_block((enum fr_dtype)dtype) ? "block-format"
+                                                         : fr_dtype_name((enum fr_dtype)dtype));
+    return say ? n + 1 : 0;
+}
+
+int roofs_set_quant(const struct ceilings *c, int dtype, struct roofline_rates *all,
+                    struct roofline_rates *one, char *notes, size_t notes_len) {
+    return set_quant_rate(c, dtype, &all->quant_gweights, &one->quant_gweights, true, notes, notes_len);
+}
+
+int roofs_set_quant_types(const struct ceilings *c, unsigned types, struct roofline_rates *all,
+                          struct roofline_rates *one, char *notes, size_t notes_len) {
+    int n = 0;
+    for (int t = 0; t < FR_DTYPE_COUNT; t++)
+        n += set_quant_rate(c, t, &all->quant_type_gweights[t], &one->quant_type_gweights[t],
+                            (types >> t) & 1u, notes, notes_len);
+    return n;
 }

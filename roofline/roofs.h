@@ -24,6 +24,12 @@ int roofs_from_ceilings(const struct ceilings *c, struct roofline_rates *all, st
  * raised to it, and said, as for the other rates. Returns the number of notes added. */
 int roofs_set_quant(const struct ceilings *c, int dtype, struct roofline_rates *all,
                     struct roofline_rates *one, char *notes, size_t notes_len);
+/* The same for every quantised format, into all->quant_type_gweights[t] and one's: each from its own
+ * measured roof (ceilings_quant_kind), raised to one core's where below it. Notes only for the formats in
+ * `types` (bit 1u << t: the run's matrices', model/cost.h block_cost wtypes), each as roofs_set_quant says
+ * it; an unmeasured format's FLOPs then stay on the FMA roof. Returns the number of notes added. */
+int roofs_set_quant_types(const struct ceilings *c, unsigned types, struct roofline_rates *all,
+                          struct roofline_rates *one, char *notes, size_t notes_len);
 
 /* Raises the DRAM read roof of all threads to gbs when gbs is faster: the read ceiling is the best read
  * observed anywhere in the run (ceiling repetitions, the reads paired with steps, the evictions before

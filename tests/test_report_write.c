@@ -160,9 +160,10 @@ Test(report_write, csv_headers_and_rows) {
     cr_expect(
         strstr(blocks,
                ",dram_bytes_counted,switched_reps,paired_read_gbs,paired_efficiency,own_read_gbs,"
-               "own_read_efficiency,second_bound,second_term_s,steal_reps,steal_s,PAPI_TOT_CYC,") != NULL,
+               "own_read_efficiency,second_bound,second_term_s,steal_reps,steal_s,format,PAPI_TOT_CYC,") !=
+            NULL,
         "switched_reps, then the paired read's and the own bytes read's columns, then the second term's, "
-        "appended after the older columns");
+        "the steal's and the format's, appended after the older columns");
     cr_expect_eq(tu_count_lines(blocks), 1 + BLOCK_COUNT);
     cr_expect(strstr(blocks, "\nlm_head,1,311164928,311164928,1,") != NULL, "lm_head row");
     free(blocks);
@@ -376,10 +377,10 @@ Test(report_write, markdown_blocks_against_their_paired_read) {
     q->own_read_efficiency = 0.871;
     char dir[256];
     char *md = write_report_md(r, dir, sizeof dir);
-    cr_expect(strstr(md, "| 45 % | memory | 34.6 | 93 % | 37.2 | 87 % |") != NULL,
-              "qkv_proj's paired and own bytes read columns: %s", md);
-    cr_expect(strstr(md, "| rope |") && strstr(md, "| memory | n/a | n/a | n/a | n/a |"),
-              "no paired read, no own bytes read: n/a");
+    cr_expect(strstr(md, "| 45 % | memory | n/a | 34.6 | 93 % | 37.2 | 87 % |") != NULL,
+              "qkv_proj's format (none in the fixture), paired and own bytes read columns: %s", md);
+    cr_expect(strstr(md, "| rope |") && strstr(md, "| memory | n/a | n/a | n/a | n/a | n/a |"),
+              "no format, no paired read, no own bytes read: n/a");
     cr_expect(strstr(md, "`qkv_proj` takes") &&
                   strstr(md, "at 45 % of its memory roof (93 % of the read paired with it, 87 % of a read of "
                              "its own bytes)."),

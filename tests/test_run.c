@@ -106,6 +106,21 @@ Test(run, quick_tiny_config_writes_the_contract, .timeout = 480) {
     for (size_t i = 0; i < sizeof bkeys / sizeof bkeys[0]; i++)
         cr_expect(cJSON_GetObjectItem(cJSON_GetArrayItem(blocks, 0), bkeys[i]), "blocks[0] lacks '%s'",
                   bkeys[i]);
+    /* the format each block ran in: a bf16 run's matrices, the bf16 KV cache, f32 for the rest */
+    static const char *const formats[][2] = {
+        {"qkv_proj", "bf16"}, {"attention", "bf16"}, {"attn_norm", "f32"}};
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+        const cJSON *b = NULL, *it;
+        cJSON_ArrayForEach(it, blocks) {
+            if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(it, "name")), formats[i][0]) == 0) b = it;
+        }
+        cr_expect(b && cJSON_IsString(cJSON_GetObjectItem(b, "format")) &&
+                      strcmp(cJSON_GetObjectItem(b, "format")->valuestring, formats[i][1]) == 0,
+                  "blocks[] %s: format %s", formats[i][0], formats[i][1]);
+    }
+    char *csv = tu_slurp(dir, "blocks.csv");
+    cr_expect(csv && strstr(csv, ",format") && strstr(csv, ",bf16"), "blocks.csv's format column");
+    free(csv);
     cJSON *steps = cJSON_GetObjectItem(j, "steps");
     cr_expect_eq(cJSON_GetArraySize(steps), 2);
     const char *skeys[] = {"context",    "bytes",        "flops",     "predicted_s",

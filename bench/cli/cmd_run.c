@@ -643,6 +643,14 @@ static int measure_steps(struct run *r, const struct decode_bench_opts *o) {
     return CLI_EXIT_OK;
 }
 
+/* The types the model's matrices are stored in, bit 1u << t (model/cost.h block_cost wtypes). */
+static unsigned formats_mask(const struct weight_formats *f) {
+    unsigned m = 0;
+    for (int t = 0; t < FR_DTYPE_COUNT; t++)
+        if (weight_formats_count(f, (enum fr_dtype)t) > 0) m |= 1u << t;
+    return m;
+}
+
 static int predict_one(const struct run *r, const struct block_cost *c, struct roofline_prediction *p) {
     struct roofline_work w = {.flops = c->flops,
                               .exps = c->exps,
@@ -653,10 +661,12 @@ static int predict_one(const struct run *r, const struct block_cost *c, struct r
                               .sampler_exp = c->sampler_exp != 0,
                               .exps_parallel = c->exps_parallel != 0};
     for (int l = 0; l < ROOFLINE_LEVELS; l++) w.level_bytes[l] = c->level_bytes[l];
-    /* a block format's matvec runs on the format's measured roof (the int8 dot, its dequantisation
-     * included), not the f32 FMA's; unmeasured, its FLOPs stay on the FMA roof (roofs_set_quant says so) */
-    if (c->quant_weights > 0 && r->rates_all.quant_gweights > 0)
-        w.flops -= c->quant_flops, w.quant_weights = c->quant_weights;
+    /* a quantised matvec runs on its format's measured roof (the int8 dot, its dequantisation included),
+     * not the f32 FMA's, each format of a mixed block on its own; an unmeasured format's FLOPs stay on the
+     * FMA roof (roofs_set_quant_types says so) */
+    for (int t = 0; t < FR_DTYPE_COUNT; t++)
+        if (c->quant_type_weights[t] > 0 && r->rates_all.quant_type_gweights[t] > 0)
+            w.flops -= c->quant_type_flops[t], w.quant_type_weights[t] = c->quant_type_weights[t];
     struct fr_err err = {{0}};
     if (roofline_predict(&r->rates_all, &r->rates_one, &w, p, &err) != 0)
         return cli_fail("%s: %s", block_name(c->id), err.msg);
@@ -729,6 +739,7 @@ static int predict_all(struct run *r) {
         o->overhead_bound = o->floor_s > 0 && o->measured.median_s <= ROOFLINE_OVERHEAD_FACTOR * o->floor_s;
         snprintf(o->bound, sizeof o->bound, "%s",
                  roofline_term_name(o->overhead_bound ? ROOFLINE_TERM_OVERHEAD : p.bound));
+        cost_block_format(c, r->args.kvtype, o->format, sizeof o->format);
         o->efficiency = o->predicted_s / o->measured.median_s;
         o->above_roof = report_is_above_roof(false, o->efficiency);
     }
@@ -1069,8 +1080,8 @@ static int run_main(struct run *r, int argc, char **argv) {
     /* a level without a measured ceiling falls back to the next slower one, and says so */
     if (roofs_from_ceilings(&r->ceilings, &r->rates_all, &r->rates_one, r->report->prov.roof_notes,
                             sizeof r->report->prov.roof_notes) +
-            roofs_set_quant(&r->ceilings, (int)a->wtype, &r->rates_all, &r->rates_one,
-                            r->report->prov.roof_notes, sizeof r->report->prov.roof_notes) >
+            roofs_set_quant_types(&r->ceilings, formats_mask(&r->formats), &r->rates_all, &r->rates_one,
+                                  r->report->prov.roof_notes, sizeof r->report->prov.roof_notes) >
         0)
         fprintf(stderr, "forge-roofline: note: %s\n", r->report->prov.roof_notes);
     r->best_read_gbs = NAN;

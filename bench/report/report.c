@@ -339,6 +339,7 @@ static const struct report_field block_fields[] = {
     F_STR_OPT(B, "second_bound", second_bound),
     F_NUM_OPT(B, "second_term_s", REPORT_F_DOUBLE, second_s),
     F_STEAL(B),
+    F_STR_OPT(B, "format", format),
 };
 #undef B
 

@@ -129,9 +129,13 @@ struct report_block {
     long calls;
     double flops, bytes;
     double predicted_s;
-    struct timing_stats measured;       /* median_s is the headline measured_s */
-    double efficiency;                  /* predicted_s / measured_s: 1 = on the roof */
-    char bound[16];                     /* "memory" or "compute" */
+    struct timing_stats measured; /* median_s is the headline measured_s */
+    double efficiency;            /* predicted_s / measured_s: 1 = on the roof */
+    char bound[16];               /* the binding term: "DRAM", "L2", "FMA", "int8 dot", ... */
+    /* The format the block ran in (model/cost.h cost_block_format): its matrices' types, "+"-joined for a
+     * mixed block ("q4_k+q6_k"); the KV cache's type for attention and kv_append; "f32" for the rest. ""
+     * in a run.json written before the field existed. */
+    char format[32];
     bool above_roof;                    /* measured faster than the roof allows: an accounting error */
     double counters[REPORT_MAX_EVENTS]; /* per step, indexed like run_report.counters.events; NaN = none */
     /* The cache-aware roofline (model/cost.h, roofline/roofline.h): bytes per level (DRAM, L1, L2, L3),

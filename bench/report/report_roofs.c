@@ -8,6 +8,7 @@
 
 #include "bench/report/report_roofs.h"
 #include "bench/report/report_selfcheck.h"
+#include "kernels/dtype.h"
 #include "model/blocks.h"
 #include "roofline/roofline.h"
 
@@ -175,9 +176,22 @@ void report_write_unattributed(FILE *f, const struct run_report *r) {
     fputs("\n\n", f);
 }
 
-void report_write_quant_roofs(FILE *f, const struct run_report *r) {
-    const char *t = r->prov.dtype;
-    if (strcmp(t, "q8_0") != 0 && strcmp(t, "q4_0") != 0) return;
+/* Whether a block's format ("q4_k+q6_k") names type t; a block without one (an older run.json) names the
+ * run's dtype. */
+static bool format_has(const struct run_report *r, const struct report_block *b, const char *t) {
+    const char *f = b->format[0] ? b->format : r->prov.dtype;
+    const size_t n = strlen(t);
+    for (const char *p = f; *p;) {
+        const size_t len = strcspn(p, "+");
+        if (len == n && strncmp(p, t, n) == 0) return true;
+        p += len + (p[len] == '+');
+    }
+    return false;
+}
+
+/* One quantised format's line: its measured roof, the ridge against the DRAM read roof, and the roof that
+ * binds each block that streams a matrix in it. */
+static void write_quant_roof(FILE *f, const struct run_report *r, const char *t) {
     char key[32];
     snprintf(key, sizeof key, "%s_gflops", t);
     const struct report_ceiling *q = find_ceiling(r, key), *dram = find_ceiling(r, "roof_dram_read_gbs");
@@ -201,10 +215,27 @@ void report_write_quant_roofs(FILE *f, const struct run_report *r) {
     int n = 0;
     for (int i = 0; i < r->n_blocks; i++) {
         const struct report_block *b = &r->blocks[i];
-        if ((unsigned)b->id >= BLOCK_COUNT || !block_table()[b->id].reads_weights) continue;
+        if ((unsigned)b->id >= BLOCK_COUNT || !block_table()[b->id].reads_weights || !format_has(r, b, t))
+            continue;
         char ai[REPORT_FMT_LEN];
         report_fmt_md(report_ratio(b->flops, b->level_bytes[0]), 1, 2, ai);
         fprintf(f, "%s `%s` %s (%s FLOP/B)", n++ ? "," : "", b->name, b->bound[0] ? b->bound : "n/a", ai);
+        if (strcmp(b->format, t) != 0 && b->format[0]) fprintf(f, " in %s", b->format);
     }
     fputs(n ? ".\n\n" : " none measured.\n\n", f);
+}
+
+void report_write_quant_roofs(FILE *f, const struct run_report *r) {
+    /* every quantised format a block ran in (its `format`), in enum order; an older run.json: its dtype */
+    bool any = false;
+    for (int i = 0; i < r->n_blocks; i++) any = any || r->blocks[i].format[0];
+    for (int t = 0; t < FR_DTYPE_COUNT; t++) {
+        const char *name = fr_dtype_name((enum fr_dtype)t);
+        if (!fr_dtype_is_quant((enum fr_dtype)t)) continue;
+        bool used = !any && strcmp(r->prov.dtype, name) == 0;
+        for (int i = 0; any && !used && i < r->n_blocks; i++)
+            used = (unsigned)r->blocks[i].id < BLOCK_COUNT && block_table()[r->blocks[i].id].reads_weights &&
+                   format_has(r, &r->blocks[i], name);
+        if (used) write_quant_roof(f, r, name);
+    }
 }

@@ -20,9 +20,10 @@ bool report_block_to_fix(const struct run_report *r, const struct report_block *
 /* The share of the headline step a block takes: its time inside that step, else its time alone over the sum
  * of the blocks alone (NaN when neither is measured). */
 double report_block_share(const struct run_report *r, const struct report_block *b);
-/* A q8_0 or q4_0 run: the format's measured compute roof (ceiling row "<dtype>_gflops"), the ridge point
- * where the DRAM read roof meets it, and the roof that binds each block that streams a block-format matrix
- * (its bound: "DRAM" or "int8 dot"). Nothing for another dtype. */
+/* Per quantised format a matrix block ran in (its `format`; a run.json without one: the run's dtype), one
+ * line: the format's measured compute roof (ceiling row "<type>_gflops"), the ridge point where the DRAM
+ * read roof meets it, and the roof that binds each block that streams a matrix in it (its bound: "DRAM" or
+ * "int8 dot"; a mixed block says its formats). Nothing for a run with no quantised matrix. */
 void report_write_quant_roofs(FILE *f, const struct run_report *r);
 /* One line: per context, the step time inside no block. Nothing without steps. */
 void report_write_unattributed(FILE *f, const struct run_report *r);

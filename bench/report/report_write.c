@@ -237,11 +237,10 @@ static void md_ceilings(FILE *f, const struct run_report *r) {
 static void md_blocks(FILE *f, const struct run_report *r, bool full) {
     fprintf(f, "## Where the time goes: the blocks of one step (context %ld)\n\n", r->blocks_context);
     if (full)
-        fputs(
-            "| block | share of step | predicted µs | measured µs | efficiency | bound | paired read GB/s | "
-            "vs paired read | own bytes read GB/s | vs own bytes read | flags |\n"
-            "|---|--:|--:|--:|--:|---|--:|--:|--:|--:|---|\n",
-            f);
+        fputs("| block | share of step | predicted µs | measured µs | efficiency | bound | format | "
+              "paired read GB/s | vs paired read | own bytes read GB/s | vs own bytes read | flags |\n"
+              "|---|--:|--:|--:|--:|---|---|--:|--:|--:|--:|---|\n",
+              f);
     else
         fputs(
             "| block | predicted µs | measured µs | efficiency | bound | vs paired read | vs own bytes read "
@@ -264,10 +263,10 @@ static void md_blocks(FILE *f, const struct run_report *r, bool full) {
         report_fmt_pct(b->own_read_efficiency, oef);
         md_flags(flags, sizeof flags, &b->measured, report_is_above_roof(b->above_roof, b->efficiency),
                  b->disturbed_reps, b->disturbed_causes);
-        const char *bound = b->bound[0] ? b->bound : "n/a";
+        const char *bound = b->bound[0] ? b->bound : "n/a", *format = b->format[0] ? b->format : "n/a";
         if (full)
-            fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", b->name, sh, pr, me, ef,
-                    bound, rgbs, pef, ogbs, oef, flags);
+            fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", b->name, sh, pr, me,
+                    ef, bound, format, rgbs, pef, ogbs, oef, flags);
         else
             fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", b->name, pr, me, ef, bound, pef, oef,
                     flags);
@@ -280,11 +279,14 @@ static void md_blocks(FILE *f, const struct run_report *r, bool full) {
     if (full)
         fprintf(
             f,
-            "| **sum of blocks** | | %s | %s | | | | | | | |\n\n"
+            "| **sum of blocks** | | %s | %s | | | | | | | | |\n\n"
             "share of step = the block's time inside the step at this context; efficiency = predicted / "
             "measured, the prediction being the largest of the block's terms (bytes per memory level at that "
             "level's ceiling, FLOPs at peak FMA, exps, and the overhead floor of its calls, forks and team "
-            "barriers), which bound names. A block that streams from DRAM runs each repetition after an "
+            "barriers), which bound names; a quantised matvec's int8 dot term prices each of its formats on "
+            "that format's own measured roof. format = the types of the block's matrices (\"+\" between the "
+            "formats of a mixed block), the KV cache's for attention and kv_append, f32 for the rest. A "
+            "block that streams from DRAM runs each repetition after an "
             "eviction read: \"vs "
             "paired "
             "read\" = its DRAM GB/s over that read's median, from the same minutes of a shared machine; \"vs "
