@@ -1188,8 +1188,8 @@ int ceilings_measure_quant(const struct machine *m, const struct ceilings_opts *
     const struct ceilings_opts *o = opts ? opts : &none;
     *c = (struct ceilings){0};
     for (int k = 0; k < CEILING_COUNT; k++) {
-        unavailable(&c->all[k], "not measured (only the block formats' roofs were)");
-        unavailable(&c->one[k], "not measured (only the block formats' roofs were)");
+        unavailable(&c->all[k], "not measured (only the quantised formats' roofs were)");
+        unavailable(&c->one[k], "not measured (only the quantised formats' roofs were)");
     }
     int threads = m->threads > 0 ? m->threads : 1;
     c->threads = threads;
@@ -1197,7 +1197,32 @@ int ceilings_measure_quant(const struct machine *m, const struct ceilings_opts *
     if (o->cache_rep_bytes) p.cache_rep_bytes = o->cache_rep_bytes;
     set_sizes(m, o, c);
     struct run_ctx x = {0};
-    return measure_quant(&x, &p, threads, c, err);
+    if (measure_quant(&x, &p, threads, c, err)) return -1;
+    return measure_quant_k(&x, &p, threads, c, err);
+}
+
+int ceilings_raise_quant(struct ceilings *c, const struct ceilings *later, const char *when, char *notes,
+                         size_t notes_len) {
+    static const enum ceiling_kind kinds[] = {CEILING_Q8_0_DOT, CEILING_Q4_0_DOT, CEILING_Q4_K_DOT,
+                                              CEILING_Q5_K_DOT, CEILING_Q6_K_DOT};
+    int n = 0;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        for (int one = 0; one <= 1; one++) {
+            struct ceiling_figure *f = one ? &c->one[kinds[i]] : &c->all[kinds[i]];
+            const struct ceiling_figure *g = one ? &later->one[kinds[i]] : &later->all[kinds[i]];
+            /* under 0.1 % faster is no news: the roof keeps its first measurement */
+            if (!g->measured || (f->measured && !(g->best > f->best * 1.001))) continue;
+            size_t used = strlen(notes);
+            if (used + 1 < notes_len) {
+                char was[32] = "unmeasured";
+                if (f->measured) snprintf(was, sizeof was, "%.1f", f->best);
+                snprintf(notes + used, notes_len - used, "%s%s %s -> %.1f (%s)", used ? "; " : "",
+                         ceilings_key(kinds[i], one), was, g->best, when);
+            }
+            *f = *g;
+            n++;
+        }
+    return n;
 }
 
 int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, struct ceilings *c,

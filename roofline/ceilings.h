@@ -155,10 +155,15 @@ int ceilings_quant_kind(int t);
 int ceilings_measure(const struct machine *m, const struct ceilings_opts *opts, struct ceilings *c,
                      struct fr_err *err);
 
-/* Only the block formats' roofs (CEILING_Q8_0_DOT, CEILING_Q4_0_DOT, all threads and one) on the active ISA,
+/* Only the quantised formats' roofs (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, all threads and one) on the active ISA,
  * with ceilings_measure's sizes; the other figures of c are left unmeasured. */
 int ceilings_measure_quant(const struct machine *m, const struct ceilings_opts *opts, struct ceilings *c,
                            struct fr_err *err);
+/* Each quantised format's roof of c replaced by later's where later measured it faster (a ceiling is the
+ * fastest run seen: a compute-bound format's roof measured while a core ran slow would sit under the blocks
+ * it bounds), each change appended to notes as "q4_k_gflops 82.7 -> 109.8 (when)". Returns the count. */
+int ceilings_raise_quant(struct ceilings *c, const struct ceilings *later, const char *when, char *notes,
+                         size_t notes_len);
 
 /* The same read over `threads` threads (the run's), for a read measured alongside other work, e.g.
  * alternated with decode steps: with the all-threads read kernel the last ceilings_measure of

@@ -453,3 +453,33 @@ Test(format_roofs, quick_mixed_run_names_formats, .timeout = 240) {
     free(md);
     tu_rm_tree(parent);
 }
+
+/* A re-measure raises only the figures it measured faster (by more than 0.1 %), a figure the ceilings could
+ * not measure included, and says each change; slower or equal ones, and the other ceilings, stay. */
+Test(format_roofs, a_faster_re_measure_raises_only_its_roofs) {
+    struct ceilings c = {0}, later = {0};
+    const struct ceiling_figure at = {
+        .measured = true, .best = 80.0, .median = 75.0, .min = 9.0, .max = 80.0, .reps = 30};
+    c.all[CEILING_Q4_K_DOT] = c.all[CEILING_Q6_K_DOT] = c.one[CEILING_Q4_K_DOT] = at;
+    c.all[CEILING_PEAK_FLOPS] = at;
+    snprintf(c.all[CEILING_Q5_K_DOT].why, sizeof c.all[CEILING_Q5_K_DOT].why, "no L2");
+    later.all[CEILING_Q4_K_DOT] =
+        (struct ceiling_figure){.measured = true, .best = 110.5, .median = 104.0, .reps = 30};
+    later.all[CEILING_Q6_K_DOT] =
+        (struct ceiling_figure){.measured = true, .best = 80.05, .reps = 30}; /* < 0.1 % */
+    later.one[CEILING_Q4_K_DOT] =
+        (struct ceiling_figure){.measured = true, .best = 70.0, .reps = 30}; /* slower */
+    later.all[CEILING_Q5_K_DOT] = (struct ceiling_figure){.measured = true, .best = 60.0, .reps = 30};
+    later.all[CEILING_PEAK_FLOPS] = (struct ceiling_figure){.measured = true, .best = 999.0, .reps = 5};
+    char notes[256] = "";
+    cr_expect_eq(ceilings_raise_quant(&c, &later, "after the blocks", notes, sizeof notes), 2);
+    cr_expect_eq(c.all[CEILING_Q4_K_DOT].best, 110.5);
+    cr_expect_eq(c.all[CEILING_Q4_K_DOT].median, 104.0, "the raised figure is the later window's own");
+    cr_expect_eq(c.all[CEILING_Q6_K_DOT].best, 80.0);
+    cr_expect_eq(c.one[CEILING_Q4_K_DOT].best, 80.0);
+    cr_expect(c.all[CEILING_Q5_K_DOT].measured && c.all[CEILING_Q5_K_DOT].best == 60.0);
+    cr_expect_eq(c.all[CEILING_PEAK_FLOPS].best, 80.0, "not a format roof");
+    cr_expect_str_eq(notes,
+                     "q4_k_gflops 80.0 -> 110.5 (after the blocks); q5_k_gflops unmeasured -> 60.0 (after "
+                     "the blocks)");
+}
