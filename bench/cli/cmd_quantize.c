@@ -19,12 +19,13 @@ struct quantize_args {
 };
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: forge-roofline quantize --model M [--weights IN] --dtype T --out OUT.gguf\n"
-            "  --model M        model name, directory or config.json (optional with a GGUF --weights)\n"
-            "  --weights IN     GGUF or safetensors checkpoint (default: decode's synthetic weights)\n"
-            "  --dtype T        q8_0, q4_0, q4_k or q6_k: every matrix, quantised as --dtype T does at load\n"
-            "  --out OUT.gguf   the GGUF file to write (norms f32, a GGUF input's metadata kept)\n");
+    fprintf(
+        f, "usage: forge-roofline quantize --model M [--weights IN] --dtype T --out OUT.gguf\n"
+           "  --model M        model name, directory or config.json (optional with a GGUF --weights)\n"
+           "  --weights IN     GGUF or safetensors checkpoint (default: decode's synthetic weights)\n"
+           "  --dtype T        q8_0, q4_0, q4_k, q5_k or q6_k: every matrix, quantised as --dtype T does at\n"
+           "                   load; q4_k_m or q5_k_m: llama.cpp's tensor mix for the model\n"
+           "  --out OUT.gguf   the GGUF file to write (norms f32, a GGUF input's metadata kept)\n");
 }
 
 static int parse_args(int argc, char **argv, struct quantize_args *a, int *help) {
@@ -55,7 +56,9 @@ static int parse_args(int argc, char **argv, struct quantize_args *a, int *help)
     }
     if (!a->model && !a->weights)
         return cli_usage_error("quantize: --model is required (or a GGUF --weights)");
-    if (!a->wtype_given) return cli_usage_error("quantize: --dtype q8_0, q4_0, q4_k or q6_k is required");
+    if (!a->wtype_given)
+        return cli_usage_error(
+            "quantize: --dtype q8_0, q4_0, q4_k, q5_k, q6_k, q4_k_m or q5_k_m is required");
     if (!a->out) return cli_usage_error("quantize: --out FILE.gguf is required");
     return CLI_EXIT_OK;
 }

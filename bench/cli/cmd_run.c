@@ -32,6 +32,7 @@
 #include "bench/verify_run.h"
 #include "model/cost.h"
 #include "model/decode.h"
+#include "model/weight_mix.h"
 #include "model/weights.h"
 #include "model/weights_file.h"
 #include "roofline/blas_core.h"
@@ -996,6 +997,11 @@ static int run_main(struct run *r, int argc, char **argv) {
         return rc;
     } else if (model_opts_formats(NULL, &r->cfg, a->wtype, a->mix, true, &r->formats, NULL, 0, &err) != 0) {
         return cli_usage_error("%s", err.msg);
+    } else if (a->mix >= 0) { /* run.json's dtype is the commonest type; the mix is named beside it */
+        char counts[160];
+        weight_formats_describe(&r->formats, counts, sizeof counts);
+        snprintf(r->rw.note, sizeof r->rw.note, "llama.cpp's %s mix (%s)",
+                 weight_mix_name((enum weight_mix)a->mix), counts);
     }
     (void)weight_formats_is_uniform(&r->formats, &a->wtype); /* a mixed file: its layers' commonest type */
     long max_ctx = 0;

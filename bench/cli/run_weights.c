@@ -21,6 +21,7 @@ int run_weights_load(struct run_weights *rw, struct qwen3_weights *w, struct run
         qwen3_weights_init_synthetic(w, RUN_SYNTHETIC_SEED);
         rw->load_s = timing_now_s() - t0;
         snprintf(p->weights_source, sizeof p->weights_source, "synthetic");
+        snprintf(p->weights_conversion, sizeof p->weights_conversion, "%s", rw->note); /* a mix, named */
         return 0;
     }
     enum weights_format fmt;

@@ -154,7 +154,8 @@ static void md_setup(FILE *f, const struct run_report *r) {
         fprintf(f, "- Weights: %s (%s, sha256 %s%s%s).\n", p->weights_file, p->weights_format,
                 p->weights_sha256, p->weights_conversion[0] ? "; " : "", p->weights_conversion);
     else if (p->weights_source[0])
-        fprintf(f, "- Weights: %s.\n", p->weights_source);
+        fprintf(f, "- Weights: %s%s%s.\n", p->weights_source, p->weights_conversion[0] ? ", " : "",
+                p->weights_conversion);
     if (p->sampler_logits[0]) fprintf(f, "- Sampler rows of the steps sample %s.\n", p->sampler_logits);
     for (int i = 0; i < r->n_fidelity; i++) {
         const struct report_fidelity *q = &r->fidelity[i];
