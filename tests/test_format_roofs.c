@@ -396,6 +396,12 @@ Test(format_roofs, quick_mixed_run_names_formats, .timeout = 240) {
     cr_assert_not_null(json);
     cJSON *root = cJSON_Parse(json);
     cr_assert_not_null(root);
+    /* the mix named beside the commonest dtype: for the history's series and compare's check */
+    const cJSON *prov = cJSON_GetObjectItem(root, "provenance");
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(prov, "dtype")), "q4_k");
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(prov, "weights_mix")), "q4_k_m");
+    const char *conv = cJSON_GetStringValue(cJSON_GetObjectItem(prov, "weights_conversion"));
+    cr_expect(conv && strncmp(conv, "llama.cpp's q4_k_m mix (q4_k ", 29) == 0, "%s", conv ? conv : "(none)");
     static const struct {
         const char *block, *format;
     } want[] = {{"embed", "q6_k"},          {"attn_norm", "f32"}, {"qkv_proj", "q4_k+q6_k"},

@@ -144,6 +144,14 @@ Test(compare, check_lists_every_difference) {
     snprintf(b->prov.cpu_model, sizeof b->prov.cpu_model, "Other CPU");
     cr_expect_neq(compare_check(a, b, &err), 0);
     cr_expect(strstr(err.msg, "model qwen3-0.6b vs other") && strstr(err.msg, "CPU"), "%s", err.msg);
+    /* a mix shares its dtype (the commonest type) with the uniform run: the mix tells them apart */
+    report_fixture_fill(b, 1.0);
+    snprintf(a->prov.dtype, sizeof a->prov.dtype, "q4_k"),
+        snprintf(b->prov.dtype, sizeof b->prov.dtype, "q4_k");
+    snprintf(b->prov.weights_conversion, sizeof b->prov.weights_conversion,
+             "llama.cpp's q4_k_m mix (q4_k 168, q6_k 29)");
+    cr_expect_neq(compare_check(a, b, &err), 0);
+    cr_expect(strstr(err.msg, "weights 'as named' vs 'llama.cpp's q4_k_m mix"), "%s", err.msg);
     free(a);
     free(b);
 }

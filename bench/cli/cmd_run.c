@@ -1125,6 +1125,9 @@ static int run_main(struct run *r, int argc, char **argv) {
     if (ceilings_measure(&r->machine, &copts, &r->ceilings, &err) != 0) return cli_fail("%s", err.msg);
     fill_ceilings(r->report, &r->ceilings);
     fill_provenance(r->report, a, argc, argv, &r->machine, stamp);
+    if (!weight_formats_is_uniform(&r->formats, NULL)) /* the history keeps a mix apart from its dtype */
+        snprintf(r->report->prov.weights_mix, sizeof r->report->prov.weights_mix, "%s",
+                 a->mix >= 0 ? weight_mix_name((enum weight_mix)a->mix) : "mixed");
     /* a level without a measured ceiling falls back to the next slower one, and says so */
     if (roofs_from_ceilings(&r->ceilings, &r->rates_all, &r->rates_one, r->report->prov.roof_notes,
                             sizeof r->report->prov.roof_notes) +

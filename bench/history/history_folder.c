@@ -255,8 +255,10 @@ int history_folder_read_run(const char *dir, struct history_run *out, struct fr_
     if (!out->commit[0]) snprintf(out->commit, sizeof out->commit, "unknown");
     snprintf(out->model, sizeof out->model, "%s",
              jstr(cJSON_GetObjectItemCaseSensitive(root, "model"), "name"));
-    snprintf(out->options, sizeof out->options, "dtype=%s kv=%s gemv=%s%s", jstr(prov, "dtype"),
-             jstr(prov, "kv_dtype"), jstr(prov, "gemv_backend"), jbool(prov, "quick") ? " quick" : "");
+    const char *mix = jstr(prov, "weights_mix"); /* a q4_k_m run is no q4_k run: its own series */
+    snprintf(out->options, sizeof out->options, "dtype=%s%s%s kv=%s gemv=%s%s", jstr(prov, "dtype"),
+             mix[0] ? " mix=" : "", mix, jstr(prov, "kv_dtype"), jstr(prov, "gemv_backend"),
+             jbool(prov, "quick") ? " quick" : "");
     read_machine(prov, &out->machine);
     if (read_rows(root, out, err) != 0 || read_samples(out->folder, out, err) != 0) goto done;
     rc = 0;

@@ -49,6 +49,11 @@ int compare_check(const struct run_report *a, const struct run_report *b, struct
     } while (0)
     DIFF(strcmp(a->model.name, b->model.name) != 0, "model %s vs %s", a->model.name, b->model.name);
     DIFF(strcmp(a->prov.dtype, b->prov.dtype) != 0, "dtype %s vs %s", a->prov.dtype, b->prov.dtype);
+    /* a q4_k_m run and a q4_k one share the dtype (the commonest type): the mix, or a file's conversion,
+     * tells them apart */
+    DIFF(strcmp(a->prov.weights_conversion, b->prov.weights_conversion) != 0, "weights '%.80s' vs '%.80s'",
+         a->prov.weights_conversion[0] ? a->prov.weights_conversion : "as named",
+         b->prov.weights_conversion[0] ? b->prov.weights_conversion : "as named");
     DIFF(a->prov.threads != b->prov.threads, "threads %d vs %d", a->prov.threads, b->prov.threads);
     DIFF(strcmp(a->prov.cpu_model, b->prov.cpu_model) != 0, "CPU '%s' vs '%s'", a->prov.cpu_model,
          b->prov.cpu_model);
@@ -198,6 +203,7 @@ static void section_why(const struct run_report *a, const struct run_report *b, 
     if (sec != CMP_SAMPLER) {
         WHY(strcmp(a->model.name, b->model.name) != 0, "model %s vs %s", a->model.name, b->model.name);
         WHY(strcmp(a->prov.dtype, b->prov.dtype) != 0, "dtype %s vs %s", a->prov.dtype, b->prov.dtype);
+        WHY(strcmp(a->prov.weights_conversion, b->prov.weights_conversion) != 0, "weights %s", "mix differs");
         WHY(strcmp(a->prov.kv_dtype, b->prov.kv_dtype) != 0, "KV %s vs %s", a->prov.kv_dtype,
             b->prov.kv_dtype);
     }

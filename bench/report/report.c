@@ -264,6 +264,7 @@ static const struct report_field prov_fields[] = {
     F_STR_OPT(P, "weights_format", weights_format),
     F_STR_OPT(P, "weights_sha256", weights_sha256),
     F_STR_OPT(P, "weights_conversion", weights_conversion),
+    F_STR_OPT(P, "weights_mix", weights_mix),
     F_STR_OPT(P, "sampler_logits", sampler_logits),
     F_STR_OPT(P, "kernel", kernel),
     F_STR_OPT(P, "lockstep", lockstep),

@@ -64,6 +64,8 @@ struct report_provenance {
     char weights_sha256[72]; /* the file's SHA-256, 64 hex digits; "" when synthetic */
     char weights_conversion[384]; /* what the load converted, e.g. a k-quant file's mix and the type it runs
                                      in (model/weights_file.h); "" when nothing */
+    char weights_mix[16]; /* the tensor mix when the matrices differ in type: "q4_k_m", "q5_k_m" (--dtype),
+                           * "mixed" (a file's own); "" when uniform or in runs written before it existed */
     char sampler_logits[384]; /* the logits the step's sampler rows sample, in words; "" when not recorded */
     char lockstep[320];       /* the partner of a run in lockstep (roofline/lockstep.h), in words; "" alone */
 };
