@@ -47,21 +47,31 @@ static inline struct qwen3_config fixture_fuzz_config(void) {
     return fixture_config("fuzz", shape, 10000.0);
 }
 
-/* Writes fixture_tiny_config() as DIR/config.json under a fresh temporary DIR (dir: 64 bytes) for CLI tests;
- * returns 0 on success. */
-static inline int fixture_write_tiny_config(char *dir) {
-    strcpy(dir, "/tmp/fr-test-model-XXXXXX");
-    if (!mkdtemp(dir)) return -1;
-    char path[96];
+/* Writes DIR/config.json (DIR exists) for a model of fixture_config's shape[9] (hidden, intermediate,
+ * layers, heads, KV heads, head_dim, vocab, max context, tied); returns 0 on success. */
+static inline int fixture_write_config_json(const char *dir, const int shape[9], double rope_theta) {
+    char path[1024];
     snprintf(path, sizeof path, "%s/config.json", dir);
     FILE *f = fopen(path, "w");
     if (!f) return -1;
-    fprintf(f, "{\"architectures\": [\"Qwen3ForCausalLM\"], \"model_type\": \"qwen3\", \"hidden_size\": 64,\n"
-               " \"intermediate_size\": 96, \"num_hidden_layers\": 2, \"num_attention_heads\": 4,\n"
-               " \"num_key_value_heads\": 2, \"head_dim\": 32, \"vocab_size\": 257,\n"
-               " \"max_position_embeddings\": 64, \"rms_norm_eps\": 1e-06, \"rope_theta\": 10000,\n"
-               " \"tie_word_embeddings\": true, \"hidden_act\": \"silu\", \"torch_dtype\": \"bfloat16\"}\n");
+    fprintf(f,
+            "{\"architectures\": [\"Qwen3ForCausalLM\"], \"model_type\": \"qwen3\", \"hidden_size\": %d,\n"
+            " \"intermediate_size\": %d, \"num_hidden_layers\": %d, \"num_attention_heads\": %d,\n"
+            " \"num_key_value_heads\": %d, \"head_dim\": %d, \"vocab_size\": %d,\n"
+            " \"max_position_embeddings\": %d, \"rms_norm_eps\": 1e-06, \"rope_theta\": %g,\n"
+            " \"tie_word_embeddings\": %s, \"hidden_act\": \"silu\", \"torch_dtype\": \"bfloat16\"}\n",
+            shape[0], shape[1], shape[2], shape[3], shape[4], shape[5], shape[6], shape[7], rope_theta,
+            shape[8] ? "true" : "false");
     return fclose(f);
+}
+
+/* Writes fixture_tiny_config() as DIR/config.json under a fresh temporary DIR (dir: 64 bytes) for CLI tests;
+ * returns 0 on success. */
+static inline int fixture_write_tiny_config(char *dir) {
+    static const int shape[9] = {64, 96, 2, 4, 2, 32, 257, 64, 1};
+    strcpy(dir, "/tmp/fr-test-model-XXXXXX");
+    if (!mkdtemp(dir)) return -1;
+    return fixture_write_config_json(dir, shape, 10000.0);
 }
 
 /* Removes what fixture_write_tiny_config made (and any file the test named under it). */

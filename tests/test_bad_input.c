@@ -35,7 +35,7 @@ static const struct bad_case cases[] = {
     {"--model qwen3-0.6b --context 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17", "up to 16"},
     {"--model qwen3-0.6b --context 40960", "holds at most 40960 positions"},
     {"--model qwen3-0.6b --dtype fp8",
-     "--dtype 'fp8': bf16, f32, q8_0, q4_0, q4_k, q6_k, or llama.cpp's mix q4_k_m"},
+     "--dtype 'fp8': bf16, f32, q8_0, q4_0, q4_k, q5_k, q6_k, or llama.cpp's mix q4_k_m"},
     {"--model qwen3-0.6b --kv int4", "--kv: expected bf16 or f32"},
     {"--model qwen3-0.6b --gemv cublas", "--gemv: expected forge or openblas"},
     {"--model qwen3-0.6b --gemv onednn", "--gemv onednn: the full run times oneDNN in the batch sweep only"},

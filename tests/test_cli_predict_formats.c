@@ -14,6 +14,7 @@
 
 #include "kernels/dtype.h"
 #include "tests/cli_run.h"
+#include "tests/model_fixtures.h"
 
 /* Rows of 256 everywhere (hidden, intermediate 512, 4 heads x 64), so that every matrix takes a K-quant
  * superblock and llama.cpp's mix needs no 32-block fallback; 2 layers, tied, vocabulary 300. */
@@ -23,20 +24,10 @@ static struct cli_result r;
 
 /* A fresh temporary folder holding the config above (dir: 64 bytes). */
 static void write_config(char *dir) {
+    static const int shape[9] = {H, I, L, HEADS, KV_HEADS, HD, V, 64, 1};
     strcpy(dir, "/tmp/fr-test-predict-XXXXXX");
     cr_assert_not_null(mkdtemp(dir));
-    char path[96];
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fprintf(f,
-            "{\"architectures\": [\"Qwen3ForCausalLM\"], \"model_type\": \"qwen3\", \"hidden_size\": %d,\n"
-            " \"intermediate_size\": %d, \"num_hidden_layers\": %d, \"num_attention_heads\": %d,\n"
-            " \"num_key_value_heads\": %d, \"head_dim\": %d, \"vocab_size\": %d,\n"
-            " \"max_position_embeddings\": 64, \"rms_norm_eps\": 1e-06, \"rope_theta\": 10000,\n"
-            " \"tie_word_embeddings\": true, \"hidden_act\": \"silu\", \"torch_dtype\": \"bfloat16\"}\n",
-            H, I, L, HEADS, KV_HEADS, HD, V);
-    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(fixture_write_config_json(dir, shape, 10000.0), 0);
 }
 
 static void remove_in(const char *dir, const char *name) {

@@ -368,18 +368,7 @@ Test(format_roofs, quick_mixed_run_names_formats, .timeout = 240) {
     snprintf(model, sizeof model, "%s/model", parent);
     snprintf(path, sizeof path, "mkdir -p '%s'", model);
     cr_assert_eq(system(path), 0);
-    snprintf(path, sizeof path, "%s/config.json", model);
-    FILE *cf = fopen(path, "w");
-    cr_assert_not_null(cf);
-    fprintf(cf,
-            "{\"architectures\": [\"Qwen3ForCausalLM\"], \"model_type\": \"qwen3\", \"hidden_size\": %d, "
-            "\"intermediate_size\": %d, \"num_hidden_layers\": %d, \"num_attention_heads\": %d, "
-            "\"num_key_value_heads\": %d, \"head_dim\": %d, \"vocab_size\": %d, \"max_position_embeddings\": "
-            "%d, \"rms_norm_eps\": 1e-06, \"rope_theta\": 10000, \"tie_word_embeddings\": true, "
-            "\"hidden_act\": \"silu\", \"torch_dtype\": \"bfloat16\"}\n",
-            tiny256_shape[0], tiny256_shape[1], tiny256_shape[2], tiny256_shape[3], tiny256_shape[4],
-            tiny256_shape[5], tiny256_shape[6], tiny256_shape[7]);
-    fclose(cf);
+    cr_assert_eq(fixture_write_config_json(model, tiny256_shape, 10000.0), 0);
     char out[620], args[2048];
     snprintf(out, sizeof out, "%s/out", parent);
     snprintf(args, sizeof args,

@@ -49,7 +49,8 @@ static int parse_args(int argc, char **argv, struct quantize_args *a, int *help)
         else if (strcmp(o, "--dtype") == 0) {
             if (model_opts_weights("quantize: ", v, &a->wtype, &a->mix)) return CLI_EXIT_USAGE;
             if (!fr_dtype_is_quant(a->wtype))
-                return cli_usage_error("quantize: --dtype '%s': q8_0, q4_0, q4_k, q6_k or q4_k_m", v);
+                return cli_usage_error(
+                    "quantize: --dtype '%s': q8_0, q4_0, q4_k, q5_k, q6_k, q4_k_m or q5_k_m", v);
             a->wtype_given = true;
         } else
             return cli_usage_error("quantize: unknown option '%s' (try --help)", o);

@@ -331,6 +331,17 @@ static void progress_phase(struct progress *p, const char *name) {
             timing_now_s() - p->t0, left);
 }
 
+/* A report row's figures from a ceiling: its best (the ceiling), median, range and repetitions, or why it
+ * is unavailable. */
+static void ceiling_row_set(struct report_ceiling *o, const struct ceiling_figure *f) {
+    if (f->measured) {
+        o->value = f->best, o->median = f->median, o->min = f->min, o->max = f->max;
+        o->reps = f->reps, o->noisy = f->noisy, o->why[0] = '\0';
+    } else {
+        snprintf(o->why, sizeof o->why, "%s", f->why);
+    }
+}
+
 static void fill_ceilings(struct run_report *rep, const struct ceilings *c) {
     blas_core_describe(rep->prov.blas_core, sizeof rep->prov.blas_core);
     snprintf(rep->prov.read_kernel, sizeof rep->prov.read_kernel, "%s",
@@ -351,13 +362,7 @@ static void fill_ceilings(struct run_report *rep, const struct ceilings *c) {
             o->one_core = one;
             o->roof = !one && (k == CEILING_DRAM_READ || k == CEILING_L1_READ || k == CEILING_L2_READ ||
                                k == CEILING_L3_READ || k == CEILING_PEAK_FLOPS);
-            if (f->measured) {
-                o->value = f->best, o->median = f->median, o->min = f->min, o->max = f->max;
-                o->reps = f->reps;
-                o->noisy = f->noisy;
-            } else {
-                snprintf(o->why, sizeof o->why, "%s", f->why);
-            }
+            ceiling_row_set(o, f);
         }
     }
 }
@@ -657,10 +662,10 @@ static unsigned formats_mask(const struct weight_formats *f) {
  * sit under the blocks it bounds, and those would read "above roof". Only a run with quantised matrices
  * pays for it (under a second a quick run); a failure is said and the run goes on. */
 static void remeasure_format_roofs(struct run *r, const struct ceilings_opts *copts, const char *when) {
+    const unsigned types = formats_mask(&r->formats);
     bool quantised = false;
     for (int t = 0; t < FR_DTYPE_COUNT; t++)
-        quantised |=
-            fr_dtype_is_quant((enum fr_dtype)t) && weight_formats_count(&r->formats, (enum fr_dtype)t) > 0;
+        quantised |= ((types >> t) & 1u) && fr_dtype_is_quant((enum fr_dtype)t);
     if (!quantised) return;
     struct ceilings later;
     struct fr_err err = {{0}};
@@ -679,13 +684,10 @@ static void remeasure_format_roofs(struct run *r, const struct ceilings_opts *co
             if (!f->measured || strcmp(rep->ceilings[i].name,
                                        ceilings_key((enum ceiling_kind)k, rep->ceilings[i].one_core)) != 0)
                 continue;
-            struct report_ceiling *o = &rep->ceilings[i];
-            o->value = f->best, o->median = f->median, o->min = f->min, o->max = f->max;
-            o->reps = f->reps, o->noisy = f->noisy, o->why[0] = '\0';
+            ceiling_row_set(&rep->ceilings[i], f);
         }
     char scratch[sizeof rep->prov.roof_notes] = ""; /* its notes were said when the roofs were first set */
-    roofs_set_quant_types(&r->ceilings, formats_mask(&r->formats), &r->rates_all, &r->rates_one, scratch,
-                          sizeof scratch);
+    roofs_set_quant_types(&r->ceilings, types, &r->rates_all, &r->rates_one, scratch, sizeof scratch);
     size_t used = strlen(rep->prov.roof_notes);
     if (used + 1 < sizeof rep->prov.roof_notes)
         snprintf(rep->prov.roof_notes + used, sizeof rep->prov.roof_notes - used,

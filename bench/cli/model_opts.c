@@ -44,9 +44,10 @@ int model_opts_weights(const char *cmd, const char *value, enum fr_dtype *out, i
         *mix = (int)m;
         return CLI_EXIT_OK;
     }
-    return cli_usage_error("%s--dtype '%s': bf16, f32, q8_0, q4_0, q4_k, q6_k, or llama.cpp's mix q4_k_m or "
-                           "q5_k_m",
-                           cmd, value);
+    return cli_usage_error(
+        "%s--dtype '%s': bf16, f32, q8_0, q4_0, q4_k, q5_k, q6_k, or llama.cpp's mix q4_k_m "
+        "or q5_k_m",
+        cmd, value);
 }
 
 int model_opts_formats(const char *path, const struct qwen3_config *cfg, enum fr_dtype t, int mix, bool given,
