@@ -129,6 +129,8 @@ fmt:
 	clang-format -i $(FMT_SRC)
 lint: deps $(LIB_OBJ) $(BUILD)/obj/bench/cli/main.o
 	scripts/check-includes.sh --objects $(BUILD)/obj
+	@! grep -rn 'cr_log_warn *(\|CR_LOG_WARNING' tests/ --include='*.[ch]' || \
+	  { echo "lint: Criterion 2.4 exits 1 after any warning; use test_note() or cr_skip_test (tests/test_note.h)" >&2; exit 1; }
 	clang-format --dry-run --Werror $(FMT_SRC)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
 	  --std=c11 -I. --suppress=missingIncludeSystem $(LIB_SRC) $(MAIN_SRC) $(TUNE_SRC)

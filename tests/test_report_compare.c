@@ -13,6 +13,7 @@
 #include "tests/report_fixture.h"
 #include "tests/cli_run.h"
 #include "tests/report_testutil.h"
+#include "tests/test_note.h"
 
 /* Runs the sanitized CLI's compare; the result (status, stdout, stderr) lands in *res. */
 static int run_cli(struct cli_result *res, const char *args) {
@@ -214,7 +215,7 @@ Test(compare, cli_writes_ratios_and_spread, .timeout = 120) {
         cr_expect(png && memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0, "compare.png is a PNG");
         free(png);
     } else {
-        cr_log_warn("SKIPPED compare image checks: gnuplot is not installed");
+        test_note("report_compare: gnuplot is not installed: compare image checks left out");
     }
     tu_rm_flat(dir);
 }

@@ -7,6 +7,7 @@
 #include "bench/report/report_write.h"
 #include "tests/report_fixture.h"
 #include "tests/report_testutil.h"
+#include "tests/test_note.h"
 
 static bool have_gnuplot(void) {
     return system("command -v gnuplot >/dev/null 2>&1") == 0;
@@ -49,7 +50,7 @@ Test(report_plots, full_write_draws_every_plot, .timeout = 120) {
         cr_expect(tu_exists(dir, data[i]), "%s missing", data[i]);
     if (!have_gnuplot()) {
         cr_expect_eq(plots, REPORT_PLOTS_NO_GNUPLOT);
-        cr_log_warn("SKIPPED image checks: gnuplot is not installed (%s)", perr.msg);
+        test_note("report_plots: image checks left out: gnuplot is not installed (%s)", perr.msg);
     } else {
         cr_assert_eq(plots, REPORT_PLOTS_DRAWN, "%s", perr.msg);
         static const char *const names[] = {"roofline", "breakdown", "sampler", "context"};
@@ -71,8 +72,7 @@ Test(report_plots, full_write_draws_every_plot, .timeout = 120) {
 /* Sparse input: no steps, no sampler rows, no ceilings, nothing measured. Plots must still draw. */
 Test(report_plots, empty_run_still_draws, .timeout = 120) {
     if (!have_gnuplot()) {
-        cr_log_warn("SKIPPED: gnuplot is not installed");
-        return;
+        cr_skip_test("gnuplot is not installed");
     }
     struct run_report *r = calloc(1, sizeof *r);
     report_init(r);
