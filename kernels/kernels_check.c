@@ -125,17 +125,19 @@ static int chk_matvec_k(double *max_err, int threads, enum quant_k_type t) {
     unsigned char *w = (unsigned char *)chk_w16;
     for (int r = 0; r < MV_ROWS; r++)
         quant_k_quantize_row(w + rb * (size_t)r, t, chk_w32 + r * MV_KCOLS, MV_KCOLS);
+    /* the matvec reads memory order (25 groups of 8 and 3 rows after them), the reference file order */
+    quant_k_matrix_pack(w, t, MV_ROWS, MV_KCOLS);
     if (quant_k_matvec(chk_y, w, t, chk_x, MV_ROWS, MV_KCOLS, threads) != 0) return *max_err = INFINITY, 1;
     quant_k_quantize_act(chk_kx, chk_x, MV_KCOLS);
     *max_err = 0.0;
+    unsigned char row[MV_KCOLS / QUANT_QK_K * sizeof(struct quant_block_q6_k)];
     for (int r = 0; r < MV_ROWS; r++) {
-        quant_k_dequantize_row(chk_a, t, w + rb * (size_t)r, MV_KCOLS);
+        quant_k_matrix_row(row, t, w, MV_ROWS, MV_KCOLS, r);
+        quant_k_dequantize_row(chk_a, t, row, MV_KCOLS);
         double mag = 1e-30;
         for (int c = 0; c < MV_KCOLS; c++) mag += fabs((double)chk_a[c] * chk_x[c]);
-        *max_err =
-            fmax(*max_err,
-                 chk_rel(chk_y[r],
-                         (float)quant_k_dot_ref(t, w + rb * (size_t)r, chk_kx, MV_KCOLS / QUANT_QK_K), mag));
+        *max_err = fmax(
+            *max_err, chk_rel(chk_y[r], (float)quant_k_dot_ref(t, row, chk_kx, MV_KCOLS / QUANT_QK_K), mag));
     }
     return !(*max_err <= TOL_MATVEC);
 }

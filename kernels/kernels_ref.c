@@ -8,6 +8,7 @@
 #include "kernels/kernels.h"
 #include "kernels/matvec_kquant.h"
 #include "kernels/quant.h"
+#include "kernels/quant_k.h"
 
 static double ref_load(const void *base, enum fr_dtype t, size_t i) {
     return t == FR_DTYPE_BF16 ? (double)bf16_to_f32(((const uint16_t *)base)[i])
@@ -16,16 +17,18 @@ static double ref_load(const void *base, enum fr_dtype t, size_t i) {
 
 void matvec_ref_panels(float *y, const void *w, enum fr_dtype wtype, const float *x, int rows, int cols,
                        int panel_cols) {
-    if (fr_dtype_is_kquant(wtype)) { /* row-major; x quantised to Q8_K as the kernel's is */
+    if (fr_dtype_is_kquant(wtype)) { /* memory order, each row read back in file order; x as the kernel's */
         const enum quant_k_type kt = matvec_kquant_type(wtype);
         const int nb = cols / QUANT_QK_K;
         struct quant_block_q8_k *xq = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *xq);
-        if (!xq) abort(); /* a reference for tests: no caller can carry on without it */
+        unsigned char *row = malloc(quant_k_row_bytes(kt, (size_t)cols) + 1);
+        if (!xq || !row) abort(); /* a reference for tests: no caller can carry on without it */
         quant_k_quantize_act(xq, x, (size_t)cols);
-        const size_t row_bytes = quant_k_row_bytes(kt, (size_t)cols);
-        for (int r = 0; r < rows; r++)
-            y[r] = (float)quant_k_dot_ref(kt, (const unsigned char *)w + (size_t)r * row_bytes, xq, nb);
-        free(xq);
+        for (int r = 0; r < rows; r++) {
+            quant_k_matrix_row(row, kt, w, rows, cols, r);
+            y[r] = (float)quant_k_dot_ref(kt, row, xq, nb);
+        }
+        free(xq), free(row);
         return;
     }
     if (fr_dtype_is_block(wtype)) { /* panel by panel, each a row-major block matrix */

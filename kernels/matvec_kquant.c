@@ -7,6 +7,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/quant.h"
+#include "kernels/quant_k.h"
 #include "kernels/team.h"
 
 /* Rows a GEMM chunk takes through every column before the next rows: 16 Q4_K rows of 1024 columns are
@@ -53,12 +54,16 @@ static struct quant_block_q8_k *act_blocks(size_t n) {
     return act_k.blocks;
 }
 
+/* chunks start on whole blocks of MATVEC_ROW_BLOCK rows, so on the groups of 8 of quant_k_matvec_rows */
+_Static_assert(MATVEC_ROW_BLOCK % QUANT_K_GROUP_ROWS == 0 && KQUANT_GEMM_ROWS % QUANT_K_GROUP_ROWS == 0,
+               "a chunk starts on a group of rows");
 static void rows_chunk(float *y, int ldy, const unsigned char *w, enum quant_k_type kt,
-                       const struct quant_block_q8_k *xq, int nb, int batch, int r0, int n) {
+                       const struct quant_block_q8_k *xq, int nb, int batch, int rows, int r0, int n) {
     for (int r = r0; r < r0 + n; r += KQUANT_GEMM_ROWS) {
         const int r1 = r + KQUANT_GEMM_ROWS < r0 + n ? r + KQUANT_GEMM_ROWS : r0 + n;
         for (int b = 0; b < batch; b++)
-            quant_k_matvec_rows(y + (size_t)b * (size_t)ldy, w, kt, xq + (size_t)b * (size_t)nb, nb, r, r1);
+            quant_k_matvec_rows(y + (size_t)b * (size_t)ldy, w, kt, xq + (size_t)b * (size_t)nb, nb, rows, r,
+                                r1);
     }
 }
 
@@ -77,7 +82,7 @@ void matvec_kquant_team(float *y, int ldy, const void *w, enum fr_dtype t, const
         for (int c; (c = kernel_share_next(&share)) >= 0;) {
             int r0, n;
             matvec_plan_chunk(&plan, c, &r0, &n);
-            rows_chunk(y, ldy, w, kt, xq, nb, batch, r0, n);
+            rows_chunk(y, ldy, w, kt, xq, nb, batch, rows, r0, n);
         }
         kernel_share_end(&share);
         return;
@@ -86,7 +91,7 @@ void matvec_kquant_team(float *y, int ldy, const void *w, enum fr_dtype t, const
     for (int c = 0; c < plan.n_chunks; c++) {
         int r0, n;
         matvec_plan_chunk(&plan, c, &r0, &n);
-        rows_chunk(y, ldy, w, kt, xq, nb, batch, r0, n);
+        rows_chunk(y, ldy, w, kt, xq, nb, batch, rows, r0, n);
     }
 }
 
@@ -103,11 +108,10 @@ void matvec_kquant(float *y, int ldy, const void *w, enum fr_dtype t, const floa
 void matvec_kquant_ref(float *y, int ldy, const void *w, enum fr_dtype t, const float *x, int ldx, int batch,
                        int rows, int cols) {
     const enum quant_k_type kt = matvec_kquant_type(t);
-    const size_t row_bytes = quant_k_row_bytes(kt, (size_t)cols);
     float *v = malloc((size_t)cols * sizeof *v);
     if (!v) abort(); /* a reference for tests: no caller can carry on without it */
     for (int r = 0; r < rows; r++) {
-        quant_k_dequantize_row(v, kt, (const unsigned char *)w + (size_t)r * row_bytes, (size_t)cols);
+        quant_k_matrix_dequantize_row(v, kt, w, rows, cols, r);
         for (int b = 0; b < batch; b++) {
             double acc = 0;
             for (int c = 0; c < cols; c++) acc += (double)v[c] * x[(size_t)b * (size_t)ldx + (size_t)c];

@@ -241,8 +241,8 @@ static float dot_q6_k_scalar(const struct quant_block_q6_k *w, const struct quan
     return total;
 }
 
-const struct quant_k_ops quant_k_ops_scalar = {dot_q4_k_scalar, dot_q6_k_scalar, dot_q5_k_scalar,
-                                               quantize_act_scalar, "scalar"};
+const struct quant_k_ops quant_k_ops_scalar = {
+    dot_q4_k_scalar, dot_q6_k_scalar, dot_q5_k_scalar, NULL, NULL, quantize_act_scalar, "scalar"};
 
 /* AVX-512 takes VNNI's loop where the CPU has it, else AVX2's, as the Q8_0/Q4_0 matvec does */
 static const struct quant_k_ops *ops_active(void) {
@@ -264,16 +264,44 @@ const char *quant_k_describe(void) {
     return ops_active()->name;
 }
 
+static float row_dot(const struct quant_k_ops *ops, enum quant_k_type t, const void *row,
+                     const struct quant_block_q8_k *x, int nb) {
+    return t == QUANT_K_Q4_K   ? ops->dot_q4_k(row, x, nb)
+           : t == QUANT_K_Q5_K ? ops->dot_q5_k(row, x, nb)
+                               : ops->dot_q6_k(row, x, nb);
+}
+
+/* A row of a group back in file order for an ISA without the group loop (scalar), one row at a time: the
+ * widest row's bytes, per thread */
+static _Thread_local unsigned char
+    row_scratch[QUANT_ACT_MAX_COLS / QUANT_QK_K * sizeof(struct quant_block_q6_k)];
+
+void quant_k_matrix_dequantize_row(float *dst, enum quant_k_type t, const void *m, int rows, int cols,
+                                   int r) {
+    quant_k_matrix_row(row_scratch, t, m, rows, cols, r);
+    quant_k_dequantize_row(dst, t, row_scratch, (size_t)cols);
+}
+
 void quant_k_matvec_rows(float *y, const void *w, enum quant_k_type t, const struct quant_block_q8_k *x,
-                         int nb, int r0, int r1) {
+                         int nb, int rows, int r0, int r1) {
     const struct quant_k_ops *ops = ops_active();
     const size_t rb = quant_k_row_bytes(t, (size_t)nb * QUANT_QK_K);
-    for (int r = r0; r < r1; r++) {
-        const void *row = (const unsigned char *)w + (size_t)r * rb;
-        y[r] = t == QUANT_K_Q4_K   ? ops->dot_q4_k(row, x, nb)
-               : t == QUANT_K_Q5_K ? ops->dot_q5_k(row, x, nb)
-                                   : ops->dot_q6_k(row, x, nb);
+    const int grouped = quant_k_grouped_rows(t, rows);
+    int r = r0;
+    for (; r < r1 && r < grouped; r += QUANT_K_GROUP_ROWS) {
+        const unsigned char *g = (const unsigned char *)w + (size_t)r * rb;
+        if (t == QUANT_K_Q4_K && ops->group_q4_k) {
+            ops->group_q4_k(y + r, (const void *)g, x, nb);
+        } else if (t == QUANT_K_Q6_K && ops->group_q6_k) {
+            ops->group_q6_k(y + r, (const void *)g, x, nb);
+        } else {
+            for (int k = r; k < r + QUANT_K_GROUP_ROWS; k++) {
+                quant_k_matrix_row(row_scratch, t, w, rows, nb * QUANT_QK_K, k);
+                y[k] = row_dot(ops, t, row_scratch, x, nb);
+            }
+        }
     }
+    for (; r < r1; r++) y[r] = row_dot(ops, t, (const unsigned char *)w + (size_t)r * rb, x, nb);
 }
 
 int quant_k_matvec(float *y, const void *w, enum quant_k_type t, const float *x, int rows, int cols,
@@ -286,8 +314,12 @@ int quant_k_matvec(float *y, const void *w, enum quant_k_type t, const float *x,
 #pragma omp parallel num_threads(threads > 0 ? threads : 1)
     {
         const int n = omp_get_num_threads(), i = omp_get_thread_num();
-        const int r0 = (int)((long)rows * i / n), r1 = (int)((long)rows * (i + 1) / n);
-        quant_k_matvec_rows(y, w, t, xq, nb, r0, r1);
+        /* whole groups to each thread (quant_k_matvec_rows' bounds) */
+        const int units = (rows + QUANT_K_GROUP_ROWS - 1) / QUANT_K_GROUP_ROWS;
+        const int u0 = (int)((long)units * i / n), u1 = (int)((long)units * (i + 1) / n);
+        const int r0 = u0 * QUANT_K_GROUP_ROWS,
+                  r1 = u1 * QUANT_K_GROUP_ROWS < rows ? u1 * QUANT_K_GROUP_ROWS : rows;
+        if (r0 < r1) quant_k_matvec_rows(y, w, t, xq, nb, rows, r0, r1);
     }
     free(xq);
     return 0;

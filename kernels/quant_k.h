@@ -3,8 +3,9 @@
  * code), 256 weights a superblock, and their matvec against activations quantised to Q8_K, as llama.cpp's
  * CPU backend does: a superblock's product is exact integer sums times its scales, and Q8_K's per-16 sums
  * (bsums) carry Q4_K's and Q5_K's mins and Q6_K's -32 out of the integer products. Layouts:
- * kernels/quant_k_blocks.h and kernels/quant_dequant.c. Rows are whole superblocks (cols a multiple of 256)
- * in file order, unpacked. Checked in tests/test_quant_k.c against the exact reference and the dequantised
+ * kernels/quant_k_blocks.h and kernels/quant_dequant.c. Rows are whole superblocks (cols a multiple of 256);
+ * a matrix in memory has its rows in groups of 8 (quant_k_matrix_pack) and its readers go through
+ * quant_k_matrix_row. Checked in tests/test_quant_k.c against the exact reference and the dequantised
  * values' product on every ISA. */
 #ifndef FR_QUANT_K_H
 #define FR_QUANT_K_H
@@ -13,6 +14,7 @@
 #include <stdint.h>
 
 #include "kernels/quant_k_blocks.h"
+#include "kernels/quant_k_layout.h"
 
 /* Bytes of a row of n weights (n a multiple of 256). */
 size_t quant_k_row_bytes(enum quant_k_type t, size_t n);
@@ -32,13 +34,17 @@ void quant_k_quantize_act(struct quant_block_q8_k *dst, const float *x, size_t n
  * double. The reference of every ISA's loop. */
 double quant_k_dot_ref(enum quant_k_type t, const void *row, const struct quant_block_q8_k *x, int nb);
 
-/* y[r] = row r . x for r in [r0, r1) of a [rows][nb superblocks] matrix w, on the calling thread, with the
- * active ISA's dot product (scalar, AVX2 maddubs, AVX-512 VNNI dpbusd). */
+/* Row r of a matrix in memory order, dequantised (cols values). */
+void quant_k_matrix_dequantize_row(float *dst, enum quant_k_type t, const void *m, int rows, int cols, int r);
+
+/* y[r] = row r . x for r in [r0, r1) of a [rows][nb superblocks] matrix w in memory order, on the calling
+ * thread, with the active ISA's dot product (scalar, AVX2 maddubs, AVX-512 VNNI dpbusd). r0 and r1 lie on
+ * group bounds (multiples of QUANT_K_GROUP_ROWS, or past quant_k_grouped_rows, or rows). */
 void quant_k_matvec_rows(float *y, const void *w, enum quant_k_type t, const struct quant_block_q8_k *x,
-                         int nb, int r0, int r1);
-/* The whole matvec: x (cols floats, a multiple of 256) quantised once, rows split over `threads` OpenMP
- * threads (1: the calling thread). Returns -1 when cols is not a multiple of 256 or the buffer for x's
- * quantised copy cannot be had. */
+                         int nb, int rows, int r0, int r1);
+/* The whole matvec over w in memory order: x (cols floats, a multiple of 256) quantised once, rows split
+ * over `threads` OpenMP threads (1: the calling thread) on group bounds. Returns -1 when cols is not a
+ * multiple of 256 or the buffer for x's quantised copy cannot be had. */
 int quant_k_matvec(float *y, const void *w, enum quant_k_type t, const float *x, int rows, int cols,
                    int threads);
 /* The loop the active ISA runs, e.g. "avx512 vnni dpbusd", for the reports */

@@ -9,6 +9,7 @@
 
 #include "kernels/col_panels.h"
 #include "kernels/matvec_kquant.h"
+#include "kernels/quant_k.h"
 #include "kernels/team.h"
 
 /* Zeroed, 64-byte aligned so SIMD loads of activation rows never split a cache line. */
@@ -257,11 +258,9 @@ static int block_run_once(struct decode_state *st, enum block_id b, int layer, i
     case BLOCK_EMBED:
         if (st->token < 0 || st->token >= c->vocab)
             return fr_err_set(&st->err, "token %d outside the vocabulary [0, %d)", st->token, c->vocab);
-        if (fr_dtype_is_kquant(w->formats.embed)) /* rows row-major in file order */
-            quant_k_dequantize_row(st->x, matvec_kquant_type(w->formats.embed),
-                                   (const unsigned char *)w->embed +
-                                       fr_dtype_bytes(w->formats.embed, (size_t)st->token * (size_t)hidden),
-                                   (size_t)hidden);
+        if (fr_dtype_is_kquant(w->formats.embed)) /* rows in groups of 8 (kernels/quant_k.h) */
+            quant_k_matrix_dequantize_row(st->x, matvec_kquant_type(w->formats.embed), w->embed, c->vocab,
+                                          hidden, st->token);
         else
             embed_gather(st->x, w->embed, w->formats.embed, st->cfg.vocab, st->token, hidden);
         return 0;

@@ -13,6 +13,7 @@
 #include "kernels/col_panels.h"
 #include "kernels/matvec_kquant.h"
 #include "kernels/quant.h"
+#include "kernels/quant_k.h"
 
 static const char *const hf_suffix[WSLOT_LAYER_COUNT] = {
     [WSLOT_Q] = "self_attn.q_proj.weight",
@@ -449,6 +450,10 @@ int wslot_export(const struct wslot *s, const struct qwen3_weights *w, unsigned 
         for (int p = 0; p < panels; p++) {
             int c0 = p * d.pw, np = col_panel_cols(d.cols, d.pw, p);
             unsigned char *to = out + fr_dtype_bytes(d.dt, (size_t)r * (size_t)d.cols + (size_t)c0);
+            if (fr_dtype_is_kquant(d.dt)) { /* row-major in groups of 8 rows (kernels/quant_k.h) */
+                quant_k_matrix_row(to, matvec_kquant_type(d.dt), d.base, d.rows, d.cols, d.row0 + r);
+                continue;
+            }
             if (fr_dtype_is_block(d.dt)) { /* back to the file's order a block at a time (kernels/quant.h) */
                 const void *panel =
                     (const unsigned char *)d.base + fr_dtype_bytes(d.dt, col_panel_start(d.rows, d.pw, p));

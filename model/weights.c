@@ -16,6 +16,7 @@
 #include "kernels/huge_map.h"
 #include "kernels/matvec_kquant.h"
 #include "kernels/quant.h"
+#include "kernels/quant_k.h"
 
 #define WEIGHTS_ALIGN_BYTES 64
 
@@ -504,18 +505,23 @@ void qwen3_weights_init_synthetic(struct qwen3_weights *w, uint64_t seed) {
     qwen3_weights_pack(w);
 }
 
+/* A block or K-quant matrix from file order into the kernels' (kernels/quant.h, kernels/quant_k.h) */
+static void matrix_pack(void *m, enum fr_dtype t, int rows, int cols, int pw) {
+    if (fr_dtype_is_block(t))
+        quant_panels_pack(m, t, rows, cols, pw);
+    else if (fr_dtype_is_kquant(t)) /* row-major, no panels */
+        quant_k_matrix_pack(m, matvec_kquant_type(t), rows, cols);
+}
+
 void qwen3_weights_pack(struct qwen3_weights *w) {
     const struct qwen3_config *c = &w->cfg;
-    if (fr_dtype_is_block(w->formats.embed))
-        quant_panels_pack(w->embed, w->formats.embed, c->vocab, c->hidden, c->hidden);
-    if (w->lm_head_own && fr_dtype_is_block(w->formats.lm_head))
-        quant_panels_pack(w->lm_head_own, w->formats.lm_head, c->vocab, c->hidden, c->hidden);
+    matrix_pack(w->embed, w->formats.embed, c->vocab, c->hidden, c->hidden);
+    if (w->lm_head_own) matrix_pack(w->lm_head_own, w->formats.lm_head, c->vocab, c->hidden, c->hidden);
     for (int l = 0; l < c->n_layers; l++)
         for (int m = 0; m < QWEN3_MAT_COUNT; m++) {
             struct qwen3_run runs[QWEN3_MAX_RUNS];
             const int n = qwen3_matrix_runs(w, l, (enum qwen3_matrix)m, runs);
             for (int i = 0; i < n; i++)
-                if (fr_dtype_is_block(runs[i].type))
-                    quant_panels_pack(runs[i].w, runs[i].type, runs[i].rows, runs[i].cols, runs[i].pw);
+                matrix_pack(runs[i].w, runs[i].type, runs[i].rows, runs[i].cols, runs[i].pw);
         }
 }

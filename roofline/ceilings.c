@@ -394,7 +394,7 @@ static void run_quant(void *vctx, long rep) {
         if (x->kx) /* a K-quant roof: x quantised once, outside the run */
             for (long p = 0; p < x->passes; p++)
                 quant_k_matvec_rows(y, x->qmat + t * x->qstride, (enum quant_k_type)x->qtype, x->kx,
-                                    x->qcols / QUANT_QK_K, 0, x->qrows);
+                                    x->qcols / QUANT_QK_K, x->qrows, 0, x->qrows);
         else
             matvec_quant_thread(y, x->qmat + t * x->qstride, (enum fr_dtype)x->qtype, x->qx, x->qrows,
                                 x->qcols, x->passes);
@@ -1086,8 +1086,9 @@ static int measure_quant_k(struct run_ctx *x, const struct plan *p, int threads,
     c->quant_k_loop = quant_k_describe();
     float *xv = alloc_floats((size_t)cols), *row = alloc_floats((size_t)cols);
     struct quant_block_q8_k *kx = malloc((size_t)nb * sizeof *kx);
-    if (!xv || !row || !kx) {
-        free(xv), free(row), free(kx);
+    unsigned char *kfile = malloc(quant_k_row_bytes(QUANT_K_Q6_K, (size_t)cols)); /* the widest superblock */
+    if (!xv || !row || !kx || !kfile) {
+        free(xv), free(row), free(kx), free(kfile);
         return fr_err_set(err, "K-quant roof: out of memory");
     }
     int rc = 0;
@@ -1110,12 +1111,14 @@ static int measure_quant_k(struct run_ctx *x, const struct plan *p, int threads,
             quant_k_quantize_row(m.mats + (size_t)r * rb, t, row, (size_t)cols);
         }
         float *y0 = m.y + m.ys * (size_t)threads;
-        quant_k_matvec_rows(y0, m.mats, t, kx, nb, 0, m.rows);
+        quant_k_matrix_pack(m.mats, t, m.rows, cols);
+        quant_k_matvec_rows(y0, m.mats, t, kx, nb, m.rows, 0, m.rows);
         for (int r = 0; r < m.rows && !rc; r++) {
             double mag = 0;
-            quant_k_dequantize_row(row, t, m.mats + (size_t)r * rb, (size_t)cols);
+            quant_k_matrix_row(kfile, t, m.mats, m.rows, cols, r); /* the reference reads file order */
+            quant_k_dequantize_row(row, t, kfile, (size_t)cols);
             for (int i = 0; i < cols; i++) mag += fabs((double)row[i] * (double)xv[i]);
-            const double ref = quant_k_dot_ref(t, m.mats + (size_t)r * rb, kx, nb);
+            const double ref = quant_k_dot_ref(t, kfile, kx, nb);
             if (!(fabs((double)y0[r] - ref) <= 4e-6 * mag + 1e-30))
                 rc = fr_err_set(err, "%s roof: validation FAILED at row %d: %.9g, reference %.9g",
                                 quant_k_name(t), r, (double)y0[r], ref);
@@ -1126,7 +1129,7 @@ static int measure_quant_k(struct run_ctx *x, const struct plan *p, int threads,
         x->qmat = NULL, x->qy = NULL, x->qy0 = NULL, x->kx = NULL;
         free(m.mats), free(m.y);
     }
-    free(xv), free(row), free(kx);
+    free(xv), free(row), free(kx), free(kfile);
     return rc ? -1 : 0;
 }
 

@@ -49,6 +49,7 @@ Test(kquant_model, matvec_and_gemm_match_references) {
         for (int r = 0; r < rows; r++)
             quant_k_quantize_row(q + fr_dtype_bytes(t, (size_t)r * cols), matvec_kquant_type(t), w + r * cols,
                                  (size_t)cols);
+        quant_k_matrix_pack(q, matvec_kquant_type(t), rows, cols); /* memory order: 8 groups, 6 rows after */
         for (int isa = KERNEL_ISA_SCALAR; isa <= (int)kernel_isa_best(); isa++) {
             kernel_isa_force((enum kernel_isa)isa);
             const char *why = NULL;
@@ -121,9 +122,8 @@ static void dequantise_into(struct qwen3_weights *f, const struct qwen3_weights 
     const struct qwen3_config *c = &q->cfg;
     const int h = c->hidden;
     for (int r = 0; r < c->vocab; r++)
-        quant_k_dequantize_row(
-            (float *)f->embed + (size_t)r * h, matvec_kquant_type(q->formats.embed),
-            (const unsigned char *)q->embed + fr_dtype_bytes(q->formats.embed, (size_t)r * h), (size_t)h);
+        quant_k_matrix_dequantize_row((float *)f->embed + (size_t)r * h, matvec_kquant_type(q->formats.embed),
+                                      q->embed, c->vocab, h, r);
     memcpy(f->final_norm, q->final_norm, (size_t)h * sizeof(float));
     for (int l = 0; l < c->n_layers; l++) {
         const struct qwen3_layer_weights *a = &q->layers[l];
@@ -138,10 +138,8 @@ static void dequantise_into(struct qwen3_weights *f, const struct qwen3_weights 
                     const int cols = runs[i].cols;
                     cr_assert_eq(col_panel_width(FR_DTYPE_F32, cols), cols);
                     if (fr_dtype_is_kquant(runs[i].type))
-                        quant_k_dequantize_row(row, matvec_kquant_type(runs[i].type),
-                                               (const unsigned char *)runs[i].w +
-                                                   fr_dtype_bytes(runs[i].type, (size_t)r * (size_t)cols),
-                                               (size_t)cols);
+                        quant_k_matrix_dequantize_row(row, matvec_kquant_type(runs[i].type), runs[i].w,
+                                                      runs[i].rows, cols, r);
                     else if (fr_dtype_is_block(runs[i].type))
                         quant_matrix_dequantize(row, runs[i].type, runs[i].w, runs[i].rows, cols, r, 0, cols);
                     else

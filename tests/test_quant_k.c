@@ -61,7 +61,8 @@ Test(quant_k, round_trips_stay_within_the_format_steps) {
     free(x), free(back), free(q);
 }
 
-/* y = q x on isa against quant_k_dot_ref, and the reference against the dequantised product in double */
+/* y = q x on isa against quant_k_dot_ref, and the reference against the dequantised product in double; q in
+ * file order, the matvec on a copy in memory order */
 static void check_matvec(enum kernel_isa isa, enum quant_k_type t, const unsigned char *q, int rows, int cols,
                          const float *x) {
     float *wd = test_alloc((size_t)cols * sizeof *wd), *y = test_alloc((size_t)rows * sizeof *y);
@@ -70,7 +71,11 @@ static void check_matvec(enum kernel_isa isa, enum quant_k_type t, const unsigne
     struct quant_block_q8_k *xq = test_alloc((size_t)nb * sizeof *xq);
     quant_k_quantize_act(xq, x, (size_t)cols);
     cr_assert_eq(kernel_isa_force(isa), 0);
-    cr_assert_eq(quant_k_matvec(y, q, t, x, rows, cols, 2), 0);
+    unsigned char *packed = test_alloc(rb * (size_t)rows);
+    memcpy(packed, q, rb * (size_t)rows);
+    quant_k_matrix_pack(packed, t, rows, cols);
+    cr_assert_eq(quant_k_matvec(y, packed, t, x, rows, cols, 2), 0);
+    free(packed);
     for (int r = 0; r < rows; r++) {
         const double ref = quant_k_dot_ref(t, q + rb * (size_t)r, xq, nb);
         /* independently: the dequantised row times the dequantised activations, in double */
@@ -112,6 +117,7 @@ Test(quant_k, every_isa_matches_the_reference_and_the_dequantised_product) {
             matvec_case(isas[i], types[t], 37, 1024, 5 + i);
             matvec_case(isas[i], types[t], 3, 3072, 9 + i);
             matvec_case(isas[i], types[t], 1, 256, 13 + i);
+            matvec_case(isas[i], types[t], 16, 512, 17 + i); /* two groups, no tail */
         }
         ran++;
     }
@@ -187,6 +193,42 @@ static void map_gguf(const char *path, struct file_map *m, struct gguf_file *g) 
 
 /* llama-quantize's Q5_K matrices: dequantised to gguf-py's f32 values bit for bit, and every ISA's matvec
  * on them against the reference and the dequantised product (our quantiser's codes are not llama.cpp's) */
+/* The memory order (quant_k_matrix_pack): every row read back in file order, every value read back, the
+ * bytes given back by unpack; Q4_K's and Q6_K's groups moved (a pack that did nothing would pass the
+ * rest), Q5_K's and the tails' rows not. */
+Test(quant_k, pack_reads_back_every_row_and_unpacks) {
+    enum { R = 21, C = 512 }; /* two groups and 5 rows after them */
+    for (size_t t = 0; t < N_TYPES; t++) {
+        struct test_rng rng = {31 + t};
+        const size_t rb = quant_k_row_bytes(types[t], C);
+        float *w = test_alloc((size_t)R * C * sizeof *w), *v = test_alloc(C * sizeof *v),
+              *v_ref = test_alloc(C * sizeof *v_ref);
+        unsigned char *file = test_alloc(rb * R), *mem = test_alloc(rb * R), *row = test_alloc(rb);
+        test_fill(&rng, w, (size_t)R * C, -1.0f, 1.0f);
+        for (int r = 0; r < R; r++)
+            quant_k_quantize_row(file + rb * (size_t)r, types[t], w + (size_t)r * C, C);
+        memcpy(mem, file, rb * R);
+        quant_k_matrix_pack(mem, types[t], R, C);
+        const int grouped = quant_k_grouped_rows(types[t], R);
+        cr_expect_eq(grouped, types[t] == QUANT_K_Q5_K ? 0 : 16, "%s", quant_k_name(types[t]));
+        cr_expect_eq(memcmp(mem, file, rb * (size_t)grouped) != 0, grouped > 0, "%s: groups moved",
+                     quant_k_name(types[t]));
+        cr_expect_eq(
+            memcmp(mem + rb * (size_t)grouped, file + rb * (size_t)grouped, rb * (size_t)(R - grouped)), 0,
+            "%s: the tail stays in file order", quant_k_name(types[t]));
+        for (int r = 0; r < R; r++) {
+            quant_k_matrix_row(row, types[t], mem, R, C, r);
+            cr_expect_eq(memcmp(row, file + rb * (size_t)r, rb), 0, "%s row %d", quant_k_name(types[t]), r);
+            quant_k_matrix_dequantize_row(v, types[t], mem, R, C, r);
+            quant_k_dequantize_row(v_ref, types[t], file + rb * (size_t)r, C);
+            cr_expect_eq(memcmp(v, v_ref, C * sizeof *v), 0, "%s row %d values", quant_k_name(types[t]), r);
+        }
+        quant_k_matrix_unpack(mem, types[t], R, C);
+        cr_expect_eq(memcmp(mem, file, rb * R), 0, "%s: unpack gives the file back", quant_k_name(types[t]));
+        free(w), free(v), free(v_ref), free(file), free(mem), free(row);
+    }
+}
+
 Test(quant_k, llama_quantize_q5_k_rows_match_gguf_py_on_every_isa) {
     struct file_map qm, rm;
     struct gguf_file qg, rg;
