@@ -3,18 +3,14 @@
  * row read back from a packed matrix, tails included). */
 #include "kernels/quant_k_layout.h"
 
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/quant.h"
+#include "kernels/row_groups.h"
 
-/* One group's bytes in their present order while it is rewritten in place: the widest rows a K-quant matrix
- * may have (QUANT_ACT_MAX_COLS). Packing happens at load time, a matrix at a time: one buffer and a lock. */
-static unsigned char
-    group_scratch[QUANT_K_GROUP_ROWS * (QUANT_ACT_MAX_COLS / QUANT_QK_K) * sizeof(struct quant_block_q6_k)];
-static pthread_mutex_t group_lock = PTHREAD_MUTEX_INITIALIZER;
+_Static_assert(ROW_GROUPS_MAX_BYTES >=
+                   QUANT_K_GROUP_ROWS * (QUANT_ACT_MAX_COLS / QUANT_QK_K) * sizeof(struct quant_block_q6_k),
+               "a group of the widest K-quant rows fits the scratch");
 
 int quant_k_grouped_rows(enum quant_k_type t, int rows) {
     if (t == QUANT_K_Q5_K || rows <= 0) return 0;
@@ -122,45 +118,29 @@ static size_t superblock_bytes(enum quant_k_type t) {
                                : sizeof(struct quant_block_q5_k);
 }
 
-/* Superblock b of row r (r % 8 of the group at g) into blk in file order, or from it */
-static void group_get(void *blk, enum quant_k_type t, const unsigned char *g, int b, int r) {
-    if (t == QUANT_K_Q4_K)
-        q4_k_get(blk, (const struct quant_group_q4_k *)(const void *)g + b, r);
+/* Superblock b of row r (r % 8 of the group at g) into blk in file order, or from it (row_groups.h) */
+static void group_get(unsigned char *blk, const unsigned char *g, int b, int r, const void *t) {
+    if (*(const enum quant_k_type *)t == QUANT_K_Q4_K)
+        q4_k_get((void *)blk, (const struct quant_group_q4_k *)(const void *)g + b, r);
     else
-        q6_k_get(blk, (const struct quant_group_q6_k *)(const void *)g + b, r);
+        q6_k_get((void *)blk, (const struct quant_group_q6_k *)(const void *)g + b, r);
 }
-static void group_put(unsigned char *g, enum quant_k_type t, const void *blk, int b, int r) {
-    if (t == QUANT_K_Q4_K)
-        q4_k_put((struct quant_group_q4_k *)(void *)g + b, blk, r);
+static void group_put(unsigned char *g, const unsigned char *blk, int b, int r, const void *t) {
+    if (*(const enum quant_k_type *)t == QUANT_K_Q4_K)
+        q4_k_put((struct quant_group_q4_k *)(void *)g + b, (const void *)blk, r);
     else
-        q6_k_put((struct quant_group_q6_k *)(void *)g + b, blk, r);
+        q6_k_put((struct quant_group_q6_k *)(void *)g + b, (const void *)blk, r);
 }
 
 static void matrix_convert(void *m, enum quant_k_type t, int rows, int cols, int pack) {
-    const int groups = quant_k_grouped_rows(t, rows) / QUANT_K_GROUP_ROWS, nb = cols / QUANT_QK_K;
-    const size_t sb = superblock_bytes(t), group_bytes = QUANT_K_GROUP_ROWS * (size_t)nb * sb;
-    if (groups == 0 || nb == 0) return;
-    if (group_bytes > sizeof group_scratch) { /* every caller checks cols first (matvec_kquant_check_cols) */
-        fprintf(stderr,
-                "forge-roofline: internal error: a K-quant matrix of %d columns packed (at most %d)\n", cols,
-                QUANT_ACT_MAX_COLS);
-        abort();
-    }
-    unsigned char *scratch = group_scratch;
-    pthread_mutex_lock(&group_lock);
-    for (int g = 0; g < groups; g++) {
-        unsigned char *at = (unsigned char *)m + (size_t)g * group_bytes;
-        memcpy(scratch, at, group_bytes); /* the group in its present order */
-        for (int r = 0; r < QUANT_K_GROUP_ROWS; r++)
-            for (int b = 0; b < nb; b++) {
-                const size_t in_file = ((size_t)r * (size_t)nb + (size_t)b) * sb;
-                if (pack)
-                    group_put(at, t, scratch + in_file, b, r);
-                else
-                    group_get(at + in_file, t, scratch, b, r);
-            }
-    }
-    pthread_mutex_unlock(&group_lock);
+    const struct row_groups g = {quant_k_grouped_rows(t, rows) / QUANT_K_GROUP_ROWS,
+                                 QUANT_K_GROUP_ROWS,
+                                 cols / QUANT_QK_K,
+                                 superblock_bytes(t),
+                                 group_put,
+                                 group_get,
+                                 &t};
+    row_groups_convert(m, &g, pack);
 }
 
 void quant_k_matrix_pack(void *m, enum quant_k_type t, int rows, int cols) {
@@ -180,5 +160,5 @@ void quant_k_matrix_row(void *dst, enum quant_k_type t, const void *m, int rows,
     const unsigned char *g =
         (const unsigned char *)m + (size_t)(r / QUANT_K_GROUP_ROWS) * QUANT_K_GROUP_ROWS * rb;
     for (int b = 0; b < cols / QUANT_QK_K; b++)
-        group_get((unsigned char *)dst + (size_t)b * superblock_bytes(t), t, g, b, r % QUANT_K_GROUP_ROWS);
+        group_get((unsigned char *)dst + (size_t)b * superblock_bytes(t), g, b, r % QUANT_K_GROUP_ROWS, &t);
 }

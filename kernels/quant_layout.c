@@ -2,19 +2,15 @@
  * the file's row order, and the block reader the row readers go through (quant_matrix_dequantize, quant.c).
  * Checked in tests/test_quant_layout.c (pack then unpack gives back the bytes; every block read back from a
  * packed matrix, tails and one-group matrices included). */
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/col_panels.h"
 #include "kernels/quant.h"
+#include "kernels/row_groups.h"
 
-/* One group's bytes in file order while it is rewritten in place: the widest rows a block matrix may have
- * (quant_check_cols). Packing happens at load time, one matrix at a time, so one buffer and a lock do. */
-static unsigned char
-    group_scratch[QUANT_GROUP_ROWS * (QUANT_ACT_MAX_COLS / QUANT_BLOCK) * sizeof(struct quant_block_q8_0)];
-static pthread_mutex_t group_lock = PTHREAD_MUTEX_INITIALIZER;
+_Static_assert(ROW_GROUPS_MAX_BYTES >=
+                   QUANT_GROUP_ROWS * (QUANT_ACT_MAX_COLS / QUANT_BLOCK) * sizeof(struct quant_block_q8_0),
+               "a group of the widest block rows fits the scratch");
 
 int quant_grouped_rows(enum fr_dtype t, int rows) {
     return fr_dtype_is_block(t) && rows > 0 ? rows - rows % QUANT_GROUP_ROWS : 0;
@@ -40,29 +36,23 @@ static void group_block_put(unsigned char *g, size_t bb, const unsigned char *bl
     for (int q = 0; q < (int)(bb - 2) / 4; q++) memcpy(g + col_codes(bb, k, j, q), blk + 2 + 4 * q, 4);
 }
 
+static void block_put(unsigned char *g, const unsigned char *blk, int k, int j, const void *bb) {
+    group_block_put(g, *(const size_t *)bb, blk, k, j);
+}
+static void block_get(unsigned char *blk, const unsigned char *g, int k, int j, const void *bb) {
+    group_block_get(blk, *(const size_t *)bb, g, k, j);
+}
+
 static void matrix_convert(void *m, enum fr_dtype t, int rows, int cols, int pack) {
-    const int groups = quant_grouped_rows(t, rows) / QUANT_GROUP_ROWS, nb = cols / QUANT_BLOCK;
-    const size_t bb = fr_dtype_bytes(t, QUANT_BLOCK), group_bytes = QUANT_GROUP_ROWS * bb * (size_t)nb;
-    if (groups == 0) return;
-    if (group_bytes > sizeof group_scratch) { /* every caller checks cols first (quant_check_cols) */
-        fprintf(stderr, "forge-roofline: internal error: a %s matrix of %d columns packed (at most %d)\n",
-                fr_dtype_name(t), cols, QUANT_ACT_MAX_COLS);
-        abort();
-    }
-    pthread_mutex_lock(&group_lock);
-    for (int g = 0; g < groups; g++) {
-        unsigned char *at = (unsigned char *)m + (size_t)g * group_bytes;
-        memcpy(group_scratch, at, group_bytes); /* the group in its present order */
-        for (int j = 0; j < QUANT_GROUP_ROWS; j++)
-            for (int k = 0; k < nb; k++) {
-                const size_t in_file = ((size_t)j * (size_t)nb + (size_t)k) * bb;
-                if (pack)
-                    group_block_put(at, bb, group_scratch + in_file, k, j);
-                else
-                    group_block_get(at + in_file, bb, group_scratch, k, j);
-            }
-    }
-    pthread_mutex_unlock(&group_lock);
+    const size_t bb = fr_dtype_bytes(t, QUANT_BLOCK);
+    const struct row_groups g = {quant_grouped_rows(t, rows) / QUANT_GROUP_ROWS,
+                                 QUANT_GROUP_ROWS,
+                                 cols / QUANT_BLOCK,
+                                 bb,
+                                 block_put,
+                                 block_get,
+                                 &bb};
+    row_groups_convert(m, &g, pack);
 }
 
 void quant_matrix_pack(void *m, enum fr_dtype t, int rows, int cols) {
