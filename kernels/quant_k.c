@@ -241,8 +241,63 @@ static float dot_q6_k_scalar(const struct quant_block_q6_k *w, const struct quan
     return total;
 }
 
-const struct quant_k_ops quant_k_ops_scalar = {
-    dot_q4_k_scalar, dot_q6_k_scalar, dot_q5_k_scalar, NULL, NULL, quantize_act_scalar, "scalar"};
+/* The scalar loops over a group of 8 rows (kernels/quant_k_layout.h), each row's codes read in place: the
+ * row loops' integer sums and f32 combination */
+static void group_q4_k_scalar(float *y, const struct quant_group_q4_k *g, const struct quant_block_q8_k *x,
+                              int nb) {
+    for (int r = 0; r < QUANT_K_GROUP_ROWS; r++) {
+        float total = 0;
+        for (int b = 0; b < nb; b++) {
+            const struct quant_group_q4_k *B = g + b;
+            uint8_t scales[12];
+            for (int k = 0; k < 3; k++) memcpy(scales + 4 * k, &B->scales[k][r], 4);
+            long dots = 0, mins = 0;
+            for (int j = 0; j < 8; j++) {
+                int sc, m;
+                quant_q4_k_scale_min(scales, j, &sc, &m);
+                long dot = 0;
+                for (int e = 32 * j; e < 32 * j + 32; e++) {
+                    int shift;
+                    const size_t at = quant_group_nibble_at(e, r, &shift);
+                    dot += (long)(B->qs[at] >> shift & 0xf) * x[b].qs[e];
+                }
+                dots += sc * dot;
+                mins += (long)m * (x[b].bsums[2 * j] + x[b].bsums[2 * j + 1]);
+            }
+            total += x[b].d *
+                     (quant_f16_to_f32(B->d[r]) * (float)dots - quant_f16_to_f32(B->dmin[r]) * (float)mins);
+        }
+        y[r] = total;
+    }
+}
+
+static void group_q6_k_scalar(float *y, const struct quant_group_q6_k *g, const struct quant_block_q8_k *x,
+                              int nb) {
+    for (int r = 0; r < QUANT_K_GROUP_ROWS; r++) {
+        float total = 0;
+        for (int b = 0; b < nb; b++) {
+            const struct quant_group_q6_k *B = g + b;
+            const uint8_t *codes = &B->codes[0][0][0];
+            int dots = 0;
+            for (int s = 0; s < 16; s++) {
+                int dot = 0;
+                for (int e = 16 * s; e < 16 * s + 16; e++) {
+                    int sl, sh;
+                    const size_t lo = quant_group_q6_k_ql_at(e, r, &sl),
+                                 hi = quant_group_q6_k_qh_at(e, r, &sh);
+                    dot += (((codes[lo] >> sl & 0xf) | (codes[hi] >> sh & 3) << 4) - 32) * x[b].qs[e];
+                }
+                dots += B->scales[s / 4][quant_group_q6_k_scale_at(s, r)] * dot;
+            }
+            total += x[b].d * quant_f16_to_f32(B->d[r]) * (float)dots;
+        }
+        y[r] = total;
+    }
+}
+
+const struct quant_k_ops quant_k_ops_scalar = {dot_q4_k_scalar,   dot_q6_k_scalar,   dot_q5_k_scalar,
+                                               group_q4_k_scalar, group_q6_k_scalar, quantize_act_scalar,
+                                               "scalar"};
 
 /* AVX-512 takes VNNI's loop where the CPU has it, else AVX2's, as the Q8_0/Q4_0 matvec does */
 static const struct quant_k_ops *ops_active(void) {
@@ -271,8 +326,8 @@ static float row_dot(const struct quant_k_ops *ops, enum quant_k_type t, const v
                                : ops->dot_q6_k(row, x, nb);
 }
 
-/* A row of a group back in file order for an ISA without the group loop (scalar), one row at a time: the
- * widest row's bytes, per thread */
+/* A row of a matrix in memory order back in file order (quant_k_matrix_dequantize_row, and an ISA without
+ * a group loop): the widest row's bytes, per thread */
 static _Thread_local unsigned char
     row_scratch[QUANT_ACT_MAX_COLS / QUANT_QK_K * sizeof(struct quant_block_q6_k)];
 

@@ -17,14 +17,6 @@ int quant_k_grouped_rows(enum quant_k_type t, int rows) {
     return rows - rows % QUANT_K_GROUP_ROWS;
 }
 
-/* Weight e's byte, and its nibble's shift, in a group's 32-byte code vectors of row r: vectors of 4 weights
- * of each row, weights 0-127 in the low nibbles and 128-255 in the high ones */
-static size_t nibble_at(int e, int r, int *shift) {
-    *shift = e < 128 ? 0 : 4;
-    const int w = e % 128;
-    return 32 * (size_t)(w / 4) + 4 * (size_t)r + (size_t)(w % 4);
-}
-
 /* Q4_K's weight e in its file superblock: sub-blocks 2c and 2c + 1 share qs[32c..] as low and high nibbles */
 static size_t q4_k_file_at(int e, int *shift) {
     *shift = 4 * ((e / 32) & 1);
@@ -38,7 +30,7 @@ static void q4_k_put(struct quant_group_q4_k *g, const struct quant_block_q4_k *
         int fs, gs;
         const size_t from = q4_k_file_at(e, &fs); /* each shift is set before it is read */
         const int q = b->qs[from] >> fs & 0xf;
-        uint8_t *at = g->qs + nibble_at(e, r, &gs);
+        uint8_t *at = g->qs + quant_group_nibble_at(e, r, &gs);
         *at = (uint8_t)((*at & ~(0xf << gs)) | q << gs);
     }
 }
@@ -49,7 +41,7 @@ static void q4_k_get(struct quant_block_q4_k *b, const struct quant_group_q4_k *
     memset(b->qs, 0, sizeof b->qs);
     for (int e = 0; e < QUANT_QK_K; e++) {
         int fs, gs;
-        const size_t from = nibble_at(e, r, &gs), to = q4_k_file_at(e, &fs);
+        const size_t from = quant_group_nibble_at(e, r, &gs), to = q4_k_file_at(e, &fs);
         b->qs[to] |= (uint8_t)((g->qs[from] >> gs & 0xf) << fs);
     }
 }
@@ -66,33 +58,16 @@ static size_t q6_k_file_qh(int e, int *shift) {
     *shift = 2 * (j / 32);
     return 32 * (size_t)(e / 128) + (size_t)(j % 32);
 }
-/* ... and in a group's codes: weight e's low bits in vector 0 or 1 of step (e % 64) / 4, its nibble by
- * e / 128, and its high bits in vector 2, bit pair e / 64 */
-static size_t q6_k_group_ql(int e, int r, int *shift) {
-    const int w = e % 128;
-    *shift = e < 128 ? 0 : 4;
-    return 96 * (size_t)(w % 64 / 4) + 32 * (size_t)(w / 64) + 4 * (size_t)r + (size_t)(w % 4);
-}
-static size_t q6_k_group_qh(int e, int r, int *shift) {
-    const int w = e % 64;
-    *shift = 2 * (e / 64);
-    return 96 * (size_t)(w / 4) + 64 + 4 * (size_t)r + (size_t)(w % 4);
-}
-/* row r's scale g's byte in a group: vector g / 4, the order 0, 2, 1, 3 within the row's four */
-static size_t q6_k_group_scale(int g, int r) {
-    static const int slot[4] = {0, 2, 1, 3};
-    return 4 * (size_t)r + (size_t)slot[g % 4];
-}
-
 static void q6_k_put(struct quant_group_q6_k *g, const struct quant_block_q6_k *b, int r) {
     g->d[r] = b->d;
-    for (int s = 0; s < 16; s++) g->scales[s / 4][q6_k_group_scale(s, r)] = b->scales[s];
+    for (int s = 0; s < 16; s++) g->scales[s / 4][quant_group_q6_k_scale_at(s, r)] = b->scales[s];
     for (int e = 0; e < QUANT_QK_K; e++) {
         int fl, fh, gl, gh;
         const size_t at_l = q6_k_file_ql(e, &fl), at_h = q6_k_file_qh(e, &fh);
         const int lo = b->ql[at_l] >> fl & 0xf, hi = b->qh[at_h] >> fh & 3;
         uint8_t *codes = &g->codes[0][0][0];
-        uint8_t *l = codes + q6_k_group_ql(e, r, &gl), *h = codes + q6_k_group_qh(e, r, &gh);
+        uint8_t *l = codes + quant_group_q6_k_ql_at(e, r, &gl),
+                *h = codes + quant_group_q6_k_qh_at(e, r, &gh);
         *l = (uint8_t)((*l & ~(0xf << gl)) | lo << gl);
         *h = (uint8_t)((*h & ~(3 << gh)) | hi << gh);
     }
@@ -100,12 +75,12 @@ static void q6_k_put(struct quant_group_q6_k *g, const struct quant_block_q6_k *
 
 static void q6_k_get(struct quant_block_q6_k *b, const struct quant_group_q6_k *g, int r) {
     b->d = g->d[r];
-    for (int s = 0; s < 16; s++) b->scales[s] = g->scales[s / 4][q6_k_group_scale(s, r)];
+    for (int s = 0; s < 16; s++) b->scales[s] = g->scales[s / 4][quant_group_q6_k_scale_at(s, r)];
     memset(b->ql, 0, sizeof b->ql), memset(b->qh, 0, sizeof b->qh);
     for (int e = 0; e < QUANT_QK_K; e++) {
         int fl, fh, gl, gh;
         const uint8_t *codes = &g->codes[0][0][0];
-        const size_t from_l = q6_k_group_ql(e, r, &gl), from_h = q6_k_group_qh(e, r, &gh);
+        const size_t from_l = quant_group_q6_k_ql_at(e, r, &gl), from_h = quant_group_q6_k_qh_at(e, r, &gh);
         const size_t to_l = q6_k_file_ql(e, &fl), to_h = q6_k_file_qh(e, &fh);
         b->ql[to_l] |= (uint8_t)((codes[from_l] >> gl & 0xf) << fl);
         b->qh[to_h] |= (uint8_t)((codes[from_h] >> gh & 3) << fh);

@@ -10,8 +10,8 @@ struct quant_k_ops {
     float (*dot_q4_k)(const struct quant_block_q4_k *w, const struct quant_block_q8_k *x, int nb);
     float (*dot_q6_k)(const struct quant_block_q6_k *w, const struct quant_block_q8_k *x, int nb);
     float (*dot_q5_k)(const struct quant_block_q5_k *w, const struct quant_block_q8_k *x, int nb);
-    /* y[0..7] = the 8 rows of a group in memory order (kernels/quant_k_blocks.h) . x; NULL where the ISA
-     * reads groups a row at a time (quant_k_matrix_row) */
+    /* y[0..7] = the 8 rows of a group in memory order (kernels/quant_k_blocks.h) . x; NULL would read the
+     * group a row at a time (quant_k_matrix_row) */
     void (*group_q4_k)(float *y, const struct quant_group_q4_k *g, const struct quant_block_q8_k *x, int nb);
     void (*group_q6_k)(float *y, const struct quant_group_q6_k *g, const struct quant_block_q8_k *x, int nb);
     /* x[n] (n a multiple of 256) as Q8_K, bit for bit the scalar quant_k_quantize_act's */
