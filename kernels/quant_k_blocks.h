@@ -44,19 +44,14 @@ _Static_assert(sizeof(struct quant_block_q4_k) == 144, "Q4_K superblock is 144 b
 _Static_assert(sizeof(struct quant_block_q5_k) == 176, "Q5_K superblock is 176 bytes");
 _Static_assert(sizeof(struct quant_block_q6_k) == 210, "Q6_K superblock is 210 bytes");
 
-/* A matrix's Q4_K and Q6_K rows in memory, in groups of QUANT_K_GROUP_ROWS (kernels/quant_k_layout.c): one
- * group superblock holds superblock b of 8 rows, in the bytes the 8 superblocks take in the file, so that
- * one vector holds 4 weights of each of 8 rows and the matvec sums 8 rows at once, with no reduction across
- * lanes and each x code loaded once for 8 rows (docs/tuning/kquant.md). The last rows % 8 rows, and every
- * Q5_K row, stay in file order. Codes lie in 32-byte vectors, byte 4r + t row r's:
- * - Q4_K: qs vector i (0..31) holds weight 4i + t in its low nibble and 128 + 4i + t in its high one;
- *   scales[k][r] is byte 4k..4k+3 of row r's 12 packed scale bytes.
- * - Q6_K: codes[i] (i 0..15) is three vectors, read in turn: the low 4 bits of weights 4i + t and
- *   128 + 4i + t (low and high nibbles), those of 64 + 4i + t and 192 + 4i + t, and the high 2 bits of
- *   weights 4i + t, 64 + 4i + t, 128 + 4i + t, 192 + 4i + t in bits 0-1, 2-3, 4-5, 6-7 (one stream through
- *   memory: three streams 512 bytes apart halved the loop's DRAM rate, docs/tuning/kquant.md); scales[k]
- *   bytes 4r..4r+3 are row r's scales 4k, 4k + 2, 4k + 1, 4k + 3 (so that a 16-bit lane's even and odd
- *   bytes pair with consecutive x group sums). */
+/* Q4_K and Q6_K rows in memory, in groups of 8 (kernels/quant_k_layout.c): a group superblock holds
+ * superblock b of 8 rows in the bytes those 8 take in the file, each 32-byte vector 4 weights (byte 4r + t)
+ * of each row, so the matvec sums 8 rows at once with each x code loaded once. The last rows % 8 rows, and
+ * Q5_K's, stay in file order. Q4_K: qs vector i holds weight 4i + t in its low nibbles, 128 + 4i + t in its
+ * high ones; scales[k][r] is bytes 4k..4k+3 of row r's packed scales. Q6_K: codes[i] is the low nibbles of
+ * weights 4i + t | 128 + 4i + t, of 64 + 4i + t | 192 + 4i + t, then their high bit pairs (bits 0-1 .. 6-7),
+ * side by side so the loop reads one stream (docs/tuning/kquant.md); scales[k] holds each row's scales
+ * 4k, 4k + 2, 4k + 1, 4k + 3, so a 16-bit lane's even and odd bytes pair with consecutive x group sums. */
 #define QUANT_K_GROUP_ROWS 8
 struct quant_group_q4_k {
     uint16_t d[QUANT_K_GROUP_ROWS], dmin[QUANT_K_GROUP_ROWS];

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "kernels/quant_k_blocks.h"
+#include "kernels/quant_k_layout.h"
+#include "kernels/quant_k_q6_codes.h"
 
 static inline __m256i qkg_x4(const int8_t *p) { /* 4 x codes in every 32-bit lane */
     int32_t v;
@@ -90,8 +92,6 @@ static void qkg_q4_k(float *y, const struct quant_group_q4_k *g, const struct qu
  * each pairs with two consecutive sums. A step's four scale vectors are made where they are used (sixteen
  * kept for the whole superblock would not stay in 16 ymm registers). */
 static void qkg_q6_k(float *y, const struct quant_group_q6_k *g, const struct quant_block_q8_k *x, int nb) {
-    const __m256i m4 = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
-    static const int slot[4] = {0, 2, 1, 3}; /* a row's scale 4k + q at byte slot[q] of its lane */
     __m256 acc = _mm256_setzero_ps();
     for (int b = 0; b < nb; b++) {
         const struct quant_group_q6_k *B = g + b;
@@ -106,21 +106,16 @@ static void qkg_q6_k(float *y, const struct quant_group_q6_k *g, const struct qu
         }
         __m256i isum = _mm256_setzero_si256();
         for (int q = 0; q < 4; q++) { /* steps 4q..4q + 3: group 4n + q of each quarter n */
-            const __m256i pick = qkg_pick(0x80, slot[q], 0x80, slot[q]);
+            const int slot = (int)quant_group_q6_k_scale_at(q, 0); /* row 0's byte: its lane's */
+            const __m256i pick = qkg_pick(0x80, slot, 0x80, slot);
             for (int p = 0; p < 2; p++) { /* two steps' sums in int16, then by the scales */
                 __m256i s[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
                                 _mm256_setzero_si256()};
                 for (int i = 4 * q + 2 * p; i < 4 * q + 2 * p + 2; i++) {
                     const __m256i qa = qkg_load(B->codes[i][0]), qb = qkg_load(B->codes[i][1]);
                     const __m256i h = qkg_load(B->codes[i][2]);
-                    const __m256i c[4] = {_mm256_or_si256(_mm256_and_si256(qa, m4),
-                                                          _mm256_and_si256(_mm256_slli_epi16(h, 4), m30)),
-                                          _mm256_or_si256(_mm256_and_si256(qb, m4),
-                                                          _mm256_and_si256(_mm256_slli_epi16(h, 2), m30)),
-                                          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qa, 4), m4),
-                                                          _mm256_and_si256(h, m30)),
-                                          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qb, 4), m4),
-                                                          _mm256_and_si256(_mm256_srli_epi16(h, 2), m30))};
+                    __m256i c[4];
+                    qk_q6_codes(c, qa, qb, h);
                     for (int n = 0; n < 4; n++)
                         s[n] = _mm256_add_epi16(s[n],
                                                 _mm256_maddubs_epi16(c[n], qkg_x4(xb->qs + 64 * n + 4 * i)));

@@ -12,6 +12,7 @@
 #include "kernels/quant_dequant.h"
 #include "kernels/quant_k.h"
 #include "kernels/quant_k_ops.h"
+#include "kernels/quant_k_q6_codes.h"
 
 static inline float qk_hsum(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -135,7 +136,6 @@ static float qk_dot_q5_k(const struct quant_block_q5_k *w, const struct quant_bl
  * outside the mask); each run covers two 16-weight groups. The -32 of every code is taken out once a
  * superblock, in the int32 lanes: 32 x (scales . bsums), one vpmaddwd over the sixteen groups. */
 static float qk_dot_q6_k(const struct quant_block_q6_k *w, const struct quant_block_q8_k *x, int nb) {
-    const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
     /* run k's two groups: scale 2k in the low 128 bits, 2k + 1 in the high ones */
     __m256i pick[4];
     for (int k = 0; k < 4; k++)
@@ -152,14 +152,8 @@ static float qk_dot_q6_k(const struct quant_block_q6_k *w, const struct quant_bl
                 _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(h ? _mm_srli_si128(sc_all, 8) : sc_all));
             const __m256i ql0 = qk_load(w[b].ql + 64 * h), ql1 = qk_load(w[b].ql + 64 * h + 32);
             const __m256i qh = qk_load(w[b].qh + 32 * h);
-            const __m256i codes[4] = {_mm256_or_si256(_mm256_and_si256(ql0, low4),
-                                                      _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits45)),
-                                      _mm256_or_si256(_mm256_and_si256(ql1, low4),
-                                                      _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits45)),
-                                      _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
-                                                      _mm256_and_si256(qh, bits45)),
-                                      _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
-                                                      _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45))};
+            __m256i codes[4];
+            qk_q6_codes(codes, ql0, ql1, qh);
             for (int k = 0; k < 4; k++)
                 sums[k & 1] = qk_scaled_dot(sums[k & 1], codes[k], qk_load(x[b].qs + 128 * h + 32 * k),
                                             _mm256_shuffle_epi8(sc8, pick[k]));
